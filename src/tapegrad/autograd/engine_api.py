@@ -1,0 +1,172 @@
+"""Entry points into the engine: `Tensor.backward`, `tg.autograd.backward`, `tg.autograd.grad`.
+
+They validate everything (roots, head gradients, inputs) before the engine writes anything.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..engine.backward import run_backward
+from ..engine.state import AMBIENT, RECORD, state
+from ..tensor import Tensor, _wrap
+
+_AMBIENT_AND_RECORD = AMBIENT | RECORD
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _not_in_graph(i: int) -> RuntimeError:
+    return RuntimeError(
+        f"element {i} of tensors is not in a computational graph: it does not require grad and "
+        "has no grad_fn. Set requires_grad=True on an input before computing it (PyTorch "
+        "style), or compute it inside autograd.record() after x.attach_grad() (MXNet style)."
+    )
+
+
+def head_gradients(roots, grads, create_graph):
+    """Validated head gradients: ones for scalars (and record-scope outputs), else as given."""
+    if grads is None:
+        grads = [None] * len(roots)
+    if len(grads) != len(roots):
+        raise RuntimeError(
+            f"got {len(roots)} tensors but {len(grads)} gradients; pass one gradient per tensor "
+            "(None for a scalar)"
+        )
+    out = []
+    for i, (t, g) in enumerate(zip(roots, grads)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward: element {i} is a {type(t).__name__}, not a Tensor")
+        if not t._tapes:
+            raise _not_in_graph(i)
+        if g is None:
+            if t._data.size != 1 and not t._tapes & RECORD:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs; tensor {i} has "
+                    f"shape {t.shape}. Pass gradient= (e.g. tg.ones_like(y)), or reduce it "
+                    "first (y.sum())."
+                )
+            out.append(np.ones_like(t._data) if not create_graph else _wrap(np.ones_like(t._data)))
+            continue
+        g_t = g if isinstance(g, Tensor) else None
+        arr = g._data if g_t is not None else np.asarray(g)
+        if arr.shape != t.shape:
+            if arr.size == t._data.size == 1:
+                arr = arr.reshape(t.shape)
+            else:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {arr.shape} and "
+                    f"output[{i}] has a shape of {t.shape}; the gradient must match its tensor"
+                )
+        if arr.dtype != t.dtype:
+            if not dtypes.is_floating(arr.dtype):
+                raise TypeError(
+                    f"gradient {i} has dtype {arr.dtype} but tensor {i} is {t.dtype}; pass a "
+                    "floating gradient"
+                )
+            arr = arr.astype(t.dtype)
+        if create_graph and g_t is not None and arr is g_t._data:
+            out.append(g_t)  # keep it in the graph: grads of grads may flow into it
+        else:
+            out.append(_wrap(arr) if create_graph else arr)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None,
+             *, train_mode=None):
+    """Accumulate gradients of `tensors` into the `.grad` of the leaves they depend on.
+
+    Args:
+        tensors: a tensor or a sequence of tensors (the roots).
+        grad_tensors: matching head gradients (None: ones, for scalars and record-scope heads).
+        retain_graph: keep saved values for another backward (default: create_graph).
+        create_graph: record the backward so the gradients can be differentiated again.
+        inputs: only these tensors get `.grad` (leaves or non-leaves).
+        train_mode: run the backward in training (True) or predict (False) mode (MXNet).
+    """
+    roots = _as_list(tensors)
+    grads = head_gradients(roots, _as_list(grad_tensors) if grad_tensors is not None else None,
+                           create_graph)
+    write_only = _as_list(inputs)
+    if write_only is not None:
+        if not write_only:
+            raise RuntimeError("backward: inputs= was given but is empty")
+        for i, t in enumerate(write_only):
+            if not isinstance(t, Tensor) or not t._tapes:
+                raise RuntimeError(f"backward: inputs[{i}] does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    prev = state.training
+    if train_mode is not None:
+        state.training = bool(train_mode)
+    try:
+        run_backward(roots, grads, own_mask=_AMBIENT_AND_RECORD, retain_graph=retain_graph,
+                     create_graph=create_graph, write_only=write_only)
+    finally:
+        state.training = prev
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False, *, head_grads=None, train_mode=None,
+         only_inputs=True, is_grads_batched=False):
+    """Gradients of `outputs` with respect to `inputs`, returned (`.grad` is not touched).
+
+    Accepts PyTorch's names and MXNet's (`heads`, `variables`, `head_grads` are the same as
+    `outputs`, `inputs`, `grad_outputs`). Returns a tuple with one entry per input.
+
+    >>> x = tg.tensor(3.0, requires_grad=True)
+    >>> (dx,) = tg.autograd.grad(x ** 3, x, create_graph=True)
+    >>> tg.autograd.grad(dx, x)[0].item()
+    18.0
+    """
+    if is_grads_batched:
+        raise NotImplementedError("grad(is_grads_batched=True) is not supported; loop over the batch")
+    if head_grads is not None:
+        grad_outputs = head_grads
+    roots = _as_list(outputs)
+    wrt = _as_list(inputs)
+    if not wrt:
+        raise RuntimeError("grad requires at least one input tensor (inputs=[...])")
+    for i, t in enumerate(wrt):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: inputs[{i}] is a {type(t).__name__}, not a Tensor")
+        if not t._tapes:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (inputs[{i}]) does not require grad; call "
+                "requires_grad_() or attach_grad() on it before computing the outputs"
+            )
+    grads = head_gradients(roots, _as_list(grad_outputs) if grad_outputs is not None else None,
+                           create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    allow = bool(allow_unused) or materialize_grads
+    prev = state.training
+    if train_mode is not None:
+        state.training = bool(train_mode)
+    try:
+        result = run_backward(roots, grads, own_mask=-1, retain_graph=retain_graph,
+                              create_graph=create_graph, capture=wrt, allow_unused=allow)
+    finally:
+        state.training = prev
+    if materialize_grads:
+        result = [_wrap(np.zeros_like(t._data)) if g is None else g for g, t in zip(result, wrt)]
+    return tuple(result)
+
+
+def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
+                    *, out_grad=None, train_mode=True):
+    """Backpropagate from this tensor (PyTorch and MXNet signatures).
+
+    `gradient` (MXNet: `out_grad`) is the head gradient: required for a non-scalar output,
+    except one recorded inside `autograd.record()`, which gets ones.
+    """
+    if out_grad is not None:
+        gradient = out_grad
+    backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+             inputs, train_mode=train_mode)

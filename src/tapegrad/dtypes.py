@@ -1,0 +1,86 @@
+"""dtype names and rules: what a Python value becomes, which dtypes can carry gradients."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+float16 = half = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = double = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = short = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = long = np.dtype("int64")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+try:  # bfloat16 exists where ml_dtypes is installed (it ships with JAX); optional
+    import ml_dtypes
+
+    bfloat16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    bfloat16 = None
+
+_NAMES = {
+    "float16": float16, "half": float16, "float32": float32, "float": float32,
+    "float64": float64, "double": float64, "int8": int8, "int16": int16, "int32": int32,
+    "int64": int64, "long": int64, "int": int64, "uint8": uint8, "bool": bool_,
+}
+if bfloat16 is not None:
+    _NAMES["bfloat16"] = bfloat16
+
+_default = threading.local()
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype Python floats become (float32 unless `set_default_dtype` changed it)."""
+    return getattr(_default, "dtype", float32)
+
+
+def set_default_dtype(dtype) -> None:
+    """Make Python floats become `dtype` (float16, float32 or float64) in this thread."""
+    dt = as_dtype(dtype)
+    if not is_floating(dt):
+        raise TypeError(f"set_default_dtype: {dt} is not a floating dtype; use float32 or float64")
+    _default.dtype = dt
+
+
+def as_dtype(dtype) -> np.dtype:
+    """A NumPy dtype from a dtype, a name ('float32'), a Python type or a NumPy type."""
+    if isinstance(dtype, str):
+        try:
+            return _NAMES[dtype]
+        except KeyError:
+            raise TypeError(f"unknown dtype {dtype!r}; known: {sorted(_NAMES)}") from None
+    if dtype is float:
+        return get_default_dtype()
+    if dtype is int:
+        return int64
+    if dtype is bool:
+        return bool_
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"unknown dtype {dtype!r}") from None
+
+
+def is_floating(dtype) -> bool:
+    return dtype.kind == "f" or dtype == bfloat16
+
+
+def result_array(data, dtype=None):
+    """`data` as a NumPy array with tapegrad's rules: Python floats take the default dtype,
+    Python ints int64, bools bool; arrays keep their dtype unless `dtype` is given."""
+    if isinstance(data, np.ndarray):
+        arr = data
+    else:
+        arr = np.asarray(data)
+        if arr.dtype == np.float64 and not isinstance(data, np.generic):
+            arr = arr.astype(get_default_dtype())
+        elif arr.dtype.kind in "iu" and not isinstance(data, np.generic) and arr.dtype != np.uint8:
+            arr = arr.astype(int64)
+        elif arr.dtype.kind == "O":
+            raise TypeError(f"cannot make a tensor from {type(data).__name__} {data!r:.80}")
+    if dtype is not None:
+        arr = arr.astype(as_dtype(dtype), copy=False)
+    return arr

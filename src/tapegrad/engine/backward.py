@@ -1,0 +1,342 @@
+"""The one backward function every entry point calls (Tensor.backward, autograd.grad,
+record-scope backward, GradManager.backward).
+
+It walks the graph from the roots without recursion, orders the nodes once (a reverse
+post-order is a topological order), then runs each node's rule when its turn comes: by
+then every consumer has contributed its gradient. Gradients for leaves are collected and
+written at the end, so an error half-way leaves every `.grad` as it was.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .node import ACCUMULATE, FREED, OUT, leaf_of
+from .state import AMBIENT, RECORD, state
+
+# set by tapegrad.ops at import (the engine is below the op table and must not import it)
+TENSOR_NS = None
+_wrap = None
+_Tensor = None
+
+_write_lock = threading.Lock()  # leaves may be shared between threads running backward
+
+
+def configure(tensor_ns, wrap, tensor_type) -> None:
+    global TENSOR_NS, _wrap, _Tensor
+    TENSOR_NS, _wrap, _Tensor = tensor_ns, wrap, tensor_type
+
+
+def _freed_error(node) -> RuntimeError:
+    return RuntimeError(
+        f"Trying to backward through the graph a second time (through {node.name()}), or to "
+        "use saved values after backward freed them. Saved intermediate values are freed when "
+        "you call .backward() or autograd.grad(); pass retain_graph=True to the first call if "
+        "you need to backward through the graph again."
+    )
+
+
+def _version_error(node, counter, expected, index) -> RuntimeError:
+    which = "its output" if index == -1 else f"input {index}"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {which} of {node.name()} is at version {counter[0]}; expected version "
+        f"{expected} instead. Hint: do the in-place change on a copy (.clone()), or out of "
+        "place, or make it after backward."
+    )
+
+
+def _order(root_nodes, own_mask, target_nodes):
+    """Nodes reachable from the roots through nodes of the backward's tapes, children first."""
+    seen = set()
+    order = []
+    tapes = 0
+    for root in root_nodes:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, 0)]
+        while stack:
+            node, i = stack[-1]
+            nxt = node.next
+            n = len(nxt)
+            while i < n:
+                edge = nxt[i]
+                i += 1
+                if edge is None:
+                    continue
+                child = edge[0]
+                if child in seen or not (child.tapes & own_mask or child in target_nodes):
+                    continue
+                seen.add(child)
+                stack[-1] = (node, i)
+                stack.append((child, 0))
+                break
+            else:
+                stack.pop()
+                order.append(node)
+                if node.op is not ACCUMULATE:
+                    tapes |= node.tapes
+    return order, seen, tapes
+
+
+def _useful(order, target_nodes):
+    """Nodes from which some target can be reached (order is children first)."""
+    useful = set()
+    for node in order:
+        if node in target_nodes or any(e is not None and e[0] in useful for e in node.next):
+            useful.add(node)
+    return useful
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_graph=False,
+                 capture=None, write_only=None, leaf_callback=None, force_add=False,
+                 allow_unused=False):
+    """Backpropagate `head_grads` from `roots` (tensors with a graph, validated by the caller).
+
+    own_mask: the tapes this backward follows and whose leaves it writes.
+    capture: tensors whose gradients are returned (autograd.grad); `.grad` is left alone.
+    write_only: tensors (`inputs=`) that are the only ones written.
+    leaf_callback: fn(tensor, grad) -> grad before a leaf is written (GradManager callbacks).
+    force_add: accumulate into `.grad` whatever the leaf's grad_req says (GradManager).
+    """
+    targets = capture if capture is not None else write_only
+    target_keys = {}
+    if targets is not None:
+        for i, t in enumerate(targets):
+            target_keys.setdefault(_key(t), []).append(i)
+    target_nodes = {k[0] for k in target_keys}
+
+    root_nodes = []
+    buffers = {}
+    head_ids = set()
+    for t, g in zip(roots, head_grads):
+        node, nr = _key(t)
+        root_nodes.append(node)
+        head_ids.add(id(g))
+        _deposit(buffers, node, nr, g)
+
+    order, seen, graph_tapes = _order(root_nodes, own_mask, target_nodes)
+    higher = create_graph or bool(state.active & graph_tapes & ~own_mask & ~(AMBIENT | RECORD))
+    useful = _useful(order, target_nodes) if targets is not None else None
+    captured = {}
+    writes = []  # (tensor, grad, is_leaf) applied at the end
+    anomaly = state.anomaly
+
+    for node in reversed(order):
+        if useful is not None and node not in useful:
+            continue
+        g = buffers.pop(node, None)
+        if g is None:
+            continue
+        if node.op is ACCUMULATE:
+            if targets is not None and node in target_nodes:
+                captured[node, 0] = g
+                if capture is not None:
+                    continue
+            leaf = leaf_of(node)
+            if leaf is not None and (capture is None) and leaf._tapes & own_mask:
+                writes.append((leaf, g, True))
+            continue
+        if node.hooks or node.retained:
+            g = _run_tensor_hooks(node, g, writes, capture is None)
+        if node in target_nodes:
+            for nr in range(node.n_out):
+                if (node, nr) in target_keys:
+                    gi = g if node.n_out == 1 else g[nr]
+                    captured[node, nr] = gi
+                    if capture is None and gi is not None:
+                        writes.append((targets[target_keys[node, nr][0]], gi, False))
+        if not node.tapes & own_mask:
+            continue  # a target snapshotted by this tape: its history is not ours to follow
+        grads = _apply_rule(node, g, higher, seen, useful)
+        if not retain_graph:
+            if node.saved:
+                node.saved = FREED
+            node.out_data = None
+        nxt = node.next
+        meta = node.in_meta
+        for i, gi in enumerate(grads):
+            if gi is None:
+                continue
+            edge = nxt[i]
+            if edge is None:
+                continue
+            child = edge[0]
+            if child not in seen or (useful is not None and child not in useful):
+                continue
+            shape, dtype = meta[i]
+            if gi.shape != shape:
+                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
+            if gi.dtype != dtype:
+                gi = gi.astype(dtype)
+            if anomaly:
+                _check_finite(node, i, gi)
+            _deposit(buffers, child, edge[1], gi)
+
+    if targets is not None and capture is not None:
+        return _collect(capture, target_keys, captured, allow_unused, higher)
+    _apply_writes(writes, head_ids, higher, leaf_callback, force_add)
+    return None
+
+
+def _key(t):
+    fn = t.grad_fn
+    if fn is not None:
+        return fn, t._out_nr
+    from .node import accumulator
+
+    return accumulator(t), 0
+
+
+def _deposit(buffers, node, nr, g):
+    if node.n_out == 1:
+        prev = buffers.get(node)
+        buffers[node] = g if prev is None else prev + g
+    else:
+        slots = buffers.get(node)
+        if slots is None:
+            slots = buffers[node] = [None] * node.n_out
+        slots[nr] = _add(slots[nr], g)
+
+
+def _apply_rule(node, g, higher, seen, useful):
+    saved = node.saved
+    if saved is FREED:
+        raise _freed_error(node)
+    for counter, expected, index in node.checks:
+        if counter[0] != expected:
+            raise _version_error(node, counter, expected, index)
+    op = node.op
+    if higher:
+        xp = TENSOR_NS
+        g = _as_tensor(g)
+        args = [_rebuild_output(node) if s is OUT else s for s in saved]
+    else:
+        xp = node.xp
+        if type(g) is not np.ndarray and isinstance(g, _Tensor):
+            g = g._data
+        args = [node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
+                for s in saved]
+    if op.wants_needs:
+        needs = tuple(e is not None and e[0] in seen and (useful is None or e[0] in useful)
+                      for e in node.next)
+        grads = op.rule(xp, g, *args, needs=needs, **node.params)
+    else:
+        grads = op.rule(xp, g, *args, **node.params)
+    if len(grads) != len(node.next):
+        raise RuntimeError(
+            f"{node.name()}: the derivative rule returned {len(grads)} gradients for "
+            f"{len(node.next)} inputs"
+        )
+    return grads
+
+
+def _as_tensor(g):
+    if isinstance(g, (list, tuple)):
+        return tuple(None if x is None else _as_tensor(x) for x in g)
+    return g if isinstance(g, _Tensor) else _wrap(np.asarray(g) if np.isscalar(g) else g)
+
+
+def _rebuild_output(node):
+    t = _wrap(node.out_data, node.tapes)
+    t.grad_fn = node
+    t._version = node.out_version
+    return t
+
+
+def _run_tensor_hooks(node, g, writes, write):
+    """Hooks and retain_grad on a non-leaf's gradient, output by output."""
+    slots = [g] if node.n_out == 1 else list(g)
+    for nr in range(node.n_out):
+        gi = slots[nr]
+        if gi is None:
+            continue
+        for hook in (node.hooks or {}).get(nr, ()):
+            new = hook(_as_tensor(gi))
+            if new is not None:
+                gi = new if isinstance(gi, _Tensor) else new._data
+        slots[nr] = gi
+        ref = (node.retained or {}).get(nr)
+        t = ref() if ref is not None else None
+        if t is not None and write:
+            writes.append((t, gi, False))
+    return slots[0] if node.n_out == 1 else slots
+
+
+def _check_finite(node, i, g):
+    data = g._data if isinstance(g, _Tensor) else g
+    if not np.all(np.isfinite(data)) if type(data) is np.ndarray else not bool(data.all()):
+        where = f"\nThe forward op was created at:\n{node.trace}" if node.trace else ""
+        raise RuntimeError(
+            f"Function '{node.name()}' returned nan or inf values in its {i}th output "
+            f"(the gradient for its input {i}).{where}"
+        )
+
+
+def _collect(capture, target_keys, captured, allow_unused, higher):
+    out = []
+    for i, t in enumerate(capture):
+        g = captured.get(_key(t))
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}, shape {tuple(t.shape)}) appears "
+                "to not have been used in the graph. Set allow_unused=True if this is the "
+                "desired behavior."
+            )
+        if g is not None and not isinstance(g, _Tensor):
+            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g)
+        out.append(g)
+    return out
+
+
+def _owned(arr, head_ids, stored_ids):
+    """An array safe to keep as `.grad`: not the caller's, not another leaf's, not a view
+    (later in-place accumulation into it must not write anywhere else)."""
+    if np.isscalar(arr) or isinstance(arr, np.generic):
+        arr = np.asarray(arr)  # a fresh 0-d array
+    elif arr.base is not None or id(arr) in head_ids or id(arr) in stored_ids:
+        arr = arr.copy()
+    stored_ids.add(id(arr))
+    return arr
+
+
+def _apply_writes(writes, head_ids, higher, leaf_callback, force_add):
+    # first gather per tensor (a retained tensor can be written once per output it is)
+    stored_ids: set = set()
+    with _write_lock:
+        for t, g, is_leaf in writes:
+            if is_leaf and t._hooks:
+                for hook in list(t._hooks):
+                    new = hook(_as_tensor(g))
+                    if new is not None:
+                        g = new if higher else new._data
+                        head_ids.add(id(g))
+            if leaf_callback is not None and is_leaf:
+                g = leaf_callback(t, g)
+                head_ids.add(id(g))
+            req = "add" if force_add or not is_leaf else t._grad_req
+            if req == "null":
+                continue
+            old = t._grad
+            if higher:
+                new = _as_tensor(g)
+                t._grad = new if (old is None or req == "write") else old + new
+            elif old is None or req == "write" or old.grad_fn is not None:
+                arr = _owned(g if not isinstance(g, _Tensor) else g._data, head_ids, stored_ids)
+                if old is not None and req != "write":
+                    arr = old._data + arr
+                if arr.shape != t.shape:
+                    arr = arr.reshape(t.shape)
+                t._grad = _wrap(arr)
+            else:
+                data = g._data if isinstance(g, _Tensor) else g
+                old._data += data
+            if is_leaf and t._post_hooks:
+                for hook in list(t._post_hooks):
+                    hook(t)

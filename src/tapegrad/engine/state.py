@@ -1,0 +1,87 @@
+"""Thread-local recording state: which tapes are active, and whether layers train.
+
+A *tape* is one bit of a mask. A tensor carries the bits of the tapes that track it
+(`Tensor._tapes`); the thread carries the bits of the tapes that are recording now
+(`state.active`). An op is recorded when the two masks share a bit.
+
+    bit 0  AMBIENT  PyTorch style: `requires_grad=True`; active unless `no_grad()`
+    bit 1  RECORD   MXNet style: `attach_grad()`; active only inside `record()`
+    bit 2+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+"""
+from __future__ import annotations
+
+import threading
+
+AMBIENT = 1
+RECORD = 2
+_FIRST_MANAGER_BIT = 2
+
+
+class _State(threading.local):
+    """Per-thread flags. Every thread starts with the defaults below."""
+
+    def __init__(self) -> None:
+        self.active = AMBIENT  # mask of tapes recording in this thread
+        self.training = False  # MXNet's is_training(): Dropout/BatchNorm with training=None
+        self.inference = False  # inference_mode(): tensors made here can never join a graph
+        self.anomaly = False  # detect_anomaly(): check every gradient backward produces
+
+
+state = _State()
+
+_bits_lock = threading.Lock()
+_free_bits: list[int] = []
+_next_bit = _FIRST_MANAGER_BIT
+
+
+def allocate_tape_bit() -> int:
+    """A fresh tape bit for a GradManager; returned with `free_tape_bit` when it dies."""
+    global _next_bit
+    with _bits_lock:
+        if _free_bits:
+            return _free_bits.pop()
+        bit = 1 << _next_bit
+        _next_bit += 1
+        return bit
+
+
+def free_tape_bit(bit: int) -> None:
+    with _bits_lock:
+        _free_bits.append(bit)
+
+
+class ModeScope:
+    """Base of every recording/training mode: per-thread, restores on exit, doubles as a decorator.
+
+    Subclasses override `_enter(state)`; constructing one changes nothing until it is entered.
+    """
+
+    def _enter(self, st: _State) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __enter__(self):
+        st = state
+        # a stack, so one object can be entered again (nested, or by another thread) safely
+        saved = getattr(self, "_saved", None)
+        if saved is None:
+            saved = self._saved = threading.local()
+        stack = getattr(saved, "stack", None)
+        if stack is None:
+            stack = saved.stack = []
+        stack.append((st.active, st.training, st.inference))
+        self._enter(st)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        st = state
+        st.active, st.training, st.inference = self._saved.stack.pop()
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:  # the saved-state stack makes re-entry (recursion, threads) safe
+                return fn(*args, **kwargs)
+
+        return wrapper

@@ -1,0 +1,121 @@
+"""Arithmetic ops: add sub mul div pow neg, and the Python operators built on them."""
+from __future__ import annotations
+
+import math
+
+from .registry import defop
+
+
+def _pair(rng, shape_a=(3, 4), shape_b=(3, 4)):
+    return rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+
+
+def _binary_samples(rng, positive_b=False):
+    def b(shape):
+        x = rng.standard_normal(shape)
+        return abs(x) + 0.5 if positive_b else x
+
+    return [
+        ((rng.standard_normal((3, 4)), b((3, 4))), {}),
+        ((rng.standard_normal((2, 3, 4)), b((4,))), {}),  # broadcasting
+        ((rng.standard_normal((3, 1)), b((1, 4))), {}),  # both broadcast
+        ((rng.standard_normal(()), b(()),), {}),  # 0-d
+        ((rng.standard_normal((3,)), 1.5), {}),  # Python scalar on the right
+        ((2.5, b((3,))), {}),  # and on the left
+    ]
+
+
+@defop(name="add")
+def _add(xp, x, y):
+    return x + y
+
+
+@_add.vjp
+def _(xp, g):
+    return g, g
+
+
+_add.sample(_binary_samples)
+
+
+@defop(name="sub")
+def _sub(xp, x, y):
+    return x - y
+
+
+@_sub.vjp
+def _(xp, g, needs):
+    return g, (-g if needs[1] else None)
+
+
+_sub.sample(_binary_samples)
+
+
+@defop(saves=("x", "y"), name="mul")
+def _mul(xp, x, y):
+    return x * y
+
+
+@_mul.vjp
+def _(xp, g, x, y, needs):
+    return (g * y if needs[0] else None), (g * x if needs[1] else None)
+
+
+_mul.sample(_binary_samples)
+
+
+@defop(saves=("y", "out"), name="div")
+def _div(xp, x, y):
+    return x / y
+
+
+@_div.vjp
+def _(xp, g, y, out, needs):
+    gx = g / y
+    return (gx if needs[0] else None), (-gx * out if needs[1] else None)
+
+
+_div.sample(lambda rng: _binary_samples(rng, positive_b=True))
+
+
+@defop(name="neg")
+def _neg(xp, x):
+    return -x
+
+
+@_neg.vjp
+def _(xp, g):
+    return (-g,)
+
+
+_neg.sample(lambda rng: [((rng.standard_normal((3, 4)),), {})])
+
+
+@defop(saves=("x", "y", "out"), name="pow")
+def _pow(xp, x, y):
+    return x ** y
+
+
+@_pow.vjp
+def _(xp, g, x, y, out, needs):
+    gx = g * y * x ** (y - 1) if needs[0] else None
+    # d/dy x**y = x**y * log(x); where x == 0 the limit is 0 (as PyTorch defines it)
+    gy = None
+    if needs[1]:
+        if hasattr(x, "shape"):
+            gy = g * out * xp.log(xp.where(x > 0, x, 1))
+        else:  # a Python scalar base
+            gy = g * out * (math.log(x) if x > 0 else 0.0)
+    return gx, gy
+
+
+@_pow.sample
+def _(rng):
+    pos = lambda s: abs(rng.standard_normal(s)) + 0.5  # noqa: E731
+    return [
+        ((pos((3, 4)), pos((3, 4))), {}),
+        ((rng.standard_normal((3, 4)), 3), {}),  # integer power of any sign
+        ((rng.standard_normal((3,)), 2.0), {}),
+        ((pos((2, 3)), pos((3,))), {}),
+        ((2.0, rng.standard_normal((3,))), {}),  # scalar base
+    ]

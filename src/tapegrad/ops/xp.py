@@ -1,0 +1,94 @@
+"""The two namespaces a derivative rule can run on.
+
+`array_ns(np)` is NumPy (or CuPy) plus a few helpers: a first-order backward runs rules on
+raw arrays and records nothing. `T` exposes every op of the table under its NumPy-style
+name, on tensors: a backward that must itself be differentiable runs the same rule text on
+`T`, and the dispatcher records it like any other computation.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from .. import backend
+
+_helpers: dict[str, object] = {}
+_array_namespaces: dict[object, types.SimpleNamespace] = {}
+
+
+def array_helper(fn):
+    """Register `fn(xp, ...)` as `xp.<name>(...)` on every array namespace (decorator).
+
+    Its tensor-namespace twin is the op of the same name."""
+    _helpers[fn.__name__] = fn
+    for module, ns in _array_namespaces.items():
+        setattr(ns, fn.__name__, _bind(fn, ns))
+    return fn
+
+
+def _bind(fn, ns):
+    return lambda *args, **kwargs: fn(ns, *args, **kwargs)
+
+
+def array_ns(module) -> types.SimpleNamespace:
+    """NumPy/CuPy `module` with tapegrad's helpers added, made once per module."""
+    ns = _array_namespaces.get(module)
+    if ns is None:  # first use of this backend
+        ns = types.SimpleNamespace(**{k: getattr(module, k) for k in dir(module) if not k.startswith("_")})
+        ns.module = module
+        ns.to_device = backend.to_device
+        for name, fn in _helpers.items():
+            setattr(ns, name, _bind(fn, ns))
+        _array_namespaces[module] = ns
+    return ns
+
+
+class _TensorNamespace:
+    """Ops by their NumPy-style names, on tensors (attribute lookups go to the op table)."""
+
+    module = None
+
+    def __getattr__(self, name):
+        from .registry import OPS
+
+        try:
+            return OPS[name]
+        except KeyError:
+            raise AttributeError(
+                f"derivative rule used xp.{name}, which is not an op in the table; register it "
+                "with @defop (or use a name both NumPy and the op table have)"
+            ) from None
+
+    @staticmethod
+    def zeros_like(t, dtype=None):
+        from ..tensor import _wrap
+
+        return _wrap(backend.array_module(t._data).zeros_like(t._data, dtype=dtype))
+
+    @staticmethod
+    def ones_like(t, dtype=None):
+        from ..tensor import _wrap
+
+        return _wrap(backend.array_module(t._data).ones_like(t._data, dtype=dtype))
+
+
+T = _TensorNamespace()
+array_ns(np)
+
+
+def sum_to_axes(shape_from: tuple, shape_to: tuple) -> tuple:
+    """The axes to sum so that an array broadcast to `shape_from` comes back to `shape_to`."""
+    lead = len(shape_from) - len(shape_to)
+    return tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape_to) if n == 1 and shape_from[i + lead] != 1
+    )
+
+
+@array_helper
+def sum_to(xp, g, shape):
+    """Sum a broadcast gradient back to `shape` (the inverse of broadcast_to)."""
+    if g.shape == shape:
+        return g
+    axes = sum_to_axes(g.shape, shape)
+    return xp.module.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)

@@ -1,0 +1,348 @@
+"""The Tensor: one backend array plus the slots autograd needs. Floor 2: imports no ops.
+
+Ops, operators and most methods are attached by `tapegrad.ops` when the package is
+imported; `backward` and `attach_grad` by `tapegrad.autograd`. This file owns storage,
+metadata, the leaf/requires-grad rules and hooks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, dtypes
+from .engine.node import RemovableHandle, accumulator
+from .engine.state import AMBIENT
+
+_GRAD_REQS = ("write", "add", "null")
+
+
+class Tensor:
+    """An n-dimensional array that autograd can track.
+
+    Make one with `tg.tensor(data, requires_grad=...)` (or `Tensor(data)`, the same thing).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "_data", "_tapes", "grad_fn", "_out_nr", "_version", "_grad", "_grad_req",
+        "_accum", "_hooks", "_post_hooks", "__weakref__",
+    )
+    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
+
+    def __init__(self, data=None, dtype=None, requires_grad=False, device=None, *, ctx=None):
+        if isinstance(data, Tensor):
+            data = data._data
+        arr = dtypes.result_array(0.0 if data is None else data, dtype)
+        if arr is data:
+            arr = arr.copy()  # Tensor(x) copies, like tg.tensor; from_numpy shares
+        dev = backend.normalize_device(device if device is not None else ctx)
+        _init(self, backend.to_device(arr, dev))
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def dtype(self):
+        return self._data.dtype
+
+    @property
+    def device(self) -> str:
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device == "cuda"
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def size(self, dim=None):
+        """The shape, or one dimension of it (`size(-1)`)."""
+        if dim is None:
+            return self._data.shape
+        return self._data.shape[_axis(dim, self._data.ndim)]
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    # ------------------------------------------------------------------ conversion
+    def item(self):
+        """The single value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise ValueError(
+                f"item(): only one-element tensors can be converted to Python scalars, "
+                f"this one has shape {self.shape} ({self._data.size} elements)"
+            )
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self):
+        """The underlying array (shares memory). Raises for a tensor that requires grad."""
+        if self._tapes & AMBIENT:
+            raise RuntimeError(
+                "Can't call numpy() on a tensor that requires grad: its changes would not be "
+                "tracked. Use tensor.detach().numpy() instead."
+            )
+        return backend.to_device(self._data, "cpu") if self.device != "cpu" else self._data
+
+    def asnumpy(self):
+        """A NumPy copy of the values (MXNet's name); works whatever the tensor tracks."""
+        return np.array(backend.to_device(self._data, "cpu"), copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = backend.to_device(self._data, "cpu")
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of a tensor with {self._data.size} elements is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self._data.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        body = np.array2string(
+            np.asarray(self.__array__()), separator=", ", prefix="tensor(", precision=4
+        )
+        extras = []
+        if self.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+            extras.append(f"dtype={self.dtype}")
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._tapes & AMBIENT:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    # ------------------------------------------------------------------ devices
+    def to(self, device=None, dtype=None, **kwargs):
+        """A copy on `device` and/or as `dtype` (self when nothing changes). Differentiable."""
+        if isinstance(device, (np.dtype, type)) or (isinstance(device, str) and device in dtypes._NAMES):
+            device, dtype = None, device
+        dtype = kwargs.pop("dtype", dtype)
+        if kwargs:
+            raise TypeError(f"to(): unexpected arguments {sorted(kwargs)}")
+        out = self
+        if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
+            out = out.astype(dtype)
+        if device is not None and backend.normalize_device(device) != self.device:
+            out = _move(out, backend.normalize_device(device))
+        return out
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda")
+
+    # ------------------------------------------------------------------ autograd slots
+    @property
+    def requires_grad(self) -> bool:
+        """True when any tape tracks this tensor (set it to join the ambient tape)."""
+        return self._tapes != 0
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        """Join (or leave) the ambient tape. Only floating leaves can require grad."""
+        if requires_grad:
+            _check_differentiable_dtype(self, "requires_grad")
+            self._tapes |= AMBIENT
+        else:
+            if self.grad_fn is not None:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables; use "
+                    "y = x.detach() to get a tensor that requires no grad"
+                )
+            self._tapes &= ~AMBIENT
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                value = Tensor(value, dtype=self.dtype, device=self.device)
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
+                )
+        self._grad = value
+
+    @property
+    def grad_req(self) -> str:
+        return self._grad_req
+
+    @grad_req.setter
+    def grad_req(self, req: str) -> None:
+        if req not in _GRAD_REQS:
+            raise ValueError(f"grad_req must be one of {_GRAD_REQS}, got {req!r}")
+        self._grad_req = req
+        if req == "null":
+            self._grad = None  # "null" frees the buffer
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` of this non-leaf after backward (leaves keep it anyway)."""
+        if not self._tapes:
+            raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
+        if self.grad_fn is None:
+            return
+        import weakref
+
+        node = self.grad_fn
+        if node.retained is None:
+            node.retained = {}
+        node.retained[self._out_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return bool(node is not None and node.retained and self._out_nr in node.retained)
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a non-None return value
+        replaces the gradient. Returns a handle with `remove()`."""
+        if not self._tapes:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            self.grad_fn.add_tensor_hook(self._out_nr, hook)
+            return RemovableHandle(self.grad_fn.hooks[self._out_nr], hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """On a leaf: call `hook(tensor)` after its `.grad` has been updated."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return RemovableHandle(self._post_hooks, hook)
+
+    def detach(self):
+        """A tensor sharing storage and version counter, tracked by no tape."""
+        t = _wrap(self._data)
+        t._version = self._version
+        return t
+
+    def detach_(self):
+        """Cut this tensor out of every graph, in place."""
+        self.grad_fn = None
+        self._tapes = 0
+        return self
+
+    @property
+    def data(self):
+        """Storage shared, not tracked, and in-place changes through it are not detected."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        value = value._data if isinstance(value, Tensor) else dtypes.result_array(value)
+        self._data = value
+
+    @property
+    def _accumulate_node(self):
+        return accumulator(self)
+
+
+def _init(t: Tensor, arr, tapes: int = 0) -> None:
+    t._data = arr
+    t._tapes = tapes
+    t.grad_fn = None
+    t._out_nr = 0
+    t._version = [0]
+    t._grad = None
+    t._grad_req = "add"
+    t._accum = None
+    t._hooks = None
+    t._post_hooks = None
+
+
+_new = Tensor.__new__
+
+
+def _wrap(arr, tapes: int = 0) -> Tensor:
+    """A Tensor around `arr` without copying or checking (internal fast path)."""
+    t = _new(Tensor)
+    _init(t, arr, tapes)
+    return t
+
+
+def _move(t: Tensor, device: str) -> Tensor:
+    from .ops.registry import to_device_op
+
+    return to_device_op(t, device=device)
+
+
+def _axis(dim, ndim: int) -> int:
+    d = int(dim)
+    if not -max(ndim, 1) <= d < max(ndim, 1):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+            f"{max(ndim, 1) - 1}], but got {dim})"
+        )
+    return d % max(ndim, 1)
+
+
+def _check_differentiable_dtype(t: Tensor, what: str) -> None:
+    if not dtypes.is_floating(t.dtype):
+        raise RuntimeError(
+            f"{what}: only tensors of floating point dtype can require gradients, this one is "
+            f"{t.dtype}; convert it first, e.g. t.float() or t.astype('float32')"
+        )
