@@ -14,4 +14,24 @@ from .tensor import Tensor
 
 Tensor.backward = _tensor_backward
 
+from . import autograd, autodiff, data, distributed, func, linalg, nn, optim, viz  # noqa: E402,F401,I001
+from .autograd.modes import *  # noqa: E402,F401,F403
+from .creation import *  # noqa: E402,F401,F403
+from .dtypes import (  # noqa: E402,F401
+    bfloat16, bool_, double, float16, float32, float64, get_default_dtype, half, int8, int16,
+    int32, int64, long, set_default_dtype, short, uint8,
+)
+from .io import *  # noqa: E402,F401,F403
+from .ops.arith import *  # noqa: E402,F401,F403
+from .ops.compare import *  # noqa: E402,F401,F403
+from .ops.elementwise import *  # noqa: E402,F401,F403
+from .ops.index import *  # noqa: E402,F401,F403
+from .ops.linalg import *  # noqa: E402,F401,F403
+from .ops.reduce import *  # noqa: E402,F401,F403
+from .ops.shape import *  # noqa: E402,F401,F403
+from .random import manual_seed, seed  # noqa: E402,F401
+
+bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
+float = float32  # noqa: A001
+int = int32  # noqa: A001
 __version__ = "0.1.0"

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 _NAMES = {
     "float16": float16, "half": float16, "float32": float32, "float": float32,
     "float64": float64, "double": float64, "int8": int8, "int16": int16, "int32": int32,
-    "int64": int64, "long": int64, "int": int64, "uint8": uint8, "bool": bool_,
+    "int64": int64, "long": int64, "int": int32, "uint8": uint8, "bool": bool_,
 }
 if bfloat16 is not None:
     _NAMES["bfloat16"] = bfloat16

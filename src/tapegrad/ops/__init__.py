@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from ..engine import backward as _engine
 from ..tensor import Tensor, _wrap
-from . import arith  # noqa: F401  (registration)
 from .registry import OPS, Op, apply_inplace, defop, nondifferentiable
 from .xp import T, array_helper, array_ns
 
 _engine.configure(T, _wrap, Tensor)
 
-__all__ = ["OPS", "Op", "T", "apply_inplace", "array_helper", "array_ns", "defop", "nondifferentiable"]
+# registration order: each module may use ops of the ones before it in its rules
+from . import arith, methods  # noqa: E402,F401,I001
+from . import elementwise, compare, reduce, shape, index, linalg  # noqa: E402,F401
+from . import nn_ops, conv  # noqa: E402,F401
 
-from . import methods  # noqa: E402,F401  (attaches operators to Tensor)
+__all__ = ["OPS", "Op", "T", "apply_inplace", "array_helper", "array_ns", "defop", "nondifferentiable"]

@@ -119,3 +119,48 @@ def _(rng):
         ((pos((2, 3)), pos((3,))), {}),
         ((2.0, rng.standard_normal((3,))), {}),  # scalar base
     ]
+
+
+def add(input, other, *, alpha=1):
+    """input + alpha * other, broadcasting."""
+    return _add(input, other if alpha == 1 else _mul(other, alpha))
+
+
+def sub(input, other, *, alpha=1):
+    """input - alpha * other, broadcasting."""
+    return _sub(input, other if alpha == 1 else _mul(other, alpha))
+
+
+def mul(input, other):
+    return _mul(input, other)
+
+
+def div(input, other, *, rounding_mode=None):
+    """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like result."""
+    if rounding_mode is None:
+        return _div(input, other)
+    from .elementwise import floor, trunc
+
+    q = _div(input, other)
+    return floor(q) if rounding_mode == "floor" else trunc(q)
+
+
+def neg(input):
+    return _neg(input)
+
+
+def pow(input, exponent):  # noqa: A001
+    return _pow(input, exponent)
+
+
+multiply, divide, subtract, negative, true_divide = mul, div, sub, neg, div
+__all__ = ["add", "sub", "mul", "div", "neg", "pow", "multiply", "divide", "subtract",
+           "negative", "true_divide"]
+
+
+_add.reference(lambda torch, x, y: x + y)
+_sub.reference(lambda torch, x, y: x - y)
+_mul.reference(lambda torch, x, y: x * y)
+_div.reference(lambda torch, x, y: x / y)
+_neg.reference(lambda torch, x: -x)
+_pow.reference(lambda torch, x, y: x ** y)

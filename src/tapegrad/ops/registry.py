@@ -40,14 +40,16 @@ _FLOAT_KINDS = "fc"
 class Op:
     """One entry of the op table. Call it with tensors to run (and maybe record) it."""
 
-    def __init__(self, forward, name, saves, differentiable, backward_name):
+    def __init__(self, forward, name, saves, differentiable, backward_name, view=False):
         self.forward = forward
+        self.view = view  # output shares storage with input 0, so it shares its version counter
         self.name = name
         self.backward_name = backward_name or _camel(name) + "Backward"
         self.rule = None
         self.wants_needs = False
         self.differentiable = differentiable
         self.samples = None  # sample-input generator, for the generated tests
+        self.torch_ref = None  # the same computation in PyTorch, for differential tests
         params = list(inspect.signature(forward).parameters)[1:]  # drop xp
         self.save_idx = tuple(-1 if s == "out" else params.index(s) for s in saves)
         self.saves_out = -1 in self.save_idx
@@ -61,6 +63,12 @@ class Op:
     def sample(self, fn):
         """Register a generator of sample inputs `fn(rng) -> [(args, params), ...]` (decorator)."""
         self.samples = fn
+        return fn
+
+    def reference(self, fn):
+        """Register `fn(torch, *args, **params)` computing this op in PyTorch (decorator);
+        the generated tests compare values, gradients and second-order gradients with it."""
+        self.torch_ref = fn
         return fn
 
     def __repr__(self) -> str:
@@ -89,8 +97,14 @@ class Op:
         if mask:
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
-                return _record(self, args, params, out, mask, xp)
-        return _wrap(out)
+                result = _record(self, args, params, out, mask, xp)
+                if self.view:
+                    result._version = args[0]._version
+                return result
+        result = _wrap(out)
+        if self.view:
+            result._version = args[0]._version
+        return result
 
 
 _MODULES = {np.ndarray: np}
@@ -139,16 +153,20 @@ def _record(op: Op, args, params, out, mask: int, xp) -> Tensor:
     return result
 
 
-def defop(saves=(), differentiable=True, name=None, backward_name=None):
-    """Register the decorated forward as an op (see the module docstring)."""
+def defop(saves=(), differentiable=True, name=None, backward_name=None, view=False):
+    """Register the decorated forward as an op (see the module docstring).
+
+    The op's name is the function's name without leading underscores (`_exp` -> "exp"),
+    or `name`. `view=True`: the output is a view of input 0 and shares its version counter.
+    """
     if isinstance(saves, str):
         saves = (saves,)
 
     def register(forward):
-        op_name = name or forward.__name__
+        op_name = name or forward.__name__.lstrip("_")
         if op_name in OPS:
             raise RuntimeError(f"op {op_name!r} is registered twice")
-        op = Op(forward, op_name, saves, differentiable, backward_name)
+        op = Op(forward, op_name, saves, differentiable, backward_name, view)
         OPS[op_name] = op
         return op
 

@@ -1,0 +1,5 @@
+def gradcheck(*a, **k):
+    raise NotImplementedError
+
+
+gradgradcheck = gradcheck

@@ -1,0 +1,10 @@
+"""tg.nn: modules, layers, losses, initialisation."""
+from __future__ import annotations
+
+from . import functional, init, utils  # noqa: F401
+from .attention import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .layers import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403
+from .module import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403

@@ -1,0 +1,4 @@
+"""MultiheadAttention and TransformerEncoderLayer."""
+from __future__ import annotations
+
+__all__: list[str] = []

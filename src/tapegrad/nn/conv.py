@@ -1,0 +1,4 @@
+"""Convolution and pooling layers."""
+from __future__ import annotations
+
+__all__: list[str] = []

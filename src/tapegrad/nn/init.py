@@ -1,0 +1,4 @@
+"""tg.nn.init: parameter initialisation."""
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,4 @@
+"""Loss modules."""
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,4 @@
+"""Module, Parameter, containers."""
+from __future__ import annotations
+
+__all__: list[str] = []
