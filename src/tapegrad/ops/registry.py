@@ -254,14 +254,19 @@ def _write_into(t: Tensor, out, what: str) -> None:
 
 
 def to_device_op(t: Tensor, device: str) -> Tensor:
-    return _to_device(t, device=device)
+    return _to_device(t, device=device, source=t.device)
 
 
 @defop(name="to_device", backward_name="ToCopyBackward")
-def _to_device(xp, x, device):
+def _to_device(xp, x, *, device, source):
     return backend.to_device(x, device)
 
 
 @_to_device.vjp
-def _(xp, g, device):
-    return (xp.to_device(g, "cpu" if device == "cuda" else "cuda"),)
+def _(xp, g, device, source):
+    return (xp.to_device(g, device=source, source=device),)
+
+
+@_to_device.sample
+def _(rng):
+    return [((rng.standard_normal((2, 3)),), {"device": "cpu", "source": "cpu"})]

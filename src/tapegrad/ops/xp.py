@@ -37,7 +37,7 @@ def array_ns(module) -> types.SimpleNamespace:
     if ns is None:  # first use of this backend
         ns = types.SimpleNamespace(**{k: getattr(module, k) for k in dir(module) if not k.startswith("_")})
         ns.module = module
-        ns.to_device = backend.to_device
+        ns.to_device = lambda g, device, source=None: backend.to_device(g, device)
         for name, fn in _helpers.items():
             setattr(ns, name, _bind(fn, ns))
         _array_namespaces[module] = ns
