@@ -1,0 +1,106 @@
+"""tapegrad (this project), eager on NumPy: the same workloads as the peers."""
+FRAMEWORKS = {"tapegrad": {}}
+DISTRIBUTIONS = ["tapegrad"]
+IMPORT = "import tapegrad"
+NA = {"w5": "W5 is the numpy-manual limit only"}
+
+tg = None
+F = None
+
+
+def setup(opts):
+    global tg, F
+    import tapegrad as _tg
+    import tapegrad.nn.functional as _F
+
+    tg, F = _tg, _F
+    tg.manual_seed(0)
+    return {"version": tg.__version__, "dtype": "float32"}
+
+
+def _leaf(a):
+    return tg.tensor(a, requires_grad=True)
+
+
+def w1_op_chain(opts, x0, ops):
+    def run():
+        x = _leaf(x0)
+        h = x
+        for kind, c in ops:
+            if kind == "mul":
+                h = h * c
+            elif kind == "add":
+                h = h + c
+            elif kind == "tanh":
+                h = h.tanh()
+            elif kind == "expscaled":
+                h = (h * c).exp()
+            elif kind == "sin":
+                h = h.sin()
+        h.sum().backward()
+        return x.grad.numpy()
+
+    return run
+
+
+def _mlp(P, X):
+    W1, b1, W2, b2, W3, b3 = P
+    h = F.relu(X @ W1 + b1)
+    h = F.relu(h @ W2 + b2)
+    return h @ W3 + b3
+
+
+def w2_mlp(opts, params, X, y, lr):
+    P = [_leaf(p) for p in params]
+    Xt, yt = tg.from_numpy(X), tg.from_numpy(y)
+    opt = tg.optim.SGD(P, lr=lr)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(_mlp(P, Xt), yt)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def infer():
+        with tg.no_grad():
+            return _mlp(P, Xt)
+
+    return {"step": step, "infer": infer}
+
+
+def w3_cnn(opts, params, X, y, lr):
+    P = [_leaf(p) for p in params]
+    Xt, yt = tg.from_numpy(X), tg.from_numpy(y)
+    opt = tg.optim.SGD(P, lr=lr)
+
+    def step():
+        c1w, c1b, c2w, c2b, fw, fb = P
+        opt.zero_grad(set_to_none=True)
+        h = F.max_pool2d(F.relu(F.conv2d(Xt, c1w, c1b, padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, c2w, c2b, padding=1)), 2)
+        logits = h.reshape(h.shape[0], -1) @ fw + fb
+        loss = F.cross_entropy(logits, yt)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return {"step": step, "sanity_steps": 20}
+
+
+def w4_deep(opts, n):
+    from common import W4_ADD, W4_MUL
+
+    def forward():
+        x = tg.ones(1, requires_grad=True)
+        h = x
+        for _ in range(n):
+            h = h * W4_MUL + W4_ADD
+        return x, h
+
+    def backward(state):
+        x, h = state
+        h.sum().backward()
+        return x.grad.item()
+
+    return {"forward": forward, "backward": backward}
