@@ -159,25 +159,23 @@ def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_grap
             if node.saved:
                 node.saved = FREED
             node.out_data = None
-        nxt = node.next
-        meta = node.in_meta
-        for i, gi in enumerate(grads):
-            if gi is None:
-                continue
-            edge = nxt[i]
-            if edge is None:
+        for i, (gi, edge, meta) in enumerate(zip(grads, node.next, node.in_meta)):
+            if gi is None or edge is None:
                 continue
             child = edge[0]
             if child not in seen or (useful is not None and child not in useful):
                 continue
-            shape, dtype = meta[i]
-            if gi.shape != shape:
-                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
-            if gi.dtype != dtype:
-                gi = gi.astype(dtype)
+            if gi.shape != meta[0]:
+                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, meta[0])
+            if gi.dtype != meta[1]:
+                gi = gi.astype(meta[1])
             if anomaly:
                 _check_finite(node, i, gi)
-            _deposit(buffers, child, edge[1], gi)
+            if child.n_out == 1:
+                prev = buffers.get(child)
+                buffers[child] = gi if prev is None else prev + gi
+            else:
+                _deposit(buffers, child, edge[1], gi)
 
     if targets is not None and capture is not None:
         return _collect(capture, target_keys, captured, allow_unused, higher)
@@ -219,10 +217,10 @@ def _apply_rule(node, g, higher, seen, useful):
         args = [_rebuild_output(node) if s is OUT else s for s in saved]
     else:
         xp = node.xp
-        if type(g) is not np.ndarray and isinstance(g, _Tensor):
+        if isinstance(g, _Tensor):
             g = g._data
         args = [node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
-                for s in saved]
+                for s in saved] if saved else ()
     if op.wants_needs:
         needs = tuple(e is not None and e[0] in seen and (useful is None or e[0] in useful)
                       for e in node.next)

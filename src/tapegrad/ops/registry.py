@@ -120,9 +120,38 @@ def _scalar(a):
 
 def _record(op: Op, args, params, out, mask: int, xp) -> Tensor:
     result = _wrap(out, mask)
+    nxt = []
+    meta = []
+    for a in args:
+        if isinstance(a, Tensor):
+            data = a._data
+            meta.append((data.shape, data.dtype))
+            if a._tapes & mask:
+                fn = a.grad_fn
+                nxt.append((fn, a._out_nr) if fn is not None else (a._accum or accumulator(a), 0))
+                continue
+        else:
+            meta.append(None)
+        nxt.append(None)
+    if op.save_idx:
+        saved, checks = _save(op.save_idx, args, result)
+    else:
+        saved = checks = ()
+    node = Node(op, params, saved, checks, tuple(nxt), tuple(meta), mask, _NAMESPACES[xp])
+    if op.saves_out:
+        node.out_data = out
+        node.out_version = result._version
+    if state.anomaly:
+        node.trace = "".join(traceback.format_stack()[:-3])
+    result.grad_fn = node
+    return result
+
+
+def _save(save_idx, args, result):
+    """What a node keeps for its rule, and the version of each kept tensor."""
     saved = []
     checks = []
-    for i in op.save_idx:
+    for i in save_idx:
         if i == -1:
             saved.append(OUT)
             checks.append((result._version, 0, -1))
@@ -131,26 +160,16 @@ def _record(op: Op, args, params, out, mask: int, xp) -> Tensor:
             saved.append(a)
             if isinstance(a, Tensor):
                 checks.append((a._version, a._version[0], i))
-    nxt = []
-    meta = []
-    for a in args:
-        if isinstance(a, Tensor):
-            meta.append((a._data.shape, a._data.dtype))
-            if a._tapes & mask:
-                fn = a.grad_fn
-                nxt.append((fn, a._out_nr) if fn is not None else (accumulator(a), 0))
-                continue
-        else:
-            meta.append(None)
-        nxt.append(None)
-    node = Node(op, params, tuple(saved), tuple(checks), tuple(nxt), tuple(meta), mask, array_ns(xp))
-    if op.saves_out:
-        node.out_data = out
-        node.out_version = result._version
-    if state.anomaly:
-        node.trace = "".join(traceback.format_stack()[:-3])
-    result.grad_fn = node
-    return result
+    return tuple(saved), tuple(checks)
+
+
+class _Namespaces(dict):
+    def __missing__(self, module):
+        ns = self[module] = array_ns(module)
+        return ns
+
+
+_NAMESPACES = _Namespaces()
 
 
 def defop(saves=(), differentiable=True, name=None, backward_name=None, view=False):
