@@ -25,6 +25,7 @@ class _State(threading.local):
         self.training = False  # MXNet's is_training(): Dropout/BatchNorm with training=None
         self.inference = False  # inference_mode(): tensors made here can never join a graph
         self.anomaly = False  # detect_anomaly(): check every gradient backward produces
+        self.saved_modes: list = []  # what each entered ModeScope restores on exit (LIFO)
 
 
 state = _State()
@@ -61,20 +62,15 @@ class ModeScope:
 
     def __enter__(self):
         st = state
-        # a stack, so one object can be entered again (nested, or by another thread) safely
-        saved = getattr(self, "_saved", None)
-        if saved is None:
-            saved = self._saved = threading.local()
-        stack = getattr(saved, "stack", None)
-        if stack is None:
-            stack = saved.stack = []
-        stack.append((st.active, st.training, st.inference))
+        # one LIFO stack per thread, so the same object can be entered again (nested, by
+        # recursion through a decorator, or by another thread) without sharing saved state
+        st.saved_modes.append((st.active, st.training, st.inference))
         self._enter(st)
         return self
 
     def __exit__(self, *exc) -> None:
         st = state
-        st.active, st.training, st.inference = self._saved.stack.pop()
+        st.active, st.training, st.inference = st.saved_modes.pop()
 
     def __call__(self, fn):
         import functools
