@@ -1,4 +1,511 @@
-"""Custom differentiable functions: tg.autograd.Function (PyTorch ctx style and MXNet instance style)."""
+"""Custom differentiable functions on the one engine: `tg.autograd.Function`.
+
+Two styles, one machinery:
+
+* PyTorch: static `forward(ctx, *args)` / `backward(ctx, *grads)`, called as `F.apply(...)`.
+* MXNet: instance methods `forward(self, *inputs)` / `backward(self, *grads)`, called as
+  `f = F(); y = f(x)`; the instance is its own `ctx`.
+
+`forward` runs with recording off and sees its tensor inputs detached. When some input is
+tracked by an active tape, the outputs get one graph `Node` whose `op` is a `_FunctionOp`
+adapter: the engine calls its `rule` like any op's derivative rule, and the rule calls the
+user's `backward` on tensors, so that backward is itself recorded (differentiable) under
+`create_graph=True`.
+
+    >>> class MultiplyAdd(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, w, x, b):
+    ...         ctx.save_for_backward(w, x)
+    ...         return w * x + b
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         w, x = ctx.saved_tensors
+    ...         return grad_output * x, grad_output * w, grad_output
+    >>> y = MultiplyAdd.apply(w, x, b)
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import functools
+import inspect
+import traceback
+import weakref
+
+import numpy as np
+
+from .. import backend, dtypes
+from ..engine.node import Node, accumulator
+from ..engine.state import state
+from ..ops.xp import array_ns
+from ..tensor import Tensor, _wrap
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+_OUTPUT = "output"
+_INPUT = "input"
+_OTHER = "other"
+
+
+class FunctionCtx:
+    """What `forward` can leave for `backward`: saved tensors, flags, any attribute.
+
+    `save_for_backward(*tensors)` / `saved_tensors` (checked against in-place changes),
+    `needs_input_grad` (one bool per forward argument), `mark_dirty(*tensors)`,
+    `mark_non_differentiable(*tensors)`, `set_materialize_grads(bool)`.
+    """
+
+    # underscore-prefixed slots of the machinery live in the instance dict (ctx takes any
+    # attribute), all prefixed `_tg_` so they don't collide with a user's names
+    def save_for_backward(self, *tensors) -> None:
+        """Keep `tensors` (Tensors or None) for `backward`; read them with `saved_tensors`."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save tensors (or None), but argument {i} is of "
+                    f"type {type(t).__name__}; keep other values as attributes: ctx.name = value"
+                )
+        self._tg_to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to `save_for_backward`, as the graph saw them.
+
+        Raises if one of them was modified in place after it was saved.
+        """
+        packed = self.__dict__.get("_tg_saved")
+        if packed is None:  # inside forward, or the function was not recorded
+            return tuple(self.__dict__.get("_tg_to_save", ()))
+        out = []
+        for k, (kind, obj, counter, expected, index) in enumerate(packed):
+            if counter is not None and counter[0] != expected:
+                raise RuntimeError(_version_message(self, kind, index, k, counter[0], expected))
+            if kind == _OUTPUT:
+                out.append(self._tg_rebuild_output(index, obj, counter))
+            else:
+                out.append(obj)
+        return tuple(out)
+
+    # PyTorch also exposes them as `ctx.saved_variables` (old name)
+    saved_variables = saved_tensors
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        """One bool per forward argument: whether a gradient for it is wanted."""
+        return self.__dict__.get("_tg_needs", ())
+
+    @needs_input_grad.setter
+    def needs_input_grad(self, value) -> None:
+        self._tg_needs = tuple(value)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that `forward` modified in place (they must also be returned)."""
+        self._tg_dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that get no gradient (their slot in `backward` is zeros or None)."""
+        self._tg_nondiff = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """True (default): gradients of unused outputs reach `backward` as zeros; False: None."""
+        self._tg_materialize = bool(value)
+
+    def _tg_rebuild_output(self, index, data, counter):
+        # the node does not hold its own output (a reference cycle); rebuild a tensor that
+        # has the node as grad_fn so a higher-order backward can flow through it
+        ref = self.__dict__.get("_tg_node")
+        node = ref() if ref is not None else None
+        t = _wrap(data, node.tapes if node is not None else 0)
+        if node is not None:
+            t.grad_fn = node
+            t._out_nr = index
+        t._version = counter
+        return t
+
+
+def _version_message(ctx, kind, index, k, now, expected) -> str:
+    which = {_INPUT: f"input {index}", _OUTPUT: f"output {index}"}.get(kind, f"saved tensor {k}")
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {which} of {_fn_name(ctx)}Backward is at version {now}; expected version "
+        f"{expected} instead. Hint: do the in-place change on a copy (.clone()), or out of "
+        "place, or make it after backward."
+    )
+
+
+def _fn_name(ctx) -> str:
+    cls = ctx.__dict__.get("_tg_cls") or type(ctx)
+    return cls.__name__
+
+
+class _FunctionOp:
+    """The engine-facing side of a Function class: what a Node's `op` must provide."""
+
+    wants_needs = False
+
+    def __init__(self, cls, instance_style: bool) -> None:
+        self.cls = cls
+        self.instance_style = instance_style
+        self.backward_name = cls.__name__ + "Backward"
+        self.name = cls.__name__
+
+    def __repr__(self) -> str:
+        return f"<custom function {self.name}>"
+
+    def rule(self, xp, g, ctx):
+        return _run_backward(self, ctx, g)
+
+
+class _DelayedErrorOp:
+    """Output of a once_differentiable backward under create_graph: differentiating it raises."""
+
+    wants_needs = False
+    backward_name = "DelayedError"
+
+    def __init__(self, fn_name: str) -> None:
+        self.fn_name = fn_name
+
+    def rule(self, xp, g, *saved, **params):
+        raise RuntimeError(
+            f"trying to differentiate twice a function that was marked with "
+            f"@once_differentiable ({self.fn_name}Backward); write its backward with "
+            "differentiable tensor operations (and drop the decorator) to get higher-order "
+            "gradients"
+        )
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its own engine adapter."""
+
+    def __init__(cls, name, bases, ns) -> None:
+        super().__init__(name, bases, ns)
+        fwd = inspect.getattr_static(cls, "forward", None)
+        static = isinstance(fwd, (staticmethod, classmethod))
+        cls._tg_instance_style = fwd is not None and not static
+        cls._tg_op = _FunctionOp(cls, cls._tg_instance_style)
+
+
+class Function(FunctionCtx, metaclass=_FunctionMeta):
+    """Base class of custom differentiable operations.
+
+    PyTorch style: define static `forward(ctx, *args, **kwargs)` and
+    `backward(ctx, *grad_outputs)`; call `F.apply(*args, **kwargs)`. `backward` returns one
+    gradient per positional `forward` argument (None for those without one).
+
+    MXNet style: define instance methods `forward(self, *inputs)` and `backward(self, *grads)`,
+    use `self.save_for_backward` / `self.saved_tensors`; call `f = F(); y = f(x)`.
+
+    `backward` runs on tensors: under `create_graph=True` it is recorded, so its result can be
+    differentiated again (unless it is decorated with `@once_differentiable`).
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("subclasses of Function must define forward()")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("subclasses of Function must define backward()")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run the function on `args` and record it when an input is tracked (PyTorch style)."""
+        if cls._tg_instance_style:
+            return cls()(*args, **kwargs)
+        ctx = FunctionCtx()
+        ctx._tg_cls = cls
+        return _apply(cls, ctx, args, kwargs)
+
+    def __call__(self, *inputs, **kwargs):
+        """Run an instance-style (MXNet) function: `y = MyFn()(x)`."""
+        cls = type(self)
+        if not cls._tg_instance_style:
+            raise TypeError(
+                f"{cls.__name__} has a static forward(ctx, ...); call it as "
+                f"{cls.__name__}.apply(...), not by instantiating it"
+            )
+        self._tg_saved = None  # a second call starts afresh
+        return _apply(cls, self, inputs, kwargs)
+
+
+def _call_forward(cls, ctx, args, kwargs):
+    if cls._tg_instance_style:
+        return ctx.forward(*args, **kwargs)
+    return cls.forward(ctx, *args, **kwargs)
+
+
+def _apply(cls, ctx, args, kwargs):
+    active = state.active
+    mask = 0
+    needs = []
+    for a in args:
+        if isinstance(a, Tensor):
+            m = a._tapes & active
+            mask |= m
+            needs.append(bool(m))
+        else:
+            needs.append(False)
+    ctx._tg_needs = tuple(needs)
+    ctx._tg_to_save = ()
+    ctx._tg_dirty = ()
+    ctx._tg_nondiff = ()
+    ctx._tg_materialize = True
+    ctx._tg_higher = False
+
+    # forward sees detached inputs (same storage and version counter, no graph)
+    originals = {}
+    fwd_args = []
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a.detach()
+            originals[id(d)] = a
+            originals[id(a)] = a
+            fwd_args.append(d)
+        else:
+            fwd_args.append(a)
+    state.active = 0
+    try:
+        out = _call_forward(cls, ctx, fwd_args, kwargs)
+    finally:
+        state.active = active
+
+    is_tuple = isinstance(out, (tuple, list))
+    outs = list(out) if is_tuple else [out]
+    dirty = [originals.get(id(t), t) for t in ctx._tg_dirty]
+    dirty_ids = {id(t) for t in dirty}
+    # identify outputs that are (detached) inputs marked dirty: they keep their identity
+    out_ids = [id(originals.get(id(o), o)) if isinstance(o, Tensor) else None for o in outs]
+    for t in dirty:
+        if id(t) not in out_ids:
+            raise RuntimeError(
+                f"{cls.__name__}.forward: a tensor marked dirty (ctx.mark_dirty) must also be "
+                "returned as an output"
+            )
+
+    if not mask:
+        result = [originals[id(o)] if isinstance(o, Tensor) and id(originals.get(id(o), o))
+                  in dirty_ids else o for o in outs]
+        return type(out)(result) if is_tuple else result[0]
+
+    for t in dirty:
+        if t.grad_fn is None and t._tapes & active:
+            raise RuntimeError(
+                f"{cls.__name__}.forward: a leaf Variable that requires grad has been used in an "
+                "in-place operation (marked dirty). Apply the function to a copy (x.clone()) or "
+                "use an out-of-place forward."
+            )
+
+    # edges to the inputs tracked by an active tape (as the dispatcher does)
+    nxt = []
+    meta = []
+    xp = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if xp is None:
+                xp = backend.array_module(a._data)
+            meta.append((a._data.shape, a._data.dtype))
+            if a._tapes & mask:
+                fn = a.grad_fn
+                nxt.append((fn, a._out_nr) if fn is not None else (accumulator(a), 0))
+                continue
+        else:
+            meta.append(None)
+        nxt.append(None)
+
+    node = Node(cls._tg_op, {}, (ctx,), (), tuple(nxt), tuple(meta), mask, array_ns(xp),
+                n_out=len(outs))
+    if state.anomaly:
+        node.trace = "".join(traceback.format_stack()[:-2])
+
+    nondiff_ids = {id(originals.get(id(t), t)) for t in ctx._tg_nondiff}
+    result = []
+    out_meta = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            if o is not None and not np.isscalar(o):
+                raise TypeError(
+                    f"{cls.__name__}.forward returned a {type(o).__name__} as output {i}; "
+                    "return Tensors (or a tuple of them)"
+                )
+            result.append(o)
+            out_meta.append(None)
+            continue
+        orig = originals.get(id(o), o)
+        out_meta.append((o._data.shape, o._data.dtype, xp))
+        differentiable = id(orig) not in nondiff_ids and dtypes.is_floating(o.dtype)
+        if id(orig) in dirty_ids:
+            t = orig  # modified in place: the input itself becomes this output
+            if differentiable:
+                t.grad_fn, t._out_nr, t._tapes = node, i, mask
+            else:
+                t.grad_fn, t._out_nr, t._tapes = None, 0, 0
+        else:
+            t = _wrap(o._data, mask if differentiable else 0)
+            t._version = o._version
+            if differentiable:
+                t.grad_fn, t._out_nr = node, i
+        result.append(t)
+
+    # what backward will need, with the versions to check against
+    packed = []
+    out_pos = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+    in_pos = {id(a): i for i, a in enumerate(fwd_args) if isinstance(a, Tensor)}
+    in_pos.update({id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)})
+    for t in ctx._tg_to_save:
+        if t is None:
+            packed.append((_OTHER, None, None, None, None))
+        elif id(t) in out_pos and (id(t) not in in_pos or id(originals[id(t)]) in dirty_ids):
+            i = out_pos[id(t)]
+            r = result[i]
+            packed.append((_OUTPUT, r._data, r._version, r._version[0], i))
+        elif id(t) in in_pos:
+            i = in_pos[id(t)]
+            a = args[i]
+            packed.append((_INPUT, a, a._version, a._version[0], i))
+        else:
+            packed.append((_OTHER, t, t._version, t._version[0], None))
+    ctx._tg_saved = packed
+    ctx._tg_to_save = ()
+    ctx._tg_node = weakref.ref(node)
+    ctx._tg_out_meta = out_meta
+    ctx._tg_in_meta = tuple(meta)
+    return type(out)(result) if is_tuple else result[0]
+
+
+def _call_backward(op, ctx, grads):
+    if op.instance_style:
+        return ctx.backward(*grads)
+    return op.cls.backward(ctx, *grads)
+
+
+def _run_backward(op, ctx, g):
+    """The node's rule: the user's backward on tensors, its result checked and unwrapped."""
+    out_meta = ctx._tg_out_meta
+    grads = [g] if len(out_meta) == 1 else list(g)
+    higher = any(isinstance(x, Tensor) for x in grads)
+    materialize = ctx._tg_materialize
+    wrapped = []
+    for i, gi in enumerate(grads):
+        if gi is None:
+            m = out_meta[i]
+            if materialize and m is not None:
+                gi = _wrap(m[2].zeros(m[0], dtype=m[1]))
+        elif not isinstance(gi, Tensor):
+            gi = _wrap(gi if hasattr(gi, "shape") and not np.isscalar(gi) else np.asarray(gi))
+        wrapped.append(gi)
+
+    ctx._tg_higher = higher
+    if higher:  # create_graph: the user's backward is recorded like any computation
+        res = _call_backward(op, ctx, wrapped)
+    else:  # first order: nothing it does may record, even inside record() or enable_grad()
+        prev = state.active
+        state.active = 0
+        try:
+            res = _call_backward(op, ctx, wrapped)
+        finally:
+            state.active = prev
+    return _check_grads(op, ctx, res, higher)
+
+
+def _check_grads(op, ctx, res, higher):
+    name = op.backward_name
+    if not isinstance(res, (tuple, list)):
+        res = (res,)
+    in_meta = ctx._tg_in_meta
+    n_in = len(in_meta)
+    if len(res) > n_in and all(r is None for r in res[n_in:]):
+        res = res[:n_in]  # extra trailing Nones are allowed, as in PyTorch
+    if len(res) != n_in:
+        raise RuntimeError(
+            f"function {name} returned an incorrect number of gradients (expected {n_in}, got "
+            f"{len(res)}); {op.name}.backward must return one gradient per forward argument "
+            "(None for arguments that need none)"
+        )
+    out = []
+    for i, r in enumerate(res):
+        if r is None:
+            out.append(None)
+            continue
+        if not isinstance(r, Tensor):
+            raise TypeError(
+                f"function {name} returned a {type(r).__name__} as gradient {i}; "
+                f"{op.name}.backward must return Tensors (or None)"
+            )
+        meta = in_meta[i]
+        if meta is None:  # a non-tensor argument: its "gradient" is ignored
+            out.append(None)
+            continue
+        shape = meta[0]
+        if r.shape != shape:
+            try:
+                ok = np.broadcast_shapes(r.shape, shape) == r.shape
+            except ValueError:
+                ok = False
+            if not ok:
+                raise RuntimeError(
+                    f"function {name} returned an invalid gradient at index {i} - got "
+                    f"{list(r.shape)} but expected shape compatible with {list(shape)} (the "
+                    f"shape of input {i} of {op.name}.forward)"
+                )
+        if not dtypes.is_floating(r.dtype):
+            raise TypeError(
+                f"function {name} returned a gradient of dtype {r.dtype} at index {i}; "
+                f"gradients must be floating point (input {i} is {meta[1]})"
+            )
+        out.append(r if higher else r._data)
+    return tuple(out)
+
+
+def once_differentiable(fn):
+    """Decorate a Function's `backward` that is not itself differentiable.
+
+    It then runs with recording off; under `create_graph=True` its results are marked so that
+    differentiating them again raises a clear error instead of giving wrong (zero) gradients.
+
+    >>> class Exp(tg.autograd.Function):
+    ...     @staticmethod
+    ...     @tg.autograd.once_differentiable
+    ...     def backward(ctx, g):
+    ...         ...
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *grads):
+        if not ctx.__dict__.get("_tg_higher"):
+            return fn(ctx, *grads)
+        prev = state.active
+        state.active = 0
+        try:
+            res = fn(ctx, *grads)
+        finally:
+            state.active = prev
+        return _delay_error(ctx, grads, res)
+
+    return wrapper
+
+
+def _delay_error(ctx, grads, res):
+    ref = ctx.__dict__.get("_tg_node")
+    node = ref() if ref is not None else None
+    if node is None:
+        return res
+    edges = list(node.next)
+    meta = list(node.in_meta)
+    mask = node.tapes
+    for g in grads:
+        if isinstance(g, Tensor) and g._tapes:
+            mask |= g._tapes
+            fn = g.grad_fn
+            edges.append((fn, g._out_nr) if fn is not None else (accumulator(g), 0))
+            meta.append((g._data.shape, g._data.dtype))
+    mask &= state.active
+    if not mask:
+        return res
+    single = not isinstance(res, (tuple, list))
+    items = [res] if single else list(res)
+    err = Node(_DelayedErrorOp(_fn_name(ctx)), {}, (), (), tuple(edges), tuple(meta), mask,
+               node.xp, n_out=len(items))
+    for i, r in enumerate(items):
+        if isinstance(r, Tensor) and dtypes.is_floating(r.dtype):
+            t = _wrap(r._data, mask)
+            t.grad_fn, t._out_nr = err, i
+            items[i] = t
+    return items[0] if single else type(res)(items)
