@@ -107,7 +107,7 @@ class set_grad_enabled(ModeScope):
         self._before.value = None
         super().__enter__()  # pushes the current (already switched) state ...
         if before is not None:  # ... but the block must restore what was there before the call
-            self._saved.stack[-1] = before
+            state.saved_modes[-1] = before
         return self
 
     def __call__(self, fn):
