@@ -1,4 +1,162 @@
-"""tg.save / tg.load: state dicts in the safetensors format."""
+"""tg.save / tg.load: checkpoints in the safetensors format (no pickle: loading never runs code).
+
+A checkpoint is a (nested) dict: tensors are stored as safetensors tensors under dotted keys
+(`model.0.weight`, `optim.state.0.exp_avg`), everything else (ints, floats, bools, strings,
+None, lists/tuples/dicts of them) lives in the file's metadata as JSON, together with the
+shape of the nesting, so `tg.load` gives back the same structure. A flat dict of tensors (a
+model's state_dict) is an ordinary safetensors file that any safetensors reader opens.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from . import backend
+from .tensor import Tensor, _wrap
+
+__all__ = ["save", "load"]
+
+_META_KEY = "tapegrad"  # metadata entry holding the JSON skeleton of the saved object
+_FORMAT = 1
+
+
+def save(obj, path) -> None:
+    """Write `obj` (a tensor, or a dict of tensors, numbers, strings, lists and dicts) to
+    `path` in the safetensors format. The file is replaced atomically: an error (or a crash)
+    while saving leaves an existing checkpoint intact.
+
+    >>> ck = {"model": net.state_dict(), "optim": opt.state_dict(), "epoch": 3}
+    >>> tg.save(ck, "ck.safetensors")
+    """
+    from safetensors.numpy import save as st_save
+
+    arrays: dict[str, np.ndarray] = {}
+    skeleton = _encode(obj, (), arrays)
+    metadata = {_META_KEY: json.dumps({"format": _FORMAT, "object": skeleton})}
+    blob = st_save(arrays, metadata=metadata)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tg-save-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(path):
+    """Read a file written by `tg.save` (or any safetensors file) and return its object.
+
+    Tensors come back as `tg.Tensor`s (NumPy arrays saved as arrays), nested dicts, lists
+    and tuples as they were. A file that is not valid safetensors, or is truncated, raises
+    a ValueError naming the file; nothing is executed while reading.
+
+    >>> ck = tg.load("ck.safetensors"); net.load_state_dict(ck["model"])
+    """
+    from safetensors.numpy import load as st_load
+
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        arrays = st_load(data)
+        header = json.loads(data[8:8 + int.from_bytes(data[:8], "little")])
+    except Exception as e:  # safetensors raises its own error type for every malformed file
+        raise ValueError(
+            f"tg.load: '{path}' is not a valid safetensors file ({e}).{_hint(data)}"
+        ) from None
+    meta = header.get("__metadata__") or {}
+    if _META_KEY not in meta:  # a plain safetensors file from elsewhere: a flat dict
+        return {k: _tensor(a) for k, a in arrays.items()}
+    try:
+        info = json.loads(meta[_META_KEY])
+        obj = _decode(info["object"], arrays)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(
+            f"tg.load: '{path}' has damaged tapegrad metadata ({e}); the tensors themselves can "
+            "still be read with safetensors.numpy.load_file"
+        ) from None
+    return obj
+
+
+def _hint(data: bytes) -> str:
+    if data[:2] == b"PK" or data[:1] == b"\x80":
+        return (" It looks like a pickle/zip file (torch.save); tapegrad never unpickles. "
+                "Convert it with safetensors.torch.save_file(state_dict, path).")
+    if len(data) < 8:
+        return f" The file has only {len(data)} bytes; was it written completely?"
+    return " Was it written completely by tg.save or safetensors?"
+
+
+def _tensor(arr) -> Tensor:
+    return _wrap(arr if arr.flags.writeable else arr.copy())
+
+
+def _key(path: tuple) -> str:
+    return ".".join(str(p) for p in path) if path else "tensor"
+
+
+def _encode(obj, path: tuple, arrays: dict):
+    """The JSON skeleton of `obj`; tensors go into `arrays` under their dotted key."""
+    if isinstance(obj, (Tensor, np.ndarray)):
+        arr = obj._data if isinstance(obj, Tensor) else obj
+        if backend.device_of(arr) != "cpu":
+            arr = backend.to_device(arr, "cpu")
+        key = _key(path)
+        if key in arrays:
+            raise ValueError(
+                f"tg.save: two entries map to the same key {key!r} (a key containing '.' "
+                "clashes with a nested one); rename one of them"
+            )
+        arrays[key] = arr if arr.flags.c_contiguous else np.array(arr, order="C")
+        return {"$t" if isinstance(obj, Tensor) else "$a": key}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, (str, int)) or isinstance(k, bool):
+                raise TypeError(
+                    f"tg.save: dict keys must be strings or ints, got {type(k).__name__} "
+                    f"{k!r} at '{_key(path)}'"
+                )
+            items.append([k, _encode(v, path + (k,), arrays)])
+        return {"$d": items}
+    if isinstance(obj, (list, tuple)):
+        enc = [_encode(v, path + (i,), arrays) for i, v in enumerate(obj)]
+        return {"$tu": enc} if isinstance(obj, tuple) else enc
+    raise TypeError(
+        f"tg.save: can't save a {type(obj).__name__} at '{_key(path)}'; only tensors, arrays, "
+        "numbers, strings, None, and lists/tuples/dicts of them are saved (no pickle)"
+    )
+
+
+def _decode(node, arrays: dict):
+    if isinstance(node, list):
+        return [_decode(v, arrays) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "$t" in node:
+        return _tensor(_lookup(arrays, node["$t"]))
+    if "$a" in node:
+        arr = _lookup(arrays, node["$a"])
+        return arr if arr.flags.writeable else arr.copy()
+    if "$tu" in node:
+        return tuple(_decode(v, arrays) for v in node["$tu"])
+    if "$d" in node:
+        return {k: _decode(v, arrays) for k, v in node["$d"]}
+    raise ValueError(f"unknown entry {sorted(node)}")
+
+
+def _lookup(arrays: dict, key: str):
+    if key not in arrays:
+        raise KeyError(f"the metadata names tensor {key!r}, which the file does not hold")
+    return arrays[key]

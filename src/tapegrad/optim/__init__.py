@@ -1,4 +1,11 @@
-"""tg.optim: optimizers and learning-rate schedulers."""
+"""tg.optim: optimizers and learning-rate schedulers (PyTorch's updates, NumPy in place)."""
 from __future__ import annotations
 
-__all__: list[str] = []
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

@@ -1,0 +1,63 @@
+"""Adagrad, PyTorch's update."""
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Adagrad: per-coordinate steps scaled by the root of the summed squared gradients.
+
+    Args:
+        params: parameters or parameter groups. lr (1e-2). lr_decay: the step size is
+        `lr / (1 + (step - 1) * lr_decay)`. weight_decay: L2 penalty.
+        initial_accumulator_value: start of the sum. eps: added to the denominator (1e-10).
+        maximize: ascend instead of descend.
+
+    >>> opt = tg.optim.Adagrad(net.parameters(), lr=0.1)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+                 initial_accumulator_value=0.0, eps=1e-10, *, maximize=False):
+        defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, eps=eps,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def add_param_group(self, param_group):
+        """Add a group; its sums start at `initial_accumulator_value` at once (as PyTorch)."""
+        super().add_param_group(param_group)
+        group = self.param_groups[-1]
+        for p in group["params"]:
+            self.state.setdefault(p, {
+                "step": 0, "sum": np.full_like(p._data, group["initial_accumulator_value"]),
+            })
+
+    def _validate_group(self, group):
+        super()._validate_group(group)
+        for name in ("lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
+            if group[name] < 0:
+                raise ValueError(f"Invalid {name} value: {group[name]}; it must be >= 0")
+
+    def _update(self, group, params, grads, states):
+        lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+        for p, g, st in zip(params, grads, states, strict=False):
+            if not st:
+                st["step"] = 0
+                st["sum"] = np.full_like(p, group["initial_accumulator_value"])
+            st["step"] += 1
+            if group["maximize"]:
+                g = -g
+            if wd:
+                g = g + wd * p
+            clr = lr / (1 + (st["step"] - 1) * lr_decay)
+            s = st["sum"]
+            s += g * g
+            std = np.sqrt(s)
+            std += eps
+            np.divide(g, std, out=std)
+            std *= clr
+            p -= std

@@ -1,0 +1,93 @@
+"""Adam and AdamW (with AMSGrad), PyTorch's updates."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with optional AMSGrad and L2 weight decay, as PyTorch computes it.
+
+    Args:
+        params: parameters or parameter groups. lr: step size (1e-3). betas: decay rates of
+        the first and second moment averages. eps: added to the denominator. weight_decay:
+        L2 penalty (added to the gradient; see AdamW for the decoupled form). amsgrad: keep
+        the running maximum of the second moment. maximize: ascend instead of descend.
+
+    >>> opt = tg.optim.Adam(net.parameters(), lr=1e-3)
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 amsgrad=False, *, maximize=False):
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group):
+        super()._validate_group(group)
+        b1, b2 = group["betas"]
+        if not 0.0 <= b1 < 1.0 or not 0.0 <= b2 < 1.0:
+            raise ValueError(f"Invalid betas {group['betas']}: each must be in [0, 1)")
+        if group["eps"] < 0:
+            raise ValueError(f"Invalid epsilon value: {group['eps']}; it must be >= 0")
+        if group["weight_decay"] < 0:
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}; must be >= 0")
+
+    def _update(self, group, params, grads, states):
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        amsgrad, maximize = group["amsgrad"], group["maximize"]
+        for p, g, st in zip(params, grads, states, strict=False):
+            if not st:
+                st["step"] = 0
+                st["exp_avg"] = np.zeros_like(p)
+                st["exp_avg_sq"] = np.zeros_like(p)
+                if amsgrad:
+                    st["max_exp_avg_sq"] = np.zeros_like(p)
+            st["step"] += 1
+            step = st["step"]
+            if maximize:
+                g = -g
+            if wd:
+                if self._decoupled:
+                    p *= 1 - lr * wd
+                else:
+                    g = g + wd * p
+            m, v = st["exp_avg"], st["exp_avg_sq"]
+            m += (1 - beta1) * (g - m)  # lerp toward g, as torch.lerp_
+            v *= beta2
+            v += (1 - beta2) * (g * g)
+            step_size = lr / (1 - beta1**step)
+            bc2_sqrt = math.sqrt(1 - beta2**step)
+            if amsgrad:
+                vmax = st["max_exp_avg_sq"]
+                np.maximum(vmax, v, out=vmax)
+                denom = np.sqrt(vmax)
+            else:
+                denom = np.sqrt(v)
+            denom /= bc2_sqrt
+            denom += eps
+            np.divide(m, denom, out=denom)
+            denom *= step_size
+            p -= denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): `p *= 1 - lr * weight_decay`
+    before the Adam step. Same arguments as `Adam`; weight_decay defaults to 1e-2.
+
+    >>> opt = tg.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-2)
+    """
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,224 @@
+"""Learning-rate schedulers: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
+LambdaLR. Each computes the same sequence as its PyTorch namesake (the chainable form:
+every step multiplies the current `group["lr"]`, so schedulers compose)."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from .optimizer import Optimizer
+
+__all__ = [
+    "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
+    "LambdaLR",
+]
+
+
+class LRScheduler:
+    """Base class: call `step()` once per epoch (after `optimizer.step()`).
+
+    Args:
+        optimizer: the optimizer whose groups' "lr" it sets.
+        last_epoch: -1 to start fresh; a checkpoint's epoch to resume (needs "initial_lr").
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"{type(self).__name__} needs a tg.optim Optimizer, got {type(optimizer).__name__}"
+            )
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        f"a scheduler with last_epoch={last_epoch}; load the optimizer's state "
+                        "dict first, or start with last_epoch=-1"
+                    )
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._is_initial = True
+        self._step_count = 0
+        self.step()
+        self._is_initial = False
+
+    def get_lr(self) -> list:
+        """The learning rates for the current `last_epoch` (subclasses implement it)."""
+        raise NotImplementedError
+
+    def _current(self) -> list:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def step(self) -> None:
+        """Advance one epoch and write the new learning rates into the optimizer."""
+        self._step_count += 1
+        self.last_epoch += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=False):
+            group["lr"] = lr
+        self._last_lr = self._current()
+
+    def get_last_lr(self) -> list:
+        """The learning rates the last `step()` set, one per parameter group."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict:
+        """Everything but the optimizer (and, for LambdaLR, the functions)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore what `state_dict()` returned."""
+        unknown = set(state_dict) - set(self.state_dict())
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__}.load_state_dict: unexpected keys {sorted(unknown)}; is "
+                "this the state of another kind of scheduler?"
+            )
+        state = dict(state_dict)
+        if isinstance(state.get("milestones"), dict):
+            state["milestones"] = Counter({int(k): v for k, v in state["milestones"].items()})
+        self.__dict__.update(state)
+
+
+class StepLR(LRScheduler):
+    """Multiply the learning rate by `gamma` every `step_size` epochs.
+
+    >>> sched = tg.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
+    """
+
+    def __init__(self, optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
+        if int(step_size) <= 0:
+            raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size}")
+        self.step_size = int(step_size)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by `gamma` at each epoch listed in `milestones`.
+
+    >>> sched = tg.optim.lr_scheduler.MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
+    """
+
+    def __init__(self, optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
+        self.milestones = Counter(int(m) for m in milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        sd = super().state_dict()
+        sd["milestones"] = {str(k): v for k, v in sd["milestones"].items()}  # JSON-safe
+        return sd
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return self._current()
+        factor = self.gamma ** self.milestones[self.last_epoch]
+        return [lr * factor for lr in self._current()]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by `gamma` every epoch.
+
+    >>> sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)
+    """
+
+    def __init__(self, optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Anneal the learning rate from its initial value to `eta_min` along a half cosine over
+    `T_max` epochs (then back up, periodically, as PyTorch does without restarts).
+
+    >>> sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
+    """
+
+    def __init__(self, optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):  # noqa: N803
+        if int(T_max) <= 0:
+            raise ValueError(f"CosineAnnealingLR: T_max must be a positive integer, got {T_max}")
+        self.T_max = int(T_max)
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        e, t, lo = self.last_epoch, self.T_max, self.eta_min
+        if self._is_initial:
+            return self._current()
+        if self._step_count == 1 and e > 0:
+            return [lo + (b - lo) * (1 + math.cos(e * math.pi / t)) / 2 for b in self.base_lrs]
+        if (e - 1 - t) % (2 * t) == 0:
+            return [lr + (b - lo) * (1 - math.cos(math.pi / t)) / 2
+                    for lr, b in zip(self._current(), self.base_lrs, strict=False)]
+        ratio = (1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t))
+        return [ratio * (lr - lo) + lo for lr in self._current()]
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate linearly from `start_factor` to `end_factor` over
+    `total_iters` epochs (a warm-up when start_factor < 1).
+
+    >>> sched = tg.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=10)
+    """
+
+    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1):
+        if not 0 < start_factor <= 1:
+            raise ValueError(
+                f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+        if not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._current()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        d = self.end_factor - self.start_factor
+        factor = 1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d)
+        return [lr * factor for lr in self._current()]
+
+
+class LambdaLR(LRScheduler):
+    """Set each group's learning rate to `initial_lr * lr_lambda(epoch)`; `lr_lambda` is a
+    function or a list of functions, one per group. (The functions are not in state_dict.)
+
+    >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.95 ** epoch)
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(
+                    f"LambdaLR: expected {n} lr_lambdas (one per parameter group), got "
+                    f"{len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        if not all(callable(f) for f in self.lr_lambdas):
+            raise TypeError("LambdaLR: lr_lambda must be a function of the epoch (or a list)")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        e = self.last_epoch
+        return [b * f(e) for f, b in zip(self.lr_lambdas, self.base_lrs, strict=True)]

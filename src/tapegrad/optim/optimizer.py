@@ -1,0 +1,275 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict round trips.
+
+Subclasses implement `_update(group, params, grads, states)` on raw backend arrays: the update
+writes IN PLACE into each parameter's storage (`p._data`) with NumPy in-place ops, so a step
+costs what the hand-written NumPy update costs, records nothing (arrays are never on a tape,
+which is the same as running under `no_grad`) and keeps every view of the parameter valid.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from .. import dtypes
+from ..engine.state import AMBIENT
+from ..engine.state import state as _tape_state
+from ..tensor import Tensor, _wrap
+
+__all__ = ["Optimizer"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class of every optimizer.
+
+    Args:
+        params: an iterable of tensors, or of dicts (parameter groups) with a "params" entry
+            and any per-group options (e.g. `{"params": net.head.parameters(), "lr": 1e-3}`).
+        defaults: the options a group gets when it does not set them.
+
+    >>> opt = tg.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.1}], lr=0.01)
+    """
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = dict(defaults)
+        self.state: dict = {}  # parameter tensor -> {name: array or number}
+        self.param_groups: list[dict] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                f"{type(self).__name__}: params should be an iterable of Tensors or dicts, got "
+                "a single Tensor; wrap it in a list: [t]"
+            )
+        groups = list(params)
+        if not groups:
+            raise ValueError(
+                f"{type(self).__name__} got an empty parameter list; pass model.parameters() of "
+                "a model that has parameters (a lazy layer gets them at its first call)"
+            )
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    # ------------------------------------------------------------------ groups
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own options (fine-tuning, warm-up layers...)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        if "params" not in group:
+            raise ValueError("a parameter group needs a 'params' entry (a list of tensors)")
+        params = group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters must be an ordered collection, not a set")
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for i, p in enumerate(params):
+            _check_param(p, i, type(self).__name__)
+        ids = {id(p) for p in params}
+        if len(ids) != len(params):
+            raise ValueError(
+                f"{type(self).__name__}: a parameter appears twice in one parameter group; "
+                "pass each parameter once"
+            )
+        for k, gi in enumerate(self.param_groups):
+            if any(id(p) in ids for p in gi["params"]):
+                raise ValueError(
+                    f"{type(self).__name__}: some parameters appear in more than one parameter "
+                    f"group (already in group {k}); each parameter may belong to one group only"
+                )
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required option '{name}'"
+                )
+            group.setdefault(name, default)
+        group["params"] = params
+        self._validate_group(group)
+        self.param_groups.append(group)
+
+    def _validate_group(self, group: dict) -> None:
+        """Check option values; subclasses extend it. Runs before the group is added."""
+        lr = group.get("lr")
+        if lr is not None and not (isinstance(lr, (int, float)) and lr >= 0):
+            raise ValueError(f"Invalid learning rate: {lr!r}; lr must be a number >= 0")
+
+    # ------------------------------------------------------------------ stepping
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear every parameter's gradient: None (default, frees memory) or zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    g = p._grad
+                    if g.grad_fn is not None:
+                        p._grad = _wrap(np.zeros_like(g._data))
+                    else:
+                        g._data[...] = 0
+                        g._version[0] += 1
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; returns `closure()` when given.
+
+        `closure` re-evaluates the model and returns the loss (it is run with recording on).
+        """
+        loss = None
+        if closure is not None:
+            prev = _tape_state.active
+            _tape_state.active = prev | AMBIENT
+            try:
+                loss = closure()
+            finally:
+                _tape_state.active = prev
+        for group in self.param_groups:
+            params, grads, states = [], [], []
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if g._data.shape != p._data.shape:
+                    raise RuntimeError(
+                        f"{type(self).__name__}.step: a gradient has shape {g._data.shape} but "
+                        f"its parameter has shape {p._data.shape}"
+                    )
+                params.append(p)
+                grads.append(g._data)
+                st = self.state.get(p)
+                if st is None:
+                    st = self.state[p] = {}
+                states.append(st)
+            if params:
+                self._update(group, [p._data for p in params], grads, states)
+                for p in params:
+                    p._version[0] += 1
+        return loss
+
+    def _update(self, group: dict, params: list, grads: list, states: list) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict:
+        """The optimizer's state as plain data: `{"state": {index: {...}}, "param_groups": [...]}`.
+
+        Parameters are named by their index across all groups (as PyTorch does); state arrays
+        are returned as Tensors sharing memory with the optimizer's buffers, so `tg.save`
+        can write them directly.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            g = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            g["params"] = ids
+            groups.append(g)
+        packed = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                st = self.state.get(p)
+                if st:
+                    packed[index[id(p)]] = {
+                        k: _wrap(v) if isinstance(v, np.ndarray) else v for k, v in st.items()
+                    }
+        return {"state": packed, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore what `state_dict()` returned (or what `tg.load` read back from it).
+
+        Everything is checked first (group count and sizes, state shapes); on any mismatch
+        it raises and the optimizer is left exactly as it was.
+        """
+        if not isinstance(state_dict, dict) or "param_groups" not in state_dict:
+            raise ValueError(
+                "load_state_dict expects the dict returned by optimizer.state_dict() (with "
+                "'state' and 'param_groups' entries)"
+            )
+        saved_groups = list(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"loaded state dict has {len(saved_groups)} parameter groups but the optimizer "
+                f"has {len(self.param_groups)}; build the optimizer the same way before loading"
+            )
+        id_map = {}
+        for k, (mine, saved) in enumerate(zip(self.param_groups, saved_groups, strict=False)):
+            saved_ids = list(saved.get("params", []))
+            if len(saved_ids) != len(mine["params"]):
+                raise ValueError(
+                    f"loaded state dict contains a parameter group ({k}) of {len(saved_ids)} "
+                    f"parameters that doesn't match the optimizer's group of "
+                    f"{len(mine['params'])} parameters"
+                )
+            for i, p in zip(saved_ids, mine["params"], strict=False):
+                id_map[int(i)] = p
+        new_state = {}
+        for key, entry in dict(state_dict.get("state", {})).items():
+            try:
+                p = id_map[int(key)]
+            except (KeyError, ValueError):
+                raise ValueError(
+                    f"loaded optimizer state names parameter {key!r}, which no parameter group "
+                    "lists"
+                ) from None
+            st = {}
+            for name, v in dict(entry).items():
+                if isinstance(v, (Tensor, np.ndarray)):
+                    arr = v._data if isinstance(v, Tensor) else v
+                    if arr.ndim and arr.shape != p._data.shape:
+                        raise ValueError(
+                            f"loaded optimizer state '{name}' of parameter {key} has shape "
+                            f"{arr.shape} but the parameter has shape {p._data.shape}"
+                        )
+                    arr = np.array(arr, dtype=p._data.dtype if arr.ndim else arr.dtype, copy=True)
+                    v = arr if arr.ndim else arr.item()
+                st[name] = v
+            new_state[p] = st
+        new_groups = []
+        for mine, saved in zip(self.param_groups, saved_groups, strict=False):
+            g = {k: _restore_option(mine.get(k), v) for k, v in saved.items() if k != "params"}
+            g["params"] = mine["params"]
+            self._validate_group(g)
+            new_groups.append(g)
+        self.state = new_state  # validated: now write
+        self.param_groups[:] = new_groups
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(group):
+                if k != "params":
+                    lines.append(f"    {k}: {group[k]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _restore_option(current, saved):
+    """JSON turns tuples into lists (betas); give the option back its original type."""
+    if isinstance(current, tuple) and isinstance(saved, list):
+        return tuple(saved)
+    return saved
+
+
+def _check_param(p, i: int, who: str) -> None:
+    if not isinstance(p, Tensor):
+        raise TypeError(
+            f"{who} can only optimize Tensors, but parameter {i} is a {type(p).__name__}"
+        )
+    if not dtypes.is_floating(p.dtype):
+        raise TypeError(f"{who}: parameter {i} has dtype {p.dtype}; only floating tensors train")
+    if p.grad_fn is not None:
+        raise ValueError(
+            f"{who} can't optimize a non-leaf Tensor (parameter {i} was computed by "
+            f"{p.grad_fn.name()}); optimize the leaves it was computed from, or detach it: "
+            "p = y.detach().requires_grad_()"
+        )

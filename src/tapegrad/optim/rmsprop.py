@@ -1,0 +1,70 @@
+"""RMSprop (with momentum and the centered variant), PyTorch's update."""
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop: divide the gradient by a running root mean square of recent gradients.
+
+    Args:
+        params: parameters or parameter groups. lr (1e-2). alpha: smoothing constant (0.99).
+        eps: added to the denominator. weight_decay: L2 penalty. momentum: momentum factor.
+        centered: normalise by the estimated variance instead of the second moment.
+        maximize: ascend instead of descend.
+
+    >>> opt = tg.optim.RMSprop(net.parameters(), lr=1e-3, momentum=0.9)
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                 centered=False, *, maximize=False):
+        defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                        momentum=momentum, centered=centered, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group):
+        super()._validate_group(group)
+        for name in ("alpha", "eps", "weight_decay", "momentum"):
+            if group[name] < 0:
+                raise ValueError(f"Invalid {name} value: {group[name]}; it must be >= 0")
+
+    def _update(self, group, params, grads, states):
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+        for p, g, st in zip(params, grads, states, strict=False):
+            if not st:
+                st["step"] = 0
+                st["square_avg"] = np.zeros_like(p)
+                if momentum > 0:
+                    st["momentum_buffer"] = np.zeros_like(p)
+                if centered:
+                    st["grad_avg"] = np.zeros_like(p)
+            st["step"] += 1
+            if group["maximize"]:
+                g = -g
+            if wd:
+                g = g + wd * p
+            sq = st["square_avg"]
+            sq *= alpha
+            sq += (1 - alpha) * (g * g)
+            if centered:
+                ga = st["grad_avg"]
+                ga += (1 - alpha) * (g - ga)
+                avg = sq - ga * ga
+                np.sqrt(avg, out=avg)
+            else:
+                avg = np.sqrt(sq)
+            avg += eps
+            if momentum > 0:
+                buf = st["momentum_buffer"]
+                buf *= momentum
+                buf += g / avg
+                p -= lr * buf
+            else:
+                np.divide(g, avg, out=avg)
+                avg *= lr
+                p -= avg
