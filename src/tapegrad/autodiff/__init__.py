@@ -1,4 +1,12 @@
-"""tg.autodiff: MegEngine-style GradManager."""
+"""tg.autodiff: MegEngine-style gradient management (`GradManager`).
+
+    >>> gm = tg.autodiff.GradManager().attach(w)
+    >>> with gm:
+    ...     loss = (w * x).sum()
+    ...     gm.backward(loss)
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+from ..autograd.grad_manager import GradManager
+
+__all__ = ["GradManager"]

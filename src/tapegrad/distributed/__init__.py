@@ -1,4 +1,231 @@
-"""tg.distributed: data parallel over MPI; world size 1 without it."""
+"""tg.distributed: data parallel over MPI (mpi4py), and world size 1 without it.
+
+Launched by `mpiexec -n N python train.py`, every process calls `init()` and then averages
+gradients, e.g. with a GradManager callback:
+
+    >>> gm = tg.autodiff.GradManager()
+    >>> gm.attach(model.parameters(), callbacks=tg.distributed.make_allreduce_cb("mean"))
+
+Without MPI (a plain `python train.py`) the world is one process: rank 0, size 1, and
+every collective returns its input. mpi4py is imported only when a launcher says there is
+more than one process (or `init(backend="mpi")` asks for it); if it is missing then, the
+error says to `pip install tapegrad[mpi]`.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import os
+
+import numpy as np
+
+from ..tensor import Tensor, _wrap
+
+__all__ = [
+    "init", "is_initialized", "get_rank", "get_world_size", "all_reduce", "broadcast",
+    "all_gather", "barrier", "make_allreduce_cb",
+]
+
+# environment variables through which MPI launchers announce the world size
+_SIZE_VARS = (
+    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE",
+)
+_REDUCE_OPS = ("sum", "mean", "max", "min", "prod")
+
+_comm = None  # the MPI communicator once init() found more than one process
+_initialized = False
+
+
+def _launcher_size() -> int:
+    for var in _SIZE_VARS:
+        value = os.environ.get(var)
+        if value:
+            try:
+                return int(value)
+            except ValueError:
+                continue
+    return 1
+
+
+def _import_mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ImportError(
+            "tg.distributed: this run needs MPI (more than one process was launched, or "
+            "backend='mpi' was asked for) but mpi4py is not installed; install it with "
+            "`pip install tapegrad[mpi]` (and an MPI library such as Open MPI or MPICH)"
+        ) from None
+    return MPI
+
+
+def init(backend: str | None = None) -> None:
+    """Join the process group: MPI when launched by mpiexec with N > 1 processes, else a
+    world of one. Safe to call more than once.
+
+    Args:
+        backend: None (decide from the launcher), "mpi" (require MPI) or "local" (one
+            process, whatever the environment says).
+    """
+    global _comm, _initialized
+    if backend not in (None, "mpi", "local"):
+        raise ValueError(f"init: backend must be None, 'mpi' or 'local', got {backend!r}")
+    if _initialized:
+        return
+    if backend == "mpi" or (backend is None and _launcher_size() > 1):
+        _comm = _import_mpi().COMM_WORLD
+    _initialized = True
+
+
+def is_initialized() -> bool:
+    return _initialized
+
+
+def _world():
+    if not _initialized:
+        init()
+    return _comm
+
+
+def get_rank() -> int:
+    """This process's index, 0 .. world size - 1 (0 without MPI)."""
+    comm = _world()
+    return 0 if comm is None else comm.Get_rank()
+
+
+def get_world_size() -> int:
+    """The number of processes (1 without MPI)."""
+    comm = _world()
+    return 1 if comm is None else comm.Get_size()
+
+
+def _check_op(op: str, where: str) -> str:
+    name = str(op).lower()
+    if name not in _REDUCE_OPS:
+        raise ValueError(
+            f"{where}: op must be one of {', '.join(_REDUCE_OPS)} (any case), got {op!r}"
+        )
+    return name
+
+
+def _host(t: Tensor) -> np.ndarray:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(t).__name__}")
+    return np.ascontiguousarray(np.asarray(t.__array__()))
+
+
+def _store(t: Tensor, arr: np.ndarray) -> None:
+    from .. import backend
+
+    t._data[...] = backend.to_device(arr, t.device)
+    t._version[0] += 1
+
+
+def all_reduce(tensor: Tensor, op: str = "sum") -> Tensor:
+    """Reduce `tensor` over all processes, in place; returns it.
+
+    Args:
+        op: "sum", "mean", "max", "min" or "prod" (any case).
+    """
+    name = _check_op(op, "all_reduce")
+    comm = _world()
+    if comm is None or comm.Get_size() == 1:
+        _host(tensor)  # same argument checks as with MPI
+        return tensor
+    _store(tensor, _allreduce_array(comm, _host(tensor), name))
+    return tensor
+
+
+def _allreduce_array(comm, arr: np.ndarray, name: str) -> np.ndarray:
+    MPI = _import_mpi()
+    ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
+    mpi_op = ops[name]
+    out = np.empty_like(arr)
+    comm.Allreduce(arr, out, op=mpi_op)
+    if name == "mean":
+        out /= comm.Get_size()
+    return out
+
+
+def broadcast(tensor: Tensor, src: int = 0) -> Tensor:
+    """Overwrite `tensor` on every process with its value on process `src`; returns it."""
+    comm = _world()
+    size = 1 if comm is None else comm.Get_size()
+    if not 0 <= int(src) < size:
+        raise ValueError(f"broadcast: src={src} is not a rank of a world of {size} process(es)")
+    if size == 1:
+        _host(tensor)
+        return tensor
+    arr = _host(tensor)
+    comm.Bcast(arr, root=int(src))
+    _store(tensor, arr)
+    return tensor
+
+
+def all_gather(tensor_list, tensor: Tensor | None = None):
+    """Every process's `tensor`, as a list ordered by rank.
+
+    Two forms: `all_gather(t)` returns the list; `all_gather(out_list, t)` (PyTorch) fills
+    `out_list` (one tensor of t's shape per process) and returns it.
+    """
+    if tensor is None:
+        tensor, out = tensor_list, None
+    else:
+        out = tensor_list
+    arr = _host(tensor)
+    comm = _world()
+    size = 1 if comm is None else comm.Get_size()
+    if size == 1:
+        parts = [arr.copy()]
+    else:
+        gathered = np.empty((size,) + arr.shape, dtype=arr.dtype)
+        comm.Allgather(arr, gathered)
+        parts = list(gathered)
+    if out is None:
+        return [_wrap(np.array(p)) for p in parts]
+    if len(out) != size:
+        raise ValueError(f"all_gather: the output list has {len(out)} tensors for {size} processes")
+    for o, p in zip(out, parts, strict=True):
+        if o.shape != p.shape:
+            raise ValueError(
+                f"all_gather: output tensor of shape {o.shape} for a part of shape {p.shape}"
+            )
+    for o, p in zip(out, parts, strict=True):
+        _store(o, p)
+    return out
+
+
+def barrier() -> None:
+    """Wait until every process gets here (nothing to wait for with one process)."""
+    comm = _world()
+    if comm is not None:
+        comm.Barrier()
+
+
+def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
+    """A GradManager callback that all-reduces each gradient over the processes.
+
+    Args:
+        reduce_method: "mean" (average, the usual data-parallel choice) or "sum"; any case.
+        group, backend: accepted for MegEngine compatibility; the whole world is the group.
+
+    With one process the callback returns the gradient unchanged.
+
+    >>> gm.attach(params, callbacks=tg.distributed.make_allreduce_cb("MEAN"))
+    """
+    name = str(reduce_method).lower()
+    if name not in ("mean", "sum"):
+        raise ValueError(
+            f"make_allreduce_cb: reduce_method must be 'mean' or 'sum' (any case), got "
+            f"{reduce_method!r}"
+        )
+
+    def allreduce_cb(param, grad):
+        comm = _world()
+        if comm is None or comm.Get_size() == 1:
+            return grad
+        arr = _allreduce_array(comm, _host(grad), name)
+        from .. import backend as _backend
+
+        return _wrap(_backend.to_device(arr, grad.device))
+
+    allreduce_cb.__name__ = f"allreduce_{name}_cb"
+    return allreduce_cb
