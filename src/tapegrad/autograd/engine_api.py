@@ -112,9 +112,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         state.training = prev
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False, *, head_grads=None, train_mode=None,
-         only_inputs=True, is_grads_batched=False):
+         only_inputs=True, is_grads_batched=False, heads=None, variables=None):
     """Gradients of `outputs` with respect to `inputs`, returned (`.grad` is not touched).
 
     Accepts PyTorch's names and MXNet's (`heads`, `variables`, `head_grads` are the same as
@@ -129,6 +129,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("grad(is_grads_batched=True) is not supported; loop over the batch")
     if head_grads is not None:
         grad_outputs = head_grads
+    if heads is not None:  # MXNet's keyword names
+        outputs = heads
+    if variables is not None:
+        inputs = variables
+    if outputs is None:
+        raise TypeError("grad() missing the tensors to differentiate (outputs= or heads=)")
     roots = _as_list(outputs)
     wrt = _as_list(inputs)
     if not wrt:
