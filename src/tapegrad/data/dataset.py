@@ -1,0 +1,145 @@
+"""Datasets: the Dataset protocol, TensorDataset, Subset and random_split."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..random import generator as _thread_generator
+from ..tensor import Tensor, _wrap
+
+__all__ = ["Dataset", "TensorDataset", "Subset", "random_split"]
+
+
+class Dataset:
+    """A map-style data set: implement `__getitem__(i)` and `__len__()`.
+
+    >>> class Squares(tg.data.Dataset):
+    ...     def __len__(self): return 10
+    ...     def __getitem__(self, i): return float(i), float(i * i)
+    """
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must implement __len__")
+
+    def __add__(self, other):
+        raise TypeError("concatenating datasets with + is not supported; build one TensorDataset")
+
+
+class TensorDataset(Dataset):
+    """Samples are rows of the given tensors (or arrays): `ds[i] == (x[i], y[i])`.
+
+    All tensors must have the same first dimension. The DataLoader takes whole batches out
+    of them with one fancy index per tensor (no per-sample Python loop).
+
+    >>> ds = tg.data.TensorDataset(tg.randn(100, 3), tg.arange(100))
+    >>> x0, y0 = ds[0]
+    """
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        arrays = []
+        for i, t in enumerate(tensors):
+            arr = t._data if isinstance(t, Tensor) else np.asarray(t)
+            if arr.ndim == 0:
+                raise ValueError(f"TensorDataset: tensor {i} is 0-d; it needs a first dimension")
+            arrays.append(arr)
+        n = arrays[0].shape[0]
+        for i, a in enumerate(arrays):
+            if a.shape[0] != n:
+                raise ValueError(
+                    "TensorDataset: size mismatch between tensors: tensor 0 has "
+                    f"{n} rows but tensor {i} has {a.shape[0]} (shape {a.shape})"
+                )
+        self._arrays = arrays
+        self.tensors = tuple(t if isinstance(t, Tensor) else _wrap(a)
+                             for t, a in zip(tensors, arrays, strict=True))
+
+    def __getitem__(self, index):
+        return tuple(_wrap(np.asarray(a[index])) for a in self._arrays)
+
+    def __len__(self) -> int:
+        return self._arrays[0].shape[0]
+
+    def _get_batch(self, indices):
+        """A whole batch at once: one fancy index per tensor (a list, as default_collate)."""
+        return list(_wrap(a[indices]) for a in self._arrays)
+
+
+class Subset(Dataset):
+    """The samples of `dataset` at `indices`, in that order."""
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = np.asarray(indices, dtype=np.int64)
+        if hasattr(dataset, "_get_batch"):  # keep the loader's one-index-per-batch fast path
+            self._get_batch = lambda idx: dataset._get_batch(self.indices[idx])
+
+    def __getitem__(self, index):
+        if isinstance(index, (list, np.ndarray)):
+            return [self.dataset[int(i)] for i in self.indices[index]]
+        return self.dataset[int(self.indices[index])]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+
+def random_split(dataset, lengths, seed=None, generator=None) -> list:
+    """Split `dataset` into non-overlapping random subsets.
+
+    Args:
+        dataset: any sized dataset.
+        lengths: the subset sizes (summing to len(dataset)), or fractions summing to 1 (the
+            remainder after flooring goes one by one to the first subsets, as in PyTorch).
+        seed / generator: an int seed or a NumPy Generator for a reproducible split
+            (default: tapegrad's per-thread generator, see tg.manual_seed).
+
+    >>> train, test = tg.data.random_split(ds, [0.8, 0.2], seed=0)
+    """
+    n = len(dataset)
+    lengths = list(lengths)
+    if not lengths:
+        raise ValueError("random_split: lengths is empty")
+    if any(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1.0) \
+            and sum(lengths) <= 1.0 + 1e-9:
+        if any(x < 0 for x in lengths):
+            raise ValueError(f"random_split: fractions must be >= 0, got {lengths}")
+        sizes = [int(math.floor(n * f)) for f in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+    if any(not isinstance(x, (int, np.integer)) or x < 0 for x in lengths):
+        raise ValueError(
+            f"random_split: lengths must be non-negative ints or fractions summing to 1, "
+            f"got {lengths}"
+        )
+    if sum(lengths) != n:
+        raise ValueError(
+            f"random_split: the lengths {lengths} sum to {sum(lengths)} but the dataset has {n} "
+            "samples; make them add up (or pass fractions such as [0.8, 0.2])"
+        )
+    rng = _rng(seed, generator)
+    perm = rng.permutation(n)
+    out, start = [], 0
+    for k in lengths:
+        out.append(Subset(dataset, perm[start:start + k]))
+        start += k
+    return out
+
+
+def _rng(seed, generator) -> np.random.Generator:
+    if generator is not None:
+        if not isinstance(generator, np.random.Generator):
+            raise TypeError(
+                f"generator must be a numpy.random.Generator, got {type(generator).__name__}; "
+                "or pass seed=<int>"
+            )
+        return generator
+    if seed is not None:
+        return np.random.default_rng(seed)
+    return _thread_generator()
