@@ -88,19 +88,19 @@ class GradManager:
         self._finalizer = weakref.finalize(self, _release_bit, self._bit, self._specs)
 
     # ------------------------------------------------------------------ attach
-    def attach(self, tensors, callbacks=None) -> GradManager:
+    def attach(self, tensors, callbacks=None, *, callback=None) -> GradManager:
         """Track `tensors` (a tensor or an iterable) and run `callbacks` on their gradients.
 
         Args:
             tensors: floating tensors: parameters, inputs, or (while recording) intermediates.
             callbacks: a function or a list of them, `cb(tensor, grad) -> grad`, run in
                 order before the gradient is accumulated. Attaching a tensor again only
-                adds callbacks.
+                adds callbacks. (`callback=` is accepted as another name for it.)
         Returns:
             the manager, so `gm = GradManager().attach(params)` works.
         """
         ts = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-        cbs = _as_callbacks(callbacks)
+        cbs = _as_callbacks(callbacks) + _as_callbacks(callback)
         for i, t in enumerate(ts):  # validate all before attaching any
             if not isinstance(t, Tensor):
                 raise TypeError(
