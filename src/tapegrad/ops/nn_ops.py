@@ -1,4 +1,637 @@
-"""Neural-network ops: softmax/log_softmax, fused losses, normalisation, dropout, embedding."""
+"""Neural-network ops: softmax/log_softmax, the fused losses, linear, dropout, embedding.
+
+Normalisation ops (layer/batch/group norm) live in `nn_norm.py`, imported at the bottom.
+
+Fused ops whose rules must stay differentiable (softmax, the softmax cross-entropy, NLL,
+linear, embedding) compute their gradients with *helper ops* of their own (`softmax_backward`,
+`linear_grad_input`, ...). Each helper is registered twice under one name: as an op (the
+tensor namespace finds it when a backward is recorded, for second order) and as an array
+helper (a first-order backward calls it directly on arrays). So second derivatives of these
+ops need nothing but this module.
+"""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from .registry import defop, nondifferentiable
+from .xp import array_helper
+
 __all__: list[str] = []
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def fused(name, saves=(), differentiable=True):
+    """Register `fn(xp, *inputs, **params)` as op `name` and as `xp.<name>` on array namespaces."""
+
+    def register(fn):
+        def helper(xp, *args, **params):
+            return fn(xp, *args, **params)
+
+        helper.__name__ = name
+        array_helper(helper)
+        if differentiable:
+            return defop(saves=saves, name=name)(fn)
+        return nondifferentiable(name=name)(fn)
+
+    return register
+
+
+def _torch_arr(torch, a, like):
+    return None if a is None else torch.as_tensor(np.asarray(a), dtype=like.dtype)
+
+
+# ================================================================= softmax family
+@fused("softmax", saves="out")
+def _softmax(xp, x, *, axis=-1):
+    e = xp.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+@_softmax.vjp
+def _(xp, g, out, *, axis=-1):
+    return (xp.softmax_backward(g, out, axis=axis),)
+
+
+@fused("softmax_backward", saves=("g", "y"))
+def _softmax_backward(xp, g, y, *, axis=-1):
+    """The gradient of softmax with output y: y * (g - sum(g * y))."""
+    gy = g * y
+    return gy - y * gy.sum(axis=axis, keepdims=True)
+
+
+@_softmax_backward.vjp
+def _(xp, h, g, y, *, axis=-1, needs):
+    # r = y * (g - s), s = sum(g * y): linear in g, bilinear in (g, y)
+    gg = xp.softmax_backward(h, y, axis=axis) if needs[0] else None
+    gy = None
+    if needs[1]:
+        s = xp.sum(g * y, axis=axis, keepdims=True)
+        gy = h * (g - s) - xp.sum(h * y, axis=axis, keepdims=True) * g
+    return gg, gy
+
+
+def _softmax_samples(rng):
+    return [
+        ((rng.standard_normal((3, 5)),), {"axis": -1}),
+        ((rng.standard_normal((3, 5)),), {"axis": 0}),
+        ((rng.standard_normal((2, 3, 4)),), {"axis": 1}),
+        ((rng.standard_normal((4,)),), {"axis": 0}),
+    ]
+
+
+_softmax.sample(_softmax_samples)
+_softmax.reference(lambda torch, x, axis=-1: torch.softmax(x, axis))
+_softmax_backward.sample(lambda rng: [
+    ((rng.standard_normal((3, 5)), _softmax.forward(np, rng.standard_normal((3, 5)))), {"axis": -1}),
+    ((rng.standard_normal((2, 3, 4)), _softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1)),
+     {"axis": 1}),
+])
+
+
+@fused("log_softmax", saves="out")
+def _log_softmax(xp, x, *, axis=-1):
+    z = x - x.max(axis=axis, keepdims=True)
+    z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return z
+
+
+@_log_softmax.vjp
+def _(xp, g, out, *, axis=-1):
+    return (xp.log_softmax_backward(g, out, axis=axis),)
+
+
+@fused("log_softmax_backward", saves=("g", "y"))
+def _log_softmax_backward(xp, g, y, *, axis=-1):
+    """The gradient of log_softmax with output y: g - exp(y) * sum(g)."""
+    return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
+
+
+@_log_softmax_backward.vjp
+def _(xp, h, g, y, *, axis=-1, needs):
+    e = xp.exp(y)
+    gg = h - xp.sum(h * e, axis=axis, keepdims=True) if needs[0] else None
+    gy = -h * e * xp.sum(g, axis=axis, keepdims=True) if needs[1] else None
+    return gg, gy
+
+
+_log_softmax.sample(_softmax_samples)
+_log_softmax.reference(lambda torch, x, axis=-1: torch.log_softmax(x, axis))
+_log_softmax_backward.sample(lambda rng: [
+    ((rng.standard_normal((3, 5)), _log_softmax.forward(np, rng.standard_normal((3, 5)))),
+     {"axis": -1}),
+    ((rng.standard_normal((2, 3, 4)),
+      _log_softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1)), {"axis": 1}),
+])
+
+
+# ================================================================= class-index losses
+@fused("class_coefficients", differentiable=False)
+def _class_coefficients(xp, target, *, num_classes, dtype, weight=None, ignore_index=-100,
+                        label_smoothing=0.0, reduction="mean"):
+    """A (N, C, d...) array A such that the loss is -sum(A * logp) (per row for 'none').
+
+    It holds the class weights, the label-smoothing mass, the ignore mask and, for 'mean',
+    the division by the total weight of the counted targets (as PyTorch normalises)."""
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    classes = xp.arange(num_classes).reshape((1, num_classes) + (1,) * (target.ndim - 1))
+    if weight is None:
+        wt = valid.astype(dtype)
+    else:
+        wt = weight[safe] * valid
+    coef = (classes == xp.expand_dims(safe, 1)) * xp.expand_dims((1.0 - label_smoothing) * wt, 1)
+    if label_smoothing:
+        wc = 1.0 if weight is None else weight.reshape(classes.shape)
+        coef = coef + (label_smoothing / num_classes) * wc * xp.expand_dims(valid, 1)
+    if reduction == "mean":
+        with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
+            coef = coef / wt.sum()
+    return coef.astype(dtype, copy=False)
+
+
+def _reduce_rows(xp, prod, reduction):
+    return -prod.sum(axis=1) if reduction == "none" else -prod.sum()
+
+
+@defop(saves=("x", "target"), name="cross_entropy")
+def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0,
+                   reduction="mean"):
+    coef = _class_coefficients.forward(
+        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+        ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+    return _reduce_rows(xp, coef * _log_softmax.forward(xp, x, axis=1), reduction)
+
+
+@_cross_entropy.vjp
+def _(xp, g, x, target, **params):
+    return xp.cross_entropy_backward(g, x, target, **params), None
+
+
+@fused("cross_entropy_backward", saves=("g", "x", "target"))
+def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
+                            label_smoothing=0.0, reduction="mean"):
+    coef = _class_coefficients.forward(
+        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+        ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+    gx = _softmax.forward(xp, x, axis=1)
+    gx *= coef.sum(axis=1, keepdims=True)
+    gx -= coef
+    gx *= g if reduction != "none" else xp.expand_dims(g, 1)
+    return gx
+
+
+@_cross_entropy_backward.vjp
+def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
+    coef = xp.class_coefficients(target, num_classes=x.shape[1], dtype=x.dtype,
+                                 reduction=reduction, **params)
+    csum = xp.sum(coef, axis=1, keepdims=True)
+    p = xp.softmax(x, axis=1)
+    rows = reduction == "none"
+    gg = gx = None
+    if needs[0]:
+        t = h * (p * csum - coef)
+        gg = xp.sum(t, axis=1) if rows else xp.sum(t)
+    if needs[1]:
+        gx = (xp.expand_dims(g, 1) if rows else g) * csum * xp.softmax_backward(h, p, axis=1)
+    return gg, gx, None
+
+
+@fused("nll_loss", saves=("x", "target"))
+def _nll_loss(xp, x, target, *, weight=None, ignore_index=-100, reduction="mean"):
+    coef = _class_coefficients.forward(
+        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+        ignore_index=ignore_index, reduction=reduction)
+    return _reduce_rows(xp, coef * x, reduction)
+
+
+@_nll_loss.vjp
+def _(xp, g, x, target, **params):
+    # x is saved for its shape and dtype only (it is log_softmax's saved output anyway)
+    return xp.nll_loss_backward(g, target, num_classes=x.shape[1], dtype=x.dtype, **params), None
+
+
+@fused("nll_loss_backward", saves=("target",))
+def _nll_loss_backward(xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100,
+                       reduction="mean"):
+    coef = _class_coefficients.forward(
+        xp, target, num_classes=num_classes, dtype=dtype, weight=weight,
+        ignore_index=ignore_index, reduction=reduction)
+    return -coef * (g if reduction != "none" else xp.expand_dims(g, 1))
+
+
+@_nll_loss_backward.vjp
+def _(xp, h, target, *, num_classes, dtype, **params):
+    # the map g -> -A g is linear; its adjoint is nll_loss itself
+    return xp.nll_loss(h, target, **params), None
+
+
+def _class_samples(rng, n_classes=5):
+    x = lambda *s: rng.standard_normal(s)
+    t = lambda *s: rng.integers(0, n_classes, size=s)
+    with_ignored = t(6)
+    with_ignored[[1, 4]] = -100
+    w = rng.uniform(0.5, 2.0, size=n_classes)
+    return [
+        ((x(4, 5), t(4)), {}),
+        ((x(4, 5), t(4)), {"reduction": "sum"}),
+        ((x(4, 5), t(4)), {"reduction": "none"}),
+        ((x(6, 5), with_ignored), {"weight": w}),
+        ((x(6, 5), with_ignored), {"weight": w, "reduction": "none"}),
+        ((x(2, 5, 3), t(2, 3)), {}),  # spatial: (N, C, d)
+        ((x(4, 5), t(4)), {"ignore_index": 2, "reduction": "sum"}),
+    ]
+
+
+@_cross_entropy.sample
+def _(rng):
+    smooth = [
+        ((rng.standard_normal((4, 5)), rng.integers(0, 5, size=4)), {"label_smoothing": 0.2}),
+        ((rng.standard_normal((4, 5)), np.array([0, -100, 3, 1])),
+         {"label_smoothing": 0.1, "weight": rng.uniform(0.5, 2.0, size=5)}),
+        ((rng.standard_normal((2, 5, 3)), rng.integers(0, 5, size=(2, 3))),
+         {"label_smoothing": 0.3, "reduction": "none"}),
+    ]
+    return _class_samples(rng) + smooth
+
+
+@_cross_entropy.reference
+def _(torch, x, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    return torch.nn.functional.cross_entropy(
+        x, target, weight=_torch_arr(torch, weight, x), ignore_index=ignore_index,
+        label_smoothing=label_smoothing, reduction=reduction)
+
+
+@_cross_entropy_backward.sample
+def _(rng):
+    out = []
+    for (x, target), params in _cross_entropy.samples(rng):
+        g_shape = target.shape if params.get("reduction") == "none" else ()
+        out.append(((rng.standard_normal(g_shape), x, target), params))
+    return out
+
+
+@_nll_loss.sample
+def _(rng):
+    return [((_log_softmax.forward(np, x, axis=1), t), p) for (x, t), p in _class_samples(rng)]
+
+
+@_nll_loss.reference
+def _(torch, x, target, weight=None, ignore_index=-100, reduction="mean"):
+    # gather-based, so PyTorch's first derivative is (like ours) a constant of x
+    valid = target != ignore_index
+    safe = torch.where(valid, target, 0)
+    picked = -x.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = valid.to(x.dtype) if weight is None else _torch_arr(torch, weight, x)[safe] * valid
+    loss = picked * w
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / w.sum()
+
+
+@_nll_loss_backward.sample
+def _(rng):
+    out = []
+    for (x, target), params in _class_samples(rng):
+        g_shape = target.shape if params.get("reduction") == "none" else ()
+        out.append(((rng.standard_normal(g_shape), target),
+                    {"num_classes": x.shape[1], "dtype": x.dtype, **params}))
+    return out
+
+
+# ================================================================= binary losses
+def _reduce(xp, loss, reduction):
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _numel(x):
+    return math.prod(x.shape)  # x.size is a method on tensors, an int on arrays
+
+
+def _scale(g, n, reduction):
+    """The incoming gradient spread over the elements of a reduced loss."""
+    return g / n if reduction == "mean" else g
+
+
+@defop(saves=("x", "y"), name="binary_cross_entropy_with_logits")
+def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
+    if pos_weight is None:
+        loss = (1 - y) * x + sp
+    else:
+        loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+@_bce_logits.vjp
+def _(xp, g, x, y, *, weight=None, pos_weight=None, reduction="mean", needs):
+    g = _scale(g, _numel(x), reduction)
+    if weight is not None:
+        g = g * weight
+    e = xp.exp(-xp.abs(x))
+    sig_neg = xp.where(x >= 0, e, 1.0) / (1 + e)  # sigmoid(-x) without overflow
+    gx = gy = None
+    if needs[0]:
+        lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
+        gx = g * ((1 - y) - lw * sig_neg)
+    if needs[1]:
+        gy = -g * x
+        if pos_weight is not None:
+            gy = gy + g * (pos_weight - 1) * (xp.log1p(e) + xp.maximum(-x, 0))
+    return gx, gy
+
+
+@_bce_logits.sample
+def _(rng):
+    x = rng.standard_normal((3, 4)) * 3
+    y = rng.uniform(0, 1, size=(3, 4))
+    return [
+        ((x, y), {}),
+        ((x, y), {"reduction": "sum"}),
+        ((x, y), {"reduction": "none", "weight": rng.uniform(0.5, 2, size=(4,))}),
+        ((x, y), {"pos_weight": rng.uniform(0.5, 3, size=(4,))}),
+        ((rng.standard_normal((5,)), rng.uniform(0, 1, size=(5,))), {"pos_weight": np.array(2.0)}),
+    ]
+
+
+@_bce_logits.reference
+def _(torch, x, y, weight=None, pos_weight=None, reduction="mean"):
+    return torch.nn.functional.binary_cross_entropy_with_logits(
+        x, y, weight=_torch_arr(torch, weight, x), pos_weight=_torch_arr(torch, pos_weight, x),
+        reduction=reduction)
+
+
+_LOG_FLOOR = -100.0  # PyTorch clamps log(p) and log(1 - p) here, so p = 0 or 1 stays finite
+_BCE_EPS = 1e-12
+
+
+@defop(saves=("x", "y"), name="binary_cross_entropy")
+def _bce(xp, x, y, *, weight=None, reduction="mean"):
+    with np.errstate(divide="ignore"):
+        log_p = xp.maximum(xp.log(x), _LOG_FLOOR)
+        log_q = xp.maximum(xp.log(1 - x), _LOG_FLOOR)
+    loss = -(y * log_p + (1 - y) * log_q)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+@_bce.vjp
+def _(xp, g, x, y, *, weight=None, reduction="mean", needs):
+    g = _scale(g, _numel(x), reduction)
+    if weight is not None:
+        g = g * weight
+    gx = g * (x - y) / xp.maximum(x * (1 - x), _BCE_EPS) if needs[0] else None
+    gy = None
+    if needs[1]:
+        gy = g * (xp.maximum(xp.log(1 - x), _LOG_FLOOR) - xp.maximum(xp.log(x), _LOG_FLOOR))
+    return gx, gy
+
+
+@_bce.sample
+def _(rng):
+    p = rng.uniform(0.1, 0.9, size=(3, 4))
+    y = rng.uniform(0, 1, size=(3, 4))
+    return [
+        ((p, y), {}),
+        ((p, y), {"reduction": "sum"}),
+        ((p, y), {"reduction": "none", "weight": rng.uniform(0.5, 2, size=(3, 4))}),
+    ]
+
+
+@_bce.reference
+def _(torch, x, y, weight=None, reduction="mean"):
+    return torch.nn.functional.binary_cross_entropy(
+        x, y, weight=_torch_arr(torch, weight, x), reduction=reduction)
+
+
+@defop(saves=("x", "t"), name="kl_div")
+def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
+    if log_target:
+        loss = xp.exp(t) * (t - x)
+    else:  # xlogy(t, t) - t * x: zero where t == 0
+        pos = t > 0
+        loss = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), 0) - t * x
+    if reduction == "batchmean":
+        return loss.sum() / (x.shape[0] if x.ndim else 1)
+    return _reduce(xp, loss, reduction)
+
+
+@_kl_div.vjp
+def _(xp, g, x, t, *, reduction="mean", log_target=False, needs):
+    if reduction == "batchmean":
+        g = g / (x.shape[0] if x.ndim else 1)
+    else:
+        g = _scale(g, _numel(x), reduction)
+    gx = gt = None
+    if log_target:
+        e = xp.exp(t)
+        gx = -g * e if needs[0] else None
+        gt = g * e * (t - x + 1) if needs[1] else None
+    else:
+        gx = -g * t if needs[0] else None
+        if needs[1]:
+            pos = t > 0
+            gt = g * xp.where(pos, xp.log(xp.where(pos, t, 1)) + 1 - x, 0)
+    return gx, gt
+
+
+@_kl_div.sample
+def _(rng):
+    x = np.log(rng.uniform(0.1, 1, size=(3, 4)))
+    t = rng.uniform(0.1, 1, size=(3, 4))
+    return [
+        ((x, t), {}),
+        ((x, t), {"reduction": "batchmean"}),
+        ((x, t), {"reduction": "sum"}),
+        ((x, t), {"reduction": "none"}),
+        ((x, np.log(t)), {"log_target": True, "reduction": "batchmean"}),
+    ]
+
+
+@_kl_div.reference
+def _(torch, x, t, reduction="mean", log_target=False):
+    import warnings
+
+    with warnings.catch_warnings():  # PyTorch warns that 'mean' is not the KL mean
+        warnings.simplefilter("ignore")
+        return torch.nn.functional.kl_div(x, t, reduction=reduction, log_target=log_target)
+
+
+# ================================================================= linear
+@fused("linear", saves=("x", "w"))
+def _linear(xp, x, w, b=None):
+    out = x @ w.T
+    if b is not None:
+        out += b
+    return out
+
+
+@_linear.vjp
+def _(xp, g, x, w, *, needs):
+    # one GEMM per wanted gradient; the bias gradient is a column sum
+    gx = xp.linear_grad_input(g, w) if needs[0] else None
+    gw = xp.linear_grad_weight(g, x) if needs[1] else None
+    gb = xp.linear_grad_bias(g) if needs[2] else None
+    return gx, gw, gb
+
+
+@fused("linear_grad_input", saves=("g", "w"))
+def _linear_grad_input(xp, g, w):
+    return g @ w
+
+
+@_linear_grad_input.vjp
+def _(xp, h, g, w, *, needs):
+    return (xp.linear(h, w, None) if needs[0] else None,
+            xp.linear_grad_weight(g, h) if needs[1] else None)
+
+
+@fused("linear_grad_weight", saves=("g", "x"))
+def _linear_grad_weight(xp, g, x):
+    if g.ndim != 2:  # fold every leading dimension into the batch
+        g = g.reshape(-1, g.shape[-1])
+        x = x.reshape(-1, x.shape[-1])
+    return g.T @ x
+
+
+@_linear_grad_weight.vjp
+def _(xp, h, g, x, *, needs):
+    return (xp.linear(x, h, None) if needs[0] else None,
+            xp.linear_grad_input(g, h) if needs[1] else None)
+
+
+@fused("linear_grad_bias", saves=("g",))
+def _linear_grad_bias(xp, g):
+    return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim != 1 else g.copy()
+
+
+@_linear_grad_bias.vjp
+def _(xp, h, g):
+    return (xp.broadcast_to(h, g.shape),)
+
+
+@_linear.sample
+def _(rng):
+    r = rng.standard_normal
+    return [
+        ((r((4, 3)), r((5, 3)), r((5,))), {}),
+        ((r((2, 4, 3)), r((5, 3)), r((5,))), {}),  # extra leading dimension
+        ((r((3,)), r((5, 3)), r((5,))), {}),  # a single vector
+        ((r((4, 3)), r((2, 3)), None), {}),  # no bias
+    ]
+
+
+_linear.reference(lambda torch, x, w, b=None: torch.nn.functional.linear(x, w, b))
+_linear_grad_input.sample(lambda rng: [
+    ((rng.standard_normal((4, 5)), rng.standard_normal((5, 3))), {}),
+    ((rng.standard_normal((2, 4, 5)), rng.standard_normal((5, 3))), {}),
+])
+_linear_grad_weight.sample(lambda rng: [
+    ((rng.standard_normal((4, 5)), rng.standard_normal((4, 3))), {}),
+    ((rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 3))), {}),
+])
+_linear_grad_bias.sample(lambda rng: [
+    ((rng.standard_normal((4, 5)),), {}),
+    ((rng.standard_normal((2, 4, 5)),), {}),
+    ((rng.standard_normal((5,)),), {}),
+])
+
+
+# ================================================================= dropout, embedding, one_hot
+@defop(name="dropout")
+def _dropout(xp, x, *, mask):
+    """x * mask, where mask (kept / (1 - p)) was drawn by the caller and is kept for backward."""
+    return x * mask
+
+
+@_dropout.vjp
+def _(xp, g, *, mask):
+    return (g * mask,)
+
+
+@_dropout.sample
+def _(rng):
+    mask = (rng.random((3, 4)) > 0.3) / 0.7
+    return [((rng.standard_normal((3, 4)),), {"mask": mask})]
+
+
+_dropout.reference(lambda torch, x, mask: x * torch.as_tensor(mask, dtype=x.dtype))
+
+
+@fused("embedding", saves=("indices", "weight"))
+def _embedding(xp, indices, weight, *, padding_idx=None):
+    return weight[indices]
+
+
+@_embedding.vjp
+def _(xp, g, indices, weight, *, padding_idx=None):
+    # weight is saved for its row count only (the module holds it anyway)
+    return None, xp.embedding_backward(g, indices, num_weights=weight.shape[0],
+                                       padding_idx=padding_idx)
+
+
+@fused("embedding_backward", saves=("indices",))
+def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
+    """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
+    flat = indices.reshape(-1)
+    gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
+    rows = g.reshape((flat.size,) + gw.shape[1:])
+    if xp is np or getattr(xp, "module", None) is np:
+        np.add.at(gw, flat, rows)
+    else:  # CuPy
+        import cupyx
+
+        cupyx.scatter_add(gw, flat, rows)
+    if padding_idx is not None:
+        gw[padding_idx] = 0
+    return gw
+
+
+@_embedding_backward.vjp
+def _(xp, h, indices, *, num_weights, padding_idx=None):
+    # the adjoint of a scatter-add is a gather (with the padding row's gradient held at zero)
+    if padding_idx is not None:
+        keep = np.ones((num_weights,) + (1,) * (h.ndim - 1), dtype=h.dtype)
+        keep[padding_idx] = 0
+        h = h * keep
+    return xp.embedding(indices, h), None
+
+
+@_embedding.sample
+def _(rng):
+    w = rng.standard_normal((6, 3))
+    return [
+        ((np.array([0, 2, 2, 5]), w), {}),  # a repeated index
+        ((np.array([[1, 3], [4, 1]]), w), {"padding_idx": 0}),  # padding row unused
+    ]
+
+
+_embedding.reference(lambda torch, idx, w, padding_idx=None:
+                     torch.nn.functional.embedding(idx, w, padding_idx=padding_idx))
+
+
+@_embedding_backward.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((4, 3)), np.array([0, 2, 2, 5])), {"num_weights": 6}),
+        ((rng.standard_normal((2, 2, 3)), np.array([[1, 0], [4, 1]])),
+         {"num_weights": 6, "padding_idx": 1}),
+    ]
+
+
+@nondifferentiable(name="one_hot")
+def _one_hot(xp, indices, *, num_classes):
+    out = xp.zeros(indices.shape + (num_classes,), dtype=np.int64)
+    xp.put_along_axis(out, xp.expand_dims(indices, -1), 1, axis=-1)
+    return out
+
+
+from . import nn_norm  # noqa: E402,F401  (layer/batch/group norm)
