@@ -6,8 +6,6 @@ backward runs them on the tensor namespace and second derivatives come for free.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .registry import defop
 
 

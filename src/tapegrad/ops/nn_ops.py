@@ -86,7 +86,8 @@ def _softmax_samples(rng):
 _softmax.sample(_softmax_samples)
 _softmax.reference(lambda torch, x, axis=-1: torch.softmax(x, axis))
 _softmax_backward.sample(lambda rng: [
-    ((rng.standard_normal((3, 5)), _softmax.forward(np, rng.standard_normal((3, 5)))), {"axis": -1}),
+    ((rng.standard_normal((3, 5)), _softmax.forward(np, rng.standard_normal((3, 5)))),
+     {"axis": -1}),
     ((rng.standard_normal((2, 3, 4)), _softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1)),
      {"axis": 1}),
 ])
@@ -139,10 +140,7 @@ def _class_coefficients(xp, target, *, num_classes, dtype, weight=None, ignore_i
     valid = target != ignore_index
     safe = xp.where(valid, target, 0)
     classes = xp.arange(num_classes).reshape((1, num_classes) + (1,) * (target.ndim - 1))
-    if weight is None:
-        wt = valid.astype(dtype)
-    else:
-        wt = weight[safe] * valid
+    wt = valid.astype(dtype) if weight is None else weight[safe] * valid
     coef = (classes == xp.expand_dims(safe, 1)) * xp.expand_dims((1.0 - label_smoothing) * wt, 1)
     if label_smoothing:
         wc = 1.0 if weight is None else weight.reshape(classes.shape)
@@ -321,10 +319,8 @@ def _scale(g, n, reduction):
 @defop(saves=("x", "y"), name="binary_cross_entropy_with_logits")
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
     sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
-    if pos_weight is None:
-        loss = (1 - y) * x + sp
-    else:
-        loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * sp
+    lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
+    loss = (1 - y) * x + lw * sp
     if weight is not None:
         loss = loss * weight
     return _reduce(xp, loss, reduction)
