@@ -1,4 +1,271 @@
-"""Comparisons and logical ops: never differentiable."""
+"""Comparisons, logical and bitwise ops, `//` and `%`.
+
+Comparisons give bool tensors and never join a graph; `==` returns a tensor (Tensor stays
+hashable by identity). `remainder` (`%`) is the one differentiable op here: d/dx = 1 and
+d/dy = -floor(x / y), as in PyTorch; `floor_divide` (`//`) is not differentiable.
+
+    >>> (tg.tensor([1.0, 2.0, 3.0]) > 1.5).tolist()
+    [False, True, True]
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+
+from ..tensor import Tensor
+from .registry import defop, nondifferentiable
+
+
+def _binary_nd(name, fn, doc):
+    fn.__name__ = name
+    op = nondifferentiable(name=name)(fn)
+    op.__doc__ = doc
+    return op
+
+
+# Internal ops carry NumPy's names (rules call xp.equal, xp.logical_and, ...); the public
+# functions below carry PyTorch's.
+_equal = _binary_nd("equal", lambda xp, x, y: x == y, "x == y")
+_not_equal = _binary_nd("not_equal", lambda xp, x, y: x != y, "x != y")
+_less = _binary_nd("less", lambda xp, x, y: x < y, "x < y")
+_less_equal = _binary_nd("less_equal", lambda xp, x, y: x <= y, "x <= y")
+_greater = _binary_nd("greater", lambda xp, x, y: x > y, "x > y")
+_greater_equal = _binary_nd("greater_equal", lambda xp, x, y: x >= y, "x >= y")
+_logical_and = _binary_nd("logical_and", lambda xp, x, y: xp.logical_and(x, y), "x and y")
+_logical_or = _binary_nd("logical_or", lambda xp, x, y: xp.logical_or(x, y), "x or y")
+_logical_xor = _binary_nd("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), "x xor y")
+_bitwise_and = _binary_nd("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), "x & y")
+_bitwise_or = _binary_nd("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), "x | y")
+_bitwise_xor = _binary_nd("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), "x ^ y")
+_floor_divide = _binary_nd("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), "floor(x / y)")
+
+
+@nondifferentiable(name="logical_not")
+def _logical_not(xp, x):
+    return xp.logical_not(x)
+
+
+@nondifferentiable(name="invert")
+def _invert(xp, x):
+    return xp.invert(x)
+
+
+@nondifferentiable(name="isnan")
+def _isnan(xp, x):
+    return xp.isnan(x)
+
+
+@nondifferentiable(name="isinf")
+def _isinf(xp, x):
+    return xp.isinf(x)
+
+
+@nondifferentiable(name="isfinite")
+def _isfinite(xp, x):
+    return xp.isfinite(x)
+
+
+@nondifferentiable(name="isclose")
+def _isclose(xp, x, y, *, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+@defop(saves=("x", "y"), name="remainder")
+def _remainder(xp, x, y):
+    return xp.remainder(x, y)  # the sign of the divisor, as Python and PyTorch
+
+
+@_remainder.vjp
+def _(xp, g, x, y, needs):
+    return (g if needs[0] else None), (-g * xp.floor_divide(x, y) if needs[1] else None)
+
+
+@_remainder.sample
+def _(rng):
+    def divisor(shape):
+        return np.asarray(rng.uniform(1.3, 2.2, shape) * rng.choice([-1.0, 1.0], shape))
+
+    return [
+        ((rng.uniform(-4, 4, (3, 4)), divisor((3, 4))), {}),
+        ((rng.uniform(-4, 4, (2, 3)), divisor((3,))), {}),
+        ((rng.uniform(-4, 4, ()), divisor(())), {}),
+        ((rng.uniform(-4, 4, (4,)), 1.7), {}),
+    ]
+
+
+_remainder.reference(lambda torch, x, y: torch.remainder(x, y))
+
+
+# ------------------------------------------------------------ public functions
+def eq(input, other):
+    """Elementwise input == other (a bool tensor)."""
+    return _equal(input, other)
+
+
+def ne(input, other):
+    """Elementwise input != other."""
+    return _not_equal(input, other)
+
+
+def lt(input, other):
+    """Elementwise input < other."""
+    return _less(input, other)
+
+
+def le(input, other):
+    """Elementwise input <= other."""
+    return _less_equal(input, other)
+
+
+def gt(input, other):
+    """Elementwise input > other."""
+    return _greater(input, other)
+
+
+def ge(input, other):
+    """Elementwise input >= other."""
+    return _greater_equal(input, other)
+
+
+def logical_and(input, other):
+    """Elementwise logical and of the truth values (any dtype) -> bool."""
+    return _logical_and(input, other)
+
+
+def logical_or(input, other):
+    """Elementwise logical or -> bool."""
+    return _logical_or(input, other)
+
+
+def logical_xor(input, other):
+    """Elementwise logical xor -> bool."""
+    return _logical_xor(input, other)
+
+
+def logical_not(input):
+    """Elementwise logical not -> bool."""
+    return _logical_not(input)
+
+
+def isnan(input):
+    """Where input is NaN."""
+    return _isnan(input)
+
+
+def isinf(input):
+    """Where input is +inf or -inf."""
+    return _isinf(input)
+
+
+def isfinite(input):
+    """Where input is neither inf nor NaN."""
+    return _isfinite(input)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
+    return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True when every element of `input` is close to `other` (see isclose).
+
+    >>> tg.allclose(tg.tensor([1.0]), tg.tensor([1.0 + 1e-9]))
+    True
+    """
+    return bool(_isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)._data.all())
+
+
+def equal(input, other) -> bool:
+    """True when both tensors have the same shape and the same elements (PyTorch's
+    torch.equal; for the elementwise comparison use eq)."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(_equal(input, other)._data.all())
+
+
+def floor_divide(input, other):
+    """floor(input / other), elementwise (`//`); not differentiable."""
+    return _floor_divide(input, other)
+
+
+def remainder(input, other):
+    """input - floor(input / other) * other (`%`), with the sign of `other`. Differentiable."""
+    return _remainder(input, other)
+
+
+def fmod(input, other):
+    """input - trunc(input / other) * other, with the sign of `input` (C's fmod)."""
+    from .elementwise import trunc
+
+    return input - trunc(input / other) * other
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+__all__ = [
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
+    "isfinite", "isclose", "allclose", "equal", "floor_divide", "remainder", "fmod",
+]
+
+
+# ------------------------------------------------------------ operators and methods
+def _comparison(op, reflected):
+    def method(self, other):
+        if other is None:  # t == None is False, t != None True (as in PyTorch)
+            return op is _not_equal
+        if isinstance(other, (str, bytes)):
+            return NotImplemented
+        return op(self, other)
+
+    method.__name__ = reflected
+    return method
+
+
+def _check_bitwise(what, *ts):
+    for t in ts:
+        dt = t.dtype if isinstance(t, Tensor) else np.result_type(t)
+        if dt.kind not in "biu" and not isinstance(t, bool):
+            raise TypeError(
+                f"{what} is only defined for bool and integer tensors, got {dt}; for a "
+                "float mask compare first (x > 0) or use logical_and/logical_or"
+            )
+
+
+def _bitwise(op, symbol, reverse=False):
+    def method(self, other):
+        _check_bitwise(f"'{symbol}'", self, other)
+        return op(other, self) if reverse else op(self, other)
+
+    return method
+
+
+def _invert_method(self):
+    _check_bitwise("'~'", self)
+    return _invert(self)
+
+
+Tensor.__eq__ = _comparison(_equal, "__eq__")
+Tensor.__ne__ = _comparison(_not_equal, "__ne__")
+Tensor.__lt__ = _comparison(_less, "__lt__")
+Tensor.__le__ = _comparison(_less_equal, "__le__")
+Tensor.__gt__ = _comparison(_greater, "__gt__")
+Tensor.__ge__ = _comparison(_greater_equal, "__ge__")
+Tensor.__hash__ = object.__hash__  # defining __eq__ must not make tensors unhashable
+Tensor.__and__ = _bitwise(_bitwise_and, "&")
+Tensor.__rand__ = _bitwise(_bitwise_and, "&", reverse=True)
+Tensor.__or__ = _bitwise(_bitwise_or, "|")
+Tensor.__ror__ = _bitwise(_bitwise_or, "|", reverse=True)
+Tensor.__xor__ = _bitwise(_bitwise_xor, "^")
+Tensor.__rxor__ = _bitwise(_bitwise_xor, "^", reverse=True)
+Tensor.__invert__ = _invert_method
+Tensor.__floordiv__ = lambda self, other: _floor_divide(self, other)
+Tensor.__rfloordiv__ = lambda self, other: _floor_divide(other, self)
+Tensor.__mod__ = lambda self, other: _remainder(self, other)
+Tensor.__rmod__ = lambda self, other: _remainder(other, self)
+for _f in (eq, ne, lt, le, gt, ge, greater, greater_equal, less, less_equal, not_equal,
+           logical_and, logical_or, logical_xor, logical_not, isnan, isinf, isfinite, isclose,
+           allclose, equal, floor_divide, remainder, fmod):
+    setattr(Tensor, _f.__name__, _f)
+for _name in ("greater", "greater_equal", "less", "less_equal", "not_equal"):
+    setattr(Tensor, _name, globals()[_name])
+del _f, _name

@@ -1,4 +1,639 @@
-"""Elementwise ops (unary math, activations, clamp, maximum/minimum, where)."""
+"""Elementwise ops: unary math, activations, clamp, maximum/minimum, where, dtype casts.
+
+Each op is one table entry (forward + rule); the public functions below them follow PyTorch
+(`clamp(min=, max=)`, `gelu(approximate=)`, `softplus(beta=, threshold=)`). Unary math on an
+integer tensor gives the default float dtype, as in PyTorch. `sign floor ceil round trunc`
+have a zero gradient (PyTorch's convention); `maximum`/`minimum` split the gradient half
+and half where the inputs tie.
+
+    >>> x = tg.tensor([-1.0, 0.5], requires_grad=True)
+    >>> tg.clamp(x, min=0).sum().backward(); x.grad
+    tensor([0., 1.])
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+from .methods import inplace_method
+from .registry import apply_inplace, defop
+from .xp import array_helper
+
+_SQRT1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_LN2 = math.log(2.0)
+
+
+def _fl(x):
+    """Integer and bool arrays become the default float dtype (PyTorch's rule for math ops)."""
+    return x if x.dtype.kind not in "iub" else x.astype(dtypes.get_default_dtype())
+
+
+# ------------------------------------------------------------ erf without SciPy
+# |x| < 0.75: the Maclaurin series of erf(x)/x in t = x*x (exact coefficients, 15 terms).
+# 0.75 <= |x| <= 6: erf = 1 - exp(-x*x) * erfcx(x), erfcx fitted (Chebyshev interpolation at
+# 16 nodes, converted to powers) in s = (z - c) / ((z + c) * u), which maps [0.75, 6] onto
+# [-1, 1]. Relative error below 1e-14 over the whole line in float64.
+_ERF_SERIES = tuple(
+    2 / math.sqrt(math.pi) * (-1) ** k / (math.factorial(k) * (2 * k + 1))
+    for k in range(14, -1, -1)
+)
+_ERFCX_C, _ERFCX_U = 2.1213203435596424, 0.47759225007251715
+_ERFCX = (
+    -7.717318452922494e-12, 5.410161790434208e-11, 3.8265037329074054e-10,
+    -3.096775001069863e-10, -9.042898528904496e-09, -1.5591819489920803e-08,
+    1.7708915832248429e-07, 7.12139206463888e-07, -3.917119917494129e-06,
+    -2.3516703562651765e-05, 0.00014441064640346237, 0.0006382010492706208,
+    -0.010068627414034085, 0.05621383169819681, -0.19715257577994758, 0.24302789671112493,
+)
+
+
+def _horner(coefs, t):
+    acc = t * coefs[0] + coefs[1]
+    for c in coefs[2:]:
+        acc *= t
+        acc += c
+    return acc
+
+
+def _erf_values(xp, x):
+    """erf on an array; `xp` is NumPy/CuPy or a rule's array namespace."""
+    a = xp.abs(x)
+    t = xp.minimum(x * x, 0.5625)
+    small = x * _horner(_ERF_SERIES, t)
+    z = xp.clip(a, 0.75, 6.0)
+    s = (z - _ERFCX_C) / ((z + _ERFCX_C) * _ERFCX_U)
+    large = 1.0 - xp.exp(-z * z) * _horner(_ERFCX, s)
+    return xp.where(a < 0.75, small, xp.sign(x) * large)
+
+
+def _erf_helper(xp, x):
+    return _erf_values(xp, x)
+
+
+def _sigmoid_values(xp, x):
+    e = xp.exp(-xp.abs(x))  # never overflows
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _sigmoid_helper(xp, x):
+    return _sigmoid_values(xp, x)
+
+
+# array namespaces get xp.erf / xp.sigmoid; on tensors they are the ops of the same name
+_erf_helper.__name__ = "erf"
+_sigmoid_helper.__name__ = "sigmoid"
+array_helper(_erf_helper)
+array_helper(_sigmoid_helper)
+
+
+# ------------------------------------------------------------ samples shared by unary ops
+def _normal(rng, scale=1.0):
+    return [((rng.standard_normal((3, 4)) * scale,), {}),
+            ((np.asarray(rng.standard_normal(()) * scale),), {}),  # 0-d
+            ((rng.standard_normal((2, 1, 3)) * scale,), {})]
+
+
+def _positive(rng):
+    return [((rng.uniform(0.3, 2.5, (3, 4)),), {}), ((rng.uniform(0.3, 2.5, ()),), {})]
+
+
+def _away_from_zero(rng):
+    x = rng.uniform(0.4, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
+    return [((x,), {}), ((rng.uniform(0.4, 2.0, ()),), {})]
+
+
+def _unary(name, forward, rule, saves=(), samples=_normal, ref=None, doc=""):
+    """Register a one-input op `name` and return its public function."""
+    forward.__name__ = name
+    op = defop(saves=saves, name=name)(forward)
+    op.vjp(rule)
+    op.sample(samples)
+    op.reference(ref or (lambda torch, x: getattr(torch, name)(x)))
+
+    def public(input):
+        return op(input)
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc or f"Elementwise {name} of `input` (differentiable)."
+    public.op = op
+    return public
+
+
+def _zero_grad(xp, g):
+    return (xp.zeros_like(g),)
+
+
+def _uniform(lo, hi):
+    return lambda rng: [((rng.uniform(lo, hi, (3, 4)),), {}), ((rng.uniform(lo, hi, ()),), {})]
+
+
+def _wide(rng):
+    return _normal(rng, 3.0)
+
+
+exp = _unary("exp", lambda xp, x: xp.exp(_fl(x)), lambda xp, g, out: (g * out,), "out")
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(_fl(x)),
+               lambda xp, g, out: (g * (out + 1.0),), "out")
+log = _unary("log", lambda xp, x: xp.log(_fl(x)), lambda xp, g, x: (g / x,), "x", _positive)
+log1p = _unary("log1p", lambda xp, x: xp.log1p(_fl(x)), lambda xp, g, x: (g / (x + 1.0),), "x",
+               _uniform(-0.6, 2.0))
+log2 = _unary("log2", lambda xp, x: xp.log2(_fl(x)), lambda xp, g, x: (g / (x * _LN2),), "x",
+              _positive)
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(_fl(x)), lambda xp, g, out: (g / (out * 2.0),), "out",
+              _positive)
+rsqrt = _unary("rsqrt", lambda xp, x: 1.0 / xp.sqrt(_fl(x)),
+               lambda xp, g, out: (g * (out * out * out) * -0.5,), "out", _positive)
+square = _unary("square", lambda xp, x: x * x, lambda xp, g, x: (g * x * 2.0,), "x")
+reciprocal = _unary("reciprocal", lambda xp, x: 1.0 / _fl(x), lambda xp, g, out: (-g * out * out,),
+                    "out", _away_from_zero)
+sin = _unary("sin", lambda xp, x: xp.sin(_fl(x)), lambda xp, g, x: (g * xp.cos(x),), "x")
+cos = _unary("cos", lambda xp, x: xp.cos(_fl(x)), lambda xp, g, x: (-g * xp.sin(x),), "x")
+tan = _unary("tan", lambda xp, x: xp.tan(_fl(x)), lambda xp, g, out: (g * (out * out + 1.0),),
+             "out", _uniform(-1.2, 1.2))
+tanh = _unary("tanh", lambda xp, x: xp.tanh(_fl(x)), lambda xp, g, out: (g * (1.0 - out * out),),
+              "out")
+sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid_values(xp, _fl(x)),
+                 lambda xp, g, out: (g * out * (1.0 - out),), "out")
+erf = _unary("erf", lambda xp, x: _erf_values(xp, _fl(x)),
+             lambda xp, g, x: (g * xp.exp(-x * x) * (2.0 / math.sqrt(math.pi)),), "x")
+abs = _unary("abs", lambda xp, x: xp.abs(x), lambda xp, g, x: (g * xp.sign(x),), "x")  # noqa: A001
+relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
+              lambda xp, g, out: (xp.where(out > 0, g, 0.0),), "out")
+sign = _unary("sign", lambda xp, x: xp.sign(x), _zero_grad)
+floor = _unary("floor", lambda xp, x: xp.floor(x), _zero_grad, samples=_wide)
+ceil = _unary("ceil", lambda xp, x: xp.ceil(x), _zero_grad, samples=_wide)
+trunc = _unary("trunc", lambda xp, x: xp.trunc(x), _zero_grad, samples=_wide)
+_round0 = _unary("round", lambda xp, x: xp.round(x), _zero_grad, samples=_wide)
+sigmoid.__doc__ = "1 / (1 + exp(-input)), computed without overflow."
+erf.__doc__ = "The error function (no SciPy needed; relative error < 1e-14 in float64)."
+relu.__doc__ = "max(input, 0); the gradient at 0 is 0, as in PyTorch."
+
+
+def round(input, decimals=0):  # noqa: A001
+    """Round half to even (as PyTorch and NumPy); `decimals` shifts the rounding position.
+    The gradient is zero."""
+    if decimals == 0:
+        return _round0(input)
+    scale = 10.0 ** decimals
+    return _round0(input * scale) / scale
+
+
+# ------------------------------------------------------------ activations with parameters
+@defop(saves="x", name="leaky_relu")
+def _leaky_relu(xp, x, *, negative_slope=0.01):
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+@_leaky_relu.vjp
+def _(xp, g, x, negative_slope=0.01):
+    return (xp.where(x > 0, g, g * negative_slope),)
+
+
+_leaky_relu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
+                                ((rng.standard_normal(()),), {"negative_slope": 0.2})])
+_leaky_relu.reference(lambda torch, x, negative_slope=0.01:
+                      torch.nn.functional.leaky_relu(x, negative_slope))
+
+
+@defop(saves="x", name="elu")
+def _elu(xp, x, *, alpha=1.0):
+    x = _fl(x)
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0.0)) * alpha)
+
+
+@_elu.vjp
+def _(xp, g, x, alpha=1.0):
+    return (xp.where(x > 0, g, g * xp.exp(xp.minimum(x, 0.0)) * alpha),)
+
+
+_elu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
+                         ((rng.standard_normal(()),), {"alpha": 0.5})])
+_elu.reference(lambda torch, x, alpha=1.0: torch.nn.functional.elu(x, alpha))
+
+
+@defop(saves="x", name="gelu")
+def _gelu(xp, x, *, approximate="none"):
+    x = _fl(x)
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+        return x * (xp.tanh(inner) + 1.0) * 0.5
+    return x * (_erf_values(xp, x * _SQRT1_2) + 1.0) * 0.5
+
+
+@_gelu.vjp
+def _(xp, g, x, approximate="none"):
+    if approximate == "tanh":
+        x2 = x * x
+        t = xp.tanh((x + x2 * x * 0.044715) * _SQRT_2_OVER_PI)
+        dinner = (x2 * (3 * 0.044715) + 1.0) * _SQRT_2_OVER_PI
+        return (g * ((t + 1.0) * 0.5 + x * (1.0 - t * t) * dinner * 0.5),)
+    cdf = (xp.erf(x * _SQRT1_2) + 1.0) * 0.5
+    pdf = xp.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf),)
+
+
+_gelu.sample(lambda rng: [((rng.standard_normal((3, 4)) * 2,), {}),
+                          ((rng.standard_normal(()),), {}),
+                          ((rng.standard_normal((3, 4)) * 2,), {"approximate": "tanh"})])
+_gelu.reference(lambda torch, x, approximate="none":
+                torch.nn.functional.gelu(x, approximate=approximate))
+
+
+@defop(saves="x", name="silu")
+def _silu(xp, x):
+    x = _fl(x)
+    return x * _sigmoid_values(xp, x)
+
+
+@_silu.vjp
+def _(xp, g, x):
+    s = xp.sigmoid(x)
+    return (g * s * (x * (1.0 - s) + 1.0),)
+
+
+_silu.sample(_normal)
+_silu.reference(lambda torch, x: torch.nn.functional.silu(x))
+
+
+@defop(saves="x", name="softplus")
+def _softplus(xp, x, *, beta=1.0, threshold=20.0):
+    x = _fl(x)
+    bx = x * beta
+    soft = (xp.log1p(xp.exp(-xp.abs(bx))) + xp.maximum(bx, 0.0)) / beta
+    return xp.where(bx > threshold, x, soft)
+
+
+@_softplus.vjp
+def _(xp, g, x, beta=1.0, threshold=20.0):
+    bx = x * beta
+    return (xp.where(bx > threshold, g, g * xp.sigmoid(bx)),)
+
+
+_softplus.sample(lambda rng: [((rng.standard_normal((3, 4)) * 2,), {}),
+                              ((rng.standard_normal(()),), {"beta": 2.0}),
+                              ((rng.uniform(-2, 3, (4,)),), {"beta": 1.5, "threshold": 1.0})])
+_softplus.reference(lambda torch, x, beta=1.0, threshold=20.0:
+                    torch.nn.functional.softplus(x, beta=beta, threshold=threshold))
+
+
+def leaky_relu(input, negative_slope=0.01):
+    """x where x > 0, else negative_slope * x."""
+    return _leaky_relu(input, negative_slope=negative_slope)
+
+
+def elu(input, alpha=1.0):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    return _elu(input, alpha=alpha)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) with the exact erf form (approximate='none', PyTorch's default) or the tanh
+    approximation (approximate='tanh')."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _gelu(input, approximate=approximate)
+
+
+def silu(input):
+    """x * sigmoid(x) (also called swish)."""
+    return _silu(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta; reverts to x where beta * x > threshold."""
+    return _softplus(input, beta=beta, threshold=threshold)
+
+
+# ------------------------------------------------------------ clamp, maximum, minimum, where
+@defop(saves=("x", "a_min", "a_max"), name="clip")
+def _clip(xp, x, a_min, a_max):
+    if a_min is None:
+        return xp.minimum(x, a_max)
+    if a_max is None:
+        return xp.maximum(x, a_min)
+    return xp.minimum(xp.maximum(x, a_min), a_max)  # min > max gives max, as in PyTorch
+
+
+@_clip.vjp
+def _(xp, g, x, a_min, a_max, needs):
+    # PyTorch's clamp rule: x gets the gradient where min <= x <= max (bounds inclusive)
+    if a_min is None:
+        inside = x <= a_max
+    elif a_max is None:
+        inside = x >= a_min
+    else:
+        inside = (x >= a_min) & (x <= a_max)
+    gx = xp.where(inside, g, 0.0) if needs[0] else None
+    gmin = xp.where(x < a_min, g, 0.0) if needs[1] else None
+    gmax = xp.where(x > a_max, g, 0.0) if needs[2] else None
+    return gx, gmin, gmax
+
+
+@_clip.sample
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    return [
+        ((x, -0.5, 0.5), {}),
+        ((x, None, 0.3), {}),
+        ((rng.standard_normal(()), -0.3, None), {}),
+        ((x, -rng.uniform(0.1, 1.0, (4,)), rng.uniform(0.1, 1.0, (3, 1))), {}),  # tensor bounds
+    ]
+
+
+_clip.reference(lambda torch, x, lo, hi: torch.clamp(x, lo, hi))
+
+
+def _binary_samples(rng):
+    return [
+        ((rng.standard_normal((3, 4)), rng.standard_normal((3, 4))), {}),
+        ((rng.standard_normal((2, 3, 4)), rng.standard_normal((4,))), {}),
+        ((rng.standard_normal((3, 1)), rng.standard_normal((1, 4))), {}),
+        ((rng.standard_normal(()), rng.standard_normal(())), {}),
+        ((rng.standard_normal((5,)), 0.25), {}),
+        ((-0.25, rng.standard_normal((5,))), {}),
+    ]
+
+
+@defop(saves=("x", "y"), name="maximum")
+def _maximum(xp, x, y):
+    return xp.maximum(x, y)
+
+
+@_maximum.vjp
+def _(xp, g, x, y, needs):
+    tie = x == y
+    half = g * 0.5  # ties split the gradient, as in PyTorch
+    gx = xp.where(tie, half, xp.where(x > y, g, 0.0)) if needs[0] else None
+    gy = xp.where(tie, half, xp.where(x < y, g, 0.0)) if needs[1] else None
+    return gx, gy
+
+
+@defop(saves=("x", "y"), name="minimum")
+def _minimum(xp, x, y):
+    return xp.minimum(x, y)
+
+
+@_minimum.vjp
+def _(xp, g, x, y, needs):
+    tie = x == y
+    half = g * 0.5
+    gx = xp.where(tie, half, xp.where(x < y, g, 0.0)) if needs[0] else None
+    gy = xp.where(tie, half, xp.where(x > y, g, 0.0)) if needs[1] else None
+    return gx, gy
+
+
+def _as_ref_tensor(torch, v, like):
+    return v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=like.dtype)
+
+
+_maximum.sample(_binary_samples)
+_minimum.sample(_binary_samples)
+_maximum.reference(lambda torch, x, y: torch.maximum(
+    _as_ref_tensor(torch, x, y if isinstance(y, torch.Tensor) else x),
+    _as_ref_tensor(torch, y, x if isinstance(x, torch.Tensor) else y)))
+_minimum.reference(lambda torch, x, y: torch.minimum(
+    _as_ref_tensor(torch, x, y if isinstance(y, torch.Tensor) else x),
+    _as_ref_tensor(torch, y, x if isinstance(x, torch.Tensor) else y)))
+
+
+@defop(saves="condition", name="where")
+def _where(xp, condition, x, y):
+    return xp.where(condition, x, y)
+
+
+@_where.vjp
+def _(xp, g, condition, needs):
+    return (None, xp.where(condition, g, 0.0) if needs[1] else None,
+            xp.where(condition, 0.0, g) if needs[2] else None)
+
+
+@_where.sample
+def _(rng):
+    c = rng.standard_normal((3, 4)) > 0
+    return [
+        ((c, rng.standard_normal((3, 4)), rng.standard_normal((3, 4))), {}),
+        ((c, rng.standard_normal((4,)), rng.standard_normal((3, 1))), {}),  # broadcasting
+        ((c, rng.standard_normal((3, 4)), 0.5), {}),
+        ((np.array(True), rng.standard_normal(()), rng.standard_normal(())), {}),  # 0-d
+    ]
+
+
+_where.reference(lambda torch, c, x, y: torch.where(c, x, y))
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    """Limit `input` to [min, max]; either bound may be None, a number or a tensor.
+
+    >>> tg.clamp(tg.tensor([-2.0, 0.5, 3.0]), min=-1, max=1)
+    tensor([-1. ,  0.5,  1. ])
+    """
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    return _clip(input, min, max)
+
+
+def clip(input, min=None, max=None):  # noqa: A002
+    """Alias of clamp."""
+    return clamp(input, min, max)
+
+
+def clamp_min(input, min):  # noqa: A002
+    return _clip(input, min, None)
+
+
+def clamp_max(input, max):  # noqa: A002
+    return _clip(input, None, max)
+
+
+def maximum(input, other):
+    """Elementwise maximum with broadcasting; tied elements share the gradient half and half."""
+    return _maximum(input, other)
+
+
+def minimum(input, other):
+    """Elementwise minimum with broadcasting; tied elements share the gradient half and half."""
+    return _minimum(input, other)
+
+
+def where(condition, input, other):
+    """`input` where `condition` is true, else `other` (numbers allowed for either).
+
+    >>> tg.where(tg.tensor([True, False]), tg.tensor([1.0, 2.0]), 0.0)
+    tensor([1., 0.])
+    """
+    if not isinstance(condition, Tensor):
+        from ..creation import as_tensor
+
+        condition = as_tensor(condition)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        from ..creation import tensor
+
+        input = tensor(input)  # two numbers: the default dtype, not NumPy's float64
+    return _where(condition, input, other)
+
+
+# ------------------------------------------------------------ copies and dtype casts
+@defop(name="astype", backward_name="ToCopyBackward")
+def _astype(xp, x, *, dtype):
+    return x.astype(dtype)
+
+
+@_astype.vjp
+def _(xp, g, dtype):
+    return (g,)  # the engine casts it back to the input's dtype
+
+
+_astype.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"dtype": dtypes.float64})])
+_astype.reference(lambda torch, x, dtype: x.to(getattr(torch, str(dtype))))
+
+
+@defop(name="clone")
+def _clone(xp, x):
+    return x.copy()
+
+
+@_clone.vjp
+def _(xp, g):
+    return (g,)
+
+
+_clone.sample(_normal)
+_clone.reference(lambda torch, x: x.clone())
+
+
+def clone(input):
+    """A copy that owns its storage; gradients flow back to `input`."""
+    return _clone(input)
+
+
+def astype(input, dtype, copy=True):
+    """`input` converted to `dtype` (differentiable between floating dtypes). With copy=False
+    a tensor that already has `dtype` is returned as is."""
+    dt = dtypes.as_dtype(dtype)
+    if not copy and dt == input.dtype:
+        return input
+    return _astype(input, dtype=dt)
+
+
+def _caster(dt, name):
+    def method(self):
+        return self if self._data.dtype == dt else _astype(self, dtype=dt)
+
+    method.__name__ = name
+    method.__doc__ = f"This tensor as {dt} (itself when it already is)."
+    return method
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _type(self, dtype=None):
+    """With no argument, the type name ('tapegrad.FloatTensor'); else a cast to `dtype`."""
+    if dtype is None:
+        return "tapegrad." + _TYPE_NAMES.get(str(self.dtype), str(self.dtype))
+    return astype(self, dtype, copy=False)
+
+
+# ------------------------------------------------------------ in-place writes
+@defop(name="fill")
+def _fill(xp, x, value):
+    return xp.full_like(x, value)
+
+
+@_fill.vjp
+def _(xp, g):
+    return None, g  # the engine sums g down to the value's shape
+
+
+_fill.sample(lambda rng: [((rng.standard_normal((3, 4)), rng.standard_normal(())), {})])
+_fill.reference(lambda torch, x, v: torch.zeros_like(x) + v)
+
+
+@defop(name="copy_from", backward_name="CopyBackwards")
+def _copy_from(xp, x, src):
+    out = xp.empty_like(x)
+    out[...] = src
+    return out
+
+
+@_copy_from.vjp
+def _(xp, g):
+    return None, g
+
+
+_copy_from.sample(lambda rng: [((rng.standard_normal((3, 4)), rng.standard_normal((4,))), {})])
+
+
+def _fill_(self, value):
+    """Fill this tensor with `value` (a number or a one-element tensor), in place."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(
+            f"fill_ only supports a 0-dimension value tensor, but got one with shape {value.shape}"
+        )
+    return apply_inplace(_fill, self, value)
+
+
+def _zero_(self):
+    """Fill this tensor with zeros, in place."""
+    return apply_inplace(_fill, self, 0)
+
+
+def _copy_(self, src, non_blocking=False):
+    """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor.
+    Recorded when `src` requires grad: the gradient flows to `src`."""
+    shape = src.shape if isinstance(src, Tensor) else getattr(src, "shape", ())
+    tail = self.shape[self.ndim - len(shape):] if len(shape) <= self.ndim else None
+    if tail is None or any(s not in (1, d) for s, d in zip(shape, tail, strict=True)):
+        raise RuntimeError(
+            f"copy_: the source of shape {tuple(shape)} can't be broadcast to the destination's "
+            f"shape {self.shape}"
+        )
+    return apply_inplace(_copy_from, self, src)
+
+
+def _clamp_(self, min=None, max=None):  # noqa: A002
+    """clamp in place."""
+    if min is None and max is None:
+        raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
+    return apply_inplace(_clip, self, min, max)
+
+
+def _where_method(self, condition, other):
+    """`self` where `condition`, else `other` (PyTorch's Tensor.where)."""
+    return where(condition, self, other)
+
+
+__all__ = [
+    "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
+    "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
+    "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
+    "minimum", "where", "clone", "absolute", "fix",
+]
+absolute, fix = abs, trunc
+
+for _f in (exp, expm1, log, log1p, log2, sqrt, rsqrt, square, reciprocal, sin, cos, tan, tanh,
+           sigmoid, erf, abs, relu, sign, floor, ceil, trunc, round, leaky_relu, elu, gelu, silu,
+           softplus, clamp, clip, clamp_min, clamp_max, maximum, minimum, clone, astype, absolute):
+    setattr(Tensor, _f.__name__ if _f is not absolute else "absolute", _f)
+Tensor.__abs__ = abs
+Tensor.where = _where_method
+Tensor.type = _type
+for _dt, _name in ((dtypes.float32, "float"), (dtypes.float64, "double"), (dtypes.float16, "half"),
+                   (dtypes.int32, "int"), (dtypes.int64, "long"), (dtypes.bool_, "bool"),
+                   (dtypes.int16, "short"), (dtypes.uint8, "byte")):
+    setattr(Tensor, _name, _caster(_dt, _name))
+for _name in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil",
+              "round", "trunc", "reciprocal", "square", "expm1", "log1p", "rsqrt", "erf", "sign"):
+    setattr(Tensor, _name + "_", inplace_method(_name))
+Tensor.clamp_ = Tensor.clip_ = _clamp_
+Tensor.fill_ = _fill_
+Tensor.zero_ = _zero_
+Tensor.copy_ = _copy_
+del _f, _dt, _name

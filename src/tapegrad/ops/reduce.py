@@ -1,4 +1,579 @@
-"""Reductions: sum mean prod amax amin max min argmax argmin var std logsumexp norm cumsum all any."""
+"""Reductions: sum mean prod amax amin max min argmax argmin var std logsumexp norm cumsum
+all any.
+
+Internal ops have NumPy's names and signatures (`sum(x, axis=None, keepdims=False)`, also
+callable NumPy-style with `axis` positional), because rules call `xp.sum(g, axis=..)` on
+arrays and on tensors alike. Public functions follow PyTorch: `dim=`/`axis=`,
+`keepdim=`/`keepdims=`, `var`/`std` with Bessel's correction by default, `max(x, dim)`
+returning `(values, indices)`. Ties in amax/amin/max/min share the gradient equally.
+
+    >>> x = tg.tensor([[1.0, 3.0], [3.0, 2.0]], requires_grad=True)
+    >>> x.max().backward(); x.grad
+    tensor([[0. , 0.5],
+            [0.5, 0. ]])
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import builtins
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+from .registry import Op, defop, nondifferentiable
+
+_inf = math.inf
+
+
+class _ReductionOp(Op):
+    """A reduction callable the NumPy way (`xp.sum(g, 0)`) whose rule learns the input's
+    shape as the `in_shape` parameter, so the input itself need not be saved."""
+
+    def __call__(self, x, axis=None, **params):
+        if axis is not None:
+            params["axis"] = tuple(axis) if isinstance(axis, list) else axis
+        params["in_shape"] = x.shape
+        return Op.__call__(self, x, **params)
+
+
+def _reduction(**kw):
+    def register(forward):
+        op = defop(**kw)(forward)
+        op.__class__ = _ReductionOp
+        return op
+
+    return register
+
+
+def _axes(axis, ndim):
+    """Reduced axes as a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, tuple):
+        return tuple(sorted(a % ndim for a in axis))
+    return (axis % ndim,)
+
+
+def _kept_shape(in_shape, axis):
+    axes = _axes(axis, len(in_shape))
+    return tuple(1 if i in axes else n for i, n in enumerate(in_shape))
+
+
+def _count(in_shape, axis):
+    return math.prod(in_shape[a] for a in _axes(axis, len(in_shape)))
+
+
+def _kept(xp, t, in_shape, axis, keepdims):
+    """`t`, a reduction's output (or its gradient), with the reduced axes kept as size 1."""
+    if keepdims or axis is None:  # a 0-d result broadcasts against anything as it is
+        return t
+    return xp.reshape(t, _kept_shape(in_shape, axis))
+
+
+def _reduce_samples(rng, positive=False):
+    def a(*shape):
+        x = rng.standard_normal(shape)
+        return np.asarray(np.abs(x) + 0.5) if positive else x
+
+    return [
+        ((a(3, 4),), {}),
+        ((a(3, 4),), {"axis": 1}),
+        ((a(2, 3, 4),), {"axis": -1, "keepdims": True}),
+        ((a(2, 3, 4),), {"axis": (0, 2)}),
+        ((a(),), {}),
+        ((a(3, 4),), {"axis": 0, "keepdims": True}),
+    ]
+
+
+def _torch_dim(axis):
+    return list(axis) if isinstance(axis, tuple) else axis
+
+
+# ------------------------------------------------------------ sum, mean, prod
+@_reduction(name="sum")
+def _sum(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.sum(x, axis=axis, keepdims=keepdims)
+
+
+@_sum.vjp
+def _(xp, g, axis=None, keepdims=False, in_shape=()):
+    return (xp.broadcast_to(_kept(xp, g, in_shape, axis, keepdims), in_shape),)
+
+
+@_reduction(name="mean")
+def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.mean(x, axis=axis, keepdims=keepdims)
+
+
+@_mean.vjp
+def _(xp, g, axis=None, keepdims=False, in_shape=()):
+    g = _kept(xp, g, in_shape, axis, keepdims) / builtins.max(_count(in_shape, axis), 1)
+    return (xp.broadcast_to(g, in_shape),)
+
+
+@_reduction(saves=("x", "out"), name="prod")
+def _prod(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.prod(x, axis=axis, keepdims=keepdims)
+
+
+@_prod.vjp
+def _(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
+    # d out / d x_i = product of the others, exact with zeros: where x_i is the only zero it
+    # is the product of the non-zeros, where there are two zeros or more it is 0. (With two
+    # zeros or more the second derivative this gives is 0, not PyTorch's exact one.)
+    out = _kept(xp, out, in_shape, axis, keepdims)
+    g = _kept(xp, g, in_shape, axis, keepdims)
+    zero = x == 0
+    nonzero = xp.where(zero, 1.0, x)
+    n_zeros = xp.sum(zero, axis=axis, keepdims=True)
+    at_zero = xp.where(n_zeros == 1, xp.prod(nonzero, axis=axis, keepdims=True), 0.0)
+    return (g * xp.where(zero, at_zero, out / nonzero),)
+
+
+for _op in (_sum, _mean):
+    _op.sample(_reduce_samples)
+_prod.sample(lambda rng: _reduce_samples(rng)
+             + [((np.array([[1.5, 0.0, 2.0], [0.0, -0.7, 3.0]]),), {"axis": 1})])
+_sum.reference(lambda torch, x, axis=None, keepdims=False: torch.sum(
+    x, dim=_torch_dim(axis), keepdim=keepdims) if axis is not None else torch.sum(x))
+_mean.reference(lambda torch, x, axis=None, keepdims=False: torch.mean(
+    x, dim=_torch_dim(axis), keepdim=keepdims) if axis is not None else torch.mean(x))
+
+
+def _torch_prod(torch, x, axis=None, keepdims=False):
+    if axis is None:
+        return torch.prod(x)
+    for a in sorted(_axes(axis, x.ndim), reverse=True):
+        x = torch.prod(x, dim=a, keepdim=keepdims)
+    return x
+
+
+_prod.reference(_torch_prod)
+
+
+# ------------------------------------------------------------ amax, amin (and NumPy's max, min)
+def _extreme_rule(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
+    hit = (x == _kept(xp, out, in_shape, axis, keepdims)).astype(g.dtype)
+    share = _kept(xp, g, in_shape, axis, keepdims) / xp.sum(hit, axis=axis, keepdims=True)
+    return (hit * share,)  # ties share the gradient equally
+
+
+def _extreme(name, np_name):
+    def forward(xp, x, *, axis=None, keepdims=False, in_shape=None):
+        return getattr(xp, np_name)(x, axis=axis, keepdims=keepdims)
+
+    forward.__name__ = name
+    op = _reduction(saves=("x", "out"), name=name)(forward)
+    op.vjp(_extreme_rule)
+    op.sample(_reduce_samples)
+    torch_name = "amax" if np_name == "max" else "amin"
+    op.reference(lambda torch, x, axis=None, keepdims=False: getattr(torch, torch_name)(
+        x, dim=_torch_dim(axis) if axis is not None else (), keepdim=keepdims))
+    return op
+
+
+_amax, _amin = _extreme("amax", "max"), _extreme("amin", "min")
+_max_op, _min_op = _extreme("max", "max"), _extreme("min", "min")  # NumPy's names, for rules
+
+
+@nondifferentiable(name="argmax")
+def _argmax(xp, x, *, axis=None, keepdims=False):
+    return xp.argmax(x, axis=axis, keepdims=keepdims)
+
+
+@nondifferentiable(name="argmin")
+def _argmin(xp, x, *, axis=None, keepdims=False):
+    return xp.argmin(x, axis=axis, keepdims=keepdims)
+
+
+@nondifferentiable(name="all")
+def _all(xp, x, *, axis=None, keepdims=False):
+    return xp.all(x, axis=axis, keepdims=keepdims)
+
+
+@nondifferentiable(name="any")
+def _any(xp, x, *, axis=None, keepdims=False):
+    return xp.any(x, axis=axis, keepdims=keepdims)
+
+
+# ------------------------------------------------------------ var, std, logsumexp, norm
+def _var_values(xp, x, axis, ddof, keepdims):
+    d = x - xp.mean(x, axis=axis, keepdims=True)
+    n = _count(x.shape, axis)
+    with np.errstate(divide="ignore", invalid="ignore"):  # n <= ddof: inf/nan, as PyTorch
+        return xp.sum(d * d, axis=axis, keepdims=keepdims) / builtins.max(n - ddof, 0)
+
+
+def _dof_scale(in_shape, axis, ddof):
+    n = _count(in_shape, axis) - ddof
+    return 1.0 / n if n > 0 else _inf
+
+
+@_reduction(saves="x", name="var")
+def _var(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
+    return _var_values(xp, x, axis, ddof, keepdims)
+
+
+@_var.vjp
+def _(xp, g, x, axis=None, ddof=0, keepdims=False, in_shape=()):
+    d = x - xp.mean(x, axis=axis, keepdims=True)
+    return (_kept(xp, g, in_shape, axis, keepdims) * d * (2.0 * _dof_scale(in_shape, axis, ddof)),)
+
+
+@_reduction(saves=("x", "out"), name="std")
+def _std(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
+    return xp.sqrt(_var_values(xp, x, axis, ddof, keepdims))
+
+
+@_std.vjp
+def _(xp, g, x, out, axis=None, ddof=0, keepdims=False, in_shape=()):
+    out = _kept(xp, out, in_shape, axis, keepdims)
+    safe = xp.where(out == 0, _inf, out)  # a zero std has a zero (sub)gradient, as in PyTorch
+    d = x - xp.mean(x, axis=axis, keepdims=True)
+    g = _kept(xp, g, in_shape, axis, keepdims)
+    return (g / safe * d * _dof_scale(in_shape, axis, ddof),)
+
+
+def _var_samples(rng):
+    return [(args, dict(params, ddof=d)) for (args, params), d in
+            zip(_reduce_samples(rng)[:4] + _reduce_samples(rng)[5:], (1, 0, 1, 1, 0), strict=True)]
+
+
+_var.sample(_var_samples)
+_std.sample(_var_samples)
+
+
+def _torch_var(fn):
+    def ref(torch, x, axis=None, ddof=0, keepdims=False):
+        return getattr(torch, fn)(x, dim=_torch_dim(axis), correction=ddof, keepdim=keepdims)
+
+    return ref
+
+
+_var.reference(_torch_var("var"))
+_std.reference(_torch_var("std"))
+
+
+@_reduction(saves=("x", "out"), name="logsumexp")
+def _logsumexp(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    m = xp.where(xp.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):  # log(0) = -inf for an all -inf slice
+        out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+    if keepdims:
+        return out
+    axes = _axes(axis, x.ndim)
+    return out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+@_logsumexp.vjp
+def _(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
+    out = _kept(xp, out, in_shape, axis, keepdims)
+    return (_kept(xp, g, in_shape, axis, keepdims) * xp.exp(x - out),)
+
+
+_logsumexp.sample(_reduce_samples)
+_logsumexp.reference(lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
+    x, dim=_torch_dim(axis) if axis is not None else list(range(x.ndim)), keepdim=keepdims))
+
+
+@_reduction(saves=("x", "out"), name="vector_norm")
+def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False, in_shape=None):  # noqa: A002
+    a = xp.abs(x)
+    if ord == 2:
+        return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
+    if ord == 1:
+        return xp.sum(a, axis=axis, keepdims=keepdims)
+    if ord == _inf:
+        return xp.max(a, axis=axis, keepdims=keepdims)
+    if ord == -_inf:
+        return xp.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return xp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+    return xp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+@_vector_norm.vjp
+def _(xp, g, x, out, ord=2, axis=None, keepdims=False, in_shape=()):  # noqa: A002
+    out = _kept(xp, out, in_shape, axis, keepdims)
+    g = _kept(xp, g, in_shape, axis, keepdims)
+    if ord == 0:
+        return (xp.zeros_like(x),)
+    if ord == 1:
+        return (g * xp.sign(x),)
+    if ord in (_inf, -_inf):
+        hit = (xp.abs(x) == out).astype(g.dtype)
+        return (g * xp.sign(x) * hit / xp.sum(hit, axis=axis, keepdims=True),)
+    safe = xp.where(out == 0, _inf, out)  # the zero vector has a zero subgradient (PyTorch)
+    if ord == 2:
+        return (g * x / safe,)
+    return (g * xp.sign(x) * xp.abs(x) ** (ord - 1) / safe ** (ord - 1),)
+
+
+@_vector_norm.sample
+def _(rng):
+    s = _reduce_samples(rng)
+    return s + [((s[1][0][0],), {"ord": o, "axis": 1}) for o in (1, _inf, -_inf, 3, 0.5)]
+
+
+_vector_norm.reference(lambda torch, x, ord=2, axis=None, keepdims=False:  # noqa: A002
+                       torch.linalg.vector_norm(x, ord, dim=_torch_dim(axis), keepdim=keepdims))
+
+
+@defop(name="cumsum")
+def _cumsum(xp, x, *, axis):
+    return xp.cumsum(x, axis=axis)
+
+
+@_cumsum.vjp
+def _(xp, g, axis):
+    # reversed cumulative sum: total - (inclusive prefix sum) + own term
+    return (xp.sum(g, axis=axis, keepdims=True) - xp.cumsum(g, axis=axis) + g,)
+
+
+_cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
+                            ((rng.standard_normal((2, 3, 4)),), {"axis": -3}),
+                            ((rng.standard_normal((5,)),), {"axis": 0})])
+_cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
+
+
+# ------------------------------------------------------------ public functions
+def _dim_error(name, dim, ndim):
+    lo, hi = -builtins.max(ndim, 1), builtins.max(ndim, 1) - 1
+    return IndexError(
+        f"{name}(): Dimension out of range (expected to be in range of [{lo}, {hi}], but got "
+        f"{dim}); the tensor has {ndim} dimension{'s' if ndim != 1 else ''}"
+    )
+
+
+def _one_dim(name, d, ndim):
+    if isinstance(d, Tensor):
+        d = d.item()
+    if isinstance(d, (bool, float)) or not isinstance(d, (int, np.integer)):
+        raise TypeError(f"{name}(): dim must be an int or a tuple of ints, got {d!r}")
+    n = builtins.max(ndim, 1)
+    if not -n <= d < n:
+        raise _dim_error(name, d, ndim)
+    return int(d) % n
+
+
+def _dims(name, x, dim, axis):
+    """PyTorch's dim (or NumPy's axis) as the internal ops want it: None (every dimension),
+    an int or a tuple of non-negative ints. A 0-d tensor accepts dim 0 and -1."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{name}(): got both dim={dim!r} and axis={axis!r}; pass only one")
+        dim = axis
+    if dim is None:
+        return None
+    ndim = x.ndim
+    if isinstance(dim, (tuple, list)):
+        if not dim:
+            return None  # an empty tuple reduces every dimension, as in PyTorch
+        dims = tuple(_one_dim(name, d, ndim) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"{name}(): dim {dim!r} names a dimension more than once")
+        return dims if ndim else None
+    d = _one_dim(name, dim, ndim)
+    return d if ndim else None
+
+
+def _keep(keepdim, keepdims):
+    return bool(keepdims) if keepdims is not None else bool(keepdim)
+
+
+def _cast(x, dtype):
+    if dtype is None:
+        return x
+    from .elementwise import astype
+
+    return astype(x, dtype, copy=False)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):  # noqa: A001
+    """Sum over `dim` (int or tuple; None or () for all), optionally as `dtype` first.
+
+    >>> tg.tensor([[1, 2], [3, 4]]).sum(dim=0)
+    tensor([4, 6])
+    """
+    d = _dims("sum", input, dim, axis)
+    return _sum(_cast(input, dtype), d, keepdims=_keep(keepdim, keepdims))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    """Arithmetic mean over `dim`. Integer tensors need `dtype=` (as in PyTorch)."""
+    d = _dims("mean", input, dim, axis)
+    x = _cast(input, dtype)
+    if not dtypes.is_floating(x.dtype):
+        raise RuntimeError(
+            f"mean(): could not infer the output dtype: the input is {x.dtype}; pass a floating "
+            "dtype, e.g. mean(x, dtype=tg.float32), or convert first (x.float())"
+        )
+    return _mean(x, d, keepdims=_keep(keepdim, keepdims))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    """Product over `dim`; the gradient is exact where elements are zero."""
+    d = _dims("prod", input, dim, axis)
+    return _prod(_cast(input, dtype), d, keepdims=_keep(keepdim, keepdims))
+
+
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+    """Maximum over `dim` (all when omitted); tied maxima share the gradient equally."""
+    d = _dims("amax", input, dim, axis)
+    return _amax(input, d, keepdims=_keep(keepdim, keepdims))
+
+
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+    """Minimum over `dim` (all when omitted); tied minima share the gradient equally."""
+    d = _dims("amin", input, dim, axis)
+    return _amin(input, d, keepdims=_keep(keepdim, keepdims))
+
+
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Index of the (first) maximum, over the flattened tensor when `dim` is None."""
+    d = _dims("argmax", input, dim, axis)
+    if isinstance(d, tuple):
+        raise TypeError("argmax(): dim must be a single int, not a tuple")
+    return _argmax(input, axis=d, keepdims=_keep(keepdim, keepdims) and d is not None)
+
+
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Index of the (first) minimum, over the flattened tensor when `dim` is None."""
+    d = _dims("argmin", input, dim, axis)
+    if isinstance(d, tuple):
+        raise TypeError("argmin(): dim must be a single int, not a tuple")
+    return _argmin(input, axis=d, keepdims=_keep(keepdim, keepdims) and d is not None)
+
+
+MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
+
+
+def _extreme_public(name, values_op, index_op, pair_fn, result):
+    def fn(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if isinstance(dim, Tensor):
+            return pair_fn(input, dim)  # max(x, y): elementwise
+        if dim is None and axis is None:
+            return values_op(input)
+        d = _dims(name, input, dim, axis)
+        if isinstance(d, tuple):
+            raise TypeError(f"{name}(): dim must be a single int; for several use a{name}()")
+        keep = _keep(keepdim, keepdims)
+        indices = index_op(input, axis=d, keepdims=keep and d is not None)
+        return result(values_op(input, d, keepdims=keep), indices)
+
+    fn.__name__ = name
+    return fn
+
+
+def _maximum(a, b):
+    from .elementwise import maximum
+
+    return maximum(a, b)
+
+
+def _minimum(a, b):
+    from .elementwise import minimum
+
+    return minimum(a, b)
+
+
+max = _extreme_public("max", _amax, _argmax, _maximum, MaxResult)  # noqa: A001
+min = _extreme_public("min", _amin, _argmin, _minimum, MinResult)  # noqa: A001
+max.__doc__ = """max(x) -> the largest value; max(x, dim, keepdim=False) -> (values, indices);
+max(x, other) -> elementwise maximum. Tied maxima share the gradient equally."""
+min.__doc__ = """min(x) -> the smallest value; min(x, dim, keepdim=False) -> (values, indices);
+min(x, other) -> elementwise minimum. Tied minima share the gradient equally."""
+
+
+def _correction(name, unbiased, correction):
+    if correction is not None and unbiased is not None:
+        raise TypeError(f"{name}(): pass either correction= or unbiased=, not both")
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None):
+    """Variance over `dim`, dividing by N - correction (correction=1 by default, Bessel's; the
+    older unbiased=False means correction=0)."""
+    if isinstance(dim, bool):  # var(x, False): the legacy unbiased flag
+        dim, unbiased = None, dim
+    d = _dims("var", input, dim, axis)
+    ddof = _correction("var", unbiased, correction)
+    return _var(input, d, ddof=ddof, keepdims=_keep(keepdim, keepdims))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None):
+    """Standard deviation over `dim` (see var for `correction`)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    d = _dims("std", input, dim, axis)
+    ddof = _correction("std", unbiased, correction)
+    return _std(input, d, ddof=ddof, keepdims=_keep(keepdim, keepdims))
+
+
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """log(sum(exp(input))) over `dim`, computed without overflow."""
+    d = _dims("logsumexp", input, dim, axis)
+    return _logsumexp(input, d, keepdims=_keep(keepdim, keepdims))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
+    """Vector p-norm over `dim` (all elements when None): p = 'fro' or 2 (default), 1, inf,
+    -inf, 0 (count of non-zeros) or any other number.
+
+    >>> tg.norm(tg.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
+    if p == "fro" or p is None:
+        p = 2
+    elif isinstance(p, str):
+        raise ValueError(f"norm(): p={p!r} is not supported; use 'fro', a number, inf or -inf")
+    d = _dims("norm", input, dim, axis)
+    return _vector_norm(_cast(input, dtype), d, ord=float(p), keepdims=_keep(keepdim, keepdims))
+
+
+def cumsum(input, dim=None, *, dtype=None, axis=None):
+    """Cumulative sum along `dim` (required).
+
+    >>> tg.cumsum(tg.tensor([1, 2, 3]), dim=0)
+    tensor([1, 3, 6])
+    """
+    if dim is None and axis is None:
+        raise TypeError("cumsum(): missing the dimension; pass dim=")
+    d = _dims("cumsum", input, dim, axis)
+    if isinstance(d, tuple):
+        raise TypeError("cumsum(): dim must be a single int")
+    x = _cast(input, dtype)
+    if d is None:  # a 0-d tensor is its own cumulative sum
+        from .elementwise import clone
+
+        return clone(x)
+    return _cumsum(x, axis=d)
+
+
+def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """True where every element along `dim` is non-zero (a bool tensor)."""
+    d = _dims("all", input, dim, axis)
+    return _all(input, axis=d, keepdims=_keep(keepdim, keepdims))
+
+
+def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """True where some element along `dim` is non-zero (a bool tensor)."""
+    d = _dims("any", input, dim, axis)
+    return _any(input, axis=d, keepdims=_keep(keepdim, keepdims))
+
+
+__all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
+           "logsumexp", "norm", "cumsum", "all", "any"]
+
+for _f in (sum, mean, prod, amax, amin, max, min, argmax, argmin, var, std, logsumexp, norm,
+           cumsum, all, any):
+    setattr(Tensor, _f.__name__, _f)
+del _f
