@@ -339,3 +339,12 @@ def test_grad_of_a_variable_the_heads_do_not_reach_raises():
         y = x * 2
     with pytest.raises(RuntimeError, match="not have been used in the graph"):
         ag.grad(y, [x, w])
+
+
+def test_inplace_change_to_a_variable_raises_only_while_recording():
+    x = tg.tensor([1.0, 2.0])
+    x.attach_grad()
+    with ag.record(), pytest.raises(RuntimeError, match="in-place operation"):
+        x += 1
+    x += 1  # outside record(): the record tape is not active
+    np.testing.assert_allclose(x.numpy(), [2.0, 3.0])
