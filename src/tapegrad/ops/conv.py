@@ -250,8 +250,8 @@ def _(xp, g, x, **p):
     return (xp.max_pool_backward(g, x, **p),)
 
 
-# The two ops below take x (not the pooled output) so that their only inputs are g and x:
-# they are piecewise linear in x with derivative 0, and linear in g.
+# The gradient ops take x as an input (as PyTorch's do): linear in g, derivative 0 in x
+# (returned as zeros, as PyTorch does).
 @defop(saves="x", name="max_pool_backward")
 def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
     return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
@@ -259,7 +259,7 @@ def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
 
 @_max_pool_backward.vjp
 def _(xp, h, x, needs, **p):
-    return (xp.max_pool_gather(h, x, **p) if needs[0] else None), None
+    return (xp.max_pool_gather(h, x, **p) if needs[0] else None), (xp.zeros_like(x) if needs[1] else None)
 
 
 @defop(saves="x", name="max_pool_gather")
@@ -269,7 +269,7 @@ def _max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
 
 @_max_pool_gather.vjp
 def _(xp, g, x, needs, **p):
-    return (xp.max_pool_backward(g, x, **p) if needs[0] else None), None
+    return (xp.max_pool_backward(g, x, **p) if needs[0] else None), (xp.zeros_like(x) if needs[1] else None)
 
 
 @array_helper
@@ -356,19 +356,19 @@ def _avg_pool(xp, x, *, kernel, stride, padding, dilation=None, count_include_pa
 
 @_avg_pool.vjp
 def _(xp, g, x, **p):
-    return (xp.avg_pool_backward(g, in_shape=tuple(x.shape), **p),)
+    return (xp.avg_pool_backward(g, x, **p),)
 
 
-@defop(name="avg_pool_backward")
-def _avg_pool_backward(xp, g, *, in_shape, kernel, stride, padding, dilation=None,
+@defop(saves="x", name="avg_pool_backward")
+def _avg_pool_backward(xp, g, x, *, kernel, stride, padding, dilation=None,
                        count_include_pad=True, ceil_extra=None, divisor_override=None):
-    return _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, dilation,
+    return _avg_pool_backward_op_forward(xp, g, x.shape, kernel, stride, padding, dilation,
                                          count_include_pad, ceil_extra, divisor_override)
 
 
 @_avg_pool_backward.vjp
-def _(xp, h, *, in_shape, **p):
-    return (xp.avg_pool(h, **p),)
+def _(xp, h, x, needs, **p):
+    return (xp.avg_pool(h, **p) if needs[0] else None), (xp.zeros_like(x) if needs[1] else None)
 
 
 @array_helper
@@ -377,8 +377,8 @@ def avg_pool(xp, x, **p):
 
 
 @array_helper
-def avg_pool_backward(xp, g, **p):
-    return _avg_pool_backward_op_forward(xp, g, **p)
+def avg_pool_backward(xp, g, x, **p):
+    return _avg_pool_backward_op_forward(xp, g, x.shape, **p)
 
 
 # ---------------------------------------------------------------- samples and references
@@ -519,7 +519,7 @@ def _(rng):
     out = []
     for xs, p in _avg_cases():
         full = dict(p, dilation=(1,) * len(p["kernel"]))
-        out.append(((rng.standard_normal(_pool_out_shape(xs, full)),), dict(p, in_shape=xs)))
+        out.append(((rng.standard_normal(_pool_out_shape(xs, full)), rng.standard_normal(xs)), p))
     return out
 
 
@@ -565,17 +565,18 @@ def _adaptive_avg_pool(xp, x, *, out_size):
 
 @_adaptive_avg_pool.vjp
 def _(xp, g, x, out_size):
-    return (xp.adaptive_avg_pool_backward(g, in_size=tuple(x.shape[2:]), out_size=out_size),)
+    return (xp.adaptive_avg_pool_backward(g, x, out_size=out_size),)
 
 
-@defop(name="adaptive_avg_pool_backward")
-def _adaptive_avg_pool_backward(xp, g, *, in_size, out_size):
-    return _adaptive_backward_forward(xp, g, in_size)
+@defop(saves="x", name="adaptive_avg_pool_backward")
+def _adaptive_avg_pool_backward(xp, g, x, *, out_size):
+    return _adaptive_backward_forward(xp, g, x.shape[2:])
 
 
 @_adaptive_avg_pool_backward.vjp
-def _(xp, h, in_size, out_size):
-    return (xp.adaptive_avg_pool(h, out_size=out_size),)
+def _(xp, h, x, needs, out_size):
+    return ((xp.adaptive_avg_pool(h, out_size=out_size) if needs[0] else None),
+            (xp.zeros_like(x) if needs[1] else None))
 
 
 @array_helper
@@ -584,8 +585,8 @@ def adaptive_avg_pool(xp, x, *, out_size):
 
 
 @array_helper
-def adaptive_avg_pool_backward(xp, g, *, in_size, out_size):
-    return _adaptive_backward_forward(xp, g, in_size)
+def adaptive_avg_pool_backward(xp, g, x, *, out_size):
+    return _adaptive_backward_forward(xp, g, x.shape[2:])
 
 
 _ADAPTIVE_CASES = [((2, 3, 5, 7), (2, 3)), ((1, 2, 6, 4), (3, 4)), ((2, 2, 7), (3,)), ((1, 2, 4, 4), (1, 1))]
@@ -598,7 +599,7 @@ def _(rng):
 
 @_adaptive_avg_pool_backward.sample
 def _(rng):
-    return [((rng.standard_normal(xs[:2] + o),), {"in_size": xs[2:], "out_size": o}) for xs, o in _ADAPTIVE_CASES]
+    return [((rng.standard_normal(xs[:2] + o), rng.standard_normal(xs)), {"out_size": o}) for xs, o in _ADAPTIVE_CASES]
 
 
 @_adaptive_avg_pool.reference
