@@ -1,0 +1,68 @@
+"""What every facade module shares: lazy name tables and the "not supported" error.
+
+A facade module declares which of its names come from the core (`aliases`: name ->
+"tapegrad.module:attribute"), and, for names it deliberately lacks, what to use instead
+(`hints`). Its module-level `__getattr__` (PEP 562) resolves aliases on first use, so a
+facade never copies core behaviour, and raises an `AttributeError` for everything else:
+there is no silent fallback to a similarly named core function.
+
+    >>> __getattr__ = facade_getattr(__name__, "the MXNet facade (mx.np)", ALIASES, HINTS)
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+
+def unsupported(facade: str, name: str, hint: str | None = None) -> AttributeError:
+    """The error for a name a facade does not provide."""
+    msg = f"{name!r} is not supported by {facade}"
+    if hint:
+        msg += f"; {hint}"
+    else:
+        msg += (
+            "; see the migration guide in docs/ for what is supported, or use the tapegrad "
+            "API directly (import tapegrad as tg)"
+        )
+    return AttributeError(msg)
+
+
+def resolve(target: str):
+    """Import "package.module:attr.sub" and return the attribute (AttributeError if missing)."""
+    mod_name, _, attr = target.partition(":")
+    obj = importlib.import_module(mod_name)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | None = None):
+    """A module `__getattr__` resolving `aliases` lazily and refusing everything else."""
+    hints = hints or {}
+
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        target = aliases.get(name)
+        if target is not None:
+            try:
+                value = resolve(target)
+            except (AttributeError, ImportError) as exc:
+                raise AttributeError(
+                    f"{name!r} of {facade} maps to {target.replace(':', '.')}, which this build "
+                    f"of tapegrad does not provide ({exc})"
+                ) from None
+            setattr(sys.modules[module_name], name, value)  # resolve once
+            return value
+        raise unsupported(facade, name, hints.get(name))
+
+    return __getattr__
+
+
+def facade_dir(module_name: str, aliases: dict):
+    """A module `__dir__` listing the module's own names and its aliases."""
+
+    def __dir__():
+        return sorted(set(vars(sys.modules[module_name])) | set(aliases))
+
+    return __dir__

@@ -1,0 +1,41 @@
+"""The MXNet facade: run Apache MXNet (1.x and 2.x) autograd and Gluon code on tapegrad.
+
+Change the import line only:
+
+    from tapegrad.compat import mxnet as mx          # was: import mxnet as mx
+    from tapegrad.compat.mxnet import autograd, gluon, np, nd
+
+What maps where: `mx.np` / `mx.nd` arrays are `tapegrad.Tensor`s (float32 by default,
+`ctx=` accepted); `mx.autograd` is tapegrad's record scope (API.md 2.2); `mx.gluon` Blocks
+hold record-scope Parameters (`grad_req="write"`) and follow `autograd.is_training()`.
+A name this facade does not provide raises an AttributeError that says so (and what to
+use instead); see docs/migrating-from-mxnet.md.
+"""
+from __future__ import annotations
+
+from .._facade import facade_getattr
+from . import _arrays  # noqa: F401  (gives tensors MXNet's array methods: context, copyto...)
+from . import autograd, context, gluon, initializer, ndarray, numpy, numpy_extension  # noqa: F401
+from . import random  # noqa: F401
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
+
+np = numpy
+nd = ndarray
+npx = numpy_extension
+init = initializer
+__version__ = "1.9.1"  # the MXNet API this facade follows (plus Gluon 2's mx.np style)
+
+_HINTS = {
+    "sym": "symbols do not exist in tapegrad (it runs eagerly); write the model with "
+    "mx.np / mx.gluon", "symbol": "symbols do not exist in tapegrad (it runs eagerly)",
+    "mod": "the Module API is not provided; use mx.gluon", "module": "the Module API is not "
+    "provided; use mx.gluon", "kv": "kvstores are not provided; see tapegrad.distributed",
+    "kvstore": "kvstores are not provided; see tapegrad.distributed",
+    "optimizer": "pass the optimizer by name to gluon.Trainer ('sgd', 'nag', 'adam')",
+    "metric": "not provided; compute metrics with mx.np operations",
+    "io": "not provided; use mx.gluon.data", "recordio": "RecordIO is not supported",
+    "image": "not provided", "contrib": "not provided", "profiler": "not provided",
+    "test_utils": "not provided; compare with numpy.testing on .asnumpy()",
+    "lr_scheduler": "not provided; call trainer.set_learning_rate(lr) yourself",
+}
+__getattr__ = facade_getattr(__name__, "the MXNet facade", {}, _HINTS)

@@ -1,0 +1,127 @@
+"""`mx.np`: MXNet's NumPy-compatible arrays on tapegrad tensors.
+
+`mx.np.ndarray` is `tapegrad.Tensor`; creation defaults to float32 and accepts `ctx=`;
+functions follow NumPy's signatures (`axis=`, `keepdims=`), also where PyTorch differs
+(`transpose`, `split`, `repeat`, `flip`, `std`/`var`, `max`/`min`, `pad`, `dot`).
+
+    >>> from tapegrad.compat import mxnet as mx
+    >>> x = mx.np.array([1, 2, 3])      # float32, as in MXNet
+    >>> x.attach_grad()
+"""
+from __future__ import annotations
+
+import numpy as _onp
+
+from ..._facade import facade_dir, facade_getattr
+from ....tensor import Tensor as ndarray
+from .. import _arrays
+from .._arrays import (  # noqa: F401
+    amax, amin, arange, array, clip, concatenate, empty, eye, flip, full, full_like, linspace,
+    ones, ones_like, pad, reshape, split, stack, std, transpose, var, zeros, zeros_like,
+)
+from . import linalg, random  # noqa: F401
+
+float16 = _onp.float16
+float32 = _onp.float32
+float64 = _onp.float64
+int8 = _onp.int8
+int32 = _onp.int32
+int64 = _onp.int64
+uint8 = _onp.uint8
+bool_ = _onp.bool_
+pi = _onp.pi
+e = _onp.e
+inf = _onp.inf
+nan = _onp.nan
+newaxis = None
+
+max = amax  # noqa: A001  NumPy's max returns the values only
+min = amin  # noqa: A001
+
+
+def repeat(a, repeats, axis=None):
+    """NumPy's repeat: each element `repeats` times along `axis` (flattened when None)."""
+    return _arrays.repeat_elements(a, repeats, axis)
+
+
+def dot(a, b, out=None):
+    """NumPy's dot: inner product of vectors, matrix product of 2-D arrays, and for N-D the
+    sum over the last axis of `a` and the second-to-last of `b`."""
+    import tapegrad as tg
+
+    if not isinstance(a, ndarray) or not isinstance(b, ndarray) or a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.ndim <= 2 and b.ndim <= 2:
+        return tg.matmul(a, b)
+    return tg.tensordot(a, b, dims=([a.ndim - 1], [b.ndim - 2]))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along `axis` (over the flattened array when None, as NumPy)."""
+    import tapegrad as tg
+
+    if axis is None:
+        a, axis = tg.reshape(a, (-1,)), 0
+    return tg.cumsum(a, dim=axis)
+
+
+def squeeze(a, axis=None):
+    import tapegrad as tg
+
+    if axis is None:
+        return tg.squeeze(a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    for ax in sorted((x % a.ndim for x in axes), reverse=True):
+        a = tg.squeeze(a, ax)
+    return a
+
+
+def shape(a):
+    return a.shape
+
+
+def size(a, axis=None):
+    return a.numel() if axis is None else a.shape[axis]
+
+
+def ndim(a):
+    return a.ndim
+
+
+_CORE = "tapegrad"
+ALIASES = {
+    # elementwise
+    "abs": f"{_CORE}:abs", "absolute": f"{_CORE}:abs", "negative": f"{_CORE}:neg",
+    "exp": f"{_CORE}:exp", "expm1": f"{_CORE}:expm1", "log": f"{_CORE}:log",
+    "log1p": f"{_CORE}:log1p", "log2": f"{_CORE}:log2", "sqrt": f"{_CORE}:sqrt",
+    "square": f"{_CORE}:square", "reciprocal": f"{_CORE}:reciprocal", "sin": f"{_CORE}:sin",
+    "cos": f"{_CORE}:cos", "tan": f"{_CORE}:tan", "tanh": f"{_CORE}:tanh",
+    "sign": f"{_CORE}:sign", "floor": f"{_CORE}:floor", "ceil": f"{_CORE}:ceil",
+    "round": f"{_CORE}:round", "around": f"{_CORE}:round", "maximum": f"{_CORE}:maximum",
+    "minimum": f"{_CORE}:minimum", "where": f"{_CORE}:where", "power": f"{_CORE}:pow",
+    "add": f"{_CORE}:add", "subtract": f"{_CORE}:sub", "multiply": f"{_CORE}:mul",
+    "divide": f"{_CORE}:div", "true_divide": f"{_CORE}:div",
+    # reductions (NumPy's axis=/keepdims= are accepted by the core)
+    "sum": f"{_CORE}:sum", "mean": f"{_CORE}:mean", "prod": f"{_CORE}:prod",
+    "argmax": f"{_CORE}:argmax", "argmin": f"{_CORE}:argmin", "all": f"{_CORE}:all",
+    "any": f"{_CORE}:any",
+    # linear algebra and shapes
+    "matmul": f"{_CORE}:matmul", "tensordot": f"{_CORE}:tensordot",
+    "einsum": f"{_CORE}:einsum", "outer": f"{_CORE}:outer",
+    "expand_dims": f"{_CORE}:expand_dims", "swapaxes": f"{_CORE}:swapaxes",
+    "moveaxis": f"{_CORE}:moveaxis", "broadcast_to": f"{_CORE}:broadcast_to",
+    "tile": f"{_CORE}:tile",
+    # comparisons (never differentiable)
+    "equal": f"{_CORE}:eq", "not_equal": f"{_CORE}:ne", "greater": f"{_CORE}:gt",
+    "greater_equal": f"{_CORE}:ge", "less": f"{_CORE}:lt", "less_equal": f"{_CORE}:le",
+}
+HINTS = {
+    "asnumpy": "arrays have an .asnumpy() method",
+    "save": "use tapegrad.save(dict_of_arrays, path)",
+    "load": "use tapegrad.load(path)",
+    "sort": "not provided (no differentiable sort in tapegrad yet); use .asnumpy() and NumPy",
+    "unique": "not provided; use numpy.unique(x.asnumpy())",
+    "fft": "not provided by tapegrad",
+}
+__getattr__ = facade_getattr(__name__, "the MXNet facade (mx.np)", ALIASES, HINTS)
+__dir__ = facade_dir(__name__, ALIASES)
