@@ -6,6 +6,7 @@ shapes and default initialisation (so `load_state_dict` takes a PyTorch state di
     >>> net(tg.randn(4, 1, 28, 28)).shape
     (4, 8, 14, 14)
 """
+
 from __future__ import annotations
 
 import math
@@ -15,8 +16,17 @@ from . import functional_conv as F
 from .module import Module, Parameter
 
 __all__ = [
-    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
 ]
 
 
@@ -37,21 +47,43 @@ class _ConvNd(Module):
     _nd = 2
     _transposed = False
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", output_padding=0, device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        output_padding=0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         cls, nd = type(self).__name__, self._nd
-        for name, v in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+        for name, v in (
+            ("in_channels", in_channels),
+            ("out_channels", out_channels),
+            ("groups", groups),
+        ):
             if not isinstance(v, int) or v <= 0:
                 raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
         if in_channels % groups:
-            raise ValueError(f"{cls}: in_channels ({in_channels}) must be divisible by groups ({groups})")
+            raise ValueError(
+                f"{cls}: in_channels ({in_channels}) must be divisible by groups ({groups})"
+            )
         if out_channels % groups:
-            raise ValueError(f"{cls}: out_channels ({out_channels}) must be divisible by groups ({groups})")
+            raise ValueError(
+                f"{cls}: out_channels ({out_channels}) must be divisible by groups ({groups})"
+            )
         if padding_mode != "zeros":
             raise NotImplementedError(
-                f"{cls}: padding_mode={padding_mode!r} is not supported (only 'zeros'); pad the input "
-                "yourself with tg.nn.functional.pad and use padding=0")
+                f"{cls}: padding_mode={padding_mode!r} is not supported (only 'zeros'); "
+                "pad the input yourself with tg.nn.functional.pad and use padding=0"
+            )
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = _ntuple(kernel_size, nd, "kernel_size", cls)
         self.stride = _ntuple(stride, nd, "stride", cls)
@@ -72,7 +104,8 @@ class _ConvNd(Module):
         self.bias = _uniform_param((out_channels,), bound, dtype, device) if bias else None
 
     def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
+        s += f", stride={self.stride}"
         if self.padding != (0,) * self._nd:
             s += f", padding={self.padding!r}"
         if self.dilation != (1,) * self._nd:
@@ -94,7 +127,9 @@ class Conv1d(_ConvNd):
     _nd = 1
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.conv1d(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
 
 class Conv2d(_ConvNd):
@@ -107,7 +142,9 @@ class Conv2d(_ConvNd):
     _nd = 2
 
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.conv2d(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
 
 class Conv3d(_ConvNd):
@@ -116,20 +153,58 @@ class Conv3d(_ConvNd):
     _nd = 3
 
     def forward(self, input):
-        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.conv3d(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
 
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, device, dtype)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            output_padding,
+            device,
+            dtype,
+        )
 
     def forward(self, input, output_size=None):
-        return F._conv_transposend(self._nd, type(self).__name__, input, self.weight, self.bias, self.stride,
-                                   self.padding, self.output_padding, self.groups, self.dilation, output_size)
+        return F._conv_transposend(
+            self._nd,
+            type(self).__name__,
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self.output_padding,
+            self.groups,
+            self.dilation,
+            output_size,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -151,22 +226,37 @@ class ConvTranspose2d(_ConvTransposeNd):
 class _MaxPoolNd(Module):
     _nd = 2
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
         super().__init__()
         if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not supported")
+            raise NotImplementedError(
+                f"{type(self).__name__}: return_indices=True is not supported"
+            )
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
         self.return_indices = False
 
     def forward(self, input):
-        return F._max_poolnd(self._nd, type(self).__name__, input, self.kernel_size, self.stride, self.padding,
-                             self.dilation, self.ceil_mode, False)
+        return F._max_poolnd(
+            self._nd,
+            type(self).__name__,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            False,
+        )
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -186,8 +276,15 @@ class MaxPool2d(_MaxPoolNd):
 class _AvgPoolNd(Module):
     _nd = 2
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -195,8 +292,17 @@ class _AvgPoolNd(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F._avg_poolnd(self._nd, type(self).__name__, input, self.kernel_size, self.stride, self.padding,
-                             self.ceil_mode, self.count_include_pad, self.divisor_override)
+        return F._avg_poolnd(
+            self._nd,
+            type(self).__name__,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -207,7 +313,9 @@ class AvgPool1d(_AvgPoolNd):
 
     _nd = 1
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
@@ -238,6 +346,6 @@ class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    """Average pooling to a fixed (H_out, W_out); `AdaptiveAvgPool2d(1)` is global average pooling."""
+    """Average pooling to a fixed (H_out, W_out); `AdaptiveAvgPool2d(1)` is global pooling."""
 
     _nd = 2

@@ -9,17 +9,31 @@ Each function checks its arguments (rank, channels, sizes) and calls one op of t
     >>> F.max_pool2d(F.conv2d(x, tg.randn(16, 3, 3, 3), padding=1), 2).shape
     (8, 16, 16, 16)
 """
+
 from __future__ import annotations
 
 from ..ops.conv import (
-    _adaptive_avg_pool, _avg_pool, _conv, _conv_transpose, _max_pool, _out_size,
+    _adaptive_avg_pool,
+    _avg_pool,
+    _conv,
+    _conv_transpose,
+    _max_pool,
+    _out_size,
 )
 from ..tensor import Tensor
 
 __all__ = [
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
 ]
 
 _LAYOUT = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -64,17 +78,21 @@ def _check_positive(values, name, fn):
 
 
 def _conv_padding(padding, nd, kernel, stride, dilation, fn):
-    """(low, high) pairs from an int, a tuple, 'valid' or 'same' (as PyTorch: extra on the high side)."""
+    """(low, high) pairs from an int, a tuple, 'valid' or 'same' (extra on the high side)."""
     if isinstance(padding, str):
         if padding == "valid":
             return ((0, 0),) * nd
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{fn}: padding='same' is not supported for strided convolutions "
-                                 f"(stride={stride}); pass explicit padding")
-            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+                raise ValueError(
+                    f"{fn}: padding='same' is not supported for strided convolutions "
+                    f"(stride={stride}); pass explicit padding"
+                )
+            total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=False)]
             return tuple((t // 2, t - t // 2) for t in total)
-        raise ValueError(f"{fn}: padding must be an int, a tuple, 'valid' or 'same', got {padding!r}")
+        raise ValueError(
+            f"{fn}: padding must be an int, a tuple, 'valid' or 'same', got {padding!r}"
+        )
     pad = _tuple(padding, nd, "padding", fn)
     if any(p < 0 for p in pad):
         raise ValueError(f"{fn}: padding must be non-negative, got {pad}")
@@ -85,15 +103,18 @@ def _check_conv(input, weight, bias, groups, nd, fn, transposed=False):
     if not isinstance(weight, Tensor):
         raise TypeError(f"{fn}: weight must be a Tensor, got {type(weight).__name__}")
     if weight.ndim != nd + 2:
-        raise ValueError(f"{fn}: expected weight with {nd + 2} dims, got shape {tuple(weight.shape)}")
+        raise ValueError(
+            f"{fn}: expected weight with {nd + 2} dims, got shape {tuple(weight.shape)}"
+        )
     if not isinstance(groups, int) or groups < 1:
         raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
     c = input.shape[1]
     if transposed:
         if weight.shape[0] != c:
             raise ValueError(
-                f"{fn}: weight of shape {tuple(weight.shape)} expects in_channels {weight.shape[0]} "
-                f"but input has {c} channels (input shape {tuple(input.shape)})")
+                f"{fn}: weight of shape {tuple(weight.shape)} expects in_channels "
+                f"{weight.shape[0]} but input has {c} channels (input shape {tuple(input.shape)})"
+            )
         if c % groups:
             raise ValueError(f"{fn}: in_channels {c} is not divisible by groups={groups}")
         out_c = weight.shape[1] * groups
@@ -102,19 +123,26 @@ def _check_conv(input, weight, bias, groups, nd, fn, transposed=False):
             raise ValueError(
                 f"{fn}: weight of shape {tuple(weight.shape)} with groups={groups} expects "
                 f"in_channels {weight.shape[1] * groups} but input has {c} channels "
-                f"(input shape {tuple(input.shape)})")
+                f"(input shape {tuple(input.shape)})"
+            )
         if weight.shape[0] % groups:
-            raise ValueError(f"{fn}: out_channels {weight.shape[0]} is not divisible by groups={groups}")
+            raise ValueError(
+                f"{fn}: out_channels {weight.shape[0]} is not divisible by groups={groups}"
+            )
         out_c = weight.shape[0]
     if bias is not None:
         if not isinstance(bias, Tensor):
             raise TypeError(f"{fn}: bias must be a Tensor or None, got {type(bias).__name__}")
         if tuple(bias.shape) != (out_c,):
-            raise ValueError(f"{fn}: bias must have shape ({out_c},) (one per output channel), "
-                             f"got {tuple(bias.shape)}")
+            raise ValueError(
+                f"{fn}: bias must have shape ({out_c},) (one per output channel), "
+                f"got {tuple(bias.shape)}"
+            )
     if input.dtype != weight.dtype:
-        raise TypeError(f"{fn}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; "
-                        "convert one (x.to(dtype) / module.to(dtype))")
+        raise TypeError(
+            f"{fn}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; "
+            "convert one (x.to(dtype) / module.to(dtype))"
+        )
 
 
 # ---------------------------------------------------------------- convolution
@@ -131,8 +159,9 @@ def _convnd(nd, fn, input, weight, bias, stride, padding, dilation, groups):
         size = x.shape[2 + i] + pad[i][0] + pad[i][1]
         if size < dilation[i] * (kernel[i] - 1) + 1:
             raise ValueError(
-                f"{fn}: input of shape {tuple(input.shape)} (padded size {size} in spatial dim {i}) "
-                f"is smaller than the kernel {kernel} with dilation {dilation}")
+                f"{fn}: input of shape {tuple(input.shape)} (padded size {size} in spatial dim "
+                f"{i}) is smaller than the kernel {kernel} with dilation {dilation}"
+            )
     out = _conv(x, weight, bias, stride=stride, padding=pad, dilation=dilation, groups=groups)
     return _unbatch(out, squeezed)
 
@@ -158,8 +187,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
 
-def _conv_transposend(nd, fn, input, weight, bias, stride, padding, output_padding, groups, dilation,
-                      output_size=None):
+def _conv_transposend(
+    nd, fn, input, weight, bias, stride, padding, output_padding, groups, dilation, output_size=None
+):
     x, squeezed = _batched(input, nd, fn)
     _check_conv(x, weight, bias, groups, nd, fn, transposed=True)
     stride = _tuple(stride, nd, "stride", fn)
@@ -167,73 +197,123 @@ def _conv_transposend(nd, fn, input, weight, bias, stride, padding, output_paddi
     _check_positive(stride, "stride", fn)
     _check_positive(dilation, "dilation", fn)
     if isinstance(padding, str):
-        raise ValueError(f"{fn}: padding must be an int or a tuple (strings are only for conv), got {padding!r}")
+        raise ValueError(
+            f"{fn}: padding must be an int or a tuple (strings are only for conv), got {padding!r}"
+        )
     pad = _tuple(padding, nd, "padding", fn)
     out_pad = _tuple(output_padding, nd, "output_padding", fn)
     kernel = tuple(weight.shape[2:])
-    base = tuple((x.shape[2 + i] - 1) * stride[i] - 2 * pad[i] + dilation[i] * (kernel[i] - 1) + 1
-                 for i in range(nd))
+    base = tuple(
+        (x.shape[2 + i] - 1) * stride[i] - 2 * pad[i] + dilation[i] * (kernel[i] - 1) + 1
+        for i in range(nd)
+    )
     if output_size is not None:
         size = tuple(output_size)[-nd:]
-        out_pad = tuple(s - b for s, b in zip(size, base))
+        out_pad = tuple(s - b for s, b in zip(size, base, strict=False))
     for i in range(nd):
         if not 0 <= out_pad[i] < max(stride[i], dilation[i]):
             raise ValueError(
                 f"{fn}: output_padding {out_pad} must be smaller than stride {stride} or dilation "
-                f"{dilation} (and non-negative)")
+                f"{dilation} (and non-negative)"
+            )
         if base[i] + out_pad[i] <= 0:
-            raise ValueError(f"{fn}: the output would be empty (size {base[i] + out_pad[i]} in spatial dim {i}); "
-                             "reduce padding")
-    out = _conv_transpose(x, weight, bias, stride=stride, padding=tuple((p, p) for p in pad),
-                          dilation=dilation, groups=groups,
-                          out_shape=tuple(b + o for b, o in zip(base, out_pad)))
+            raise ValueError(
+                f"{fn}: the output would be empty (size {base[i] + out_pad[i]} in spatial "
+                f"dim {i}); reduce padding"
+            )
+    out = _conv_transpose(
+        x,
+        weight,
+        bias,
+        stride=stride,
+        padding=tuple((p, p) for p in pad),
+        dilation=dilation,
+        groups=groups,
+        out_shape=tuple(b + o for b, o in zip(base, out_pad, strict=False)),
+    )
     return _unbatch(out, squeezed)
 
 
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """1-D transposed convolution. weight (C_in, C_out/groups, k)."""
-    return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding,
-                             groups, dilation)
+    return _conv_transposend(
+        1,
+        "conv_transpose1d",
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """2-D transposed convolution (the gradient of conv2d wrt its input), as PyTorch's.
 
     input (N, C_in, H, W), weight (C_in, C_out/groups, kH, kW). Output size
     (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1.
     `F.conv_transpose2d(x, w, stride=2, output_padding=1)`."""
-    return _conv_transposend(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding,
-                             groups, dilation)
+    return _conv_transposend(
+        2,
+        "conv_transpose2d",
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
 
 
 # ---------------------------------------------------------------- pooling
 def _pool_args(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode):
     x, squeezed = _batched(input, nd, fn)
     kernel = _tuple(kernel_size, nd, "kernel_size", fn)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _tuple(stride, nd, "stride", fn)
+    stride = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _tuple(stride, nd, "stride", fn)
+    )
     pad = _tuple(padding, nd, "padding", fn)
     dilation = _tuple(dilation, nd, "dilation", fn)
     _check_positive(kernel, "kernel_size", fn)
     _check_positive(stride, "stride", fn)
     _check_positive(dilation, "dilation", fn)
-    for p, k in zip(pad, kernel):
+    for p, k in zip(pad, kernel, strict=False):
         if p < 0 or p > k // 2:
-            raise ValueError(f"{fn}: padding {pad} must be non-negative and at most half the kernel size {kernel}")
+            raise ValueError(
+                f"{fn}: padding {pad} must be non-negative and at most half the kernel size "
+                f"{kernel}"
+            )
     pairs, extra = [], []
     for i in range(nd):
         size = x.shape[2 + i]
         span = dilation[i] * (kernel[i] - 1) + 1
         if size + 2 * pad[i] < span:
-            raise ValueError(f"{fn}: input of shape {tuple(input.shape)} is too small for kernel {kernel} "
-                             f"(dilation {dilation}, padding {pad})")
+            raise ValueError(
+                f"{fn}: input of shape {tuple(input.shape)} is too small for kernel {kernel} "
+                f"(dilation {dilation}, padding {pad})"
+            )
         n_out = _out_size(size, kernel[i], stride[i], pad[i], pad[i], dilation[i])
         e = 0
         if ceil_mode:
             n_ceil = -(-(size + 2 * pad[i] - span) // stride[i]) + 1
             if (n_ceil - 1) * stride[i] >= size + pad[i]:  # the last window must start inside
                 n_ceil -= 1
-            e = max(0, (n_ceil - 1) * stride[i] + span - (size + 2 * pad[i])) if n_ceil > n_out else 0
+            e = (
+                max(0, (n_ceil - 1) * stride[i] + span - (size + 2 * pad[i]))
+                if n_ceil > n_out
+                else 0
+            )
         pairs.append((pad[i], pad[i] + e))
         extra.append(e)
     return x, squeezed, kernel, stride, tuple(pairs), dilation, tuple(extra)
@@ -241,29 +321,47 @@ def _pool_args(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 def _max_poolnd(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     if return_indices:
-        raise NotImplementedError(f"{fn}: return_indices=True is not supported; take argmax yourself")
-    x, squeezed, kernel, stride, pad, dilation, _ = _pool_args(nd, fn, input, kernel_size, stride, padding,
-                                                              dilation, ceil_mode)
-    return _unbatch(_max_pool(x, kernel=kernel, stride=stride, padding=pad, dilation=dilation), squeezed)
+        raise NotImplementedError(
+            f"{fn}: return_indices=True is not supported; take argmax yourself"
+        )
+    x, squeezed, kernel, stride, pad, dilation, _ = _pool_args(
+        nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    return _unbatch(
+        _max_pool(x, kernel=kernel, stride=stride, padding=pad, dilation=dilation), squeezed
+    )
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """1-D max pooling over (N, C, L); the gradient goes to the first maximum of each window."""
-    return _max_poolnd(1, "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_poolnd(
+        1, "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """2-D max pooling, as PyTorch's (stride defaults to kernel_size; padding counts as -inf).
 
     The gradient goes to the first maximum of each window (ties as PyTorch).
     `F.max_pool2d(x, 2)` halves H and W."""
-    return _max_poolnd(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_poolnd(
+        2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
-def _avg_poolnd(nd, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    x, squeezed, kernel, stride, pad, _, extra = _pool_args(nd, fn, input, kernel_size, stride, padding, 1,
-                                                           ceil_mode)
-    if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override <= 0):
+def _avg_poolnd(
+    nd, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    x, squeezed, kernel, stride, pad, _, extra = _pool_args(
+        nd, fn, input, kernel_size, stride, padding, 1, ceil_mode
+    )
+    if divisor_override is not None and (
+        not isinstance(divisor_override, int) or divisor_override <= 0
+    ):
         raise ValueError(f"{fn}: divisor_override must be a positive int, got {divisor_override!r}")
     params = {"kernel": kernel, "stride": stride, "padding": pad}
     if not count_include_pad:
@@ -277,22 +375,46 @@ def _avg_poolnd(nd, fn, input, kernel_size, stride, padding, ceil_mode, count_in
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """1-D average pooling over (N, C, L)."""
-    return _avg_poolnd(1, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    return _avg_poolnd(
+        1, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     """2-D average pooling, as PyTorch's. `count_include_pad=False` divides by the number of
     real (unpadded) elements in each window. `F.avg_pool2d(x, 3, stride=2, padding=1)`."""
-    return _avg_poolnd(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override)
+    return _avg_poolnd(
+        2,
+        "avg_pool2d",
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
 
 
 def _adaptive(nd, fn, input, output_size):
     x, squeezed = _batched(input, nd, fn)
-    size = (output_size,) * nd if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    size = (
+        (output_size,) * nd
+        if isinstance(output_size, int) or output_size is None
+        else tuple(output_size)
+    )
     if len(size) != nd:
-        raise ValueError(f"{fn}: output_size must be an int or a tuple of {nd} ints, got {output_size!r}")
+        raise ValueError(
+            f"{fn}: output_size must be an int or a tuple of {nd} ints, got {output_size!r}"
+        )
     size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
     _check_positive(size, "output_size", fn)
     return _unbatch(_adaptive_avg_pool(x, out_size=size), squeezed)
