@@ -620,9 +620,9 @@ absolute, fix = abs, trunc
 
 for _f in (exp, expm1, log, log1p, log2, sqrt, rsqrt, square, reciprocal, sin, cos, tan, tanh,
            sigmoid, erf, abs, relu, sign, floor, ceil, trunc, round, leaky_relu, elu, gelu, silu,
-           softplus, clamp, clip, clamp_min, clamp_max, maximum, minimum, clone, astype, absolute):
-    setattr(Tensor, _f.__name__ if _f is not absolute else "absolute", _f)
-Tensor.__abs__ = abs
+           softplus, clamp, clip, clamp_min, clamp_max, maximum, minimum, clone, astype):
+    setattr(Tensor, _f.__name__, _f)
+Tensor.__abs__ = Tensor.absolute = abs
 Tensor.where = _where_method
 Tensor.type = _type
 for _dt, _name in ((dtypes.float32, "float"), (dtypes.float64, "double"), (dtypes.float16, "half"),
