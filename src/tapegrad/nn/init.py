@@ -1,4 +1,166 @@
-"""tg.nn.init: parameter initialisation."""
+"""tg.nn.init: fill parameters in place, with PyTorch's formulas and fan computation.
+
+Every function writes into the tensor's storage without recording (as under `no_grad`),
+draws from tapegrad's generator (`tg.manual_seed`) and returns the tensor.
+
+    >>> w = tg.nn.Parameter(tg.empty(3, 5))
+    >>> tg.nn.init.xavier_uniform_(w).shape
+    (3, 5)
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+
+import numpy as np
+
+from .. import backend
+from ..random import generator
+from ..tensor import Tensor
+
+__all__ = [
+    "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
+    "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_",
+    "eye_",
+]
+
+
+def _fill(tensor: Tensor, values) -> Tensor:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"nn.init: expected a Tensor, got {type(tensor).__name__}")
+    data = tensor._data
+    arr = np.asarray(values, dtype=data.dtype)
+    data[...] = arr if type(data) is np.ndarray else backend.to_device(arr, "cuda")
+    tensor._version[0] += 1
+    return tensor
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain for a nonlinearity (PyTorch's table).
+
+    >>> tg.nn.init.calculate_gain("relu")
+    1.4142135623730951
+    """
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} is not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity!r}; use one of linear, conv*d, "
+                     "sigmoid, tanh, relu, leaky_relu, selu")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor):
+    if tensor.ndim < 2:
+        raise ValueError(
+            f"Fan in and fan out can not be computed for a tensor with fewer than 2 dimensions "
+            f"(shape {tuple(tensor.shape)})"
+        )
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode!r} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator_=None) -> Tensor:
+    """Fill with samples from U(a, b)."""
+    return _fill(tensor, (generator_ or generator()).uniform(a, b, size=tensor.shape))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator_=None) -> Tensor:
+    """Fill with samples from N(mean, std^2)."""
+    return _fill(tensor, (generator_ or generator()).normal(mean, std, size=tensor.shape))
+
+
+def trunc_normal_(tensor: Tensor, mean=0.0, std=1.0, a=-2.0, b=2.0) -> Tensor:
+    """N(mean, std^2) samples redrawn until they fall in [a, b]."""
+    rng = generator()
+    out = rng.normal(mean, std, size=tensor.shape)
+    bad = (out < a) | (out > b)
+    while bad.any():
+        out[bad] = rng.normal(mean, std, size=int(bad.sum()))
+        bad = (out < a) | (out > b)
+    return _fill(tensor, out)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    return _fill(tensor, np.full(tensor.shape, val))
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tuple(tensor.shape)}")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -a, a)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu") -> Tensor:
+    """U(-b, b) with b = gain * sqrt(3 / fan) (He). Linear's default uses a=sqrt(5)."""
+    if 0 in tensor.shape:
+        return tensor
+    gain = calculate_gain(nonlinearity, a)
+    bound = math.sqrt(3.0) * gain / math.sqrt(_fan(tensor, mode))
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu") -> Tensor:
+    """N(0, std^2) with std = gain / sqrt(fan) (He)."""
+    if 0 in tensor.shape:
+        return tensor
+    gain = calculate_gain(nonlinearity, a)
+    return normal_(tensor, 0.0, gain / math.sqrt(_fan(tensor, mode)))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """A (semi-)orthogonal matrix from the QR decomposition of a normal sample, times gain."""
+    if tensor.ndim < 2:
+        raise ValueError("orthogonal_: only tensors with 2 or more dimensions are supported")
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = generator().normal(0.0, 1.0, size=(rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))

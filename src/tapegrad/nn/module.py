@@ -1,4 +1,575 @@
-"""Module, Parameter, containers."""
+"""Module and Parameter: the base of every layer (PyTorch's API, MXNet's train/predict mode).
+
+A Module registers what is assigned to it: a `Parameter` becomes a parameter, a `Module` a
+submodule, a tensor given to `register_buffer` a buffer (running statistics). Everything
+else is a plain attribute.
+
+    >>> class Net(tg.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = tg.nn.Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc(x)
+    >>> [name for name, _ in Net().named_parameters()]
+    ['fc.weight', 'fc.bias']
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import backend, dtypes
+from ..engine.state import state
+from ..tensor import Tensor, _init, _wrap
+
+__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a Module registers as one of its parameters.
+
+    Args:
+        data: a Tensor (storage is shared) or array-like; None gives an *uninitialized*
+            parameter whose shape a lazy layer sets at its first call.
+        requires_grad: join the ambient (PyTorch) tape. Default True.
+        grad_req: "add" (accumulate, PyTorch's default), "write" (overwrite, MXNet's) or
+            "null" (no gradient).
+
+    >>> p = tg.nn.Parameter(tg.zeros(2))
+    >>> p.requires_grad, p.grad_req
+    (True, 'add')
+    """
+
+    def __init__(self, data=None, requires_grad=True, grad_req="add"):
+        if data is None:
+            arr = np.zeros((0,), dtype=dtypes.get_default_dtype())
+            self.is_lazy = True
+        else:
+            arr = data._data if isinstance(data, Tensor) else dtypes.result_array(data, None)
+            self.is_lazy = False
+        _init(self, arr)
+        self.grad_req = grad_req
+        if requires_grad and grad_req != "null":
+            self.requires_grad_(True)
+
+    def materialize(self, shape, dtype=None, device=None) -> None:
+        """Give an uninitialized parameter its storage (zeros of `shape`); layers then init it."""
+        dt = dtypes.as_dtype(dtype) if dtype is not None else self._data.dtype
+        xp = backend.namespace(backend.normalize_device(device or self.device))
+        self._data = xp.zeros(tuple(shape), dtype=dt)
+        self._version[0] += 1
+        self.is_lazy = False
+
+    def __repr__(self) -> str:
+        if self.is_lazy:
+            return "<UninitializedParameter>"
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self.asnumpy(), self.requires_grad, self._grad_req))
+
+
+def _rebuild_parameter(arr, requires_grad, grad_req):
+    return Parameter(arr, requires_grad=requires_grad, grad_req=grad_req)
+
+
+class Module:
+    """Base class of layers and models: subclass it, assign layers and parameters in
+    `__init__`, write `forward`, call the module.
+
+    `training`: True (PyTorch's default; `train()` / `eval()` switch it) or None, where the
+    module follows `tg.autograd.is_training()` (on inside `record()`, as MXNet's Blocks).
+    Layers that act differently while training read `is_training_now`.
+    """
+
+    _version_tag = 1  # bumped by nothing yet; reserved for state_dict migrations
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ------------------------------------------------------------------ registration
+    def _check_init(self, what: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"cannot assign {what} before Module.__init__() call; call super().__init__() "
+                f"first in {type(self).__name__}.__init__"
+            )
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        if isinstance(value, Parameter):
+            self._check_init("parameters")
+            self._discard(name)
+            d["_parameters"][name] = value
+        elif isinstance(value, Module):
+            self._check_init("modules")
+            self._discard(name)
+            d["_modules"][name] = value
+        elif "_parameters" in d and name in d["_parameters"]:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} as parameter '{name}' of "
+                    f"{type(self).__name__}: wrap it as tg.nn.Parameter(...) (or assign None)"
+                )
+            d["_parameters"][name] = None
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} as child module '{name}' of "
+                    f"{type(self).__name__}: assign a Module (or None)"
+                )
+            d["_modules"][name] = None
+        elif "_buffers" in d and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} as buffer '{name}' of "
+                    f"{type(self).__name__}: assign a Tensor (or None)"
+                )
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _discard(self, name: str) -> None:
+        d = self.__dict__
+        d.pop(name, None)
+        for key in ("_parameters", "_modules", "_buffers"):
+            d[key].pop(name, None)
+        d["_non_persistent"].discard(name)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            table = d.get(key)
+            if table is not None and name in table:
+                return table[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            if name in d.get(key, ()):
+                del d[key][name]
+                d["_non_persistent"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        extra = list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(set(super().__dir__()) | set(extra))
+
+    def register_parameter(self, name: str, param) -> None:
+        """Add a parameter (a Parameter, or None for an absent one such as `bias=False`)."""
+        self._check_init("parameters")
+        _check_name(self, name, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"register_parameter('{name}'): expected a tg.nn.Parameter or None, got "
+                f"{type(param).__name__}"
+            )
+        self._discard(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """Add a buffer: a tensor that is state but not a parameter (running statistics).
+
+        Persistent buffers are part of `state_dict()`."""
+        self._check_init("buffers")
+        _check_name(self, name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"register_buffer('{name}'): expected a Tensor or None, got {type(tensor).__name__}"
+            )
+        self._discard(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module) -> None:
+        """Add a child module (or None) under `name`."""
+        self._check_init("modules")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module('{name}'): {type(module).__name__} is not a Module")
+        _check_name(self, name, "module")
+        self._discard(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at a dotted path ("encoder.layers.0")."""
+        mod = self
+        for part in target.split(".") if target else ():
+            if part not in mod._modules or mod._modules[part] is None:
+                raise AttributeError(
+                    f"{type(mod).__name__} has no submodule '{part}' (in '{target}')")
+            mod = mod._modules[part]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{type(mod).__name__} has no parameter '{name}'")
+        return mod._parameters[name]
+
+    # ------------------------------------------------------------------ traversal
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """(name, module) for this module and every descendant, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is None:
+                continue
+            yield from child.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                           remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, value in mod.__dict__[table].items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        """(dotted name, Parameter) pairs, in registration order, each parameter once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True):
+        """Every parameter of this module and (recurse=True) its descendants, each once."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # ------------------------------------------------------------------ state dict
+    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
+        """An ordered dict name -> tensor of every parameter and persistent buffer.
+
+        The tensors share storage with the module (detached unless keep_vars=True);
+        uninitialized (lazy) parameters are left out."""
+        out = OrderedDict() if destination is None else destination
+        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip(".")):
+            dot = mod_prefix + ("." if mod_prefix else "")
+            for name, p in mod._parameters.items():
+                if p is not None and not p.is_lazy:
+                    out[dot + name] = p if keep_vars else p.detach()
+            for name, b in mod._buffers.items():
+                if b is not None and name not in mod._non_persistent:
+                    out[dot + name] = b if keep_vars else b.detach()
+        return out
+
+    def _state_slots(self):
+        """name -> (owning module, attribute, kind) for everything state_dict covers."""
+        slots = OrderedDict()
+        for mod_prefix, mod in self.named_modules():
+            dot = mod_prefix + ("." if mod_prefix else "")
+            for name, p in mod._parameters.items():
+                if p is not None:
+                    slots[dot + name] = (mod, name, "parameter")
+            for name, b in mod._buffers.items():
+                if b is not None and name not in mod._non_persistent:
+                    slots[dot + name] = (mod, name, "buffer")
+        return slots
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy parameters and buffers from `state_dict` into this module, in place.
+
+        Everything is validated first (keys when strict, then every shape and dtype); only
+        then is anything written, so an error leaves the module unchanged. Returns
+        `(missing_keys, unexpected_keys)` (a named tuple, as PyTorch).
+        """
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"load_state_dict expects a dict, got {type(state_dict).__name__}")
+        slots = self._state_slots()
+        missing = [k for k in slots if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in slots]
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append("Missing key(s) in state_dict: "
+                             + ", ".join(f'"{k}"' for k in missing))
+            if unexpected:
+                parts.append("Unexpected key(s) in state_dict: "
+                             + ", ".join(f'"{k}"' for k in unexpected))
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + ".\n\t".join(parts) + ".\nNothing was loaded; pass strict=False to load the "
+                "matching keys only."
+            )
+        plan = []
+        errors = []
+        for key, (mod, name, _kind) in slots.items():
+            if key not in state_dict:
+                continue
+            target = getattr(mod, name)
+            arr = _as_array(state_dict[key])
+            if arr is None:
+                errors.append(f'"{key}": expected a tensor or array, got '
+                              f"{type(state_dict[key]).__name__}")
+                continue
+            lazy = isinstance(target, Parameter) and target.is_lazy
+            if not lazy and tuple(arr.shape) != tuple(target.shape):
+                errors.append(f'size mismatch for "{key}": copying a param with shape '
+                              f"{tuple(arr.shape)} from checkpoint, the shape in current model is "
+                              f"{tuple(target.shape)}")
+                continue
+            if not np.can_cast(arr.dtype, target.dtype, casting="same_kind"):
+                errors.append(f'dtype mismatch for "{key}": checkpoint has {arr.dtype}, the model '
+                              f"has {target.dtype}; convert one of them first")
+                continue
+            plan.append((target, arr, lazy))
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors) + "\nNothing was loaded."
+            )
+        for target, arr, lazy in plan:
+            if lazy:
+                target.materialize(arr.shape)
+            data = target._data
+            data[...] = backend.to_device(np.asarray(arr) if type(data) is np.ndarray else arr,
+                                          target.device)
+            target._version[0] += 1
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ------------------------------------------------------------------ modes and utilities
+    @property
+    def is_training_now(self) -> bool:
+        """Whether Dropout/BatchNorm should act as in training right now: `training`, or the
+        thread's train mode (`tg.autograd.is_training()`) when `training` is None."""
+        t = self.training
+        return state.training if t is None else t
+
+    def train(self, mode: bool = True):
+        """Training mode for this module and every descendant (returns self)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train(mode): mode must be a bool, got {mode!r}")
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self):
+        """Evaluation mode (Dropout off, BatchNorm uses running statistics); returns self."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear every parameter's gradient (to None, or to zeros in place)."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad._data[...] = 0
+
+    def apply(self, fn):
+        """Call fn(module) on every descendant (children first), then on self; returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def _convert(self, fn) -> Module:
+        for m in self.modules():
+            for table in ("_parameters", "_buffers"):
+                for t in m.__dict__[table].values():
+                    if t is None or (isinstance(t, Parameter) and t.is_lazy):
+                        continue
+                    new = fn(t._data)
+                    if new is not t._data:
+                        t._data = new
+                        if t._grad is not None:
+                            t._grad = _wrap(fn(t._grad._data))
+        return self
+
+    def to(self, device=None, dtype=None):
+        """Move (and/or cast) every parameter and buffer in place; returns self.
+
+        `to("cuda")`, `to(tg.float64)`, `to("cpu", dtype=...)`. Only floating tensors are cast."""
+        if dtype is None and device is not None and not _is_device(device):
+            device, dtype = None, device
+        dev = backend.normalize_device(device) if device is not None else None
+        dt = dtypes.as_dtype(dtype) if dtype is not None else None
+        if dt is not None and not dtypes.is_floating(dt):
+            raise TypeError(f"Module.to: dtype must be floating, got {dt}")
+
+        def convert(arr):
+            if dt is not None and arr.dtype.kind == "f" and arr.dtype != dt:
+                arr = arr.astype(dt)
+            return backend.to_device(arr, dev) if dev is not None else arr
+
+        return self._convert(convert)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda")
+
+    def float(self):  # noqa: A003
+        return self.to(dtype=dtypes.float32)
+
+    def double(self):
+        return self.to(dtype=dtypes.float64)
+
+    def half(self):
+        return self.to(dtype=dtypes.float16)
+
+    def type(self, dst_type):  # noqa: A003
+        return self.to(dtype=dst_type)
+
+    # ------------------------------------------------------------------ calling
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function; '
+            "define forward(self, ...) in your subclass"
+        )
+
+    def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                new = hook(self, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)
+        out = self.forward(*args, **kwargs)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                new = hook(self, args, out)
+                if new is not None:
+                    out = new
+        return out
+
+    def register_forward_pre_hook(self, hook):
+        """hook(module, args) -> None or new args, before every forward. Returns a handle."""
+        return _HookHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """hook(module, args, output) -> None or a new output, after every forward."""
+        return _HookHandle(self._forward_hooks, hook)
+
+    # ------------------------------------------------------------------ repr
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in its repr (override in layers)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for name, child in self._modules.items():
+            body = repr(child).replace("\n", "\n  ")
+            lines.append(f"({name}): {body}")
+        if not self._modules:
+            return f"{type(self).__name__}({extra})"
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class _IncompatibleKeys(tuple):
+    """(missing_keys, unexpected_keys), also readable by name."""
+
+    def __new__(cls, missing, unexpected):
+        return super().__new__(cls, (missing, unexpected))
+
+    @property
+    def missing_keys(self):
+        return self[0]
+
+    @property
+    def unexpected_keys(self):
+        return self[1]
+
+    def __repr__(self) -> str:
+        if not self[0] and not self[1]:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self[0]}, unexpected_keys={self[1]})"
+
+
+class _HookHandle:
+    _next_id = 0
+
+    def __init__(self, table, hook) -> None:
+        _HookHandle._next_id += 1
+        self.id = _HookHandle._next_id
+        self._table = table
+        table[self.id] = hook
+
+    def remove(self) -> None:
+        self._table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _check_name(module: Module, name: str, what: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name must be a string, got {type(name).__name__}")
+    if not name or "." in name:
+        raise KeyError(f"{what} name can't be empty or contain '.', got '{name}'")
+    if name in module.__dict__ and name not in module._parameters and name not in module._buffers \
+            and name not in module._modules:
+        raise KeyError(f"attribute '{name}' already exists on {type(module).__name__}")
+
+
+def _as_array(value):
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+        return value
+    if isinstance(value, (int, float, bool, list, tuple, np.generic)):
+        return np.asarray(value)
+    return None
+
+
+def _is_device(x) -> bool:
+    try:
+        backend.normalize_device(x)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402  (they subclass Module)
