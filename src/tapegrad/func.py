@@ -14,6 +14,7 @@ need not require grad: the transform differentiates fresh copies, and never touc
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from .engine.state import AMBIENT, state
 from .tensor import Tensor, _wrap
 
 __all__ = ["grad", "value_and_grad"]
+
+_nesting = threading.local()  # how many transforms are running in this thread
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -79,8 +82,11 @@ def value_and_grad(func, argnums=0, has_aux=False):
         # differentiable for it
         prev = state.active
         state.active |= AMBIENT
+        # inside another transform the gradient may depend on its variables through closures:
+        # keep it differentiable for the outer one
+        depth = _nesting.depth = getattr(_nesting, "depth", 0) + 1
         try:
-            create_graph = False
+            create_graph = depth > 1
             wrt = []
             for n in nums:
                 x, nested = _fresh(args[n], n)
@@ -105,6 +111,7 @@ def value_and_grad(func, argnums=0, has_aux=False):
                 gs = (None,) * len(wrt)
         finally:
             state.active = prev
+            _nesting.depth -= 1
         gs = tuple(_wrap(np.zeros_like(x._data)) if g is None else g for g, x in
                    zip(gs, wrt, strict=True))
         if not create_graph:
