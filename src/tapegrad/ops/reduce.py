@@ -420,13 +420,13 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     return _prod(_cast(input, dtype), d, keepdims=_keep(keepdim, keepdims))
 
 
-def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+def amax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Maximum over `dim` (all when omitted); tied maxima share the gradient equally."""
     d = _dims("amax", input, dim, axis)
     return _amax(input, d, keepdims=_keep(keepdim, keepdims))
 
 
-def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+def amin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Minimum over `dim` (all when omitted); tied minima share the gradient equally."""
     d = _dims("amin", input, dim, axis)
     return _amin(input, d, keepdims=_keep(keepdim, keepdims))
