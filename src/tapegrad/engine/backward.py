@@ -329,6 +329,8 @@ def _apply_writes(writes, head_ids, higher, leaf_callback, force_add):
                 arr = _owned(g if not isinstance(g, _Tensor) else g._data, head_ids, stored_ids)
                 if old is not None and req != "write":
                     arr = old._data + arr
+                    if isinstance(arr, np.generic):  # 0-d + 0-d gives a NumPy scalar
+                        arr = np.asarray(arr)
                 if arr.shape != t.shape:
                     arr = arr.reshape(t.shape)
                 t._grad = _wrap(arr)
