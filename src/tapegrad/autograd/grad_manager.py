@@ -49,6 +49,7 @@ def _release_bit(bit: int, specs: dict) -> None:
         if t is not None:
             t._tapes &= ~bit
     specs.clear()
+    state.active &= ~bit  # died while recording (in this thread): stop recording for it
     free_tape_bit(bit)
 
 
@@ -195,9 +196,16 @@ class GradManager:
                 # a graph other tapes track too (side-by-side managers, requires_grad) must
                 # survive this backward: those tapes may still run their own over it
                 shared = any(t._tapes & ~bit for t in roots)
-                grads = _engine.run_backward(roots, heads, own_mask=bit, capture=targets,
-                                             allow_unused=True, retain_graph=shared)
-                _accumulate(targets, self._callbacks(targets, grads))
+                specs = self._specs
+                if all(t.grad_fn is None and not specs[id(t)].callbacks for t in targets):
+                    # the common case, fastest: the engine adds into the leaves carrying
+                    # our bit (exactly the attached ones), after computing every gradient
+                    _engine.run_backward(roots, heads, own_mask=bit, force_add=True,
+                                         retain_graph=shared)
+                else:
+                    grads = _engine.run_backward(roots, heads, own_mask=bit, capture=targets,
+                                                 allow_unused=True, retain_graph=shared)
+                    _accumulate(targets, self._callbacks(targets, grads))
         finally:
             _forget_history(roots, bit)
 
@@ -299,12 +307,10 @@ def _accumulate(targets, grads) -> None:
 def _forget_history(roots, bit: int) -> None:
     """Take the manager's bit off the graph it just used, so that tensors kept from this
     recording are constants next time (as in MegEngine, one history per recording)."""
-    seen = set()
     stack = [t.grad_fn for t in roots if t.grad_fn is not None]
     while stack:
         node = stack.pop()
-        if node in seen or node.op is ACCUMULATE or not node.tapes & bit:
-            continue
-        seen.add(node)
+        if node.op is ACCUMULATE or not node.tapes & bit:
+            continue  # a leaf, another tape's node, or one already visited (bit cleared)
         node.tapes &= ~bit
         stack.extend(e[0] for e in node.next if e is not None)
