@@ -10,8 +10,12 @@ there is no silent fallback to a similarly named core function.
 """
 from __future__ import annotations
 
+import __future__
 import importlib
 import sys
+import types
+
+_MISSING = object()
 
 
 def unsupported(facade: str, name: str, hint: str | None = None) -> AttributeError:
@@ -55,6 +59,30 @@ def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | N
             setattr(sys.modules[module_name], name, value)  # resolve once
             return value
         raise unsupported(facade, name, hints.get(name))
+
+    return __getattr__
+
+
+def forward_getattr(module_name: str, facade: str, target: str, deny: dict | None = None,
+                    aliases: dict | None = None):
+    """A module `__getattr__` for a facade whose names ARE the core's (the torch facade):
+    a public attribute of the core module `target` is returned, except the names in `deny`
+    (tapegrad-only names; their value is the hint), and `aliases` resolve as above.
+    Submodules of the core module are never forwarded (the facade has its own)."""
+    deny = deny or {}
+    aliases = aliases or {}
+    by_alias = facade_getattr(module_name, facade, aliases, deny)
+
+    def __getattr__(name: str):
+        if name.startswith("_") or name in deny or name in aliases:
+            return by_alias(name)
+        core = importlib.import_module(target)
+        value = getattr(core, name, _MISSING)
+        # a core submodule is the core's layout, not part of the facade's API
+        if value is _MISSING or isinstance(value, (__future__._Feature, types.ModuleType)):
+            raise unsupported(facade, name)
+        setattr(sys.modules[module_name], name, value)
+        return value
 
     return __getattr__
 

@@ -1,0 +1,61 @@
+"""The MegEngine facade: run MegEngine GradManager code and simple models on tapegrad.
+
+Change the import lines only:
+
+    import tapegrad.compat.megengine as mge                    # was: import megengine as mge
+    import tapegrad.compat.megengine.functional as F
+    import tapegrad.compat.megengine.module as M
+    from tapegrad.compat.megengine.autodiff import GradManager
+
+`mge.tensor` / `mge.Tensor` make tapegrad tensors (float32 / int32 by default, as
+MegEngine); `GradManager` is tapegrad's (API.md 2.3); modules keep their parameters
+untracked until a GradManager attaches them. A name the facade lacks raises an
+AttributeError that says so; see docs/migrating-from-megengine.md.
+"""
+from __future__ import annotations
+
+from .._facade import facade_getattr
+from . import autodiff, distributed, functional, module, optimizer, random  # noqa: F401
+from ._tensor import Parameter, Tensor, tensor  # noqa: F401
+
+__version__ = "1.13.0"  # the MegEngine API this facade follows
+
+
+def is_cuda_available() -> bool:
+    from .. import torch
+
+    return torch.cuda.is_available()
+
+
+_default_device = ["xpux"]
+
+
+def set_default_device(device="xpux") -> None:
+    """Accepted: record the name (tapegrad puts tensors on the CPU unless told)."""
+    _default_device[0] = device
+
+
+def get_default_device() -> str:
+    return _default_device[0]
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None) -> None:
+    """Write a state dict (tapegrad's safetensors format: no pickle)."""
+    from ... import io
+
+    io.save(obj, f)
+
+
+def load(f, map_location=None, pickle_module=None):
+    from ... import io
+
+    return io.load(f)
+
+
+__getattr__ = facade_getattr(__name__, "the MegEngine facade", {}, {
+    "jit": "tracing (jit.trace) is not supported; tapegrad runs eagerly",
+    "data": "megengine.data is not provided; use tapegrad.data (DataLoader, TensorDataset)",
+    "quantization": "quantization is not supported", "amp": "mixed precision is not "
+    "supported", "hub": "not provided", "traced_module": "not supported",
+    "dtr": "dynamic tensor rematerialization is not supported",
+})

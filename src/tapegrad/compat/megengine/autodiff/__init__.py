@@ -1,0 +1,16 @@
+"""`mge.autodiff`: GradManager (tapegrad's, API.md 2.3) and Function.
+
+    >>> from tapegrad.compat.megengine.autodiff import GradManager
+    >>> gm = GradManager().attach(model.parameters())
+    >>> with gm:
+    ...     loss = model(x)
+    ...     gm.backward(loss)
+"""
+from __future__ import annotations
+
+from ..._facade import facade_getattr
+from ....autograd.function import Function  # noqa: F401  (instance style, as MegEngine's)
+from ....autograd.grad_manager import GradManager  # noqa: F401
+
+__all__ = ["GradManager", "Function"]
+__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.autodiff)", {})

@@ -1,0 +1,181 @@
+"""`mge.functional` (import as F): MegEngine's functions on tapegrad ops.
+
+Names and signatures are MegEngine's (`axis=`, `keepdims=`, `F.matmul(a, b,
+transpose_a=...)`, `F.transpose(x, pattern)`, `F.concat(xs, axis)`); where MegEngine and
+PyTorch differ, MegEngine's meaning is kept (`F.max` returns values, `F.var`/`F.std` are
+population statistics, `F.repeat` repeats elements, `F.split` takes a count or split
+points, `F.softmax` has MegEngine's default axis). `F.nn` holds the layers' functions and
+the losses.
+
+    >>> import tapegrad.compat.megengine.functional as F
+    >>> F.sum(F.matmul(a, b), axis=1, keepdims=True)
+"""
+from __future__ import annotations
+
+from ..._facade import facade_dir, facade_getattr
+from ...mxnet import _arrays as _np_style
+from .._tensor import tensor as _tensor
+from . import nn  # noqa: F401
+from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
+from .nn import dropout, one_hot  # noqa: F401
+
+
+def _tg():
+    import tapegrad
+
+    return tapegrad
+
+
+def matmul(inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default",
+           format="default"):  # noqa: A002
+    """Matrix product (batched over leading axes), optionally transposing either operand."""
+    tg = _tg()
+    if transpose_a:
+        inp1 = tg.swapaxes(inp1, -1, -2)
+    if transpose_b:
+        inp2 = tg.swapaxes(inp2, -1, -2)
+    return tg.matmul(inp1, inp2)
+
+
+def transpose(inp, pattern):
+    """Permute the axes: `F.transpose(x, (1, 0, 2))`."""
+    return _tg().permute(inp, tuple(pattern))
+
+
+def reshape(inp, target_shape):
+    return _tg().reshape(inp, tuple(target_shape))
+
+
+def flatten(inp, start_axis=0, end_axis=-1):
+    return _tg().flatten(inp, start_axis, end_axis)
+
+
+def concat(inps, axis=0, device=None):
+    return _tg().cat(list(inps), dim=axis)
+
+
+def stack(inps, axis=0, device=None):
+    return _tg().stack(list(inps), dim=axis)
+
+
+def split(inp, nsplits_or_sections, axis=0):
+    """An int: that many equal parts; a list: the split points."""
+    return _np_style.split(inp, nsplits_or_sections, axis)
+
+
+def squeeze(inp, axis=None):
+    tg = _tg()
+    if axis is None:
+        return tg.squeeze(inp)
+    for ax in sorted(((axis,) if isinstance(axis, int) else tuple(axis)), reverse=True):
+        inp = tg.squeeze(inp, ax)
+    return inp
+
+
+def repeat(inp, repeats, axis=None):
+    """Each element `repeats` times along `axis` (NumPy's repeat)."""
+    return _np_style.repeat_elements(inp, repeats, axis)
+
+
+def clip(inp, lower=None, upper=None):
+    return _tg().clamp(inp, lower, upper)
+
+
+def max(inp, axis=None, keepdims=False):  # noqa: A001
+    """The maximum (values only) over `axis`, every axis when None."""
+    return _np_style.amax(inp, axis, keepdims=keepdims)
+
+
+def min(inp, axis=None, keepdims=False):  # noqa: A001
+    return _np_style.amin(inp, axis, keepdims=keepdims)
+
+
+def var(inp, axis=None, keepdims=False):
+    """Population variance (divides by N, as MegEngine)."""
+    return _np_style.var(inp, axis, ddof=0, keepdims=keepdims)
+
+
+def std(inp, axis=None, keepdims=False):
+    """Population standard deviation (divides by N, as MegEngine)."""
+    return _np_style.std(inp, axis, ddof=0, keepdims=keepdims)
+
+
+def norm(inp, ord=None, axis=None, keepdims=False):  # noqa: A002
+    """The vector p-norm (2 by default) over `axis`, or of the flattened tensor."""
+    return _tg().norm(inp, p=2 if ord is None else ord, dim=axis, keepdim=keepdims)
+
+
+def normalize(inp, ord=None, axis=None, eps=1e-12):
+    return inp / clip(norm(inp, ord, axis, keepdims=True), lower=eps)
+
+
+def softmax(inp, axis=None):
+    """Softmax over `axis` (default: 0 for 0-, 1- and 3-D inputs, else 1, as MegEngine)."""
+    if axis is None:
+        axis = 0 if inp.ndim in (0, 1, 3) else 1
+    return _tg().nn.functional.softmax(inp, dim=axis)
+
+
+def logsoftmax(inp, axis):
+    return _tg().nn.functional.log_softmax(inp, dim=axis)
+
+
+def copy(inp, device=None):
+    out = _tg().clone(inp)
+    return out if device is None else out.to(device)
+
+
+def zeros(shape, dtype="float32", device=None):
+    return _tensor(_tg().zeros(_shape(shape), dtype=dtype), device=device)
+
+
+def ones(shape, dtype="float32", device=None):
+    return _tensor(_tg().ones(_shape(shape), dtype=dtype), device=device)
+
+
+def full(shape, value, dtype="float32", device=None):
+    return _tensor(_tg().full(_shape(shape), value, dtype=dtype), device=device)
+
+
+def arange(start=0, stop=None, step=1, dtype="float32", device=None):
+    """Values from `start` to `stop` by `step` (float32 by default, as MegEngine)."""
+    return _np_style.arange(start, stop, step, dtype=dtype, device=device)
+
+
+def linspace(start, stop, num, dtype="float32", device=None):
+    return _np_style.linspace(start, stop, num, dtype=dtype, device=device)
+
+
+def _shape(shape):
+    return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+
+
+_CORE = "tapegrad"
+ALIASES = {
+    name: f"{_CORE}:{name}" for name in (
+        "abs", "exp", "log", "log1p", "expm1", "sqrt", "square", "sin", "cos", "tan", "tanh",
+        "sigmoid", "relu", "floor", "ceil", "round", "sign", "maximum", "minimum", "where",
+        "sum", "mean", "prod", "argmax", "argmin", "cumsum", "logsumexp", "expand_dims",
+        "broadcast_to", "tile", "gather", "scatter", "add", "sub", "mul", "div", "pow",
+        "zeros_like", "ones_like", "full_like", "equal", "not_equal", "isnan", "isinf",
+        "erf", "neg",
+    )
+}
+ALIASES.update({
+    "floor_div": f"{_CORE}:floor_divide", "mod": f"{_CORE}:remainder",
+    "less": f"{_CORE}:lt", "less_equal": f"{_CORE}:le", "greater": f"{_CORE}:gt",
+    "greater_equal": f"{_CORE}:ge", "logical_and": f"{_CORE}:logical_and",
+    "logical_or": f"{_CORE}:logical_or", "logical_not": f"{_CORE}:logical_not",
+    "dot": f"{_CORE}:dot", "linear": f"{_CORE}.nn.functional:linear",
+})
+HINTS = {
+    "topk": "not provided; use .numpy() and NumPy",
+    "sort": "not provided; use .numpy() and NumPy",
+    "argsort": "not provided; use .numpy() and NumPy",
+    "cond_take": "not provided; use boolean indexing x[mask]",
+    "distributed": "use mge.distributed.make_allreduce_cb with a GradManager",
+    "vision": "not provided",
+    "debug_param": "not provided",
+}
+__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.functional)", ALIASES, HINTS)
+__dir__ = facade_dir(__name__, ALIASES)

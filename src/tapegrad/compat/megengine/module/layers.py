@@ -1,0 +1,166 @@
+"""MegEngine's layers as tapegrad.nn layers with MegEngine's arguments and defaults."""
+from __future__ import annotations
+
+from .... import nn as _nn
+from ..functional import nn as _Fnn
+from .module import Module
+
+__all__ = [
+    "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Sequential", "Embedding",
+    "MaxPool2d", "AvgPool2d", "ReLU", "Sigmoid", "Tanh", "LeakyReLU", "GELU", "SiLU",
+    "Softmax", "Identity", "LayerNorm",
+]
+
+
+class Linear(Module, _nn.Linear):
+    """`y = x @ weight.T + bias`; weight (out_features, in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, compute_mode="default",
+                 name=None, **kwargs) -> None:
+        super().__init__(in_features, out_features, bias, name=name)
+
+
+class Conv2d(Module, _nn.Conv2d):
+    """2-D convolution over NCHW input (bias kept as (out_channels,), not (1, C, 1, 1))."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, conv_mode="cross_correlation", compute_mode="default",
+                 padding_mode="zeros", name=None, **kwargs) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode=padding_mode, name=name)
+
+
+class BatchNorm2d(Module, _nn.BatchNorm2d):
+    """Batch normalization of NCHW input; `momentum=0.9` keeps 90% of the running statistics
+    (PyTorch's momentum is the share of the new batch: 1 - 0.9)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True,
+                 track_running_stats=True, freeze=False, name=None, **kwargs) -> None:
+        super().__init__(num_features, eps=eps, momentum=1.0 - momentum, affine=affine,
+                         track_running_stats=track_running_stats, name=name)
+        self._freeze = freeze
+
+    def forward(self, x):
+        if self._freeze:
+            was = self.training
+            self.training = False
+            try:
+                return super().forward(x)
+            finally:
+                self.training = was
+        return super().forward(x)
+
+
+class BatchNorm1d(Module, _nn.BatchNorm1d):
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True,
+                 track_running_stats=True, name=None, **kwargs) -> None:
+        super().__init__(num_features, eps=eps, momentum=1.0 - momentum, affine=affine,
+                         track_running_stats=track_running_stats, name=name)
+
+
+class Dropout(Module):
+    """Zero each element with probability `drop_prob` in training mode (`model.train()`)."""
+
+    def __init__(self, drop_prob=0.0, name=None, **kwargs) -> None:
+        super().__init__(name=name)
+        self.drop_prob = drop_prob
+
+    def forward(self, x):
+        return _Fnn.dropout(x, self.drop_prob, training=self.training)
+
+
+class Sequential(Module, _nn.Sequential):
+    """Modules applied in order: `M.Sequential(M.Linear(2, 8), M.ReLU(), M.Linear(8, 1))`."""
+
+    def __init__(self, *args, name=None) -> None:
+        super().__init__(*args, name=name)
+
+
+class Embedding(Module, _nn.Embedding):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=None, initial_weight=None, freeze=False, name=None,
+                 **kwargs) -> None:
+        super().__init__(num_embeddings, embedding_dim, name=name)
+        if initial_weight is not None:
+            self.weight.data = initial_weight
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, name=None, **kwargs) -> None:
+        super().__init__(name=name)
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x):
+        return _Fnn.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(Module):
+    """Average pooling; padding is left out of the average by default (MegEngine)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0,
+                 mode="average_count_exclude_padding", name=None, **kwargs) -> None:
+        super().__init__(name=name)
+        self.kernel_size, self.stride, self.padding, self.mode = kernel_size, stride, padding, mode
+
+    def forward(self, x):
+        return _Fnn.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.mode)
+
+
+class _Act(Module):
+    _fn = None
+
+    def forward(self, x):
+        return type(self)._fn(x)
+
+
+class ReLU(_Act):
+    _fn = staticmethod(_Fnn.relu)
+
+
+class Sigmoid(_Act):
+    _fn = staticmethod(_Fnn.sigmoid)
+
+
+class Tanh(_Act):
+    @staticmethod
+    def _fn(x):
+        import tapegrad as tg
+
+        return tg.tanh(x)
+
+
+class GELU(_Act):
+    _fn = staticmethod(_Fnn.gelu)
+
+
+class SiLU(_Act):
+    _fn = staticmethod(_Fnn.silu)
+
+
+class Identity(_Act):
+    @staticmethod
+    def _fn(x):
+        return x
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope=0.01, name=None) -> None:
+        super().__init__(name=name)
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return _Fnn.leaky_relu(x, self.negative_slope)
+
+
+class Softmax(Module):
+    def __init__(self, axis=None, name=None) -> None:
+        super().__init__(name=name)
+        self.axis = axis
+
+    def forward(self, x):
+        return _Fnn.softmax(x, self.axis)
+
+
+class LayerNorm(Module, _nn.LayerNorm):
+    def __init__(self, normalized_shape, eps=1e-5, affine=True, name=None, **kwargs) -> None:
+        super().__init__(normalized_shape, eps=eps, elementwise_affine=affine, name=name)

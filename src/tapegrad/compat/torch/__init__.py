@@ -1,0 +1,94 @@
+"""The PyTorch facade: run PyTorch autograd scripts and simple models on tapegrad.
+
+Change the import line only:
+
+    import tapegrad.compat.torch as torch          # was: import torch
+    from tapegrad.compat.torch import nn, optim    # was: from torch import nn, optim
+
+tapegrad's core follows PyTorch's names and semantics, so `torch.X` is `tapegrad.X` for
+every X the core provides (tensors, creation, math, `no_grad`, ...), `torch.nn` is
+`tapegrad.nn`, `torch.optim` is `tapegrad.optim`, `torch.utils.data` is `tapegrad.data`.
+A name the core lacks raises an AttributeError saying the facade does not support it;
+see docs/migrating-from-pytorch.md.
+"""
+from __future__ import annotations
+
+from .._facade import forward_getattr
+from . import autograd, cuda, nn, optim, utils  # noqa: F401
+
+__version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
+
+Size = tuple
+
+
+class device:  # noqa: N801 - PyTorch's name
+    """`torch.device("cpu")`, `torch.device("cuda", 0)`: a device name tapegrad understands."""
+
+    def __init__(self, type, index=None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index  # noqa: A001
+        name, _, idx = str(type).partition(":")
+        if name not in ("cpu", "cuda"):
+            raise ValueError(f"unknown device {type!r}; tapegrad has 'cpu' and 'cuda'")
+        self.type = name
+        self.index = int(idx) if idx else index
+
+    def __eq__(self, other) -> bool:
+        other = device(other) if isinstance(other, str) else other
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}'" + (
+            "" if self.index is None else f", index={self.index}") + ")"
+
+
+def is_tensor(obj) -> bool:
+    """True for a tapegrad tensor."""
+    from ...tensor import Tensor
+
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(t) -> bool:
+    from ... import dtypes
+
+    return dtypes.is_floating(t.dtype)
+
+
+def numel(t) -> int:
+    return t.numel()
+
+
+def use_deterministic_algorithms(mode: bool, warn_only: bool = False) -> None:
+    """Accepted: tapegrad's CPU ops are deterministic."""
+
+
+_DENY = {
+    # tapegrad's own layout and names that PyTorch does not have
+    "autodiff": "GradManager is MegEngine's API; use tapegrad.autodiff directly",
+    "compat": None, "backend": None, "creation": None, "dtypes": None, "engine": None,
+    "ops": None, "io": None, "getitem": None, "viz": None, "data": "use torch.utils.data",
+    "bool_": "use torch.bool", "expand_dims": "use torch.unsqueeze",
+    "take_along_axis": "use torch.take_along_dim", "uniform": "use torch.rand or "
+    "torch.empty(...).uniform_()",
+    "distributed": "torch.distributed is not supported; tapegrad.distributed has an MPI-based "
+    "data-parallel API of its own",
+    "FloatTensor": "use torch.tensor(data, dtype=torch.float32)",
+    "LongTensor": "use torch.tensor(data, dtype=torch.int64)",
+    "DoubleTensor": "use torch.tensor(data, dtype=torch.float64)",
+    "jit": "TorchScript is not supported; tapegrad runs eagerly",
+    "compile": "torch.compile is not supported; tapegrad runs eagerly",
+    "fx": "torch.fx is not supported", "onnx": "ONNX export is not supported",
+    "sparse": "sparse tensors are not supported", "fft": "torch.fft is not supported",
+    "complex64": "complex tensors are not supported", "complex128": "complex tensors are not "
+    "supported", "backends": "not supported", "mps": "only 'cpu' and 'cuda' devices exist",
+    "hub": "torch.hub is not supported", "quantization": "not supported",
+}
+_ALIASES = {"linalg": "tapegrad.linalg", "func": "tapegrad.func", "random": "tapegrad.random"}
+__getattr__ = forward_getattr(__name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES)
