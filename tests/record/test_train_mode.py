@@ -173,3 +173,67 @@ def test_function_gradient_of_wrong_shape_leaves_grad_untouched():
     with pytest.raises(RuntimeError, match="Bad"):
         y.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+# ---------------------------------------------------------------- Dropout follows the mode
+def _mxnet_style_dropout(p=0.5):
+    layer = tg.nn.Dropout(p)
+    layer.training = None  # like every MXNet Block: follow tg.autograd.is_training()
+    return layer
+
+
+def test_seed_dropout_identity_outside_record_and_scaled_inside():
+    tg.manual_seed(0)
+    dropout = _mxnet_style_dropout(0.5)
+    data = tg.ones((3, 3))
+    output = dropout(data)
+    assert ag.is_training() is False
+    np.testing.assert_array_equal(output.numpy(), np.ones((3, 3)))
+    with ag.record():
+        output = dropout(data)
+        assert ag.is_training() is True
+    assert set(np.unique(output.numpy())) <= {0.0, 2.0}  # dropped, the rest scaled by 1/0.5
+    with ag.record():
+        out = dropout(tg.ones((100, 100))).numpy()
+    assert 0.4 < (out == 0).mean() < 0.6
+    assert abs(out.mean() - 1.0) < 0.1
+
+
+@pytest.mark.parametrize(
+    "scope, drops",
+    [
+        (lambda: ag.pause(), False),
+        (lambda: ag.predict_mode(), False),
+        (lambda: ag.train_mode(), True),
+        (lambda: ag.record(train_mode=False), False),
+    ],
+)
+def test_dropout_in_each_scope(scope, drops):
+    dropout = _mxnet_style_dropout(0.5)
+    data = tg.ones((50, 50))
+    with ag.record(), scope():
+        out = dropout(data).numpy()
+    assert bool((out == 0).any()) is drops
+    if not drops:
+        np.testing.assert_array_equal(out, np.ones((50, 50)))
+
+
+def test_core_dropout_follows_train_and_eval_not_the_record_scope():
+    layer = tg.nn.Dropout(0.5)  # a core Module starts in training mode (PyTorch)
+    data = tg.ones((50, 50))
+    assert (layer(data).numpy() == 0).any()  # drops outside record()
+    layer.eval()
+    with ag.record():
+        np.testing.assert_array_equal(layer(data).numpy(), np.ones((50, 50)))
+
+
+def test_gradient_through_dropout_inside_record():
+    x = tg.tensor(np.linspace(1.0, 2.0, 400).reshape(20, 20))
+    x.attach_grad()
+    dropout = _mxnet_style_dropout(0.25)
+    with ag.record():
+        y = dropout(x)
+    y.backward()
+    mask = y.numpy() / x.numpy()
+    assert set(np.round(np.unique(mask), 6)) <= {0.0, round(1 / 0.75, 6)}
+    np.testing.assert_allclose(x.grad.numpy(), mask, rtol=1e-6)
