@@ -222,7 +222,8 @@ class GradManager:
                                 f"{type(new).__name__}; a callback must return the gradient "
                                 f"(a Tensor of shape {t.shape})"
                             )
-                        new = _wrap(np.asarray(new))
+                        # an array of the tensor's backend, or anything NumPy can convert
+                        new = _wrap(new if type(new) is type(t._data) else np.asarray(new))
                     if new.shape != t.shape:
                         raise RuntimeError(
                             f"GradManager callback {getattr(cb, '__name__', cb)!r} returned a "
@@ -296,10 +297,13 @@ def _accumulate(targets, grads) -> None:
             data = g._data
             if data.dtype != t.dtype:
                 data = data.astype(t.dtype)
-            if old is None or old.grad_fn is not None or old.shape != t.shape:
+            if old is None or old.grad_fn is not None:
                 base = None if old is None else old.detach()._data
                 # own the stored array: the engine may hand the same array to several inputs
-                t._grad = _wrap(np.array(data) if base is None else np.asarray(base + data))
+                arr = data.copy() if base is None else base + data
+                if isinstance(arr, np.generic):  # 0-d arithmetic gives a NumPy scalar
+                    arr = np.asarray(arr)
+                t._grad = _wrap(arr)
             else:
                 old._data += data
 
