@@ -283,7 +283,7 @@ def _apply(cls, ctx, args, kwargs):
     if not mask:
         result = [originals[id(o)] if isinstance(o, Tensor) and id(originals.get(id(o), o))
                   in dirty_ids else o for o in outs]
-        return type(out)(result) if is_tuple else result[0]
+        return _same_kind(out, result) if is_tuple else result[0]
 
     for t in dirty:
         if t.grad_fn is None and t._tapes & active:
@@ -367,7 +367,15 @@ def _apply(cls, ctx, args, kwargs):
     ctx._tg_node = weakref.ref(node)
     ctx._tg_out_meta = out_meta
     ctx._tg_in_meta = tuple(meta)
-    return type(out)(result) if is_tuple else result[0]
+    ctx._tg_dirty = ctx._tg_nondiff = ()  # only needed during apply
+    return _same_kind(out, result) if is_tuple else result[0]
+
+
+def _same_kind(out, items):
+    """`items` in the container type forward returned (tuple, list or a namedtuple)."""
+    if hasattr(out, "_fields"):
+        return type(out)(*items)
+    return type(out)(items)
 
 
 def _call_backward(op, ctx, grads):
