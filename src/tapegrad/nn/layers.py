@@ -246,14 +246,18 @@ class _BatchNorm(Module):
     _expected_ndim: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         kw = _factory(dtype, device)
         if affine:
             self.weight = Parameter(ones(num_features, **kw))
-            self.bias = Parameter(zeros(num_features, **kw))
+            if bias:
+                self.bias = Parameter(zeros(num_features, **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -276,7 +280,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         if input.ndim not in self._expected_ndim:
@@ -301,8 +306,9 @@ class _BatchNorm(Module):
             self.weight, self.bias, use_batch, momentum, self.eps)
 
     def extra_repr(self) -> str:
+        bias = f", bias={self.bias is not None}"
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}{bias}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -341,8 +347,9 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
+        bias = f", bias={self.bias is not None}"
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}{bias}")
 
 
 class GroupNorm(Module):

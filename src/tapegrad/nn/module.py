@@ -335,7 +335,7 @@ class Module:
             )
         plan = []
         errors = []
-        for key, (mod, name, _kind) in slots.items():
+        for key, (mod, name, _what) in slots.items():
             if key not in state_dict:
                 continue
             target = getattr(mod, name)
@@ -350,7 +350,7 @@ class Module:
                               f"{tuple(arr.shape)} from checkpoint, the shape in current model is "
                               f"{tuple(target.shape)}")
                 continue
-            if not np.can_cast(arr.dtype, target.dtype, casting="same_kind"):
+            if _kind(arr.dtype) != _kind(target.dtype):
                 errors.append(f'dtype mismatch for "{key}": checkpoint has {arr.dtype}, the model '
                               f"has {target.dtype}; convert one of them first")
                 continue
@@ -562,6 +562,12 @@ def _as_array(value):
     if isinstance(value, (int, float, bool, list, tuple, np.generic)):
         return np.asarray(value)
     return None
+
+
+def _kind(dtype) -> str:
+    """Floating, complex, integer (signed or not) or bool: values may move within a kind."""
+    k = np.dtype(dtype).kind
+    return "i" if k == "u" else k
 
 
 def _is_device(x) -> bool:
