@@ -1,4 +1,6 @@
 """Custom functions: tg.autograd.Function in PyTorch ctx style and MXNet instance style."""
+import weakref
+
 import numpy as np
 import pytest
 
@@ -296,6 +298,30 @@ def test_saved_output_is_rebuilt_without_a_cycle():
     assert gradgradcheck(Exp2.apply, (x,))
     y = Exp2.apply(x)
     assert y.grad_fn.saved[0].__dict__["_tg_saved"][0][0] == "output"
+    ref = weakref.ref(y)
+    del y
+    assert ref() is None  # no output -> node -> ctx -> output cycle: freed at once
+
+
+def test_saved_non_differentiable_output():
+    class WithMask(Function):
+        @staticmethod
+        def forward(ctx, x):
+            mask = x * 0 + 1
+            ctx.mark_non_differentiable(mask)
+            ctx.save_for_backward(mask)
+            return x * 2, mask
+
+        @staticmethod
+        def backward(ctx, g, g_mask):
+            (mask,) = ctx.saved_tensors
+            assert mask.grad_fn is None
+            return g * 2 * mask
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y, mask = WithMask.apply(x)
+    y.backward(tg.ones(2))
+    assert x.grad.tolist() == [2.0, 2.0] and mask.grad_fn is None
 
 
 def test_once_differentiable():

@@ -355,7 +355,10 @@ def _apply(cls, ctx, args, kwargs):
         elif id(t) in out_pos and (id(t) not in in_pos or id(originals[id(t)]) in dirty_ids):
             i = out_pos[id(t)]
             r = result[i]
-            packed.append((_OUTPUT, r._data, r._version, r._version[0], i))
+            if r.grad_fn is node:  # rebuilt on demand: holding r would be a reference cycle
+                packed.append((_OUTPUT, r._data, r._version, r._version[0], i))
+            else:  # a non-differentiable output: no graph, safe to hold
+                packed.append((_OTHER, r, r._version, r._version[0], None))
         elif id(t) in in_pos:
             i = in_pos[id(t)]
             a = args[i]
