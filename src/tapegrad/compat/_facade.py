@@ -9,8 +9,8 @@ there is no silent fallback to a similarly named core function.
     >>> __getattr__ = facade_getattr(__name__, "the MXNet facade (mx.np)", ALIASES, HINTS)
 """
 from __future__ import annotations
-
 import __future__
+
 import importlib
 import sys
 import types

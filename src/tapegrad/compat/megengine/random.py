@@ -1,9 +1,9 @@
 """`mge.random`: seed, normal, uniform (tapegrad's generator; streams differ from MegEngine's)."""
 from __future__ import annotations
 
-from .._facade import facade_getattr
 from ...creation import normal as _normal
 from ...creation import uniform as _uniform
+from .._facade import facade_getattr
 
 __all__ = ["seed", "normal", "uniform"]
 

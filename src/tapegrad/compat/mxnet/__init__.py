@@ -14,9 +14,17 @@ use instead); see docs/migrating-from-mxnet.md.
 from __future__ import annotations
 
 from .._facade import facade_getattr
-from . import _arrays  # noqa: F401  (gives tensors MXNet's array methods: context, copyto...)
-from . import autograd, context, gluon, initializer, ndarray, numpy, numpy_extension  # noqa: F401
-from . import random  # noqa: F401
+from . import (  # noqa: F401
+    _arrays,  # noqa: F401  (gives tensors MXNet's array methods: context, copyto...)
+    autograd,
+    context,
+    gluon,
+    initializer,
+    ndarray,
+    numpy,
+    numpy_extension,
+    random,  # noqa: F401
+)
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
 
 np = numpy

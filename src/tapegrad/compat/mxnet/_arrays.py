@@ -124,7 +124,7 @@ def split(ary, indices_or_sections, axis=0) -> list:
         sizes = [n // k] * k
     else:
         bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
-        sizes = [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:])]
+        sizes = [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:], strict=False)]
     return list(_core().split(ary, sizes, dim=axis))
 
 

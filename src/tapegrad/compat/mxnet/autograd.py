@@ -13,13 +13,20 @@ array when `variables` is a single array, as MXNet does).
 """
 from __future__ import annotations
 
-from .._facade import facade_getattr
 from ...autograd.function import Function  # noqa: F401  (both call styles, as MXNet's)
 from ...autograd.record import (  # noqa: F401
-    is_recording, is_training, mark_variables, pause, predict_mode, record, set_recording,
-    set_training, train_mode,
+    is_recording,
+    is_training,
+    mark_variables,
+    pause,
+    predict_mode,
+    record,
+    set_recording,
+    set_training,
+    train_mode,
 )
 from ...tensor import Tensor
+from .._facade import facade_getattr
 
 __all__ = [
     "record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",

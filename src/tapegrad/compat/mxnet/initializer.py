@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from .._facade import facade_getattr
 from ...random import generator
+from .._facade import facade_getattr
 
 __all__ = [
     "Initializer", "Uniform", "Normal", "Xavier", "MSRAPrelu", "Zero", "One", "Constant",
@@ -105,9 +105,11 @@ class Xavier(Initializer):
 
     def __init__(self, rnd_type="uniform", factor_type="avg", magnitude=3) -> None:
         if rnd_type not in ("uniform", "gaussian"):
-            raise ValueError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
+            raise ValueError(
+                f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ("avg", "in", "out"):
-            raise ValueError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
+            raise ValueError(
+                f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
         self.rnd_type, self.factor_type, self.magnitude = rnd_type, factor_type, float(magnitude)
 
     def _init_weight(self, name, shape):

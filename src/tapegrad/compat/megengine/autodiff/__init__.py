@@ -8,9 +8,9 @@
 """
 from __future__ import annotations
 
-from ..._facade import facade_getattr
 from ....autograd.function import Function  # noqa: F401  (instance style, as MegEngine's)
 from ....autograd.grad_manager import GradManager  # noqa: F401
+from ..._facade import facade_getattr
 
 __all__ = ["GradManager", "Function"]
 __getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.autodiff)", {})

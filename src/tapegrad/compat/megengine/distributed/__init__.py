@@ -2,8 +2,8 @@
 (tapegrad.distributed: MPI when launched with mpiexec, else a world of one)."""
 from __future__ import annotations
 
-from ..._facade import facade_getattr
 from ....distributed import get_rank, get_world_size, make_allreduce_cb  # noqa: F401
+from ..._facade import facade_getattr
 
 __all__ = ["make_allreduce_cb", "get_rank", "get_world_size", "is_distributed"]
 

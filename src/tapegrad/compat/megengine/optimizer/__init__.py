@@ -7,10 +7,10 @@ The updates are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are
 """
 from __future__ import annotations
 
-from ..._facade import facade_getattr
 from ....optim import SGD as _SGD
 from ....optim import Adam as _Adam
 from ....optim import AdamW as _AdamW
+from ..._facade import facade_getattr
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 

@@ -20,10 +20,10 @@ import warnings
 
 import numpy as np
 
-from ... import _facade  # noqa: F401
 from ....autograd.record import GRAD_REQS
 from ....creation import tensor as _tensor
 from ....tensor import Tensor
+from ... import _facade  # noqa: F401
 from .. import initializer
 from ..context import context_of, device_of
 
@@ -88,7 +88,7 @@ class Parameter:
         old = self._shape
         if old is not None:
             ok = len(old) == len(new_shape) and all(
-                o <= 0 or o == n for o, n in zip(old, new_shape))
+                o <= 0 or o == n for o, n in zip(old, new_shape, strict=False))
             if not ok:
                 raise ValueError(
                     f"Parameter {self.name!r}: expected shape {old} is incompatible with given "

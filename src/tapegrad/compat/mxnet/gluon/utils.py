@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..._facade import facade_getattr
 from ....tensor import Tensor
+from ..._facade import facade_getattr
 
 __all__ = ["split_and_load", "split_data", "clip_global_norm"]
 
@@ -28,7 +28,7 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     if not isinstance(ctx_list, (list, tuple)):
         ctx_list = [ctx_list]
     parts = split_data(data, len(ctx_list), batch_axis, even_split)
-    return [p.to(device_of(c)) for p, c in zip(parts, ctx_list)]
+    return [p.to(device_of(c)) for p, c in zip(parts, ctx_list, strict=False)]
 
 
 def clip_global_norm(arrays, max_norm, check_isfinite=True):

@@ -10,8 +10,8 @@ otherwise (NumPy arrays included, as `mx.nd.array` does); legacy argument names 
 """
 from __future__ import annotations
 
-from ..._facade import facade_dir, facade_getattr
 from ....tensor import Tensor as NDArray
+from ..._facade import facade_dir, facade_getattr
 from .. import _arrays
 from .._arrays import empty, full, ones, zeros  # noqa: F401
 from . import random  # noqa: F401

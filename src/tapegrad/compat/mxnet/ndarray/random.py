@@ -4,10 +4,10 @@
 """
 from __future__ import annotations
 
-from ... import _facade
 from ....creation import normal as _normal
 from ....creation import randint as _randint
 from ....creation import uniform as _uniform
+from ... import _facade
 from ..context import device_of
 
 __all__ = ["uniform", "normal", "randn", "randint", "seed"]

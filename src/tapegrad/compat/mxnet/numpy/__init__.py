@@ -12,12 +12,33 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from ..._facade import facade_dir, facade_getattr
 from ....tensor import Tensor as ndarray
+from ..._facade import facade_dir, facade_getattr
 from .. import _arrays
 from .._arrays import (  # noqa: F401
-    amax, amin, arange, array, clip, concatenate, empty, eye, flip, full, full_like, linspace,
-    ones, ones_like, pad, reshape, split, stack, std, transpose, var, zeros, zeros_like,
+    amax,
+    amin,
+    arange,
+    array,
+    clip,
+    concatenate,
+    empty,
+    eye,
+    flip,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    pad,
+    reshape,
+    split,
+    stack,
+    std,
+    transpose,
+    var,
+    zeros,
+    zeros_like,
 )
 from . import linalg, random  # noqa: F401
 

@@ -5,10 +5,10 @@ reproducible runs, but do not expect MXNet's numbers.
 """
 from __future__ import annotations
 
-from ... import _facade
 from ....creation import normal as _normal
 from ....creation import randint as _randint
 from ....creation import uniform as _uniform
+from ... import _facade
 from ..context import device_of
 
 __all__ = ["uniform", "normal", "randn", "rand", "randint", "seed"]

@@ -6,8 +6,8 @@
 """
 from __future__ import annotations
 
-from ...._facade import facade_getattr
 from .....tensor import Tensor
+from ...._facade import facade_getattr
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "DataLoader"]
 

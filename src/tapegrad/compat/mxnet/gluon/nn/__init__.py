@@ -12,10 +12,24 @@ from ..block import Block, HybridBlock, HybridSequential, Sequential, SymbolBloc
 from ..rnn import LSTM  # noqa: F401  (MXNet keeps it in gluon.rnn; both work here)
 from .activations import ELU, GELU, Activation, LeakyReLU, SiLU, Swish  # noqa: F401
 from .basic_layers import (  # noqa: F401
-    BatchNorm, Dense, Dropout, Embedding, Flatten, HybridLambda, Identity, Lambda, LayerNorm,
+    BatchNorm,
+    Dense,
+    Dropout,
+    Embedding,
+    Flatten,
+    HybridLambda,
+    Identity,
+    Lambda,
+    LayerNorm,
 )
 from .conv_layers import (  # noqa: F401
-    AvgPool1D, AvgPool2D, Conv1D, Conv2D, GlobalAvgPool2D, GlobalMaxPool2D, MaxPool1D,
+    AvgPool1D,
+    AvgPool2D,
+    Conv1D,
+    Conv2D,
+    GlobalAvgPool2D,
+    GlobalMaxPool2D,
+    MaxPool1D,
     MaxPool2D,
 )
 

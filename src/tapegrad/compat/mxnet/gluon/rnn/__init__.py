@@ -6,8 +6,8 @@
 """
 from __future__ import annotations
 
-from ...._facade import facade_getattr
 from .....autograd.record import is_training
+from ...._facade import facade_getattr
 from ..block import HybridBlock
 from ..parameter import Parameter
 
