@@ -1,4 +1,118 @@
-"""tg.linalg: inv det slogdet solve norm."""
+"""tg.linalg: inv det slogdet solve norm vector_norm matrix_norm (PyTorch's torch.linalg).
+
+    >>> import tapegrad as tg
+    >>> a = tg.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> tg.linalg.det(a)
+    tensor(8., grad_fn=<DetBackward>)
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+from .backend import array_module
+from .ops.elementwise import abs as _abs
+from .ops.linalg import _det, _inv, _logabsdet, _solve, matmul
+from .ops.reduce import _vector_norm, amax, amin
+from .ops.reduce import sum as _sum
+from .ops.shape import expand_dims, squeeze
+from .tensor import Tensor, _axis, _wrap
+
+__all__ = ["inv", "det", "slogdet", "solve", "norm", "vector_norm", "matrix_norm", "matmul"]
+
+
+def inv(A):
+    """The inverse of a square matrix (or of each matrix in a batch (..., n, n)).
+
+    Raises RuntimeError for a singular matrix."""
+    return _inv(A)
+
+
+def det(A):
+    """The determinant of a square matrix (or of each in a batch)."""
+    return _det(A)
+
+
+def slogdet(A):
+    """(sign, logabsdet) of the determinant; only logabsdet is differentiable.
+
+    >>> sign, logabsdet = tg.linalg.slogdet(tg.eye(3) * 2)
+    """
+    data = A._data
+    if data.ndim < 2 or data.shape[-1] != data.shape[-2]:
+        raise RuntimeError(
+            f"linalg.slogdet: expected a square matrix or a batch of them (shape (..., n, n)), "
+            f"got shape {tuple(data.shape)}"
+        )
+    xp = array_module(data)
+    return _wrap(xp.asarray(xp.linalg.slogdet(data)[0])), _logabsdet(A)
+
+
+def solve(A, B, *, left=True):
+    """X with A @ X = B. B is (..., n, k), or a vector (n,) / (..., n) of matching batch.
+
+    >>> tg.linalg.solve(tg.eye(2) * 2, tg.tensor([2.0, 4.0]))
+    tensor([1., 2.])
+    """
+    if not left:
+        raise NotImplementedError("linalg.solve(left=False): solve A.mT @ X.mT = B.mT instead")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    if vector:
+        return squeeze(_solve(A, expand_dims(B, -1)), -1)
+    return _solve(A, B)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
+    """The vector `ord`-norm over `dim` (all elements when None): 2, 1, inf, -inf, 0, any p."""
+    axis = None if dim is None else tuple(
+        _axis(d, x.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+    return _vector_norm(x, axis=axis, ord=float(ord), keepdims=keepdim)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
+    """Matrix norm over the two dimensions `dim`: 'fro', 1, -1, inf or -inf.
+
+    'nuc' and 2 (singular-value norms) are not supported yet."""
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: expected a tensor with 2 or more dimensions, "
+                           f"got shape {tuple(A.shape)}")
+    r, c = (_axis(d, A.ndim) for d in dim)
+    if ord == "fro":
+        return _vector_norm(A, axis=(r, c), ord=2.0, keepdims=keepdim)
+    if ord in (1, -1, float("inf"), -float("inf")):
+        # 1: largest column sum of |A| (sum over rows); inf: largest row sum
+        over, then = (r, c) if ord in (1, -1) else (c, r)
+        sums = _sum(_abs(A), dim=over, keepdim=True)
+        pick = amax if ord > 0 else amin
+        out = pick(sums, dim=then, keepdim=True)
+        return out if keepdim else squeeze(out, (r, c))
+    raise NotImplementedError(
+        f"linalg.matrix_norm: ord={ord!r} is not supported; use 'fro', 1, -1, inf or -inf"
+    )
+
+
+def norm(A, ord=None, dim=None, keepdim=False):  # noqa: A002
+    """torch.linalg.norm: without `ord` the 2-norm of the flattened tensor (or a vector norm
+    over an int `dim`, the Frobenius norm over a 2-tuple `dim`); with `ord` a vector norm of a
+    1-D input and a matrix norm of a 2-D input (or over a 2-tuple `dim`).
+
+    >>> tg.linalg.norm(tg.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.norm expects a Tensor, got {type(A).__name__}")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is None:
+        if dim is not None and len(dim) == 2:
+            return matrix_norm(A, "fro", dim, keepdim)
+        return vector_norm(A, 2, dim, keepdim)
+    if dim is None:
+        if A.ndim == 1:
+            return vector_norm(A, ord, None, keepdim)
+        if A.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim)
+        raise RuntimeError(
+            f"linalg.norm: with ord={ord!r} the input must be 1-D or 2-D (got shape "
+            f"{tuple(A.shape)}), or pass dim="
+        )
+    if len(dim) == 2:
+        return matrix_norm(A, ord, dim, keepdim)
+    return vector_norm(A, ord, dim, keepdim)

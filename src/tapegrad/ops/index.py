@@ -290,7 +290,7 @@ def _scatter_add(xp, x, src, *, indices, axis):
 
 @_scatter_add.vjp
 def _(xp, g, indices, axis, needs=None):
-    return g, (xp.take_along_axis(g, indices=indices, axis=axis) if needs[1] else None)
+    return g, (g[_fancy(indices, axis % indices.ndim)] if needs[1] else None)
 
 
 @_scatter_add.sample
@@ -324,7 +324,7 @@ def _scatter(xp, x, src, *, indices, axis):
 @_scatter.vjp
 def _(xp, g, indices, axis, needs=None):
     gx = xp.scatter(g, 0.0, indices=indices, axis=axis) if needs[0] else None
-    return gx, (xp.take_along_axis(g, indices=indices, axis=axis) if needs[1] else None)
+    return gx, (g[_fancy(indices, axis % indices.ndim)] if needs[1] else None)
 
 
 @_scatter.sample
