@@ -348,3 +348,21 @@ def test_inplace_change_to_a_variable_raises_only_while_recording():
         x += 1
     x += 1  # outside record(): the record tape is not active
     np.testing.assert_allclose(x.numpy(), [2.0, 3.0])
+
+
+def test_create_graph_records_the_backward_even_outside_record():
+    # MXNet's Backward sets is_recording = create_graph; PyTorch enables grad mode likewise
+    x = tg.tensor([0.5, 1.0])
+    x.attach_grad()
+    with ag.record():
+        y = tg.sin(x)
+    (dx,) = ag.grad(y, [x], create_graph=True)
+    assert not ag.is_recording()
+    dx.backward()
+    np.testing.assert_allclose(x.grad.numpy(), -np.sin(x.numpy()), rtol=1e-6)
+    a = tg.tensor(2.0, requires_grad=True)
+    b = a ** 3
+    with tg.no_grad():
+        (da,) = ag.grad(b, a, create_graph=True)
+    assert da.grad_fn is not None
+    np.testing.assert_allclose(ag.grad(da, a)[0].item(), 12.0)

@@ -102,14 +102,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError(f"backward: inputs[{i}] does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    prev = state.training
+    prev = state.training, state.active
     if train_mode is not None:
         state.training = bool(train_mode)
+    if create_graph:  # the backward itself records (PyTorch: grad mode; MXNet: is_recording)
+        state.active |= _AMBIENT_AND_RECORD
     try:
         run_backward(roots, grads, own_mask=_AMBIENT_AND_RECORD, retain_graph=retain_graph,
                      create_graph=create_graph, write_only=write_only)
     finally:
-        state.training = prev
+        state.training, state.active = prev
 
 
 def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -152,14 +154,16 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
     if retain_graph is None:
         retain_graph = create_graph
     allow = bool(allow_unused) or materialize_grads
-    prev = state.training
+    prev = state.training, state.active
     if train_mode is not None:
         state.training = bool(train_mode)
+    if create_graph:  # the backward itself records (PyTorch: grad mode; MXNet: is_recording)
+        state.active |= _AMBIENT_AND_RECORD
     try:
         result = run_backward(roots, grads, own_mask=-1, retain_graph=retain_graph,
                               create_graph=create_graph, capture=wrt, allow_unused=allow)
     finally:
-        state.training = prev
+        state.training, state.active = prev
     if materialize_grads:
         result = [_wrap(np.zeros_like(t._data)) if g is None else g for g, t in zip(result, wrt)]
     return tuple(result)
