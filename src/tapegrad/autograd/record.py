@@ -108,7 +108,7 @@ def is_training() -> bool:
 _switched = threading.local()
 
 
-def set_recording(is_recording: bool) -> bool:  # noqa: F811 - MXNet's parameter name
+def set_recording(is_recording: bool) -> bool:  # MXNet names the parameter so
     """Switch recording on or off in this thread; returns the previous value.
 
     Prefer `with record():`, which restores the state even when an exception is raised.
@@ -124,7 +124,7 @@ def set_recording(is_recording: bool) -> bool:  # noqa: F811 - MXNet's parameter
     return prev
 
 
-def set_training(train_mode: bool) -> bool:  # noqa: F811
+def set_training(train_mode: bool) -> bool:
     """Switch training mode on or off in this thread; returns the previous value."""
     st = state
     prev = st.training
