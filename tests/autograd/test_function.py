@@ -453,6 +453,27 @@ def test_hook_on_custom_function_output():
     assert x.grad.item() == 30.0
 
 
+def test_setup_context_style():
+    class Square(Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+    x = _f64([1.0, -2.0])
+    assert Square.apply(x).grad_fn.name() == "SquareBackward"
+    assert gradcheck(Square.apply, (x,)) and gradgradcheck(Square.apply, (x,))
+
+
 def test_calling_a_static_function_instance_is_an_error():
     with pytest.raises(TypeError, match=r"Cube.apply"):
         Cube()(tg.tensor(1.0, requires_grad=True))

@@ -205,6 +205,12 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("subclasses of Function must define backward()")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Optional (PyTorch 2 style): define it, and a `forward(*args)` without `ctx`, to
+        fill `ctx` from the inputs and the output after forward ran."""
+        raise NotImplementedError
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run the function on `args` and record it when an input is tracked (PyTorch style)."""
@@ -229,6 +235,11 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 def _call_forward(cls, ctx, args, kwargs):
     if cls._tg_instance_style:
         return ctx.forward(*args, **kwargs)
+    if cls.setup_context is not Function.setup_context:
+        # PyTorch 2 style: forward(*args) without ctx, then setup_context(ctx, inputs, output)
+        out = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, tuple(args), out)
+        return out
     return cls.forward(ctx, *args, **kwargs)
 
 
