@@ -172,7 +172,8 @@ class GradManager:
             dy: matching head gradients (None: ones of y's shape; None inside a list too).
 
         Every gradient is computed and passed through its callbacks before any `.grad` is
-        written. Recording ends, whatever happens.
+        written. An invalid `y`/`dy` raises before anything runs (the manager still records:
+        fix the call and try again); past that, recording ends whatever happens.
         """
         if not self._recording:
             raise RuntimeError(
