@@ -1,4 +1,345 @@
-"""RNN, LSTM, GRU (the cell loop in Python: a dynamic graph)."""
+"""Recurrent layers: RNN, LSTM, GRU and their cells, with PyTorch's arguments, parameter
+names (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, ..._reverse), gate order
+(LSTM: i, f, g, o; GRU: r, z, n) and initialisation, so PyTorch weights load as they are.
+
+The time loop is plain Python over tensor ops (a dynamic graph: sequences of any length,
+control flow as you like). Per layer and direction, the input projection of every time
+step is one GEMM; each step adds one (N, H) x (H, G*H) GEMM.
+
+    >>> import tapegrad as tg
+    >>> lstm = tg.nn.LSTM(10, 20, num_layers=2, batch_first=True)
+    >>> out, (h, c) = lstm(tg.randn(3, 5, 10))
+    >>> out.shape, h.shape
+    ((3, 5, 20), (2, 3, 20))
+"""
+
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+
+from ..creation import uniform, zeros
+from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.shape import cat, stack
+from ..tensor import Tensor
+from . import functional_core as F
+from .module import Module, Parameter
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# ---------------------------------------------------------------- one time step
+# gi: the input projection x @ W_ih^T + b_ih of this step (computed for all steps at once)
+def _rnn_step(act, gi, h, w_hh, b_hh):
+    return act(gi + F.linear(h, w_hh, b_hh))
+
+
+def _lstm_step(gi, state, w_hh, b_hh):
+    h, c = state
+    gates = gi + F.linear(h, w_hh, b_hh)
+    n = h.shape[-1]
+    s = sigmoid(gates)  # i, f and o in one call (g's slot is wasted, cheaper than 3 calls)
+    g = tanh(gates[..., 2 * n : 3 * n])
+    c = s[..., n : 2 * n] * c + s[..., :n] * g
+    h = s[..., 3 * n :] * tanh(c)
+    return h, c
+
+
+def _gru_step(gi, h, w_hh, b_hh):
+    gh = F.linear(h, w_hh, b_hh)
+    n = h.shape[-1]
+    rz = sigmoid(gi[..., : 2 * n] + gh[..., : 2 * n])
+    r, z = rz[..., :n], rz[..., n:]
+    cand = tanh(gi[..., 2 * n :] + r * gh[..., 2 * n :])
+    return cand + z * (h - cand)  # (1 - z) * n + z * h
+
+
+def _step_fn(mode):
+    if mode == "LSTM":
+        return _lstm_step
+    if mode == "GRU":
+        return _gru_step
+    act = tanh if mode == "RNN_TANH" else relu
+    return lambda gi, h, w, b: _rnn_step(act, gi, h, w, b)
+
+
+def _init_params(module, shapes, hidden_size, dtype, device):
+    """Every weight and bias U(-1/sqrt(hidden), 1/sqrt(hidden)), as PyTorch."""
+    bound = 1.0 / math.sqrt(hidden_size)
+    for name, shape in shapes:
+        setattr(module, name, Parameter(uniform(-bound, bound, size=shape, dtype=dtype,
+                                                device=device or "cpu")))
+
+
+def _check_hidden(h, shape, what, cls):
+    if not isinstance(h, Tensor):
+        raise TypeError(f"{cls}: {what} must be a Tensor, got {type(h).__name__}")
+    if tuple(h.shape) != tuple(shape):
+        raise ValueError(f"{cls}: expected {what} of shape {tuple(shape)}, got {tuple(h.shape)}")
+
+
+# ---------------------------------------------------------------- multi-layer modules
+class RNNBase(Module):
+    """Shared body of RNN, LSTM and GRU (see those for the arguments)."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        cls = type(self).__name__
+        for name, v in (("input_size", input_size), ("hidden_size", hidden_size),
+                        ("num_layers", num_layers)):
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
+        if not 0.0 <= float(dropout) <= 1.0 or isinstance(dropout, bool):
+            raise ValueError(f"{cls}: dropout must be a number in [0, 1], got {dropout!r}")
+        if proj_size:
+            raise NotImplementedError(f"{cls}: proj_size is not supported")
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first = bias, batch_first
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.proj_size = 0
+        gates = _GATES[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        shapes = []
+        for layer in range(num_layers):
+            width = input_size if layer == 0 else hidden_size * dirs
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                shapes += [("weight_ih" + sfx, (gates, width)), ("weight_hh" + sfx, (gates, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih" + sfx, (gates,)), ("bias_hh" + sfx, (gates,))]
+        _init_params(self, shapes, hidden_size, dtype, device)
+
+    def flatten_parameters(self) -> None:
+        """No-op (PyTorch compacts cuDNN weights here)."""
+
+    @property
+    def _flat_weights_names(self):
+        return [name for name, _ in self.named_parameters(recurse=False)]
+
+    @property
+    def all_weights(self):
+        dirs = 2 if self.bidirectional else 1
+        out = []
+        for layer in range(self.num_layers):
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if self.bias else [])
+                out.append([getattr(self, n + sfx) for n in names])
+        return out
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    def _layer_params(self, layer, d):
+        sfx = f"_l{layer}" + ("_reverse" if d else "")
+        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+        b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+        return getattr(self, "weight_ih" + sfx), b_ih, getattr(self, "weight_hh" + sfx), b_hh
+
+    def forward(self, input, hx=None):
+        cls = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__}")
+        if input.ndim not in (2, 3):
+            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
+            raise ValueError(f"{cls}: expected input with 3 dims {layout} or 2 dims (L, H_in), "
+                             f"got shape {tuple(input.shape)}")
+        if input.shape[-1] != self.input_size:
+            raise ValueError(f"{cls}: input has {input.shape[-1]} features (shape "
+                             f"{tuple(input.shape)}) but input_size is {self.input_size}")
+        unbatched = input.ndim == 2
+        x = input.unsqueeze(1) if unbatched else (input.swapaxes(0, 1) if self.batch_first else input)
+        seq_len, batch = x.shape[0], x.shape[1]
+        if seq_len == 0:
+            raise ValueError(f"{cls}: the input sequence is empty (shape {tuple(input.shape)})")
+        dirs = 2 if self.bidirectional else 1
+        hshape = (self.num_layers * dirs, batch, self.hidden_size)
+        is_lstm = self.mode == "LSTM"
+        h0, c0 = self._initial_state(hx, hshape, unbatched, is_lstm, x, cls)
+        step = _step_fn(self.mode)
+        training = self.is_training_now
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                w_ih, b_ih, w_hh, b_hh = self._layer_params(layer, d)
+                gi_all = F.linear(x, w_ih, b_ih)  # every time step in one GEMM
+                k = layer * dirs + d
+                state = (h0[k], c0[k]) if is_lstm else h0[k]
+                seq = [None] * seq_len
+                for t in range(seq_len - 1, -1, -1) if d else range(seq_len):
+                    state = step(gi_all[t], state, w_hh, b_hh)
+                    seq[t] = state[0] if is_lstm else state
+                outs.append(stack(seq, 0))
+                h_n.append(state[0] if is_lstm else state)
+                if is_lstm:
+                    c_n.append(state[1])
+            x = outs[0] if dirs == 1 else cat(outs, -1)
+            if self.dropout and training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, training=True)
+        out = x.squeeze(1) if unbatched else (x.swapaxes(0, 1) if self.batch_first else x)
+        h_n = stack(h_n, 0)
+        if unbatched:
+            h_n = h_n.squeeze(1)
+        if not is_lstm:
+            return out, h_n
+        c_n = stack(c_n, 0)
+        return out, (h_n, c_n.squeeze(1) if unbatched else c_n)
+
+    def _initial_state(self, hx, hshape, unbatched, is_lstm, x, cls):
+        if hx is None:
+            z = zeros(*hshape, dtype=x.dtype, device=x.device)
+            return z, z
+        if is_lstm:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise TypeError(f"{cls}: hx must be a tuple (h0, c0), got {type(hx).__name__}")
+            h0, c0 = hx
+        else:
+            h0, c0 = hx, None
+        want = (hshape[0], hshape[2]) if unbatched else hshape
+        _check_hidden(h0, want, "h0", cls)
+        if is_lstm:
+            _check_hidden(c0, want, "c0", cls)
+        if unbatched:
+            h0 = h0.unsqueeze(1)
+            c0 = c0.unsqueeze(1) if is_lstm else None
+        return h0, c0
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+
+    Args: input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True,
+    batch_first=False, dropout=0.0 (between layers, in training), bidirectional=False.
+    `forward(input, h0=None) -> (output, h_n)`; input (L, N, H_in) or (N, L, H_in) with
+    batch_first, output (..., D*H), h_n (D*num_layers, N, H).
+    `out, h = tg.nn.RNN(4, 8)(tg.randn(5, 2, 4))`."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, gates i, f, g, o as PyTorch.
+
+    Same arguments as RNN (no nonlinearity). `forward(input, (h0, c0)=None) ->
+    (output, (h_n, c_n))`. `out, (h, c) = tg.nn.LSTM(4, 8, batch_first=True)(tg.randn(2, 5, 4))`."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, gates r, z, n as PyTorch. `forward(input, h0=None) -> (output, h_n)`."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device=device, dtype=dtype)
+
+
+# ---------------------------------------------------------------- cells
+class RNNCellBase(Module):
+    """One time step of an RNN/LSTM/GRU (parameters weight_ih, weight_hh, bias_ih, bias_hh)."""
+
+    _mode = "RNN_TANH"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__()
+        cls = type(self).__name__
+        for name, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gates = _GATES[self._mode] * hidden_size
+        shapes = [("weight_ih", (gates, input_size)), ("weight_hh", (gates, hidden_size))]
+        if bias:
+            shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
+        else:
+            self.bias_ih = self.bias_hh = None
+        _init_params(self, shapes, hidden_size, dtype, device)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+    def _prepare(self, input, hx, n_states):
+        cls = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__}")
+        if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
+            raise ValueError(f"{cls}: expected input of shape (N, {self.input_size}) or "
+                             f"({self.input_size},), got {tuple(input.shape)}")
+        unbatched = input.ndim == 1
+        x = input.unsqueeze(0) if unbatched else input
+        shape = (x.shape[0], self.hidden_size)
+        if hx is None:
+            z = zeros(*shape, dtype=x.dtype, device=x.device)
+            states = [z] * n_states
+        else:
+            states = list(hx) if n_states == 2 else [hx]
+            if n_states == 2 and len(states) != 2:
+                raise TypeError(f"{cls}: hx must be a tuple (h, c)")
+            want = shape[1:] if unbatched else shape
+            for s, what in zip(states, ("h", "c"), strict=False):
+                _check_hidden(s, want, what, cls)
+            if unbatched:
+                states = [s.unsqueeze(0) for s in states]
+        return x, states, unbatched
+
+    def forward(self, input, hx=None):
+        x, (h,), unbatched = self._prepare(input, hx, 1)
+        gi = F.linear(x, self.weight_ih, self.bias_ih)
+        h = _step_fn(self._mode)(gi, h, self.weight_hh, self.bias_hh)
+        return h.squeeze(0) if unbatched else h
+
+
+class RNNCell(RNNCellBase):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu). `cell(x, h=None) -> h'`."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step. `h, c = cell(x, (h, c))` (zeros when omitted)."""
+
+    _mode = "LSTM"
+
+    def forward(self, input, hx=None):
+        x, (h, c), unbatched = self._prepare(input, hx, 2)
+        gi = F.linear(x, self.weight_ih, self.bias_ih)
+        h, c = _lstm_step(gi, (h, c), self.weight_hh, self.bias_hh)
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step. `h = cell(x, h)`."""
+
+    _mode = "GRU"
