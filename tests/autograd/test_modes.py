@@ -121,6 +121,24 @@ def test_decorated_function_can_recurse():
     assert tg.is_grad_enabled()
 
 
+def test_decorated_generator_runs_its_body_in_the_mode():
+    @tg.no_grad()
+    def gen():
+        for _ in range(2):
+            received = yield tg.is_grad_enabled()
+            assert received == "ping"
+        return "done"
+
+    g = gen()
+    assert next(g) is False
+    assert tg.is_grad_enabled()  # the caller runs with its own mode between yields
+    assert g.send("ping") is False
+    with pytest.raises(StopIteration) as stop:
+        g.send("ping")
+    assert stop.value.value == "done"
+    assert tg.is_grad_enabled()
+
+
 def test_no_grad_rejects_arguments():
     with pytest.raises(TypeError, match="no_grad"):
         tg.no_grad(3)

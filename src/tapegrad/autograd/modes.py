@@ -14,6 +14,8 @@ and bare `@no_grad`. The one documented exception, kept for PyTorch users:
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 
 from ..engine.state import AMBIENT, ModeScope, state
@@ -24,7 +26,43 @@ __all__ = [
 ]
 
 
-class _BareDecoratable(ModeScope):
+class _Mode(ModeScope):
+    """ModeScope whose decorator also covers generator functions: the mode holds while the
+    generator body runs (each `next`), not while the caller runs between two `yield`s."""
+
+    def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _generator_in_mode(self, fn)
+        return super().__call__(fn)
+
+
+def _generator_in_mode(mode, fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with mode:
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode:
+                        gen.close()
+                    raise
+                except BaseException as e:  # thrown in by the caller: deliver it in the mode
+                    with mode:
+                        response = gen.throw(e)
+                else:
+                    with mode:
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return wrapper
+
+
+class _BareDecoratable(_Mode):
     """A mode without arguments may decorate a function bare: `@no_grad` as `@no_grad()`."""
 
     def __new__(cls, fn=None):
@@ -74,7 +112,7 @@ class enable_grad(_BareDecoratable):
         st.active |= AMBIENT
 
 
-class set_grad_enabled(ModeScope):
+class set_grad_enabled(_Mode):
     """Switch ambient recording on (`True`) or off (`False`).
 
     As in PyTorch it acts at once when called as a plain function,
@@ -122,7 +160,7 @@ class set_grad_enabled(ModeScope):
         return f"set_grad_enabled(mode={self.mode})"
 
 
-class inference_mode(ModeScope):
+class inference_mode(_Mode):
     """Like `no_grad()`, and marks the thread as in inference mode
     (`is_inference_mode_enabled()`); `inference_mode(False)` leaves it again and re-enables
     ambient recording, as in PyTorch.
