@@ -69,6 +69,7 @@ def test_dead_manager_returns_its_tape_bit_and_untracks_tensors():
     x = tg.tensor([1.0])
     gm = GradManager().attach(x)
     bit = gm._bit
+    gm.record()
     assert x._tapes & bit
     del gm
     gc.collect()
@@ -358,3 +359,24 @@ def test_attach_non_tensor_and_non_callable_callback_raise():
         gm.attach([[1.0]])
     with pytest.raises(TypeError, match="callback 0 is a int"):
         gm.attach(tg.tensor([1.0]), callbacks=[3])
+
+
+def test_outside_recording_attached_tensors_are_plain():
+    w = tg.tensor([1.0, 2.0])
+    gm = GradManager().attach(w)
+    assert (w * 2).grad_fn is None and not w.requires_grad
+    with gm:
+        assert w.requires_grad and (w * 2).grad_fn is not None
+    assert not w.requires_grad
+
+
+def test_backward_inside_a_scope_that_restores_the_mask_leaves_nothing_recording():
+    w = tg.tensor([1.0, 2.0])
+    gm = GradManager().attach(w)
+    gm.record()
+    with tg.autograd.record():  # saved the mask with the manager's bit in it
+        gm.backward(w * w)
+    # the scope restored that mask, but the manager released its tensors: nothing records
+    assert (w * 2).grad_fn is None
+    w += 1  # and an optimizer step in place is allowed
+    np.testing.assert_allclose(_np(w.grad), [2.0, 4.0])

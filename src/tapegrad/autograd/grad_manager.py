@@ -119,7 +119,8 @@ class GradManager:
                 specs[id(t)] = _Spec(weakref.ref(t, self._forget(id(t))), list(cbs))
             else:
                 spec.callbacks.extend(cbs)
-            t._tapes |= self._bit
+            if self._recording:  # tracked from this moment on
+                t._tapes |= self._bit
         return self
 
     def _forget(self, key: int):
@@ -148,14 +149,25 @@ class GradManager:
                 "GradManager.record(): already recording; call backward() or release() before "
                 "recording again (or use a second GradManager for higher-order gradients)"
             )
+        bit = self._bit
+        for t in self.attached_tensors():
+            t._tapes |= bit
         self._recording = True
-        state.active |= self._bit
+        state.active |= bit
         return self
 
     def release(self) -> None:
         """Stop recording and drop the history (backward() does this itself)."""
         self._recording = False
         state.active &= ~self._bit
+        self._untrack()
+
+    def _untrack(self) -> None:
+        # attached tensors carry the bit only while recording: outside, nothing about them
+        # is recorded for the manager, even if a scope restores a mask that has the bit
+        bit = self._bit
+        for t in self.attached_tensors():
+            t._tapes &= ~bit
 
     def __enter__(self) -> GradManager:
         return self.record()
@@ -190,7 +202,8 @@ class GradManager:
                 roots.append(t)
                 heads.append(head)
         # stop recording first: this backward is recorded by *other* active tapes only
-        self.release()
+        self._recording = False
+        state.active &= ~bit
         try:
             targets = self.attached_tensors()
             if roots and targets:
@@ -208,6 +221,7 @@ class GradManager:
                                                  allow_unused=True, retain_graph=shared)
                     _accumulate(targets, self._callbacks(targets, grads))
         finally:
+            self._untrack()
             _forget_history(roots, bit)
 
     def _callbacks(self, targets, grads) -> list:
