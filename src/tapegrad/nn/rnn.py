@@ -68,8 +68,11 @@ def _init_params(module, shapes, hidden_size, dtype, device):
     """Every weight and bias U(-1/sqrt(hidden), 1/sqrt(hidden)), as PyTorch."""
     bound = 1.0 / math.sqrt(hidden_size)
     for name, shape in shapes:
-        setattr(module, name, Parameter(uniform(-bound, bound, size=shape, dtype=dtype,
-                                                device=device or "cpu")))
+        setattr(
+            module,
+            name,
+            Parameter(uniform(-bound, bound, size=shape, dtype=dtype, device=device or "cpu")),
+        )
 
 
 def _check_hidden(h, shape, what, cls):
@@ -83,12 +86,27 @@ def _check_hidden(h, shape, what, cls):
 class RNNBase(Module):
     """Shared body of RNN, LSTM and GRU (see those for the arguments)."""
 
-    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(
+        self,
+        mode,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         cls = type(self).__name__
-        for name, v in (("input_size", input_size), ("hidden_size", hidden_size),
-                        ("num_layers", num_layers)):
+        for name, v in (
+            ("input_size", input_size),
+            ("hidden_size", hidden_size),
+            ("num_layers", num_layers),
+        ):
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
         if not 0.0 <= float(dropout) <= 1.0 or isinstance(dropout, bool):
@@ -107,7 +125,10 @@ class RNNBase(Module):
             width = input_size if layer == 0 else hidden_size * dirs
             for d in range(dirs):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                shapes += [("weight_ih" + sfx, (gates, width)), ("weight_hh" + sfx, (gates, hidden_size))]
+                shapes += [
+                    ("weight_ih" + sfx, (gates, width)),
+                    ("weight_hh" + sfx, (gates, hidden_size)),
+                ]
                 if bias:
                     shapes += [("bias_ih" + sfx, (gates,)), ("bias_hh" + sfx, (gates,))]
         _init_params(self, shapes, hidden_size, dtype, device)
@@ -156,13 +177,21 @@ class RNNBase(Module):
             raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__}")
         if input.ndim not in (2, 3):
             layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
-            raise ValueError(f"{cls}: expected input with 3 dims {layout} or 2 dims (L, H_in), "
-                             f"got shape {tuple(input.shape)}")
+            raise ValueError(
+                f"{cls}: expected input with 3 dims {layout} or 2 dims (L, H_in), "
+                f"got shape {tuple(input.shape)}"
+            )
         if input.shape[-1] != self.input_size:
-            raise ValueError(f"{cls}: input has {input.shape[-1]} features (shape "
-                             f"{tuple(input.shape)}) but input_size is {self.input_size}")
+            raise ValueError(
+                f"{cls}: input has {input.shape[-1]} features (shape "
+                f"{tuple(input.shape)}) but input_size is {self.input_size}"
+            )
         unbatched = input.ndim == 2
-        x = input.unsqueeze(1) if unbatched else (input.swapaxes(0, 1) if self.batch_first else input)
+        x = (
+            input.unsqueeze(1)
+            if unbatched
+            else (input.swapaxes(0, 1) if self.batch_first else input)
+        )
         seq_len, batch = x.shape[0], x.shape[1]
         if seq_len == 0:
             raise ValueError(f"{cls}: the input sequence is empty (shape {tuple(input.shape)})")
@@ -229,14 +258,34 @@ class RNN(RNNBase):
     batch_first, output (..., D*H), h_n (D*num_layers, N, H).
     `out, h = tg.nn.RNN(4, 8)(tg.randn(5, 2, 4))`."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        nonlinearity="tanh",
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        device=None,
+        dtype=None,
+    ):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
-        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
-                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         device=device, dtype=dtype)
+        super().__init__(
+            "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+        )
 
 
 class LSTM(RNNBase):
@@ -245,19 +294,61 @@ class LSTM(RNNBase):
     Same arguments as RNN (no nonlinearity). `forward(input, (h0, c0)=None) ->
     (output, (h_n, c_n))`. `out, (h, c) = tg.nn.LSTM(4, 8, batch_first=True)(tg.randn(2, 5, 4))`."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, proj_size, device, dtype)
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            proj_size,
+            device,
+            dtype,
+        )
 
 
 class GRU(RNNBase):
-    """Gated recurrent unit, gates r, z, n as PyTorch. `forward(input, h0=None) -> (output, h_n)`."""
+    """Gated recurrent unit, gates r, z, n as PyTorch. `forward(input, h0=None) -> (out, h_n)`."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            "GRU",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+        )
 
 
 # ---------------------------------------------------------------- cells
@@ -289,8 +380,10 @@ class RNNCellBase(Module):
         if not isinstance(input, Tensor):
             raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__}")
         if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
-            raise ValueError(f"{cls}: expected input of shape (N, {self.input_size}) or "
-                             f"({self.input_size},), got {tuple(input.shape)}")
+            raise ValueError(
+                f"{cls}: expected input of shape (N, {self.input_size}) or "
+                f"({self.input_size},), got {tuple(input.shape)}"
+            )
         unbatched = input.ndim == 1
         x = input.unsqueeze(0) if unbatched else input
         shape = (x.shape[0], self.hidden_size)
@@ -318,10 +411,13 @@ class RNNCellBase(Module):
 class RNNCell(RNNCellBase):
     """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu). `cell(x, h=None) -> h'`."""
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
-                 dtype=None):
+    def __init__(
+        self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None
+    ):
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+            raise ValueError(
+                f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}"
+            )
         self.nonlinearity = nonlinearity
         self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
         super().__init__(input_size, hidden_size, bias, device, dtype)
