@@ -356,7 +356,7 @@ class GroupNorm(Module):
     """Normalise groups of channels of each sample; per-channel weight ones, bias zeros."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device=None, dtype=None) -> None:
+                 affine: bool = True, device=None, dtype=None, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
@@ -366,7 +366,10 @@ class GroupNorm(Module):
         kw = _factory(dtype, device)
         if affine:
             self.weight = Parameter(ones(num_channels, **kw))
-            self.bias = Parameter(zeros(num_channels, **kw))
+            if bias:
+                self.bias = Parameter(zeros(num_channels, **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -375,7 +378,8 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class Embedding(Module):
