@@ -207,3 +207,19 @@ def test_func_grad_errors():
 def test_func_grad_of_constant_function_is_zero():
     g = tg.func.grad(lambda x: tg.tensor(5.0))(tg.tensor(2.0))
     assert g.item() == 0.0
+
+
+def test_create_graph_results_differentiate_to_the_original_input():
+    x = _t([1.0, 2.0], requires_grad=True)
+    v = _t([1.0, 1.0])
+    f = lambda x: (x ** 4).sum()  # noqa: E731  Hessian diag(12 x^2)
+    for fn in (F.hvp, F.vhp):
+        _, h = fn(f, x, v, create_graph=True)
+        np.testing.assert_allclose(h.detach().numpy(), [12.0, 48.0])
+        (g,) = tg.autograd.grad(h.sum(), x)
+        np.testing.assert_allclose(g.numpy(), [24.0, 48.0])
+    (g,) = tg.autograd.grad(F.hessian(f, x, create_graph=True).sum(), x)
+    np.testing.assert_allclose(g.numpy(), [24.0, 48.0])
+    _, j = F.jvp(lambda x: x ** 3, x, v, create_graph=True)
+    (g,) = tg.autograd.grad(j.sum(), x)
+    np.testing.assert_allclose(g.numpy(), [6.0, 12.0])
