@@ -142,6 +142,18 @@ def test_setitem_on_a_leaf_that_requires_grad_raises():
     assert x.tolist() == [5.0, 2.0]
 
 
+def test_setitem_through_a_view_of_a_leaf_that_requires_grad_raises():
+    x = _leaf(np.ones((2, 2)))
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[0][1] = 5.0
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable"):
+        x.reshape(4).masked_fill_(tg.tensor([True, False, False, False]), 0.0)
+    assert x.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    y = x * 1
+    y[0][1] = 5.0  # a view of a non-leaf is fine
+    assert y.tolist() == [[1.0, 5.0], [1.0, 1.0]]
+
+
 def test_setitem_after_the_value_was_saved_is_detected():
     x = _leaf([1.0, 2.0])
     y = x * 1

@@ -13,6 +13,8 @@ import builtins
 import numpy as np
 
 from .. import backend
+from ..engine.node import ACCUMULATE, leaf_of
+from ..engine.state import state
 from ..tensor import Tensor, _axis
 from .registry import apply_inplace
 from .shape import _call, numpy_op, reshape
@@ -387,9 +389,31 @@ def getitem(input, key):
         raise _out_of_range(e, input.shape) from None
 
 
+def check_not_view_of_leaf(t: Tensor) -> None:
+    """Refuse an in-place write through a view of a leaf that requires grad (it would change
+    the leaf behind autograd's back), as PyTorch does."""
+    node = t.grad_fn
+    while node is not None and getattr(node.op, "view", False):
+        edge = node.next[0]
+        if edge is None:
+            return
+        node = edge[0]
+        if node.op is ACCUMULATE:
+            leaf = leaf_of(node)
+            if leaf is not None and leaf._tapes & state.active:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
+                    "(t.clone())."
+                )
+            return
+
+
 def setitem(input, key, value):
     """`input[key] = value` in place (recorded when input or value is tracked)."""
     key, _, _ = normalize_key(key)
+    if input.grad_fn is not None:
+        check_not_view_of_leaf(input)
     if isinstance(value, (list, tuple)):
         value = np.asarray(value, dtype=input.dtype)
     try:
@@ -466,6 +490,7 @@ def take_along_dim(input, indices, dim=None):
 
 
 def take_along_axis(input, indices, axis):
+    """NumPy's name for take_along_dim."""
     return take_along_dim(input, indices, axis)
 
 
@@ -539,6 +564,7 @@ def nonzero(input, *, as_tuple=False):
 
 
 def argwhere(input):
+    """The (n, ndim) indices of the nonzero entries (= nonzero(input))."""
     return nonzero(input)
 
 
@@ -561,11 +587,13 @@ __all__ = [
 
 
 def _masked_fill_(self, mask, value):
+    check_not_view_of_leaf(self)
     m = _mask_array(mask, self.shape, "masked_fill_")
     return apply_inplace(_masked_fill, self, value, mask=m)
 
 
 def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    check_not_view_of_leaf(self)
     d, idx = _gather_args(self, dim, index, "scatter_")
     src = value if src is None else src
     op = _scatter_add if reduce == "add" else _scatter
@@ -573,11 +601,13 @@ def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    check_not_view_of_leaf(self)
     d, idx = _gather_args(self, dim, index, "scatter_add_")
     return apply_inplace(_scatter_add, self, _scatter_src(src, idx, self), indices=idx, axis=d)
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
+    check_not_view_of_leaf(self)
     d = _axis(dim, max(self.ndim, 1))
     idx = _index_array(index, "index_add_").reshape(-1)
     if alpha != 1:
@@ -587,6 +617,7 @@ def _index_add_(self, dim, index, source, *, alpha=1):
 
 
 def _index_put_(self, indices, values, accumulate=False):
+    check_not_view_of_leaf(self)
     key, _, _ = normalize_key(tuple(indices))
     return apply_inplace(_setitem, self, values, key=key, accumulate=accumulate)
 

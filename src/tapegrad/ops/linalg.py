@@ -272,6 +272,7 @@ def _check_square(what, shape):
 
 @array_helper
 def inv(xp, x):
+    """Array twin of the inv op (rules call xp.inv)."""
     return xp.linalg.inv(x)
 
 
@@ -292,6 +293,7 @@ def _(xp, g, out):
 
 @array_helper
 def det(xp, x):
+    """Array twin of the det op."""
     return xp.linalg.det(x)
 
 
@@ -312,6 +314,7 @@ def _(xp, g, x, out):
 
 @array_helper
 def logabsdet(xp, x):
+    """Array twin of the logabsdet op."""
     return xp.linalg.slogdet(x)[1]
 
 
@@ -328,6 +331,7 @@ def _(xp, g, x):
 
 @array_helper
 def solve(xp, a, b):
+    """Array twin of the solve op."""
     return xp.linalg.solve(a, b)
 
 

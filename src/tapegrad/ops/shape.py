@@ -523,10 +523,12 @@ def view(input, *shape):
 
 
 def view_as(input, other):
+    """`input` reshaped to `other`'s shape."""
     return reshape(input, other.shape)
 
 
 def reshape_as(input, other):
+    """`input` reshaped to `other`'s shape."""
     return reshape(input, other.shape)
 
 
@@ -583,6 +585,7 @@ def transpose(input, dim0, dim1):
 
 
 def swapaxes(input, axis0, axis1):
+    """Swap two dimensions (= transpose(input, axis0, axis1))."""
     return transpose(input, axis0, axis1)
 
 
@@ -658,6 +661,7 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    """`input` broadcast (without copying) to `other`'s shape."""
     return broadcast_to(input, other.shape)
 
 
@@ -710,10 +714,12 @@ def flip(input, dims=None, *, axis=None):
 
 
 def fliplr(input):
+    """Reverse the columns (dimension 1)."""
     return flip(input, 1)
 
 
 def flipud(input):
+    """Reverse the rows (dimension 0)."""
     return flip(input, 0)
 
 
@@ -766,11 +772,13 @@ def stack(tensors, dim=0, *, axis=None):
 
 
 def hstack(tensors):
+    """Join along dimension 1 (dimension 0 for 1-D tensors)."""
     tensors = list(tensors)
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    """Join along dimension 0, 1-D tensors as rows."""
     return cat([t if t.ndim >= 2 else reshape(t, (1, -1)) for t in tensors], 0)
 
 
