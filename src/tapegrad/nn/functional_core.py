@@ -429,7 +429,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if p == 2:
         norm = _ew.sqrt(_ew.clamp_min((input * input).sum(d, keepdim=True), eps * eps))
     else:
-        norm = _ew.clamp_min((_ew.abs(input) ** p).sum(d, keepdim=True) ** (1.0 / p), eps)
+        # clamp before the root: same value as max(norm, eps), and no infinite slope at 0
+        norm = _ew.clamp_min((_ew.abs(input) ** p).sum(d, keepdim=True), eps**p) ** (1.0 / p)
     return input / norm
 
 
