@@ -1,0 +1,356 @@
+"""Convolution and pooling: layers and functions against PyTorch (same weights in, same
+outputs and gradients out), finite differences, higher order, defaults and error messages."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+import tapegrad.nn.functional as F
+from tapegrad.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+# PyTorch warns that it pads a copy for 'same' with even kernels (we always do)
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning")
+
+
+def _load_from_torch(module, tmodule):
+    module.load_state_dict({k: v.detach().numpy() for k, v in tmodule.state_dict().items()})
+
+
+def _close(ours, theirs, tol=1e-10):
+    np.testing.assert_allclose(
+        np.asarray(ours.detach().numpy()), theirs.detach().numpy(), rtol=tol, atol=tol
+    )
+
+
+def _compare_module(module, tmodule, x, rng):
+    """Forward, then backward of a random projection: outputs, input and parameter grads."""
+    xt = torch.tensor(x, requires_grad=True)
+    xo = tg.tensor(x, requires_grad=True)
+    out, tout = module(xo), tmodule(xt)
+    assert tuple(out.shape) == tuple(tout.shape)
+    _close(out, tout)
+    g = rng.standard_normal(tuple(out.shape))
+    (out * tg.tensor(g)).sum().backward()
+    (tout * torch.tensor(g)).sum().backward()
+    _close(xo.grad, xt.grad)
+    tparams = dict(tmodule.named_parameters())
+    for name, p in module.named_parameters():
+        _close(p.grad, tparams[name].grad)
+
+
+CONV2D_CASES = [
+    dict(in_channels=3, out_channels=4, kernel_size=3),
+    dict(in_channels=3, out_channels=4, kernel_size=3, stride=2, padding=1),
+    dict(
+        in_channels=4,
+        out_channels=6,
+        kernel_size=(3, 2),
+        stride=(1, 2),
+        padding=(2, 0),
+        dilation=(2, 1),
+        groups=2,
+    ),
+    dict(in_channels=4, out_channels=4, kernel_size=3, padding=1, groups=4, bias=False),
+    dict(in_channels=3, out_channels=2, kernel_size=(2, 4), padding="same"),
+    dict(in_channels=3, out_channels=2, kernel_size=3, padding="valid", dilation=2),
+    dict(in_channels=2, out_channels=5, kernel_size=1),
+]
+
+
+@pytest.mark.parametrize("kw", CONV2D_CASES)
+def test_conv2d_matches_torch(kw, rng):
+    module = tg.nn.Conv2d(**kw).double()
+    tmodule = torch.nn.Conv2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((2, kw["in_channels"], 9, 8)), rng)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(in_channels=3, out_channels=4, kernel_size=3),
+        dict(
+            in_channels=4, out_channels=2, kernel_size=4, stride=2, padding=3, dilation=2, groups=2
+        ),
+        dict(in_channels=3, out_channels=2, kernel_size=4, padding="same"),
+    ],
+)
+def test_conv1d_matches_torch(kw, rng):
+    module = tg.nn.Conv1d(**kw).double()
+    tmodule = torch.nn.Conv1d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((3, kw["in_channels"], 13)), rng)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(in_channels=3, out_channels=4, kernel_size=3),
+        dict(in_channels=3, out_channels=2, kernel_size=3, stride=2, padding=1, output_padding=1),
+        dict(
+            in_channels=4,
+            out_channels=6,
+            kernel_size=(2, 3),
+            stride=(3, 2),
+            padding=(1, 0),
+            output_padding=(2, 1),
+            groups=2,
+            dilation=(1, 2),
+        ),
+        dict(in_channels=2, out_channels=2, kernel_size=2, stride=2, bias=False),
+    ],
+)
+def test_conv_transpose2d_matches_torch(kw, rng):
+    module = tg.nn.ConvTranspose2d(**kw).double()
+    tmodule = torch.nn.ConvTranspose2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((2, kw["in_channels"], 5, 4)), rng)
+
+
+def test_conv_transpose2d_output_size_picks_output_padding(rng):
+    m = tg.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1).double()
+    x = tg.tensor(rng.standard_normal((1, 2, 4, 4)))
+    assert m(x).shape == (1, 3, 7, 7)
+    assert m(x, output_size=(8, 8)).shape == (1, 3, 8, 8)
+    with pytest.raises(ValueError, match="output_padding"):
+        m(x, output_size=(10, 10))
+
+
+def test_conv_transpose_is_the_adjoint_of_conv(rng):
+    """<conv(x, w), y> == <x, conv_transpose(y, w)> for the same stride/padding/dilation."""
+    x = rng.standard_normal((2, 4, 9, 7))
+    w = rng.standard_normal((6, 2, 3, 2))
+    kw = dict(stride=(2, 1), padding=(1, 1), dilation=(1, 2), groups=2)
+    y = F.conv2d(tg.tensor(x), tg.tensor(w), **kw)
+    v = rng.standard_normal(y.shape)
+    back = F.conv_transpose2d(tg.tensor(v), tg.tensor(w), output_padding=(0, 0), **kw)
+    back = back.numpy()
+    pad_h, pad_w = x.shape[2] - back.shape[2], x.shape[3] - back.shape[3]
+    back = np.pad(back, ((0, 0), (0, 0), (0, pad_h), (0, pad_w)))  # rows no window reached
+    assert np.isclose((y.numpy() * v).sum(), (x * back).sum())
+
+
+POOL_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 0)),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kw", POOL_CASES + [dict(kernel_size=2, stride=1, dilation=2)])
+def test_max_pool2d_matches_torch(kw, rng):
+    _compare_module(
+        tg.nn.MaxPool2d(**kw), torch.nn.MaxPool2d(**kw), rng.standard_normal((2, 3, 9, 8)), rng
+    )
+
+
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("kw", POOL_CASES)
+def test_avg_pool2d_matches_torch(kw, count_include_pad, rng):
+    _compare_module(
+        tg.nn.AvgPool2d(count_include_pad=count_include_pad, **kw),
+        torch.nn.AvgPool2d(count_include_pad=count_include_pad, **kw),
+        rng.standard_normal((2, 3, 9, 8)),
+        rng,
+    )
+
+
+def test_avg_pool2d_divisor_override(rng):
+    x = rng.standard_normal((1, 2, 6, 6))
+    ours = F.avg_pool2d(tg.tensor(x), 3, stride=2, padding=1, divisor_override=2)
+    _close(ours, TF.avg_pool2d(torch.tensor(x), 3, stride=2, padding=1, divisor_override=2))
+
+
+@pytest.mark.parametrize("size", [1, (3, 5), (4, None), (7, 8)])
+def test_adaptive_avg_pool2d_matches_torch(size, rng):
+    _compare_module(
+        tg.nn.AdaptiveAvgPool2d(size),
+        torch.nn.AdaptiveAvgPool2d(size),
+        rng.standard_normal((2, 3, 9, 8)),
+        rng,
+    )
+
+
+def test_pool1d_functions_match_torch(rng):
+    x = rng.standard_normal((2, 3, 11))
+    _close(F.max_pool1d(tg.tensor(x), 3, 2, 1), TF.max_pool1d(torch.tensor(x), 3, 2, 1))
+    _close(
+        F.avg_pool1d(tg.tensor(x), 3, 2, 1, count_include_pad=False),
+        TF.avg_pool1d(torch.tensor(x), 3, 2, 1, count_include_pad=False),
+    )
+    _close(F.adaptive_avg_pool1d(tg.tensor(x), 4), TF.adaptive_avg_pool1d(torch.tensor(x), 4))
+
+
+def test_max_pool_ties_send_the_gradient_to_the_first_maximum():
+    x = np.array([[[[1.0, 1.0, 0.0, 2.0], [1.0, 0.0, 2.0, 2.0]]]])
+    xo = tg.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    F.max_pool2d(xo, 2).sum().backward()
+    TF.max_pool2d(xt, 2).sum().backward()
+    expected = [[[[1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]]
+    np.testing.assert_array_equal(xo.grad.numpy(), expected)
+    np.testing.assert_array_equal(xt.grad.numpy(), expected)
+
+
+def test_unbatched_input(rng):
+    conv = tg.nn.Conv2d(3, 4, 3, padding=1)
+    x = tg.randn(3, 6, 5)
+    assert conv(x).shape == (4, 6, 5)
+    assert F.max_pool2d(x, 2).shape == (3, 3, 2)
+    assert F.adaptive_avg_pool2d(x, 1).shape == (3, 1, 1)
+
+
+def test_gradcheck_conv_pool_chain(rng):
+    x = tg.tensor(rng.standard_normal((2, 2, 6, 5)), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+    b = tg.tensor(rng.standard_normal(3), requires_grad=True)
+
+    def fn(x, w, b):
+        h = F.conv2d(x, w, b, stride=1, padding=1)
+        return F.avg_pool2d(F.max_pool2d(h, 2, stride=1), 2, ceil_mode=True)
+
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(fn, (x, w, b))
+
+
+def test_gradgradcheck_conv_transpose(rng):
+    y = tg.tensor(rng.standard_normal((1, 2, 3, 3)), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((2, 3, 2, 2)), requires_grad=True)
+    fn = lambda y, w: F.conv_transpose2d(y, w, stride=2, output_padding=1)  # noqa: E731
+    assert gradcheck(fn, (y, w))
+    assert gradgradcheck(fn, (y, w))
+
+
+def test_gradient_penalty_through_conv_matches_torch(rng):
+    """d/dw ||d out/d x||^2 (create_graph=True), as a WGAN-GP critic computes."""
+    x = rng.standard_normal((2, 1, 6, 6))
+    w = rng.standard_normal((2, 1, 3, 3))
+
+    xo = tg.tensor(x, requires_grad=True)
+    wo = tg.tensor(w, requires_grad=True)
+    out = F.max_pool2d(tg.tanh(F.conv2d(xo, wo, padding=1)), 2).sum()
+    (gx,) = tg.autograd.grad(out, [xo], create_graph=True)
+    (gx * gx).sum().backward()
+
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(w, requires_grad=True)
+    tout = TF.max_pool2d(torch.tanh(TF.conv2d(xt, wt, padding=1)), 2).sum()
+    (tgx,) = torch.autograd.grad(tout, [xt], create_graph=True)
+    (tgx * tgx).sum().backward()
+    _close(gx, tgx)
+    _close(wo.grad, wt.grad)
+
+
+def test_first_layer_input_gets_no_gradient(rng):
+    x = tg.tensor(rng.standard_normal((2, 1, 5, 5)).astype(np.float32))
+    conv = tg.nn.Conv2d(1, 2, 3)
+    conv(x).sum().backward()
+    assert x.grad is None and conv.weight.grad is not None
+
+
+def test_float32_stays_float32():
+    conv = tg.nn.Conv2d(2, 3, 3, padding=1)
+    out = F.max_pool2d(conv(tg.randn(2, 2, 8, 8)), 2)
+    assert out.dtype == np.float32
+    out.sum().backward()
+    assert conv.weight.grad.dtype == np.float32
+
+
+def test_default_init_and_parameters_match_torch():
+    for ours, theirs in [
+        (tg.nn.Conv2d(4, 8, 3, groups=2), torch.nn.Conv2d(4, 8, 3, groups=2)),
+        (tg.nn.ConvTranspose2d(4, 6, (3, 2)), torch.nn.ConvTranspose2d(4, 6, (3, 2))),
+        (tg.nn.Conv1d(3, 5, 4, bias=False), torch.nn.Conv1d(3, 5, 4, bias=False)),
+    ]:
+        shapes = {k: tuple(v.shape) for k, v in ours.state_dict().items()}
+        assert shapes == {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+        w = ours.weight.detach().numpy()
+        bound = 1 / math.sqrt(w.shape[1] * math.prod(w.shape[2:]))
+        assert np.abs(w).max() <= bound and np.abs(w).max() > 0.5 * bound
+        if ours.bias is not None:
+            assert np.abs(ours.bias.detach().numpy()).max() <= bound
+    assert repr(tg.nn.Conv2d(1, 2, 3, stride=2, padding=1)) == repr(
+        torch.nn.Conv2d(1, 2, 3, stride=2, padding=1)
+    )
+
+
+def test_small_cnn_learns(rng):
+    tg.manual_seed(0)
+    net = tg.nn.Sequential(
+        tg.nn.Conv2d(1, 4, 3, padding=1),
+        tg.nn.ReLU(),
+        tg.nn.MaxPool2d(2),
+        tg.nn.Conv2d(4, 8, 3, padding=1),
+        tg.nn.ReLU(),
+        tg.nn.AdaptiveAvgPool2d(1),
+        tg.nn.Flatten(),
+        tg.nn.Linear(8, 2),
+    )
+    x = rng.standard_normal((32, 1, 8, 8)).astype(np.float32)
+    y = (x[:, 0, :4].mean((1, 2)) > x[:, 0, 4:].mean((1, 2))).astype(np.int64)
+    x[y == 1, :, :2] += 1.0
+    opt = tg.optim.Adam(net.parameters(), lr=0.03)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(tg.tensor(x)), tg.tensor(y))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+# ---------------------------------------------------------------- errors
+def test_conv_errors_say_what_and_how(rng):
+    w = tg.randn(6, 3, 3, 3)
+    with pytest.raises(
+        ValueError,
+        match=r"conv2d: expected input with 4 dims \(N, C, H, W\).*got "
+        r"shape \(5, 5\)",
+    ):
+        F.conv2d(tg.randn(5, 5), w)
+    with pytest.raises(ValueError, match="in_channels 3 but input has 1 channels"):
+        F.conv2d(tg.randn(2, 1, 5, 5), w)
+    with pytest.raises(ValueError, match="in_channels 3 but input has 1 channels"):
+        tg.nn.Conv2d(3, 2, 3)(tg.randn(2, 1, 5, 5))
+    with pytest.raises(ValueError, match="groups=2 expects in_channels 6"):
+        F.conv2d(tg.randn(2, 3, 5, 5), w, groups=2)
+    with pytest.raises(ValueError, match=r"bias must have shape \(6,\)"):
+        F.conv2d(tg.randn(2, 3, 5, 5), w, tg.randn(3))
+    with pytest.raises(ValueError, match="smaller than the kernel"):
+        F.conv2d(tg.randn(2, 3, 2, 2), w)
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        F.conv2d(tg.randn(2, 3, 5, 5), w, stride=2, padding="same")
+    with pytest.raises(ValueError, match="padding must be an int, a tuple, 'valid' or 'same'"):
+        F.conv2d(tg.randn(2, 3, 5, 5), w, padding="full")
+    with pytest.raises(ValueError, match="stride must be positive"):
+        F.conv2d(tg.randn(2, 3, 5, 5), w, stride=0)
+    with pytest.raises(TypeError, match="dtype float64 and weight dtype float32"):
+        F.conv2d(tg.tensor(rng.standard_normal((1, 3, 5, 5))), w)
+    with pytest.raises(ValueError, match="must be divisible by groups"):
+        tg.nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
+        tg.nn.Conv2d(3, 4, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(tg.randn(1, 6, 3, 3), w, stride=2, output_padding=2)
+
+
+def test_pool_errors_say_what_and_how():
+    with pytest.raises(ValueError, match=r"max_pool2d: expected input with 4 dims"):
+        F.max_pool2d(tg.randn(4), 2)
+    with pytest.raises(ValueError, match="at most half the kernel size"):
+        F.max_pool2d(tg.randn(1, 1, 6, 6), 2, padding=2)
+    with pytest.raises(ValueError, match="too small for kernel"):
+        F.avg_pool2d(tg.randn(1, 1, 2, 2), 3)
+    with pytest.raises(ValueError, match="output_size must be positive"):
+        F.adaptive_avg_pool2d(tg.randn(1, 1, 4, 4), 0)
+    with pytest.raises(NotImplementedError, match="return_indices"):
+        F.max_pool2d(tg.randn(1, 1, 4, 4), 2, return_indices=True)
