@@ -68,6 +68,8 @@ def test_basic_index_is_a_view_advanced_is_a_copy():
     c = x[[1]]
     c.add_(5.0)
     assert x.tolist() == [[0, 0], [1, 1], [0, 0]]
+    x[2, 1].add_(3.0)  # a single element is a (0-d) view too
+    assert x.tolist() == [[0, 0], [1, 1], [0, 3]]
 
 
 def test_index_errors():

@@ -384,6 +384,8 @@ def getitem(input, key):
     try:
         if advanced:
             return _call(_index, input, key=key, accumulate=accumulate, in_shape=input.shape)
+        if Ellipsis not in key:  # x[3, ...] is a 0-d view where x[3] would be a scalar copy
+            key = key + (Ellipsis,)
         return _call(_getitem, input, key=key, in_shape=input.shape)
     except IndexError as e:
         raise _out_of_range(e, input.shape) from None
