@@ -1,0 +1,97 @@
+"""Every facade refuses a name it does not provide with an AttributeError that says so
+(and what to use instead) — never a silent fallback to a similar core function."""
+import importlib
+
+import pytest
+
+CASES = [
+    ("tapegrad.compat.mxnet", "sym", "symbols do not exist"),
+    ("tapegrad.compat.mxnet", "mod", "use mx.gluon"),
+    ("tapegrad.compat.mxnet", "no_such_thing", "see the migration guide"),
+    ("tapegrad.compat.mxnet.numpy", "fft", "not provided"),
+    ("tapegrad.compat.mxnet.ndarray", "Convolution", "Conv2D"),
+    ("tapegrad.compat.mxnet.autograd", "get_symbol", "to_dot"),
+    ("tapegrad.compat.mxnet.gluon", "model_zoo", "pretrained"),
+    ("tapegrad.compat.mxnet.gluon.nn", "Conv3D", "Conv1D and Conv2D"),
+    ("tapegrad.compat.mxnet.gluon.rnn", "GRU", "only the LSTM"),
+    ("tapegrad.compat.mxnet.gluon.loss", "CTCLoss", "not provided"),
+    ("tapegrad.compat.mxnet.gluon.data", "vision", "data set"),
+    ("tapegrad.compat.mxnet.initializer", "Bilinear", "Constant"),
+    ("tapegrad.compat.megengine", "jit", "eagerly"),
+    ("tapegrad.compat.megengine.functional", "topk", "NumPy"),
+    ("tapegrad.compat.megengine.functional.nn", "nms", "not provided"),
+    ("tapegrad.compat.megengine.module", "QuantStub", "quantization"),
+    ("tapegrad.compat.megengine.optimizer", "LAMB", "Adam"),
+    ("tapegrad.compat.megengine.distributed", "launcher", "mpiexec"),
+    ("tapegrad.compat.torch", "jit", "TorchScript"),
+    ("tapegrad.compat.torch", "FloatTensor", "dtype=torch.float32"),
+    ("tapegrad.compat.torch", "expand_dims", "torch.unsqueeze"),  # a tapegrad-only name
+    ("tapegrad.compat.torch", "autodiff", "MegEngine"),
+    ("tapegrad.compat.torch", "engine", "not supported"),
+    ("tapegrad.compat.torch.autograd", "record", "MXNet's record scope"),
+    ("tapegrad.compat.torch.nn", "DataParallel", "tapegrad.distributed"),
+    ("tapegrad.compat.torch.nn", "module", "not supported"),  # core layout stays hidden
+    ("tapegrad.compat.torch.optim", "LBFGS", "Adam or SGD"),
+    ("tapegrad.compat.torch.utils.data", "IterableDataset", "map-style"),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "hint"), CASES)
+def test_unsupported_name_raises_attribute_error(module, name, hint):
+    mod = importlib.import_module(module)
+    with pytest.raises(AttributeError, match="is not supported by the") as info:
+        getattr(mod, name)
+    assert hint in str(info.value)
+    assert repr(name) in str(info.value)
+    assert not hasattr(mod, name)
+
+
+def test_from_import_of_unsupported_name_is_an_import_error():
+    with pytest.raises(ImportError, match="sym"):
+        exec("from tapegrad.compat.mxnet import sym", {})
+
+
+def test_supported_names_are_the_core_objects():
+    import tapegrad as tg
+    import tapegrad.compat.megengine.functional as F
+    import tapegrad.compat.torch as torch
+    from tapegrad.compat import mxnet as mx
+
+    assert torch.exp is tg.exp and torch.nn.Linear is tg.nn.Linear
+    assert torch.no_grad is tg.no_grad and torch.Tensor is tg.Tensor
+    assert mx.np.exp is tg.exp and mx.autograd.record is tg.autograd.record
+    assert F.exp is tg.exp
+    assert mx.np.ndarray is tg.Tensor and mx.nd.NDArray is tg.Tensor
+
+
+def test_package_trees_import_as_documented():
+    from tapegrad.compat.megengine.autodiff import GradManager
+    from tapegrad.compat.mxnet.gluon.nn import Dense
+    from tapegrad.compat.torch.autograd import Function
+
+    import tapegrad as tg
+
+    assert GradManager is tg.autodiff.GradManager and Function is tg.autograd.Function
+    assert Dense.training is None  # Gluon blocks follow autograd.is_training()
+
+
+def test_alias_runs_a_script_unchanged(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import mxnet as mx\nfrom mxnet import autograd\nfrom mxnet.gluon.nn import Dense\n"
+        "x = mx.nd.array([1, 2, 3])\nx.attach_grad()\nwith autograd.record():\n"
+        "    y = 2 * x ** 2\ny.backward()\nprint(x.grad.asnumpy().tolist(), Dense.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-m", "tapegrad.compat.run", "mxnet", str(script)],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[4.0, 8.0, 12.0] tapegrad.compat.mxnet.gluon.nn.basic_layers"
+
+
+def test_alias_refuses_unknown_framework():
+    from tapegrad.compat import alias
+
+    with pytest.raises(ValueError, match="no facade for 'tensorflow'"):
+        alias.install("tensorflow")
