@@ -227,6 +227,24 @@ def test_cumsum():
         tg.cumsum(tg.ones(3))
 
 
+def test_cumprod_gradients_with_zeros_match_torch(rng):
+    torch = pytest.importorskip("torch")
+    a = np.array([[2.0, 0.0, 3.0, 0.5], [0.0, 0.0, 5.0, 1.0], [1.5, -2.0, 4.0, 0.0]])
+    w = rng.standard_normal(a.shape)
+    for dim in (1, 0):
+        x = _f64(a, requires_grad=True)
+        t = torch.tensor(a, requires_grad=True)
+        out = tg.cumprod(x, dim=dim)
+        ref = torch.cumprod(t, dim=dim)
+        np.testing.assert_allclose(out._data, ref.detach().numpy())
+        (out * _f64(w)).sum().backward()
+        (ref * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(x.grad._data, t.grad.numpy(), atol=1e-12)
+    assert tg.tensor([1, 2, 3]).cumprod(0).tolist() == [1, 2, 6]
+    with pytest.raises(TypeError, match="missing the dimension"):
+        tg.cumprod(tg.ones(2))
+
+
 def test_all_any():
     b = tg.tensor([[True, False], [True, True]])
     assert tg.all(b).item() is False and tg.any(b).item() is True
@@ -238,7 +256,7 @@ def test_all_any():
 def test_methods_exist_for_every_reduction():
     x = tg.ones(2, 3)
     for name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
-                 "std", "logsumexp", "norm", "cumsum", "all", "any"):
+                 "std", "logsumexp", "norm", "cumsum", "cumprod", "all", "any"):
         assert callable(getattr(x, name))
 
 

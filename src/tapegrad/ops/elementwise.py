@@ -76,8 +76,8 @@ def _erf_helper(xp, x):
 
 
 def _sigmoid_values(xp, x):
-    e = xp.exp(-xp.abs(x))  # never overflows
-    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    with np.errstate(over="ignore"):  # exp(-x) = inf for very negative x gives exactly 0
+        return 1.0 / (1.0 + xp.exp(-x))
 
 
 def _sigmoid_helper(xp, x):
@@ -264,8 +264,7 @@ _silu.reference(lambda torch, x: torch.nn.functional.silu(x))
 def _softplus(xp, x, *, beta=1.0, threshold=20.0):
     x = _fl(x)
     bx = x * beta
-    soft = (xp.log1p(xp.exp(-xp.abs(bx))) + xp.maximum(bx, 0.0)) / beta
-    return xp.where(bx > threshold, x, soft)
+    return xp.where(bx > threshold, x, xp.logaddexp(0.0, bx) / beta)
 
 
 @_softplus.vjp

@@ -104,7 +104,9 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
 
 @_reduction(name="mean")
 def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    return xp.mean(x, axis=axis, keepdims=keepdims)
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy accumulates float16 in float32
+        return xp.mean(x, axis=axis, keepdims=keepdims)
+    return xp.sum(x, axis=axis, keepdims=keepdims) / builtins.max(_count(x.shape, axis), 1)
 
 
 @_mean.vjp
@@ -339,6 +341,40 @@ _cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
 _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
 
 
+
+def _revcumsum(xp, t, axis):
+    """Sum over positions j >= i along `axis` (the adjoint of cumsum)."""
+    return xp.sum(t, axis=axis, keepdims=True) - xp.cumsum(t, axis=axis) + t
+
+
+@defop(saves=("x", "out"), name="cumprod")
+def _cumprod(xp, x, *, axis):
+    return xp.cumprod(x, axis=axis)
+
+
+@_cumprod.vjp
+def _(xp, g, x, out, axis):
+    # d out_j / d x_i = out_j / x_i for j >= i: exact wherever x_i != 0, and also right (zero)
+    # at every position after the first zero. The first zero z needs the products on its two
+    # sides: prod_{k<z} x_k * sum_{j>=z} g_j prod_{z<k<=j} x_k.
+    zero = x == 0
+    regular = _revcumsum(xp, g * out, axis) / xp.where(zero, 1.0, x)
+    if not zero.any():
+        return (regular,)
+    n_zeros = xp.cumsum(zero, axis=axis)
+    first = zero & (n_zeros == 1)
+    prefix = xp.cumprod(xp.where(n_zeros == 0, x, 1.0), axis=axis)  # at z: prod_{k<z} x_k
+    after = xp.cumprod(xp.where((n_zeros == 0) | first, 1.0, x), axis=axis)
+    return (xp.where(first, prefix * _revcumsum(xp, g * after, axis), regular),)
+
+
+_cumprod.sample(lambda rng: [((rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4)),),
+                              {"axis": 1}),
+                             ((rng.uniform(0.5, 1.5, (2, 3, 2)),), {"axis": -2}),
+                             ((np.array([[0.7, 0.0, 1.3, -0.8], [1.1, 0.9, 0.0, 1.2]]),),
+                              {"axis": 1})])
+_cumprod.reference(lambda torch, x, axis: torch.cumprod(x, dim=axis))
+
 # ------------------------------------------------------------ public functions
 def _dim_error(name, dim, ndim):
     lo, hi = -builtins.max(ndim, 1), builtins.max(ndim, 1) - 1
@@ -558,6 +594,25 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
     return _cumsum(x, axis=d)
 
 
+def cumprod(input, dim=None, *, dtype=None, axis=None):
+    """Cumulative product along `dim` (required); the gradient is exact where elements are 0.
+
+    >>> tg.cumprod(tg.tensor([1, 2, 3]), dim=0)
+    tensor([1, 2, 6])
+    """
+    if dim is None and axis is None:
+        raise TypeError("cumprod(): missing the dimension; pass dim=")
+    d = _dims("cumprod", input, dim, axis)
+    if isinstance(d, tuple):
+        raise TypeError("cumprod(): dim must be a single int")
+    x = _cast(input, dtype)
+    if d is None:
+        from .elementwise import clone
+
+        return clone(x)
+    return _cumprod(x, axis=d)
+
+
 def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """True where every element along `dim` is non-zero (a bool tensor)."""
     d = _dims("all", input, dim, axis)
@@ -571,9 +626,9 @@ def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
 
 
 __all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
-           "logsumexp", "norm", "cumsum", "all", "any"]
+           "logsumexp", "norm", "cumsum", "cumprod", "all", "any"]
 
 for _f in (sum, mean, prod, amax, amin, max, min, argmax, argmin, var, std, logsumexp, norm,
-           cumsum, all, any):
+           cumsum, cumprod, all, any):
     setattr(Tensor, _f.__name__, _f)
 del _f
