@@ -41,6 +41,9 @@ class NumpyStyleOp(Op):
         elif len(args) > n:
             params.update(zip(self.param_names, args[n:], strict=False))
             args = args[:n]
+        for k, v in params.items():  # an index array saved as a tensor is a constant here
+            if isinstance(v, Tensor):
+                params[k] = v._data
         if self.wants_in_shape:
             params["in_shape"] = args[0].shape
         return Op.__call__(self, *args, **params)
@@ -740,8 +743,6 @@ def cat(tensors, dim=0, *, axis=None):
                 f"cat: sizes of tensors must match except in dimension {dim}: tensor 0 has shape "
                 f"{ref} but tensor {i} has shape {s}"
             )
-    if len(tensors) == 1:
-        return tensors[0]
     return _call(_concatenate, *tensors, axis=d, sizes=tuple(x.shape[d] for x in tensors))
 
 
