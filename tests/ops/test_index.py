@@ -266,3 +266,15 @@ def test_gather_errors():
         x.masked_fill(tg.tensor([True, False]), 0.0)
     with pytest.raises(RuntimeError, match="boolean mask"):
         x.masked_fill(tg.tensor([1, 0, 1, 0]), 0.0)
+
+
+def test_iteration_unbinds_the_first_dimension():
+    x = _leaf([[1.0, 2.0], [3.0, 4.0]])
+    rows = list(x)
+    assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0]]
+    (rows[0] * rows[1]).sum().backward()
+    assert x.grad.tolist() == [[3.0, 4.0], [1.0, 2.0]]
+    a, b = tg.tensor([5, 6])
+    assert (int(a), int(b)) == (5, 6)
+    with pytest.raises(TypeError, match="0-d"):
+        iter(tg.tensor(1.0))

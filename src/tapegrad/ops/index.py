@@ -624,9 +624,18 @@ def _index_put_(self, indices, values, accumulate=False):
     return apply_inplace(_setitem, self, values, key=key, accumulate=accumulate)
 
 
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    from .shape import unbind
+
+    return iter(unbind(self, 0))
+
+
 def _attach() -> None:
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
+    Tensor.__iter__ = _iter
     for name in ("narrow", "select", "index_select", "gather", "take_along_dim", "scatter_add",
                  "scatter", "masked_fill", "index_add", "index_put", "nonzero", "argwhere",
                  "masked_select"):
