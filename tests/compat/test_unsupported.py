@@ -65,11 +65,10 @@ def test_supported_names_are_the_core_objects():
 
 
 def test_package_trees_import_as_documented():
+    import tapegrad as tg
     from tapegrad.compat.megengine.autodiff import GradManager
     from tapegrad.compat.mxnet.gluon.nn import Dense
     from tapegrad.compat.torch.autograd import Function
-
-    import tapegrad as tg
 
     assert GradManager is tg.autodiff.GradManager and Function is tg.autograd.Function
     assert Dense.training is None  # Gluon blocks follow autograd.is_training()
