@@ -1,4 +1,5 @@
-"""Elementwise ops: unary math, activations, clamp, maximum/minimum, where, dtype casts.
+"""Elementwise ops: unary math, clamp, maximum/minimum, where (activations with parameters
+are in activation.py, copies and casts in casting.py).
 
 Each op is one table entry (forward + rule); the public functions below them follow PyTorch
 (`clamp(min=, max=)`, `gelu(approximate=)`, `softplus(beta=, threshold=)`). Unary math on an
@@ -22,9 +23,6 @@ from .methods import inplace_method
 from .registry import apply_inplace, defop
 from .xp import array_helper
 
-_SQRT1_2 = math.sqrt(0.5)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _LN2 = math.log(2.0)
 
 
@@ -181,131 +179,6 @@ def round(input, decimals=0):  # noqa: A001
         return _round0(input)
     scale = 10.0 ** decimals
     return _round0(input * scale) / scale
-
-
-# ------------------------------------------------------------ activations with parameters
-@defop(saves="x", name="leaky_relu")
-def _leaky_relu(xp, x, *, negative_slope=0.01):
-    return xp.where(x > 0, x, x * negative_slope)
-
-
-@_leaky_relu.vjp
-def _(xp, g, x, negative_slope=0.01):
-    return (xp.where(x > 0, g, g * negative_slope),)
-
-
-_leaky_relu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
-                                ((rng.standard_normal(()),), {"negative_slope": 0.2})])
-_leaky_relu.reference(lambda torch, x, negative_slope=0.01:
-                      torch.nn.functional.leaky_relu(x, negative_slope))
-
-
-@defop(saves="x", name="elu")
-def _elu(xp, x, *, alpha=1.0):
-    x = _fl(x)
-    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0.0)) * alpha)
-
-
-@_elu.vjp
-def _(xp, g, x, alpha=1.0):
-    return (xp.where(x > 0, g, g * xp.exp(xp.minimum(x, 0.0)) * alpha),)
-
-
-_elu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
-                         ((rng.standard_normal(()),), {"alpha": 0.5})])
-_elu.reference(lambda torch, x, alpha=1.0: torch.nn.functional.elu(x, alpha))
-
-
-@defop(saves="x", name="gelu")
-def _gelu(xp, x, *, approximate="none"):
-    x = _fl(x)
-    if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
-        return x * (xp.tanh(inner) + 1.0) * 0.5
-    return x * (_erf_values(xp, x * _SQRT1_2) + 1.0) * 0.5
-
-
-@_gelu.vjp
-def _(xp, g, x, approximate="none"):
-    if approximate == "tanh":
-        x2 = x * x
-        t = xp.tanh((x + x2 * x * 0.044715) * _SQRT_2_OVER_PI)
-        dinner = (x2 * (3 * 0.044715) + 1.0) * _SQRT_2_OVER_PI
-        return (g * ((t + 1.0) * 0.5 + x * (1.0 - t * t) * dinner * 0.5),)
-    cdf = (xp.erf(x * _SQRT1_2) + 1.0) * 0.5
-    pdf = xp.exp(x * x * -0.5) * _INV_SQRT_2PI
-    return (g * (cdf + x * pdf),)
-
-
-_gelu.sample(lambda rng: [((rng.standard_normal((3, 4)) * 2,), {}),
-                          ((rng.standard_normal(()),), {}),
-                          ((rng.standard_normal((3, 4)) * 2,), {"approximate": "tanh"})])
-_gelu.reference(lambda torch, x, approximate="none":
-                torch.nn.functional.gelu(x, approximate=approximate))
-
-
-@defop(saves="x", name="silu")
-def _silu(xp, x):
-    x = _fl(x)
-    return x * _sigmoid_values(xp, x)
-
-
-@_silu.vjp
-def _(xp, g, x):
-    s = xp.sigmoid(x)
-    return (g * s * (x * (1.0 - s) + 1.0),)
-
-
-_silu.sample(_normal)
-_silu.reference(lambda torch, x: torch.nn.functional.silu(x))
-
-
-@defop(saves="x", name="softplus")
-def _softplus(xp, x, *, beta=1.0, threshold=20.0):
-    x = _fl(x)
-    bx = x * beta
-    return xp.where(bx > threshold, x, xp.logaddexp(0.0, bx) / beta)
-
-
-@_softplus.vjp
-def _(xp, g, x, beta=1.0, threshold=20.0):
-    bx = x * beta
-    return (xp.where(bx > threshold, g, g * xp.sigmoid(bx)),)
-
-
-_softplus.sample(lambda rng: [((rng.standard_normal((3, 4)) * 2,), {}),
-                              ((rng.standard_normal(()),), {"beta": 2.0}),
-                              ((rng.uniform(-2, 3, (4,)),), {"beta": 1.5, "threshold": 1.0})])
-_softplus.reference(lambda torch, x, beta=1.0, threshold=20.0:
-                    torch.nn.functional.softplus(x, beta=beta, threshold=threshold))
-
-
-def leaky_relu(input, negative_slope=0.01):
-    """x where x > 0, else negative_slope * x."""
-    return _leaky_relu(input, negative_slope=negative_slope)
-
-
-def elu(input, alpha=1.0):
-    """x where x > 0, else alpha * (exp(x) - 1)."""
-    return _elu(input, alpha=alpha)
-
-
-def gelu(input, approximate="none"):
-    """x * Phi(x) with the exact erf form (approximate='none', PyTorch's default) or the tanh
-    approximation (approximate='tanh')."""
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _gelu(input, approximate=approximate)
-
-
-def silu(input):
-    """x * sigmoid(x) (also called swish)."""
-    return _silu(input)
-
-
-def softplus(input, beta=1.0, threshold=20.0):
-    """log(1 + exp(beta * x)) / beta; reverts to x where beta * x > threshold."""
-    return _softplus(input, beta=beta, threshold=threshold)
 
 
 # ------------------------------------------------------------ clamp, maximum, minimum, where
@@ -476,127 +349,6 @@ def where(condition, input, other):
     return _where(condition, input, other)
 
 
-# ------------------------------------------------------------ copies and dtype casts
-@defop(name="astype", backward_name="ToCopyBackward")
-def _astype(xp, x, *, dtype):
-    return x.astype(dtype)
-
-
-@_astype.vjp
-def _(xp, g, dtype):
-    return (g,)  # the engine casts it back to the input's dtype
-
-
-_astype.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"dtype": dtypes.float64})])
-_astype.reference(lambda torch, x, dtype: x.to(getattr(torch, str(dtype))))
-
-
-@defop(name="clone")
-def _clone(xp, x):
-    return x.copy()
-
-
-@_clone.vjp
-def _(xp, g):
-    return (g,)
-
-
-_clone.sample(_normal)
-_clone.reference(lambda torch, x: x.clone())
-
-
-def clone(input):
-    """A copy that owns its storage; gradients flow back to `input`."""
-    return _clone(input)
-
-
-def astype(input, dtype, copy=True):
-    """`input` converted to `dtype` (differentiable between floating dtypes). With copy=False
-    a tensor that already has `dtype` is returned as is."""
-    dt = dtypes.as_dtype(dtype)
-    if not copy and dt == input.dtype:
-        return input
-    return _astype(input, dtype=dt)
-
-
-def _caster(dt, name):
-    def method(self):
-        return self if self._data.dtype == dt else _astype(self, dtype=dt)
-
-    method.__name__ = name
-    method.__doc__ = f"This tensor as {dt} (itself when it already is)."
-    return method
-
-
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-
-
-def _type(self, dtype=None):
-    """With no argument, the type name ('tapegrad.FloatTensor'); else a cast to `dtype`."""
-    if dtype is None:
-        return "tapegrad." + _TYPE_NAMES.get(str(self.dtype), str(self.dtype))
-    return astype(self, dtype, copy=False)
-
-
-# ------------------------------------------------------------ in-place writes
-@defop(name="fill")
-def _fill(xp, x, value):
-    return xp.full_like(x, value)
-
-
-@_fill.vjp
-def _(xp, g):
-    return None, g  # the engine sums g down to the value's shape
-
-
-_fill.sample(lambda rng: [((rng.standard_normal((3, 4)), rng.standard_normal(())), {})])
-_fill.reference(lambda torch, x, v: torch.zeros_like(x) + v)
-
-
-@defop(name="copy_from", backward_name="CopyBackwards")
-def _copy_from(xp, x, src):
-    out = xp.empty_like(x)
-    out[...] = src
-    return out
-
-
-@_copy_from.vjp
-def _(xp, g):
-    return None, g
-
-
-_copy_from.sample(lambda rng: [((rng.standard_normal((3, 4)), rng.standard_normal((4,))), {})])
-
-
-def _fill_(self, value):
-    """Fill this tensor with `value` (a number or a one-element tensor), in place."""
-    if isinstance(value, Tensor) and value.ndim:
-        raise RuntimeError(
-            f"fill_ only supports a 0-dimension value tensor, but got one with shape {value.shape}"
-        )
-    return apply_inplace(_fill, self, value)
-
-
-def _zero_(self):
-    """Fill this tensor with zeros, in place."""
-    return apply_inplace(_fill, self, 0)
-
-
-def _copy_(self, src, non_blocking=False):
-    """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor.
-    Recorded when `src` requires grad: the gradient flows to `src`."""
-    shape = src.shape if isinstance(src, Tensor) else getattr(src, "shape", ())
-    tail = self.shape[self.ndim - len(shape):] if len(shape) <= self.ndim else None
-    if tail is None or any(s not in (1, d) for s, d in zip(shape, tail, strict=True)):
-        raise RuntimeError(
-            f"copy_: the source of shape {tuple(shape)} can't be broadcast to the destination's "
-            f"shape {self.shape}"
-        )
-    return apply_inplace(_copy_from, self, src)
-
-
 def _clamp_(self, min=None, max=None):  # noqa: A002
     """clamp in place."""
     if min is None and max is None:
@@ -609,30 +361,28 @@ def _where_method(self, condition, other):
     return where(condition, self, other)
 
 
+absolute, fix = abs, trunc
+
+for _f in (exp, expm1, log, log1p, log2, sqrt, rsqrt, square, reciprocal, sin, cos, tan, tanh,
+           sigmoid, erf, abs, relu, sign, floor, ceil, trunc, round, clamp, clip, clamp_min,
+           clamp_max, maximum, minimum):
+    setattr(Tensor, _f.__name__, _f)
+Tensor.__abs__ = Tensor.absolute = abs
+Tensor.where = _where_method
+for _name in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil",
+              "round", "trunc", "reciprocal", "square", "expm1", "log1p", "rsqrt", "erf", "sign"):
+    setattr(Tensor, _name + "_", inplace_method(_name))
+Tensor.clamp_ = Tensor.clip_ = _clamp_
+del _f, _name
+
+# activations with parameters and the copy/cast/in-place-write ops live next door; they are
+# registered (and re-exported) with this module
+from .activation import elu, gelu, leaky_relu, silu, softplus  # noqa: E402
+from .casting import astype, clone  # noqa: E402,F401  (astype: for reduce.py)
+
 __all__ = [
     "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
     "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
     "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
     "minimum", "where", "clone", "absolute", "fix",
 ]
-absolute, fix = abs, trunc
-
-for _f in (exp, expm1, log, log1p, log2, sqrt, rsqrt, square, reciprocal, sin, cos, tan, tanh,
-           sigmoid, erf, abs, relu, sign, floor, ceil, trunc, round, leaky_relu, elu, gelu, silu,
-           softplus, clamp, clip, clamp_min, clamp_max, maximum, minimum, clone, astype):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.__abs__ = Tensor.absolute = abs
-Tensor.where = _where_method
-Tensor.type = _type
-for _dt, _name in ((dtypes.float32, "float"), (dtypes.float64, "double"), (dtypes.float16, "half"),
-                   (dtypes.int32, "int"), (dtypes.int64, "long"), (dtypes.bool_, "bool"),
-                   (dtypes.int16, "short"), (dtypes.uint8, "byte")):
-    setattr(Tensor, _name, _caster(_dt, _name))
-for _name in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil",
-              "round", "trunc", "reciprocal", "square", "expm1", "log1p", "rsqrt", "erf", "sign"):
-    setattr(Tensor, _name + "_", inplace_method(_name))
-Tensor.clamp_ = Tensor.clip_ = _clamp_
-Tensor.fill_ = _fill_
-Tensor.zero_ = _zero_
-Tensor.copy_ = _copy_
-del _f, _dt, _name

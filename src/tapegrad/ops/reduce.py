@@ -1,5 +1,5 @@
-"""Reductions: sum mean prod amax amin max min argmax argmin var std logsumexp norm cumsum
-all any.
+"""Reductions: sum mean prod amax amin max min argmax argmin all any (var std logsumexp norm
+cumsum cumprod are in statistics.py and re-exported here).
 
 Internal ops have NumPy's names and signatures (`sum(x, axis=None, keepdims=False)`, also
 callable NumPy-style with `axis` positional), because rules call `xp.sum(g, axis=..)` on
@@ -200,181 +200,6 @@ def _any(xp, x, *, axis=None, keepdims=False):
     return xp.any(x, axis=axis, keepdims=keepdims)
 
 
-# ------------------------------------------------------------ var, std, logsumexp, norm
-def _var_values(xp, x, axis, ddof, keepdims):
-    d = x - xp.mean(x, axis=axis, keepdims=True)
-    n = _count(x.shape, axis)
-    with np.errstate(divide="ignore", invalid="ignore"):  # n <= ddof: inf/nan, as PyTorch
-        return xp.sum(d * d, axis=axis, keepdims=keepdims) / builtins.max(n - ddof, 0)
-
-
-def _dof_scale(in_shape, axis, ddof):
-    n = _count(in_shape, axis) - ddof
-    return 1.0 / n if n > 0 else _inf
-
-
-@_reduction(saves="x", name="var")
-def _var(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
-    return _var_values(xp, x, axis, ddof, keepdims)
-
-
-@_var.vjp
-def _(xp, g, x, axis=None, ddof=0, keepdims=False, in_shape=()):
-    d = x - xp.mean(x, axis=axis, keepdims=True)
-    return (_kept(xp, g, in_shape, axis, keepdims) * d * (2.0 * _dof_scale(in_shape, axis, ddof)),)
-
-
-@_reduction(saves=("x", "out"), name="std")
-def _std(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
-    return xp.sqrt(_var_values(xp, x, axis, ddof, keepdims))
-
-
-@_std.vjp
-def _(xp, g, x, out, axis=None, ddof=0, keepdims=False, in_shape=()):
-    out = _kept(xp, out, in_shape, axis, keepdims)
-    safe = xp.where(out == 0, _inf, out)  # a zero std has a zero (sub)gradient, as in PyTorch
-    d = x - xp.mean(x, axis=axis, keepdims=True)
-    g = _kept(xp, g, in_shape, axis, keepdims)
-    return (g / safe * d * _dof_scale(in_shape, axis, ddof),)
-
-
-def _var_samples(rng):
-    return [(args, dict(params, ddof=d)) for (args, params), d in
-            zip(_reduce_samples(rng)[:4] + _reduce_samples(rng)[5:], (1, 0, 1, 1, 0), strict=True)]
-
-
-_var.sample(_var_samples)
-_std.sample(_var_samples)
-
-
-def _torch_var(fn):
-    def ref(torch, x, axis=None, ddof=0, keepdims=False):
-        return getattr(torch, fn)(x, dim=_torch_dim(axis), correction=ddof, keepdim=keepdims)
-
-    return ref
-
-
-_var.reference(_torch_var("var"))
-_std.reference(_torch_var("std"))
-
-
-@_reduction(saves=("x", "out"), name="logsumexp")
-def _logsumexp(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
-    m = xp.where(xp.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):  # log(0) = -inf for an all -inf slice
-        out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
-    if keepdims:
-        return out
-    axes = _axes(axis, x.ndim)
-    return out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
-
-
-@_logsumexp.vjp
-def _(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
-    out = _kept(xp, out, in_shape, axis, keepdims)
-    return (_kept(xp, g, in_shape, axis, keepdims) * xp.exp(x - out),)
-
-
-_logsumexp.sample(_reduce_samples)
-_logsumexp.reference(lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
-    x, dim=_torch_dim(axis) if axis is not None else list(range(x.ndim)), keepdim=keepdims))
-
-
-@_reduction(saves=("x", "out"), name="vector_norm")
-def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False, in_shape=None):  # noqa: A002
-    a = xp.abs(x)
-    if ord == 2:
-        return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
-    if ord == 1:
-        return xp.sum(a, axis=axis, keepdims=keepdims)
-    if ord == _inf:
-        return xp.max(a, axis=axis, keepdims=keepdims)
-    if ord == -_inf:
-        return xp.min(a, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return xp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
-    return xp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
-
-
-@_vector_norm.vjp
-def _(xp, g, x, out, ord=2, axis=None, keepdims=False, in_shape=()):  # noqa: A002
-    out = _kept(xp, out, in_shape, axis, keepdims)
-    g = _kept(xp, g, in_shape, axis, keepdims)
-    if ord == 0:
-        return (xp.zeros_like(x),)
-    if ord == 1:
-        return (g * xp.sign(x),)
-    if ord in (_inf, -_inf):
-        hit = (xp.abs(x) == out).astype(g.dtype)
-        return (g * xp.sign(x) * hit / xp.sum(hit, axis=axis, keepdims=True),)
-    safe = xp.where(out == 0, _inf, out)  # the zero vector has a zero subgradient (PyTorch)
-    if ord == 2:
-        return (g * x / safe,)
-    return (g * xp.sign(x) * xp.abs(x) ** (ord - 1) / safe ** (ord - 1),)
-
-
-@_vector_norm.sample
-def _(rng):
-    s = _reduce_samples(rng)
-    return s + [((s[1][0][0],), {"ord": o, "axis": 1}) for o in (1, _inf, -_inf, 3, 0.5)]
-
-
-_vector_norm.reference(lambda torch, x, ord=2, axis=None, keepdims=False:  # noqa: A002
-                       torch.linalg.vector_norm(x, ord, dim=_torch_dim(axis), keepdim=keepdims))
-
-
-@defop(name="cumsum")
-def _cumsum(xp, x, *, axis):
-    return xp.cumsum(x, axis=axis)
-
-
-@_cumsum.vjp
-def _(xp, g, axis):
-    # reversed cumulative sum: total - (inclusive prefix sum) + own term
-    return (xp.sum(g, axis=axis, keepdims=True) - xp.cumsum(g, axis=axis) + g,)
-
-
-_cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
-                            ((rng.standard_normal((2, 3, 4)),), {"axis": -3}),
-                            ((rng.standard_normal((5,)),), {"axis": 0})])
-_cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
-
-
-
-def _revcumsum(xp, t, axis):
-    """Sum over positions j >= i along `axis` (the adjoint of cumsum)."""
-    return xp.sum(t, axis=axis, keepdims=True) - xp.cumsum(t, axis=axis) + t
-
-
-@defop(saves=("x", "out"), name="cumprod")
-def _cumprod(xp, x, *, axis):
-    return xp.cumprod(x, axis=axis)
-
-
-@_cumprod.vjp
-def _(xp, g, x, out, axis):
-    # d out_j / d x_i = out_j / x_i for j >= i: exact wherever x_i != 0, and also right (zero)
-    # at every position after the first zero. The first zero z needs the products on its two
-    # sides: prod_{k<z} x_k * sum_{j>=z} g_j prod_{z<k<=j} x_k.
-    zero = x == 0
-    regular = _revcumsum(xp, g * out, axis) / xp.where(zero, 1.0, x)
-    if not zero.any():
-        return (regular,)
-    n_zeros = xp.cumsum(zero, axis=axis)
-    first = zero & (n_zeros == 1)
-    prefix = xp.cumprod(xp.where(n_zeros == 0, x, 1.0), axis=axis)  # at z: prod_{k<z} x_k
-    after = xp.cumprod(xp.where((n_zeros == 0) | first, 1.0, x), axis=axis)
-    return (xp.where(first, prefix * _revcumsum(xp, g * after, axis), regular),)
-
-
-_cumprod.sample(lambda rng: [((rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4)),),
-                              {"axis": 1}),
-                             ((rng.uniform(0.5, 1.5, (2, 3, 2)),), {"axis": -2}),
-                             ((np.array([[0.7, 0.0, 1.3, -0.8], [1.1, 0.9, 0.0, 1.2]]),),
-                              {"axis": 1})])
-_cumprod.reference(lambda torch, x, axis: torch.cumprod(x, dim=axis))
-
 # ------------------------------------------------------------ public functions
 def _dim_error(name, dim, ndim):
     lo, hi = -builtins.max(ndim, 1), builtins.max(ndim, 1) - 1
@@ -525,94 +350,6 @@ min.__doc__ = """min(x) -> the smallest value; min(x, dim, keepdim=False) -> (va
 min(x, other) -> elementwise minimum. Tied minima share the gradient equally."""
 
 
-def _correction(name, unbiased, correction):
-    if correction is not None and unbiased is not None:
-        raise TypeError(f"{name}(): pass either correction= or unbiased=, not both")
-    if correction is not None:
-        return correction
-    return 1 if unbiased is None or unbiased else 0
-
-
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
-        keepdims=None):
-    """Variance over `dim`, dividing by N - correction (correction=1 by default, Bessel's; the
-    older unbiased=False means correction=0)."""
-    if isinstance(dim, bool):  # var(x, False): the legacy unbiased flag
-        dim, unbiased = None, dim
-    d = _dims("var", input, dim, axis)
-    ddof = _correction("var", unbiased, correction)
-    return _var(input, d, ddof=ddof, keepdims=_keep(keepdim, keepdims))
-
-
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
-        keepdims=None):
-    """Standard deviation over `dim` (see var for `correction`)."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    d = _dims("std", input, dim, axis)
-    ddof = _correction("std", unbiased, correction)
-    return _std(input, d, ddof=ddof, keepdims=_keep(keepdim, keepdims))
-
-
-def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    """log(sum(exp(input))) over `dim`, computed without overflow."""
-    d = _dims("logsumexp", input, dim, axis)
-    return _logsumexp(input, d, keepdims=_keep(keepdim, keepdims))
-
-
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
-    """Vector p-norm over `dim` (all elements when None): p = 'fro' or 2 (default), 1, inf,
-    -inf, 0 (count of non-zeros) or any other number.
-
-    >>> tg.norm(tg.tensor([3.0, 4.0]))
-    tensor(5.)
-    """
-    if p == "fro" or p is None:
-        p = 2
-    elif isinstance(p, str):
-        raise ValueError(f"norm(): p={p!r} is not supported; use 'fro', a number, inf or -inf")
-    d = _dims("norm", input, dim, axis)
-    return _vector_norm(_cast(input, dtype), d, ord=float(p), keepdims=_keep(keepdim, keepdims))
-
-
-def cumsum(input, dim=None, *, dtype=None, axis=None):
-    """Cumulative sum along `dim` (required).
-
-    >>> tg.cumsum(tg.tensor([1, 2, 3]), dim=0)
-    tensor([1, 3, 6])
-    """
-    if dim is None and axis is None:
-        raise TypeError("cumsum(): missing the dimension; pass dim=")
-    d = _dims("cumsum", input, dim, axis)
-    if isinstance(d, tuple):
-        raise TypeError("cumsum(): dim must be a single int")
-    x = _cast(input, dtype)
-    if d is None:  # a 0-d tensor is its own cumulative sum
-        from .elementwise import clone
-
-        return clone(x)
-    return _cumsum(x, axis=d)
-
-
-def cumprod(input, dim=None, *, dtype=None, axis=None):
-    """Cumulative product along `dim` (required); the gradient is exact where elements are 0.
-
-    >>> tg.cumprod(tg.tensor([1, 2, 3]), dim=0)
-    tensor([1, 2, 6])
-    """
-    if dim is None and axis is None:
-        raise TypeError("cumprod(): missing the dimension; pass dim=")
-    d = _dims("cumprod", input, dim, axis)
-    if isinstance(d, tuple):
-        raise TypeError("cumprod(): dim must be a single int")
-    x = _cast(input, dtype)
-    if d is None:
-        from .elementwise import clone
-
-        return clone(x)
-    return _cumprod(x, axis=d)
-
-
 def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """True where every element along `dim` is non-zero (a bool tensor)."""
     d = _dims("all", input, dim, axis)
@@ -625,10 +362,12 @@ def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
     return _any(input, axis=d, keepdims=_keep(keepdim, keepdims))
 
 
+# var, std, logsumexp, norm, cumsum, cumprod: registered and re-exported with this module
+from .statistics import _vector_norm, cumprod, cumsum, logsumexp, norm, std, var  # noqa: E402,F401
+
 __all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
            "logsumexp", "norm", "cumsum", "cumprod", "all", "any"]
 
-for _f in (sum, mean, prod, amax, amin, max, min, argmax, argmin, var, std, logsumexp, norm,
-           cumsum, cumprod, all, any):
+for _f in (sum, mean, prod, amax, amin, max, min, argmax, argmin, all, any):
     setattr(Tensor, _f.__name__, _f)
 del _f
