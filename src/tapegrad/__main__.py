@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     d.add_argument("--epochs", type=int, default=None,
-                   help="passes over the training set (default: 12 for cnn, 30 for mlp)")
+                   help="passes over the training set (default: 10 for cnn, 20 for mlp)")
     d.add_argument("--model", choices=("cnn", "mlp"), default="cnn",
                    help="cnn (default): two 3x3 conv layers, max-pool and two linear layers; "
                         "mlp: three linear layers on the flattened image")
@@ -39,8 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: ./tapegrad-demo)")
     d.add_argument("--batch-size", type=int, default=32,
                    help="training batch size (default: 32)")
-    d.add_argument("--lr", type=float, default=2e-3,
-                   help="Adam's initial learning rate (default: 0.002)")
+    d.add_argument("--lr", type=float, default=3e-3,
+                   help="Adam's initial learning rate (default: 0.003)")
     d.add_argument("--no-progress", action="store_true", help="no progress bars")
     sub.add_parser("bench", help="run the benchmark harness bench/run.py (source checkout)",
                    add_help=False)
