@@ -220,22 +220,32 @@ def test_batchnorm_defaults_and_errors():
         nn.BatchNorm1d(4)(tg.randn(1, 4))
 
 
-def test_batchnorm_training_none_follows_train_mode():
-    from tapegrad.engine.state import state
-
+def test_batchnorm_training_none_follows_record_scope():
     bn = nn.BatchNorm1d(2)
-    bn.training = None
+    bn.training = None  # as an MXNet facade Block: follow tg.autograd.is_training()
     x = tg.tensor([[1.0, 2.0], [3.0, 6.0]])
     np.testing.assert_allclose(bn(x).detach().numpy(), x.numpy() / np.sqrt(1 + 1e-5), rtol=1e-6)
     assert bn.running_mean.tolist() == [0.0, 0.0]  # predict mode: no statistics update
-    prev = state.training
-    state.training = True
-    try:
+    with tg.autograd.record():
         out = bn(x).detach().numpy()
-    finally:
-        state.training = prev
     np.testing.assert_allclose(out, [[-1, -1], [1, 1]], atol=1e-4)
     np.testing.assert_allclose(bn.running_mean.numpy(), [0.2, 0.4], rtol=1e-6)
+    with tg.autograd.train_mode():
+        bn(x)
+    assert int(bn.num_batches_tracked.item()) == 2
+    with tg.autograd.record(train_mode=False):
+        np.testing.assert_allclose(bn(x).detach().numpy(),
+                                   (x.numpy() - bn.running_mean.numpy())
+                                   / np.sqrt(bn.running_var.numpy() + 1e-5), rtol=1e-6)
+
+
+def test_core_modules_ignore_the_record_scope_train_flag():
+    d = nn.Dropout(0.5).eval()
+    x = tg.ones(100)
+    with tg.autograd.record():
+        assert d(x) is x  # training=False wins over record()'s train mode
+    d.train()
+    assert d.is_training_now  # and True wins outside it
 
 
 # ---------------------------------------------------------------- LayerNorm, GroupNorm

@@ -6,7 +6,6 @@ import pytest
 
 import tapegrad as tg
 from tapegrad import nn
-from tapegrad.engine.state import state
 
 
 @pytest.fixture
@@ -233,19 +232,13 @@ def test_training_none_follows_the_thread_train_mode():
     x = tg.ones(1000)
     assert not d.is_training_now
     np.testing.assert_array_equal(d(x).numpy(), x.numpy())  # predict mode outside record()
-    if hasattr(tg.autograd, "record"):
-        with tg.autograd.record():
-            assert d.is_training_now
-            y = d(x).numpy()
-        with tg.autograd.record(train_mode=False):
-            assert not d.is_training_now
-    else:  # the record scope is not there yet: drive the flag directly
-        prev = state.training
-        state.training = True
-        try:
-            y = d(x).numpy()
-        finally:
-            state.training = prev
+    with tg.autograd.record():
+        assert d.is_training_now
+        y = d(x).numpy()
+    with tg.autograd.record(train_mode=False):
+        assert not d.is_training_now
+    with tg.autograd.train_mode():
+        assert d.is_training_now
     assert set(np.unique(y)) == {0.0, 2.0}
 
 

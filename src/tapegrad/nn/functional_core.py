@@ -60,11 +60,12 @@ def _check_reduction(reduction: str, fn: str, allowed=_nn._REDUCTIONS) -> None:
 # ================================================================= activations
 def relu(input, inplace=False):
     """max(x, 0)."""
-    return _ew.relu_(input) if inplace else _ew.relu(input)
+    return input.relu_() if inplace else _ew.relu(input)
 
 
 def relu_(input):
-    return _ew.relu_(input)
+    """max(x, 0) written into x."""
+    return input.relu_()
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
