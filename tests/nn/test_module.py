@@ -199,6 +199,9 @@ def test_load_state_dict_accepts_numpy_and_torch_state(torch):
     t = torch.nn.Linear(3, 2)
     m = nn.Linear(3, 2)
     m.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+    m2 = nn.Linear(3, 2)
+    m2.load_state_dict(t.state_dict())  # PyTorch tensors are read as arrays
+    np.testing.assert_array_equal(m2.weight.detach().numpy(), m.weight.detach().numpy())
     x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
     np.testing.assert_allclose(m(tg.tensor(x)).detach().numpy(),
                                t(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)

@@ -364,8 +364,7 @@ class Module:
             if lazy:
                 target.materialize(arr.shape)
             data = target._data
-            data[...] = backend.to_device(np.asarray(arr) if type(data) is np.ndarray else arr,
-                                          target.device)
+            data[...] = backend.to_device(arr, target.device)
             target._version[0] += 1
         return _IncompatibleKeys(missing, unexpected)
 
@@ -561,6 +560,8 @@ def _as_array(value):
         return value
     if isinstance(value, (int, float, bool, list, tuple, np.generic)):
         return np.asarray(value)
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a PyTorch tensor
+        return value.detach().cpu().numpy()
     return None
 
 

@@ -625,9 +625,7 @@ def _(rng):
 
 @nondifferentiable(name="one_hot")
 def _one_hot(xp, indices, *, num_classes):
-    out = xp.zeros(indices.shape + (num_classes,), dtype=np.int64)
-    xp.put_along_axis(out, xp.expand_dims(indices, -1), 1, axis=-1)
-    return out
+    return (xp.expand_dims(indices, -1) == xp.arange(num_classes)).astype(np.int64)
 
 
 from . import nn_norm  # noqa: E402,F401  (layer/batch/group norm)
