@@ -35,6 +35,7 @@ class Block:
         object.__setattr__(self, "_reg_params", OrderedDict())
         object.__setattr__(self, "_prefix", prefix or "")
         object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "_made_params", OrderedDict())  # by params.get(...)
 
     def _ensure_init(self) -> None:
         if "_children" not in self.__dict__:
@@ -81,13 +82,22 @@ class Block:
         return self._prefix.rstrip("_") or type(self).__name__.lower()
 
     @property
-    def params(self) -> ParameterDict:
-        """This block's own parameters (not its children's)."""
-        return ParameterDict(self._reg_params)
+    def params(self) -> _OwnParams:
+        """This block's own parameters (not its children's). Gluon 1.x style
+        `self.weight = self.params.get("weight", shape=(3, 2))` makes one."""
+        own = _OwnParams(self._made_params)
+        own.update(self._reg_params)
+        own._block = self
+        return own
 
     def _collect(self, prefix, out) -> None:
+        seen = set()
         for name, p in self._reg_params.items():
             out.setdefault(prefix + name, p)
+            seen.add(id(p))
+        for name, p in self._made_params.items():
+            if id(p) not in seen:
+                out.setdefault(prefix + name, p)
         for name, child in self._children.items():
             child._collect(f"{prefix}{name}.", out)
 
@@ -200,6 +210,32 @@ class Block:
         raise _facade.unsupported(
             "the MXNet facade", "Block.export", "symbol files do not exist in tapegrad; use "
             "save_parameters()")
+
+
+class _OwnParams(ParameterDict):
+    """`block.params`: `get(name, **kwargs)` returns the parameter, making it when new."""
+
+    _block = None
+
+    def get(self, name, default=None, **kwargs):
+        if name in self:
+            return self[name]
+        if self._block is None or (default is not None and not kwargs):
+            return default
+        kwargs.setdefault("allow_deferred_init", True)
+        param = Parameter(name, **kwargs)
+        self._block._made_params[name] = param
+        self[name] = param
+        return param
+
+    def get_constant(self, name, value=None):
+        from .parameter import Constant
+
+        if name not in self:
+            const = Constant(name, value)
+            self._block._made_params[name] = const
+            self[name] = const
+        return self[name]
 
 
 class HybridBlock(Block):

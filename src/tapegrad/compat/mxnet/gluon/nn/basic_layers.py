@@ -105,7 +105,8 @@ class BatchNorm(HybridBlock):
 
     Training mode (inside `record()`) normalizes with the batch statistics and updates the
     running ones: `running = momentum * running + (1 - momentum) * batch` (MXNet's
-    convention: `momentum=0.9` keeps 90%). Predict mode uses the running statistics.
+    convention: `momentum=0.9` keeps 90%; the batch variance divides by N, as MXNet's).
+    Predict mode uses the running statistics.
     """
 
     def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
@@ -138,11 +139,23 @@ class BatchNorm(HybridBlock):
         if moved:
             x = tg.moveaxis(x, axis, 1)
         training = is_training() and not self._use_global_stats
+        rm, rv = self.running_mean.data(), self.running_var.data()
         out = tg.nn.functional.batch_norm(
-            x, self.running_mean.data(), self.running_var.data(), weight=self.gamma.data(),
-            bias=self.beta.data(), training=training, momentum=1.0 - self._momentum,
-            eps=self._eps)
+            x, None if training else rm, None if training else rv, weight=self.gamma.data(),
+            bias=self.beta.data(), training=training, eps=self._eps)
+        if training:
+            self._update_running(x, rm, rv)
         return tg.moveaxis(out, 1, axis) if moved else out
+
+    def _update_running(self, x, rm, rv) -> None:
+        """MXNet's update: momentum-weighted, with the biased (divide by N) batch variance."""
+        arr = x._data
+        axes = (0,) + tuple(range(2, arr.ndim))
+        m = self._momentum
+        for stat, batch in ((rm, arr.mean(axis=axes)), (rv, arr.var(axis=axes))):
+            stat._data *= m
+            stat._data += (1.0 - m) * batch.astype(stat.dtype)
+            stat._version[0] += 1
 
     def _repr_body(self) -> str:
         return (f"axis={self._axis}, eps={self._eps}, momentum={self._momentum}, "
