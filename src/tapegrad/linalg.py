@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .backend import array_module
 from .ops.elementwise import abs as _abs
 from .ops.linalg import _det, _inv, _logabsdet, _solve, matmul
@@ -14,6 +16,8 @@ from .ops.reduce import _vector_norm, amax, amin
 from .ops.reduce import sum as _sum
 from .ops.shape import expand_dims, squeeze
 from .tensor import Tensor, _axis, _wrap
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 __all__ = ["inv", "det", "slogdet", "solve", "norm", "vector_norm", "matrix_norm", "matmul"]
 
@@ -31,7 +35,7 @@ def det(A):
 
 
 def slogdet(A):
-    """(sign, logabsdet) of the determinant; only logabsdet is differentiable.
+    """(sign, logabsdet) of the determinant (a named tuple); only logabsdet is differentiable.
 
     >>> sign, logabsdet = tg.linalg.slogdet(tg.eye(3) * 2)
     """
@@ -42,7 +46,7 @@ def slogdet(A):
             f"got shape {tuple(data.shape)}"
         )
     xp = array_module(data)
-    return _wrap(xp.asarray(xp.linalg.slogdet(data)[0])), _logabsdet(A)
+    return SlogdetResult(_wrap(xp.asarray(xp.linalg.slogdet(data)[0])), _logabsdet(A))
 
 
 def solve(A, B, *, left=True):

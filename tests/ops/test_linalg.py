@@ -163,6 +163,7 @@ def test_linalg_functions_match_torch(rng):
     sign, logabs = tg.linalg.slogdet(tg.tensor(-a[0]))
     ref_sign, ref_logabs = torch.linalg.slogdet(torch.tensor(-a[0]))
     assert sign.item() == ref_sign.item() and not sign.requires_grad
+    assert tg.linalg.slogdet(tg.eye(2)).logabsdet.item() == 0.0
     np.testing.assert_allclose(logabs.numpy(), ref_logabs.numpy())
 
 
