@@ -235,22 +235,25 @@ def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
     xpad = _padded(xp, x, padding, value=-xp.inf)
     out = None
     for sl in _offset_slices(kernel, stride, dilation, out_sizes):
-        out = xpad[sl].copy() if out is None else xp.maximum(out, xpad[sl], out=out)
+        # order K keeps the input's memory layout (channel-major after a conv)
+        out = xpad[sl].copy(order="K") if out is None else xp.maximum(out, xpad[sl], out=out)
     return out
 
 
 def _first_max_masks(xp, xpad, out, slices):
     """One boolean mask per kernel offset: where that offset is the window's first maximum."""
+    # each mask is used by the caller before the next one is made, so buffers are reused
     taken = None
+    last = len(slices) - 1
     for i, sl in enumerate(slices):
-        if i == len(slices) - 1 and taken is not None:
-            yield sl, ~taken
+        if i == last and taken is not None:
+            yield sl, xp.logical_not(taken, out=taken)
             return
-        hit = xpad[sl] == out
+        hit = xp.equal(xpad[sl], out)
         if taken is None:
-            taken = hit.copy()
+            taken = hit
         else:
-            hit &= ~taken
+            hit = xp.greater(hit, taken, out=hit)  # a hit where no earlier offset hit
             taken |= hit
         yield sl, hit
 
@@ -259,9 +262,13 @@ def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
     xpad = _padded(xp, x, padding, value=-xp.inf)
     slices = _offset_slices(kernel, stride, dilation, g.shape[2:])
     out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)  # cheap: offsets x ufunc
-    dxp = xp.zeros(xpad.shape, dtype=g.dtype)
+    dxp = xp.zeros_like(xpad, dtype=g.dtype)
+    disjoint = all(s >= d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel, strict=True))
     for sl, m in _first_max_masks(xp, xpad, out, slices):
-        dxp[sl] += g * m
+        if disjoint:  # windows don't overlap (e.g. 2x2 stride 2): write, no read-modify-write
+            dxp[sl] = g * m
+        else:
+            dxp[sl] += g * m
     crop = (slice(None), slice(None)) + tuple(
         slice(lo, lo + s) for (lo, _), s in zip(padding, x.shape[2:], strict=False)
     )
@@ -273,7 +280,7 @@ def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
     hpad = _padded(xp, h, padding)
     out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)
     slices = _offset_slices(kernel, stride, dilation, out.shape[2:])
-    res = xp.zeros(out.shape, dtype=h.dtype)
+    res = xp.zeros_like(out, dtype=h.dtype)
     for sl, m in _first_max_masks(xp, xpad, out, slices):
         res += hpad[sl] * m
     return res
@@ -355,7 +362,7 @@ def _avg_pool_forward(xp, x, kernel, stride, padding, dilation, divisor):
     xpad = _padded(xp, x, padding)
     out = None
     for sl in _offset_slices(kernel, stride, dilation, out_sizes):
-        out = xpad[sl].copy() if out is None else xp.add(out, xpad[sl], out=out)
+        out = xpad[sl].copy(order="K") if out is None else xp.add(out, xpad[sl], out=out)
     out /= xp.asarray(divisor, dtype=x.dtype) if not isinstance(divisor, (int, float)) else divisor
     return out
 
@@ -365,7 +372,7 @@ def _avg_pool_backward_forward(xp, g, in_shape, kernel, stride, padding, dilatio
         xp.asarray(divisor, dtype=g.dtype) if not isinstance(divisor, (int, float)) else divisor
     )
     sp = tuple(s + lo + hi for s, (lo, hi) in zip(in_shape[2:], padding, strict=False))
-    dxp = xp.zeros(tuple(in_shape[:2]) + sp, dtype=g.dtype)
+    dxp = xp.zeros((in_shape[1], in_shape[0]) + sp, dtype=g.dtype).swapaxes(0, 1)
     for sl in _offset_slices(kernel, stride, dilation, g.shape[2:]):
         dxp[sl] += gd
     crop = (slice(None), slice(None)) + tuple(
