@@ -62,6 +62,8 @@ def test_operators_methods_and_aliases(rng):
     x, y = tg.tensor(a), tg.tensor(b)
     np.testing.assert_allclose((x @ b).numpy(), a @ b)  # ndarray on the right
     np.testing.assert_allclose((a @ y).numpy(), a @ b)  # and on the left (__rmatmul__)
+    f32 = tg.ones(2, 3)
+    assert (f32 @ b).dtype == tg.float32 and (a.T @ f32).dtype == tg.float32  # no promotion
     np.testing.assert_allclose(x.matmul(y).numpy(), a @ b)
     np.testing.assert_allclose(x.mm(y).numpy(), a @ b)
     np.testing.assert_allclose(tg.bmm(x.unsqueeze(0), y.unsqueeze(0)).numpy(), (a @ b)[None])

@@ -40,7 +40,7 @@ def _matmul(xp, x1, x2):
     try:
         return xp.matmul(x1, x2)
     except ValueError:
-        raise _mismatch(x1.shape, x2.shape) from None
+        raise _mismatch(np.shape(x1), np.shape(x2)) from None
 
 
 @_matmul.vjp
@@ -483,17 +483,29 @@ def tensordot(a, b, dims=2):
     return _einsum(a, b, subscripts="".join(la) + "," + "".join(lb) + "->" + "".join(out))
 
 
-def _rmatmul(self, other):
+def _as_operand(other, like):
+    """A non-tensor operand of `@` (array, list) as a tensor of the tensor's dtype, so a
+    float32 graph is not promoted by a float64 array."""
     from ..creation import as_tensor
 
-    return _call(_matmul, as_tensor(other, dtype=self.dtype), self)
+    return as_tensor(other, dtype=like.dtype)
+
+
+def _matmul_op(self, other):
+    if not isinstance(other, Tensor):
+        other = _as_operand(other, self)
+    return _call(_matmul, self, other)
+
+
+def _rmatmul(self, other):
+    return _call(_matmul, _as_operand(other, self), self)
 
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "einsum", "tensordot"]
 
 
 def _attach() -> None:
-    Tensor.__matmul__ = matmul
+    Tensor.__matmul__ = _matmul_op
     Tensor.__rmatmul__ = _rmatmul
     for name in ("matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "tensordot"):
         setattr(Tensor, name, globals()[name])
