@@ -191,7 +191,7 @@ def pad(x, pad_width, mode="constant", constant_values=0, **_) -> Tensor:
         flat += [int(before), int(after)]
     if mode != "constant":
         raise ValueError(f"pad: mode {mode!r} is not supported by the MXNet facade; use 'constant'")
-    return _core().nn.functional.pad(x, flat, mode="constant", value=constant_values)
+    return _core().pad(x, flat, mode="constant", value=constant_values)
 
 
 def concatenate(seq, axis=0, out=None) -> Tensor:
