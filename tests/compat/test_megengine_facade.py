@@ -46,7 +46,8 @@ def test_losses_against_formulas():
     assert F.nn.cross_entropy(probs, label, with_logits=False).item() == pytest.approx(
         -(lp[0, 2] + lp[1, 0]) / 2, rel=1e-5)
     smooth = F.nn.cross_entropy(logits, label, label_smooth=0.1).item()
-    manual = np.mean([-(0.9 * lp[0, 2] + 0.1 * lp[0].mean()), -(0.9 * lp[1, 0] + 0.1 * lp[1].mean())])
+    manual = np.mean([-(0.9 * lp[0, 2] + 0.1 * lp[0].mean()),
+                      -(0.9 * lp[1, 0] + 0.1 * lp[1].mean())])
     assert smooth == pytest.approx(manual, rel=1e-5)
     p, t = mge.tensor([0.2, 0.7]), mge.tensor([0.0, 1.0])
     assert F.nn.square_loss(p, t).item() == pytest.approx((0.04 + 0.09) / 2)
