@@ -292,8 +292,8 @@ def _check_targets(input, target, ignore_index, fn: str) -> None:
             f"{tuple(input.shape)}; expected class indices of shape "
             f"{(input.shape[0],) + tuple(input.shape[2:])} (the input without its class dim 1)"
         )
-    if t.size:
-        valid = t[t != ignore_index]
+    if t.size and (int(t.min()) < 0 or int(t.max()) >= input.shape[1]):
+        valid = t[t != ignore_index]  # only now pay for the mask: ignored targets may be < 0
         if valid.size and (int(valid.min()) < 0 or int(valid.max()) >= input.shape[1]):
             raise IndexError(
                 f"{fn}: target values must be class indices in [0, {input.shape[1]}) (or "

@@ -158,10 +158,32 @@ def _reduce_rows(xp, prod, reduction):
 @defop(saves=("x", "target"), name="cross_entropy")
 def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0,
                    reduction="mean"):
+    logp = _log_softmax.forward(xp, x, axis=1)
+    if weight is None and not label_smoothing:  # the common case: pick, no coefficient array
+        idx, valid, count = _plain_targets(xp, target, ignore_index)
+        picked = xp.take_along_axis(logp, idx, axis=1)[:, 0]
+        if valid is not None:
+            picked *= valid
+        if reduction == "none":
+            return -picked
+        total = -picked.sum()
+        if reduction == "sum":
+            return total
+        with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
+            return total / x.dtype.type(count)
     coef = _class_coefficients.forward(
         xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
         ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    return _reduce_rows(xp, coef * _log_softmax.forward(xp, x, axis=1), reduction)
+    return _reduce_rows(xp, coef * logp, reduction)
+
+
+def _plain_targets(xp, target, ignore_index):
+    """(target indices with a class axis, validity mask or None when all count, count)."""
+    valid = target != ignore_index
+    if valid.all():
+        return xp.expand_dims(target, 1), None, target.size
+    safe = xp.where(valid, target, 0)
+    return xp.expand_dims(safe, 1), valid, int(valid.sum())
 
 
 @_cross_entropy.vjp
@@ -172,13 +194,24 @@ def _(xp, g, x, target, **params):
 @fused("cross_entropy_backward", saves=("g", "x", "target"))
 def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
                             label_smoothing=0.0, reduction="mean"):
+    gx = _softmax.forward(xp, x, axis=1)
+    scale = g if reduction != "none" else xp.expand_dims(g, 1)
+    if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
+        idx, valid, count = _plain_targets(xp, target, ignore_index)
+        xp.put_along_axis(gx, idx, xp.take_along_axis(gx, idx, axis=1) - 1, axis=1)
+        if valid is not None:
+            gx *= xp.expand_dims(valid, 1)
+        if reduction == "mean":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scale = scale / x.dtype.type(count)
+        gx *= scale
+        return gx
     coef = _class_coefficients.forward(
         xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
         ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    gx = _softmax.forward(xp, x, axis=1)
     gx *= coef.sum(axis=1, keepdims=True)
     gx -= coef
-    gx *= g if reduction != "none" else xp.expand_dims(g, 1)
+    gx *= scale
     return gx
 
 
