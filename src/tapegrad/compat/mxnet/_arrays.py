@@ -249,10 +249,14 @@ def _attach_methods() -> None:
     def mx_copy(self):
         return creation.tensor(self)
 
+    def expand_dims(self, axis):
+        return _core().unsqueeze(self, axis)
+
     methods = {
         "context": property(context), "ctx": property(context), "as_in_context": as_in_context,
         "as_in_ctx": as_in_context, "copyto": copyto, "wait_to_read": wait_to_read,
         "asscalar": asscalar, "as_np_ndarray": same, "as_nd_ndarray": same, "copy": mx_copy,
+        "expand_dims": expand_dims,
     }
     for name, fn in methods.items():
         if not hasattr(Tensor, name):
