@@ -12,14 +12,8 @@ Each function checks its arguments (rank, channels, sizes) and calls one op of t
 
 from __future__ import annotations
 
-from ..ops.conv import (
-    _adaptive_avg_pool,
-    _avg_pool,
-    _conv,
-    _conv_transpose,
-    _max_pool,
-    _out_size,
-)
+from ..ops.conv import _conv, _conv_transpose, _out_size
+from ..ops.pool import _adaptive_avg_pool, _avg_pool, _max_pool
 from ..tensor import Tensor
 
 __all__ = [

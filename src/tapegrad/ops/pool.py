@@ -1,0 +1,493 @@
+"""Pooling ops: max, average and adaptive average pooling, for 1-D, 2-D and 3-D inputs.
+
+Each op loops over the kernel offsets on strided views of the (padded) input: a handful of
+whole-array ufunc calls, no Python loop over elements, no window copy (for 2x2 stride 2
+this is several times faster than a reshape-and-reduce). Gradients are ops too, so second
+order closes: max_pool -> max_pool_backward (scatter to the first maximum of each window, as
+PyTorch) -> max_pool_gather -> max_pool_backward; avg_pool <-> avg_pool_backward;
+adaptive_avg_pool <-> adaptive_avg_pool_backward. The gradient ops take x as an input, as
+PyTorch's do, with a zero derivative in x.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .conv import _offset_slices, _out_size, _padded
+from .registry import defop
+from .xp import array_helper
+
+
+# ---------------------------------------------------------------- max pooling
+def _pool_geometry(x, kernel, stride, padding, dilation):
+    return tuple(
+        _out_size(x.shape[2 + i], kernel[i], stride[i], *padding[i], dilation[i])
+        for i in range(len(kernel))
+    )
+
+
+def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
+    out_sizes = _pool_geometry(x, kernel, stride, padding, dilation)
+    xpad = _padded(xp, x, padding, value=-xp.inf)
+    out = None
+    for sl in _offset_slices(kernel, stride, dilation, out_sizes):
+        # order K keeps the input's memory layout (channel-major after a conv)
+        out = xpad[sl].copy(order="K") if out is None else xp.maximum(out, xpad[sl], out=out)
+    return out
+
+
+def _first_max_masks(xp, xpad, out, slices):
+    """One boolean mask per kernel offset: where that offset is the window's first maximum."""
+    # each mask is used by the caller before the next one is made, so buffers are reused
+    taken = None
+    last = len(slices) - 1
+    for i, sl in enumerate(slices):
+        if i == last and taken is not None:
+            yield sl, xp.logical_not(taken, out=taken)
+            return
+        hit = xp.equal(xpad[sl], out)
+        if taken is None:
+            taken = hit
+        else:
+            hit = xp.greater(hit, taken, out=hit)  # a hit where no earlier offset hit
+            taken |= hit
+        yield sl, hit
+
+
+def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
+    xpad = _padded(xp, x, padding, value=-xp.inf)
+    slices = _offset_slices(kernel, stride, dilation, g.shape[2:])
+    out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)  # cheap: offsets x ufunc
+    dxp = xp.zeros_like(xpad, dtype=g.dtype)
+    disjoint = all(s >= d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel, strict=True))
+    for sl, m in _first_max_masks(xp, xpad, out, slices):
+        if disjoint:  # windows don't overlap (e.g. 2x2 stride 2): write, no read-modify-write
+            dxp[sl] = g * m
+        else:
+            dxp[sl] += g * m
+    crop = (slice(None), slice(None)) + tuple(
+        slice(lo, lo + s) for (lo, _), s in zip(padding, x.shape[2:], strict=False)
+    )
+    return dxp[crop]
+
+
+def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
+    xpad = _padded(xp, x, padding, value=-xp.inf)
+    hpad = _padded(xp, h, padding)
+    out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)
+    slices = _offset_slices(kernel, stride, dilation, out.shape[2:])
+    res = xp.zeros_like(out, dtype=h.dtype)
+    for sl, m in _first_max_masks(xp, xpad, out, slices):
+        res += hpad[sl] * m
+    return res
+
+
+@defop(saves="x", name="max_pool")
+def _max_pool(xp, x, *, kernel, stride, padding, dilation):
+    return _max_pool_forward(xp, x, kernel, stride, padding, dilation)
+
+
+@_max_pool.vjp
+def _(xp, g, x, **p):
+    return (xp.max_pool_backward(g, x, **p),)
+
+
+# The gradient ops take x as an input (as PyTorch's do): linear in g, derivative 0 in x
+# (returned as zeros, as PyTorch does).
+@defop(saves="x", name="max_pool_backward")
+def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
+    return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
+
+
+@_max_pool_backward.vjp
+def _(xp, h, x, needs, **p):
+    return (xp.max_pool_gather(h, x, **p) if needs[0] else None), (
+        xp.zeros_like(x) if needs[1] else None
+    )
+
+
+@defop(saves="x", name="max_pool_gather")
+def _max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
+    return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
+
+
+@_max_pool_gather.vjp
+def _(xp, g, x, needs, **p):
+    return (xp.max_pool_backward(g, x, **p) if needs[0] else None), (
+        xp.zeros_like(x) if needs[1] else None
+    )
+
+
+@array_helper
+def max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
+    return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
+
+
+@array_helper
+def max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
+    return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
+
+
+# ---------------------------------------------------------------- average pooling
+@lru_cache(maxsize=256)
+def _divisor(in_sizes, kernel, stride, padding, dilation, count_include_pad, ceil_extra):
+    """How many elements each window averages (PyTorch's rule: windows are clipped to the
+    padded input, and to the real input unless count_include_pad)."""
+    sp = tuple(s + lo + hi for s, (lo, hi) in zip(in_sizes, padding, strict=False))
+    mask = np.zeros(sp)
+    if count_include_pad:
+        region = tuple(
+            slice(0, s + lo + hi - e)
+            for s, (lo, hi), e in zip(in_sizes, padding, ceil_extra, strict=False)
+        )
+    else:
+        region = tuple(slice(lo, lo + s) for s, (lo, _) in zip(in_sizes, padding, strict=False))
+    mask[region] = 1.0
+    out_sizes = tuple(
+        _out_size(s, k, st, lo, hi, d)
+        for s, k, st, (lo, hi), d in zip(in_sizes, kernel, stride, padding, dilation, strict=False)
+    )
+    count = np.zeros(out_sizes)
+    for sl in _offset_slices(kernel, stride, dilation, out_sizes):
+        count += mask[sl[2:]]
+    return np.maximum(count, 1.0)
+
+
+def _avg_pool_forward(xp, x, kernel, stride, padding, dilation, divisor):
+    out_sizes = _pool_geometry(x, kernel, stride, padding, dilation)
+    xpad = _padded(xp, x, padding)
+    out = None
+    for sl in _offset_slices(kernel, stride, dilation, out_sizes):
+        out = xpad[sl].copy(order="K") if out is None else xp.add(out, xpad[sl], out=out)
+    out /= xp.asarray(divisor, dtype=x.dtype) if not isinstance(divisor, (int, float)) else divisor
+    return out
+
+
+def _avg_pool_backward_forward(xp, g, in_shape, kernel, stride, padding, dilation, divisor):
+    gd = g / (
+        xp.asarray(divisor, dtype=g.dtype) if not isinstance(divisor, (int, float)) else divisor
+    )
+    sp = tuple(s + lo + hi for s, (lo, hi) in zip(in_shape[2:], padding, strict=False))
+    dxp = xp.zeros((in_shape[1], in_shape[0]) + sp, dtype=g.dtype).swapaxes(0, 1)
+    for sl in _offset_slices(kernel, stride, dilation, g.shape[2:]):
+        dxp[sl] += gd
+    crop = (slice(None), slice(None)) + tuple(
+        slice(lo, lo + s) for (lo, _), s in zip(padding, in_shape[2:], strict=False)
+    )
+    return dxp[crop]
+
+
+def _avg_divisor(
+    x_shape, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
+):
+    if divisor_override:
+        return float(divisor_override)
+    d = _divisor(
+        tuple(x_shape[2:]), kernel, stride, padding, dilation, count_include_pad, ceil_extra
+    )
+    return float(d.flat[0]) if d.min() == d.max() else d
+
+
+def _avg_params(kernel, dilation, ceil_extra):
+    return dilation or (1,) * len(kernel), ceil_extra or (0,) * len(kernel)
+
+
+def _avg_pool_op_forward(
+    xp,
+    x,
+    kernel,
+    stride,
+    padding,
+    dilation=None,
+    count_include_pad=True,
+    ceil_extra=None,
+    divisor_override=None,
+):
+    dilation, ceil_extra = _avg_params(kernel, dilation, ceil_extra)
+    div = _avg_divisor(
+        x.shape, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
+    )
+    return _avg_pool_forward(xp, x, kernel, stride, padding, dilation, div)
+
+
+def _avg_pool_backward_op_forward(
+    xp,
+    g,
+    in_shape,
+    kernel,
+    stride,
+    padding,
+    dilation=None,
+    count_include_pad=True,
+    ceil_extra=None,
+    divisor_override=None,
+):
+    dilation, ceil_extra = _avg_params(kernel, dilation, ceil_extra)
+    div = _avg_divisor(
+        in_shape, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
+    )
+    return _avg_pool_backward_forward(xp, g, in_shape, kernel, stride, padding, dilation, div)
+
+
+@defop(saves="x", name="avg_pool")
+def _avg_pool(
+    xp,
+    x,
+    *,
+    kernel,
+    stride,
+    padding,
+    dilation=None,
+    count_include_pad=True,
+    ceil_extra=None,
+    divisor_override=None,
+):
+    return _avg_pool_op_forward(
+        xp, x, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
+    )
+
+
+@_avg_pool.vjp
+def _(xp, g, x, **p):
+    return (xp.avg_pool_backward(g, x, **p),)
+
+
+@defop(saves="x", name="avg_pool_backward")
+def _avg_pool_backward(
+    xp,
+    g,
+    x,
+    *,
+    kernel,
+    stride,
+    padding,
+    dilation=None,
+    count_include_pad=True,
+    ceil_extra=None,
+    divisor_override=None,
+):
+    return _avg_pool_backward_op_forward(
+        xp,
+        g,
+        x.shape,
+        kernel,
+        stride,
+        padding,
+        dilation,
+        count_include_pad,
+        ceil_extra,
+        divisor_override,
+    )
+
+
+@_avg_pool_backward.vjp
+def _(xp, h, x, needs, **p):
+    return (xp.avg_pool(h, **p) if needs[0] else None), (xp.zeros_like(x) if needs[1] else None)
+
+
+@array_helper
+def avg_pool(xp, x, **p):
+    return _avg_pool_op_forward(xp, x, **p)
+
+
+@array_helper
+def avg_pool_backward(xp, g, x, **p):
+    return _avg_pool_backward_op_forward(xp, g, x.shape, **p)
+
+
+# ---------------------------------------------------------------- adaptive average pooling
+@lru_cache(maxsize=256)
+def _adaptive_matrix(size, out):
+    """(out, size) averaging matrix: row i averages [floor(i*size/out), ceil((i+1)*size/out))."""
+    m = np.zeros((out, size))
+    for i in range(out):
+        lo, hi = (i * size) // out, -((-(i + 1) * size) // out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+def _apply_per_dim(xp, x, mats):
+    """Multiply each spatial axis of x by its matrix (separable: one tensordot per axis)."""
+    for i, m in enumerate(mats):
+        x = xp.moveaxis(xp.tensordot(xp.asarray(m, dtype=x.dtype), x, axes=(1, 2 + i)), 0, 2 + i)
+    return x
+
+
+def _adaptive_forward(xp, x, out_size):
+    return _apply_per_dim(
+        xp, x, [_adaptive_matrix(s, o) for s, o in zip(x.shape[2:], out_size, strict=False)]
+    )
+
+
+def _adaptive_backward_forward(xp, g, in_size):
+    return _apply_per_dim(
+        xp, g, [_adaptive_matrix(s, o).T for s, o in zip(in_size, g.shape[2:], strict=False)]
+    )
+
+
+@defop(saves="x", name="adaptive_avg_pool")
+def _adaptive_avg_pool(xp, x, *, out_size):
+    return _adaptive_forward(xp, x, out_size)
+
+
+@_adaptive_avg_pool.vjp
+def _(xp, g, x, out_size):
+    return (xp.adaptive_avg_pool_backward(g, x, out_size=out_size),)
+
+
+@defop(saves="x", name="adaptive_avg_pool_backward")
+def _adaptive_avg_pool_backward(xp, g, x, *, out_size):
+    return _adaptive_backward_forward(xp, g, x.shape[2:])
+
+
+@_adaptive_avg_pool_backward.vjp
+def _(xp, h, x, needs, out_size):
+    return (
+        (xp.adaptive_avg_pool(h, out_size=out_size) if needs[0] else None),
+        (xp.zeros_like(x) if needs[1] else None),
+    )
+
+
+@array_helper
+def adaptive_avg_pool(xp, x, *, out_size):
+    return _adaptive_forward(xp, x, out_size)
+
+
+@array_helper
+def adaptive_avg_pool_backward(xp, g, x, *, out_size):
+    return _adaptive_backward_forward(xp, g, x.shape[2:])
+
+
+_ADAPTIVE_CASES = [
+    ((2, 3, 5, 7), (2, 3)),
+    ((1, 2, 6, 4), (3, 4)),
+    ((2, 2, 7), (3,)),
+    ((1, 2, 4, 4), (1, 1)),
+]
+
+
+@_adaptive_avg_pool.sample
+def _(rng):
+    return [((rng.standard_normal(xs),), {"out_size": o}) for xs, o in _ADAPTIVE_CASES]
+
+
+@_adaptive_avg_pool_backward.sample
+def _(rng):
+    return [
+        ((rng.standard_normal(xs[:2] + o), rng.standard_normal(xs)), {"out_size": o})
+        for xs, o in _ADAPTIVE_CASES
+    ]
+
+
+@_adaptive_avg_pool.reference
+def _(torch, x, out_size):
+    f = torch.nn.functional
+    return (f.adaptive_avg_pool1d, f.adaptive_avg_pool2d, f.adaptive_avg_pool3d)[x.ndim - 3](
+        x, out_size
+    )
+
+
+# ---------------------------------------------------------------- samples and references
+def _pool_cases():
+    z = ((0, 0), (0, 0))
+    return [
+        ((2, 3, 4, 6), dict(kernel=(2, 2), stride=(2, 2), padding=z, dilation=(1, 1))),
+        (
+            (1, 2, 5, 5),
+            dict(kernel=(3, 3), stride=(2, 2), padding=((1, 1), (1, 1)), dilation=(1, 1)),
+        ),
+        (
+            (1, 2, 7, 6),
+            dict(kernel=(2, 3), stride=(1, 2), padding=((1, 1), (0, 0)), dilation=(2, 1)),
+        ),
+        ((2, 2, 9), dict(kernel=(3,), stride=(2,), padding=((1, 1),), dilation=(1,))),
+    ]
+
+
+def _pool_out_shape(xs, p):
+    return xs[:2] + tuple(
+        _out_size(xs[2 + i], p["kernel"][i], p["stride"][i], *p["padding"][i], p["dilation"][i])
+        for i in range(len(xs) - 2)
+    )
+
+
+@_max_pool.sample
+def _(rng):
+    return [((rng.standard_normal(xs),), p) for xs, p in _pool_cases()]
+
+
+@_max_pool_backward.sample
+def _(rng):
+    return [
+        ((rng.standard_normal(_pool_out_shape(xs, p)), rng.standard_normal(xs)), p)
+        for xs, p in _pool_cases()
+    ]
+
+
+@_max_pool_gather.sample
+def _(rng):
+    return [((rng.standard_normal(xs), rng.standard_normal(xs)), p) for xs, p in _pool_cases()]
+
+
+@_max_pool.reference
+def _(torch, x, kernel, stride, padding, dilation):
+    f = torch.nn.functional
+    return (f.max_pool1d, f.max_pool2d, f.max_pool3d)[x.ndim - 3](
+        x, kernel, stride, tuple(lo for lo, _ in padding), dilation
+    )
+
+
+def _avg_cases():
+    return [
+        ((2, 3, 4, 6), dict(kernel=(2, 2), stride=(2, 2), padding=((0, 0), (0, 0)))),
+        (
+            (1, 2, 5, 5),
+            dict(kernel=(3, 3), stride=(2, 2), padding=((1, 1), (1, 1)), count_include_pad=False),
+        ),
+        ((1, 2, 5, 6), dict(kernel=(3, 2), stride=(1, 2), padding=((1, 1), (1, 1)))),
+        (
+            (1, 2, 5, 5),
+            dict(kernel=(2, 2), stride=(2, 2), padding=((0, 1), (0, 1)), ceil_extra=(1, 1)),
+        ),
+        ((2, 2, 9), dict(kernel=(3,), stride=(2,), padding=((1, 1),), count_include_pad=False)),
+    ]
+
+
+@_avg_pool.sample
+def _(rng):
+    return [((rng.standard_normal(xs),), p) for xs, p in _avg_cases()]
+
+
+@_avg_pool_backward.sample
+def _(rng):
+    out = []
+    for xs, p in _avg_cases():
+        full = dict(p, dilation=(1,) * len(p["kernel"]))
+        out.append(((rng.standard_normal(_pool_out_shape(xs, full)), rng.standard_normal(xs)), p))
+    return out
+
+
+@_avg_pool.reference
+def _(
+    torch,
+    x,
+    kernel,
+    stride,
+    padding,
+    dilation=None,
+    count_include_pad=True,
+    ceil_extra=None,
+    divisor_override=None,
+):
+    f = torch.nn.functional
+    return (f.avg_pool1d, f.avg_pool2d, f.avg_pool3d)[x.ndim - 3](
+        x,
+        kernel,
+        stride,
+        tuple(lo for lo, _ in padding),
+        ceil_mode=bool(ceil_extra and any(ceil_extra)),
+        count_include_pad=count_include_pad,
+        **({"divisor_override": divisor_override} if divisor_override else {}),
+    )
