@@ -64,12 +64,14 @@ def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | N
 
 
 def forward_getattr(module_name: str, facade: str, target: str, deny: dict | None = None,
-                    aliases: dict | None = None):
+                    aliases: dict | None = None, hints: dict | None = None):
     """A module `__getattr__` for a facade whose names ARE the core's (the torch facade):
     a public attribute of the core module `target` is returned, except the names in `deny`
     (tapegrad-only names; their value is the hint), and `aliases` resolve as above.
-    Submodules of the core module are never forwarded (the facade has its own)."""
+    Submodules of the core module are never forwarded (the facade has its own). `hints`
+    say what to use instead when the core lacks a name."""
     deny = deny or {}
+    hints = hints or {}
     aliases = aliases or {}
     by_alias = facade_getattr(module_name, facade, aliases, deny)
 
@@ -80,7 +82,7 @@ def forward_getattr(module_name: str, facade: str, target: str, deny: dict | Non
         value = getattr(core, name, _MISSING)
         # a core submodule is the core's layout, not part of the facade's API
         if value is _MISSING or isinstance(value, (__future__._Feature, types.ModuleType)):
-            raise unsupported(facade, name)
+            raise unsupported(facade, name, hints.get(name))
         setattr(sys.modules[module_name], name, value)
         return value
 
