@@ -54,6 +54,25 @@ def test_erf_is_accurate_without_scipy():
     assert special[0] == 1 and special[1] == -1 and np.isnan(special[2]) and special[3] == 0
 
 
+def test_erf_in_float32_and_float16():
+    x = np.linspace(-5, 5, 2001).astype(np.float32)
+    ours = tg.erf(tg.tensor(x))
+    assert ours.dtype == np.float32
+    ref = np.array([math.erf(float(v)) for v in x])
+    assert np.max(np.abs(ours._data - ref)) < 2e-7
+    assert tg.erf(tg.tensor(x.astype(np.float16))).dtype == np.float16
+
+
+def test_casts_inside_a_differentiable_backward():
+    # create_graph=True runs the engine's dtype casts on tensors: astype must be an op there
+    x = tg.tensor([0.5, -1.5], requires_grad=True)
+    y = (x.double() ** 3).sum()
+    g, = tg.autograd.grad(y, [x], create_graph=True)
+    assert g.dtype == np.float32 and g.requires_grad
+    gg, = tg.autograd.grad(g.sum(), [x])
+    np.testing.assert_allclose(gg._data, 6 * x._data)
+
+
 def test_float32_stays_float32_with_python_scalars():
     x = tg.tensor([-1.5, 0.25, 2.0], requires_grad=True)
     outs = [tg.clamp(x, -1.0, 1.0), tg.leaky_relu(x, 0.2), tg.where(x > 0, x, 0.5),
