@@ -205,3 +205,18 @@ def test_custom_block_and_collect_params_select():
 
     with pytest.raises(RuntimeError, match="super\\(\\).__init__\\(\\)"):
         Broken()
+
+
+def test_shared_block_parameters_are_listed_and_updated_once():
+    shared = nn.Dense(2, in_units=2)
+    net = nn.Sequential()
+    net.add(shared, shared)
+    net.initialize(mx.init.One())
+    assert sorted(net.collect_params()) == ["0.bias", "0.weight"]
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        net(mx.np.ones((1, 2))).sum().backward()
+    # h = W x = [2, 2]; dW = outer(1, h) + outer(W^T 1, x) = 2 + 2 (both uses add up)
+    np.testing.assert_allclose(shared.weight.grad().asnumpy(), np.full((2, 2), 4.0))
+    trainer.step(1)
+    np.testing.assert_allclose(shared.weight.data().asnumpy(), np.full((2, 2), 0.6), rtol=1e-6)

@@ -90,16 +90,14 @@ class Block:
         own._block = self
         return own
 
-    def _collect(self, prefix, out) -> None:
-        seen = set()
-        for name, p in self._reg_params.items():
-            out.setdefault(prefix + name, p)
-            seen.add(id(p))
-        for name, p in self._made_params.items():
+    def _collect(self, prefix, out, seen) -> None:
+        # a parameter shared by several blocks is listed once, under its first name
+        for name, p in list(self._reg_params.items()) + list(self._made_params.items()):
             if id(p) not in seen:
+                seen.add(id(p))
                 out.setdefault(prefix + name, p)
         for name, child in self._children.items():
-            child._collect(f"{prefix}{name}.", out)
+            child._collect(f"{prefix}{name}.", out, seen)
 
     def collect_params(self, select=None) -> ParameterDict:
         """Every parameter of this block and its children, by structural name ("0.weight").
@@ -108,7 +106,7 @@ class Block:
             select: a regular expression; only names matching it are returned.
         """
         out = ParameterDict()
-        self._collect("", out)
+        self._collect("", out, set())
         if select is not None:
             rx = re.compile(select)
             out = ParameterDict((k, v) for k, v in out.items() if rx.match(k))

@@ -43,7 +43,10 @@ class Trainer:
                  compression_params=None, update_on_kvstore=None) -> None:
         if isinstance(params, dict):
             params = list(params.values())
-        params = list(params)
+        unique = {}
+        for p in params:  # a parameter shared by two blocks is updated once
+            unique.setdefault(id(p), p)
+        params = list(unique.values())
         for i, p in enumerate(params):
             if not isinstance(p, Parameter):
                 raise TypeError(
