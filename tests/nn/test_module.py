@@ -315,6 +315,15 @@ def test_repr_matches_torch(torch):
     assert repr(ours) == repr(theirs)
 
 
+def test_module_list_repr_matches_torch(torch):
+    ours = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU(), nn.Tanh(), nn.Tanh()])
+    theirs = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)]
+                                 + [torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Tanh()])
+    assert repr(ours) == repr(theirs)
+    theirs_dict = torch.nn.ModuleDict({"a": torch.nn.ReLU()})
+    assert repr(nn.ModuleDict({"a": nn.ReLU()})) == repr(theirs_dict)
+
+
 def test_nested_repr():
     text = repr(Block())
     assert text.startswith("Block(\n  (fc1): Linear(in_features=4, out_features=8, bias=True)")

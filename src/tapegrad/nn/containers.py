@@ -128,6 +128,23 @@ class ModuleList(Module):
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList has no forward; iterate over it in your own forward")
 
+    def __repr__(self) -> str:
+        """Runs of identical children are folded, as PyTorch prints them: (0-2): 3 x Linear(...)."""
+        reprs = [repr(m) for m in self._modules.values()]
+        if not reprs:
+            return "ModuleList()"
+        lines = []
+        start = 0
+        for i in range(1, len(reprs) + 1):
+            if i == len(reprs) or reprs[i] != reprs[start]:
+                body = reprs[start].replace("\n", "\n  ")
+                if i - start == 1:
+                    lines.append(f"({start}): {body}")
+                else:
+                    lines.append(f"({start}-{i - 1}): {i - start} x {body}")
+                start = i
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
 
 class ModuleDict(Module):
     """A dict of modules whose parameters are registered, in insertion order."""
