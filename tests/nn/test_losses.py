@@ -230,3 +230,22 @@ def test_loss_module_reduction_validation_and_repr():
         nn.MSELoss(reduction="batchmean")
     assert repr(nn.MSELoss()) == "MSELoss()"
     assert repr(nn.L1Loss(reduction="sum")) == "L1Loss(reduction='sum')"
+
+
+# ---------------------------------------------------------------- finite differences
+@pytest.mark.parametrize("fn", [
+    lambda a, b: F.mse_loss(a, b),
+    lambda a, b: F.l1_loss(a, b, reduction="sum"),
+    lambda a, b: F.smooth_l1_loss(a, b, beta=0.7),
+    lambda a, b: F.huber_loss(a, b, reduction="none", delta=0.5),
+    lambda a, b: F.cross_entropy(a, F.softmax(b, dim=1), label_smoothing=0.1),
+    lambda a, b: F.kl_div(F.log_softmax(a, dim=1), F.softmax(b, dim=1), reduction="batchmean"),
+    lambda a, b: F.binary_cross_entropy_with_logits(a, F.sigmoid(b)),
+])
+def test_losses_gradcheck(fn):
+    from tapegrad.autograd import gradcheck
+
+    rng = np.random.default_rng(0)
+    a = tg.tensor(rng.standard_normal((3, 4)) * 2, requires_grad=True)
+    b = tg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    assert gradcheck(fn, (a, b))
