@@ -367,7 +367,7 @@ class Module:
         for m in self.modules():
             for table in ("_parameters", "_buffers"):
                 for t in m.__dict__[table].values():
-                    if t is None or (isinstance(t, Parameter) and t.is_lazy):
+                    if t is None:
                         continue
                     new = fn(t._data)
                     if new is not t._data:

@@ -50,8 +50,11 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.asnumpy(), self.requires_grad, self._grad_req))
+        return (_rebuild_parameter,
+                (self.asnumpy(), self.requires_grad, self._grad_req, self.is_lazy))
 
 
-def _rebuild_parameter(arr, requires_grad, grad_req):
-    return Parameter(arr, requires_grad=requires_grad, grad_req=grad_req)
+def _rebuild_parameter(arr, requires_grad, grad_req, is_lazy=False):
+    p = Parameter(arr, requires_grad=requires_grad, grad_req=grad_req)
+    p.is_lazy = is_lazy
+    return p
