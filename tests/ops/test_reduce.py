@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tapegrad as tg
 from tapegrad.autograd import gradcheck, gradgradcheck
@@ -266,3 +268,41 @@ def test_higher_order_through_reductions(rng):
                lambda t: tg.norm(t, dim=1), lambda t: tg.prod(t, dim=1), tg.amax,
                lambda t: tg.cumsum(t * t, dim=0)):
         assert gradgradcheck(fn, (x,))
+
+
+def test_mean_of_nothing_is_nan():
+    assert np.isnan(tg.zeros(0).mean().item())
+    assert np.isnan(tg.zeros(2, 0).mean(dim=1)._data).all()
+    assert tg.zeros(0).sum().item() == 0.0
+
+
+@st.composite
+def _tensor_and_dims(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=0, max_size=3)))
+    data = draw(st.lists(st.floats(-10, 10), min_size=int(np.prod(shape)),
+                         max_size=int(np.prod(shape))))
+    ndim = len(shape)
+    dims = draw(st.one_of(st.none(), st.integers(-max(ndim, 1), max(ndim, 1) - 1),
+                          st.sets(st.integers(0, max(ndim, 1) - 1), max_size=ndim).map(tuple)))
+    return np.array(data, dtype=np.float64).reshape(shape), dims, draw(st.booleans())
+
+
+def _np_axis(dims, ndim):
+    if dims is None or dims == () or ndim == 0:
+        return None
+    return tuple(d % ndim for d in dims) if isinstance(dims, tuple) else dims % ndim
+
+
+@settings(max_examples=60, deadline=None)
+@given(_tensor_and_dims())
+def test_reductions_agree_with_numpy(case):
+    a, dims, keep = case
+    axis = _np_axis(dims, a.ndim)
+    x = _f64(a, requires_grad=True)
+    for name, ref in (("sum", np.sum), ("mean", np.mean), ("amax", np.max), ("prod", np.prod)):
+        out = getattr(tg, name)(x, dim=dims, keepdim=keep)
+        expected = ref(a, axis=axis, keepdims=keep)
+        np.testing.assert_allclose(out._data, expected, rtol=1e-12, atol=1e-12)
+    out = tg.sum(x * x, dim=dims, keepdim=keep)
+    out.backward(tg.ones(*out.shape, dtype="float64"))
+    np.testing.assert_allclose(x.grad._data, 2 * a)
