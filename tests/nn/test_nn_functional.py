@@ -55,6 +55,17 @@ def test_softmax_dim_errors():
         F.softmax(tg.randn(2, 2), dim=2)
 
 
+def test_softmax_without_dim_follows_torch(torch):
+    import warnings as w
+
+    for shape in [(5,), (2, 3), (2, 3, 4), (2, 3, 4, 5)]:
+        x = np.random.default_rng(0).standard_normal(shape)
+        with w.catch_warnings():
+            w.simplefilter("ignore")  # torch warns about the implicit dim
+            ref = torch.nn.functional.softmax(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(F.softmax(tg.tensor(x)).numpy(), ref, rtol=1e-12)
+
+
 def test_softmax_dtype_argument():
     assert F.softmax(tg.randn(2, 3), dim=1, dtype=tg.float64).dtype == np.float64
 

@@ -98,6 +98,11 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _ew.softplus(input, beta=beta, threshold=threshold)
 
 
+def _legacy_dim(input) -> int:
+    """PyTorch's choice when no dim is given: 0 for 0-, 1- and 3-d inputs, else 1."""
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
 def softmax(input, dim=None, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along `dim`, computed stably (max subtracted) as one op."""
     _tensor(input, "input", "softmax")
@@ -105,7 +110,7 @@ def softmax(input, dim=None, dtype=None, *, axis=None):
         input = input.to(dtype=dtype)
     if input.ndim == 0:
         return _nn._softmax(input.reshape(1), axis=0).reshape(())
-    return _nn._softmax(input, axis=_dim(dim, axis, "softmax", input.ndim, -1))
+    return _nn._softmax(input, axis=_dim(dim, axis, "softmax", input.ndim, _legacy_dim(input)))
 
 
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
@@ -115,7 +120,8 @@ def log_softmax(input, dim=None, dtype=None, *, axis=None):
         input = input.to(dtype=dtype)
     if input.ndim == 0:
         return _nn._log_softmax(input.reshape(1), axis=0).reshape(())
-    return _nn._log_softmax(input, axis=_dim(dim, axis, "log_softmax", input.ndim, -1))
+    return _nn._log_softmax(input, axis=_dim(dim, axis, "log_softmax", input.ndim,
+                                             _legacy_dim(input)))
 
 
 # ================================================================= layers as functions

@@ -207,13 +207,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        return F.softmax(input, self._dim(input))
-
-    def _dim(self, input):
-        # PyTorch's legacy choice when dim is None: 0 for 0-, 1- and 3-d inputs, else 1
-        if self.dim is not None:
-            return self.dim
-        return 0 if input.ndim in (0, 1, 3) else 1
+        return F.softmax(input, self.dim)  # dim None: PyTorch's legacy choice
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -221,7 +215,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, input):
-        return F.log_softmax(input, self._dim(input))
+        return F.log_softmax(input, self.dim)
 
 
 # ================================================================= dropout
