@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from ..autograd.function import Function
 from ..creation import uniform, zeros
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.shape import cat, stack
@@ -29,6 +30,31 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
+# ---------------------------------------------------------------- splitting as one node
+# Slicing a tensor k times makes k graph nodes whose gradients are each a full-size array of
+# zeros around the slice, summed by the engine: O(k^2) work for the k time steps of a
+# sequence. These split into k outputs of ONE node whose backward is a single stack/concat.
+class _Unbind(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return tuple(x[t] for t in range(x.shape[0]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(grads, 0)
+
+
+class _Chunk(Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        n = x.shape[-1] // k
+        return tuple(x[..., i * n : (i + 1) * n] for i in range(k))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return cat(grads, -1), None
+
+
 # ---------------------------------------------------------------- one time step
 # gi: the input projection x @ W_ih^T + b_ih of this step (computed for all steps at once)
 def _rnn_step(act, gi, h, w_hh, b_hh):
@@ -37,21 +63,18 @@ def _rnn_step(act, gi, h, w_hh, b_hh):
 
 def _lstm_step(gi, state, w_hh, b_hh):
     h, c = state
-    gates = gi + F.linear(h, w_hh, b_hh)
-    n = h.shape[-1]
-    s = sigmoid(gates)  # i, f and o in one call (g's slot is wasted, cheaper than 3 calls)
-    g = tanh(gates[..., 2 * n : 3 * n])
-    c = s[..., n : 2 * n] * c + s[..., :n] * g
-    h = s[..., 3 * n :] * tanh(c)
+    i, f, g, o = _Chunk.apply(gi + F.linear(h, w_hh, b_hh), 4)
+    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    h = sigmoid(o) * tanh(c)
     return h, c
 
 
 def _gru_step(gi, h, w_hh, b_hh):
-    gh = F.linear(h, w_hh, b_hh)
-    n = h.shape[-1]
-    rz = sigmoid(gi[..., : 2 * n] + gh[..., : 2 * n])
-    r, z = rz[..., :n], rz[..., n:]
-    cand = tanh(gi[..., 2 * n :] + r * gh[..., 2 * n :])
+    i_r, i_z, i_n = _Chunk.apply(gi, 3)
+    h_r, h_z, h_n = _Chunk.apply(F.linear(h, w_hh, b_hh), 3)
+    r = sigmoid(i_r + h_r)
+    z = sigmoid(i_z + h_z)
+    cand = tanh(i_n + r * h_n)
     return cand + z * (h - cand)  # (1 - z) * n + z * h
 
 
@@ -206,12 +229,12 @@ class RNNBase(Module):
             outs = []
             for d in range(dirs):
                 w_ih, b_ih, w_hh, b_hh = self._layer_params(layer, d)
-                gi_all = F.linear(x, w_ih, b_ih)  # every time step in one GEMM
+                gi = _Unbind.apply(F.linear(x, w_ih, b_ih))  # all time steps in one GEMM
                 k = layer * dirs + d
                 state = (h0[k], c0[k]) if is_lstm else h0[k]
                 seq = [None] * seq_len
                 for t in range(seq_len - 1, -1, -1) if d else range(seq_len):
-                    state = step(gi_all[t], state, w_hh, b_hh)
+                    state = step(gi[t], state, w_hh, b_hh)
                     seq[t] = state[0] if is_lstm else state
                 outs.append(stack(seq, 0))
                 h_n.append(state[0] if is_lstm else state)
