@@ -152,6 +152,9 @@ def test_var_of_one_element_is_nan_without_warnings():
     out = tg.var(tg.tensor([2.0]))
     assert np.isnan(out.item())
     assert tg.var(tg.tensor([2.0]), correction=0).item() == 0.0
+    x = tg.tensor([2.0], requires_grad=True)
+    tg.var(x).backward()  # NaN, as in PyTorch, and no NumPy warning
+    assert np.isnan(x.grad.item())
 
 
 def test_std_of_constant_has_a_zero_gradient():

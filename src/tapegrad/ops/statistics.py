@@ -8,6 +8,7 @@ public functions), whose helpers they share.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def _var_values(xp, x, axis, ddof, keepdims):
 
 def _dof_scale(in_shape, axis, ddof):
     n = _count(in_shape, axis) - ddof
-    return 1.0 / n if n > 0 else _inf
+    return 1.0 / n if n > 0 else math.nan  # PyTorch: inf * 0 = nan; NaN here warns nothing
 
 
 @_reduction(saves="x", name="var")
