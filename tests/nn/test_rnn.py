@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad.autograd import gradcheck
+from tapegrad.autograd import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch")
 
@@ -121,6 +121,35 @@ def test_gru_gradcheck(rng):
     x = tg.tensor(rng.standard_normal((2, 3, 2)), requires_grad=True)
     h0 = tg.tensor(rng.standard_normal((1, 2, 3)), requires_grad=True)
     assert gradcheck(lambda x, h: gru(x, h)[0], (x, h0))
+
+
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+def test_second_order_through_the_time_loop(cls, rng):
+    m = getattr(tg.nn, cls)(2, 2, batch_first=True).double()
+    x = tg.tensor(rng.standard_normal((1, 3, 2)), requires_grad=True)
+    assert gradgradcheck(lambda x: m(x)[0], (x,))
+
+
+def test_long_sequence_backward_is_linear_in_length(rng):
+    """Each time step is an output of one split node, so a long sequence stays cheap and its
+    gradients match a step-by-step cell loop."""
+    lstm = tg.nn.LSTM(3, 4).double()
+    cell = tg.nn.LSTMCell(3, 4).double()
+    cell.load_state_dict({k[:-3]: v for k, v in lstm.state_dict().items()})
+    x = rng.standard_normal((200, 2, 3))
+    xa, xb = tg.tensor(x, requires_grad=True), tg.tensor(x, requires_grad=True)
+    out, _ = lstm(xa)
+    out.sum().backward()
+    h = c = tg.zeros(2, 4, dtype=tg.float64)
+    total = 0.0
+    for t in range(200):
+        h, c = cell(xb[t], (h, c))
+        total = total + h.sum()
+    total.backward()
+    np.testing.assert_allclose(xa.grad.numpy(), xb.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        lstm.weight_hh_l0.grad.numpy(), cell.weight_hh.grad.numpy(), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_dropout_between_layers_only_in_training(rng):
