@@ -77,6 +77,13 @@ def dot(a, b, out=None):
     return tg.tensordot(a, b, dims=([a.ndim - 1], [b.ndim - 2]))
 
 
+def tensordot(a, b, axes=2):
+    """NumPy's tensordot (`axes`: a count, or two lists of axes)."""
+    import tapegrad as tg
+
+    return tg.tensordot(a, b, dims=axes)
+
+
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along `axis` (over the flattened array when None, as NumPy)."""
     import tapegrad as tg
@@ -127,7 +134,7 @@ ALIASES = {
     "argmax": f"{_CORE}:argmax", "argmin": f"{_CORE}:argmin", "all": f"{_CORE}:all",
     "any": f"{_CORE}:any",
     # linear algebra and shapes
-    "matmul": f"{_CORE}:matmul", "tensordot": f"{_CORE}:tensordot",
+    "matmul": f"{_CORE}:matmul",
     "einsum": f"{_CORE}:einsum", "outer": f"{_CORE}:outer",
     "expand_dims": f"{_CORE}:expand_dims", "swapaxes": f"{_CORE}:swapaxes",
     "moveaxis": f"{_CORE}:moveaxis", "broadcast_to": f"{_CORE}:broadcast_to",
