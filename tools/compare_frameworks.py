@@ -13,7 +13,15 @@ tolerance; text around the numbers (reprs) is ignored. Not run in CI.
     python tools/compare_frameworks.py torch              # torch installed here
 
 `--save DIR` writes each script's real output to DIR/<script>.txt; `--expected DIR`
-compares the facade against such saved outputs instead of running the framework.
+compares the facade against such saved outputs instead of running the framework (the
+test suite does this with tools/framework_scripts/expected/).
+
+Setting up the real frameworks (never dependencies of tapegrad):
+
+    python3.11 -m venv /tmp/mxvenv
+    /tmp/mxvenv/bin/pip install mxnet==1.9.1 numpy==1.23.5     # newer NumPy breaks mxnet
+    python3.10 -m venv /tmp/mgevenv                              # no MegEngine wheels past 3.10
+    /tmp/mgevenv/bin/pip install megengine==1.13.0 "numpy<2"    # NumPy 2 breaks its import
 """
 from __future__ import annotations
 
