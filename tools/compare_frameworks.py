@@ -21,7 +21,8 @@ Setting up the real frameworks (never dependencies of tapegrad):
     python3.11 -m venv /tmp/mxvenv
     /tmp/mxvenv/bin/pip install mxnet==1.9.1 numpy==1.23.5     # newer NumPy breaks mxnet
     python3.10 -m venv /tmp/mgevenv                              # no MegEngine wheels past 3.10
-    /tmp/mgevenv/bin/pip install megengine==1.13.0 "numpy<2"    # NumPy 2 breaks its import
+    /tmp/mgevenv/bin/pip install megengine==1.13.0              # ~1 GB wheel
+    /tmp/mgevenv/bin/pip install "numpy<2"   # opencv pulls NumPy 2 in, which breaks megengine
 """
 from __future__ import annotations
 
