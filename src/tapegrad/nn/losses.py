@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+from ..creation import tensor
+from ..tensor import Tensor
 from . import functional_core as F
 from .module import Module
 
@@ -12,6 +14,11 @@ __all__ = [
     "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss",
 ]
+
+
+def _as_tensor(value):
+    """Class weights given as a list or an array become a tensor buffer."""
+    return value if value is None or isinstance(value, Tensor) else tensor(value)
 
 
 class _Loss(Module):
@@ -33,7 +40,7 @@ class _Loss(Module):
 class _WeightedLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean") -> None:
         super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        self.register_buffer("weight", _as_tensor(weight))
 
 
 class MSELoss(_Loss):
@@ -109,7 +116,7 @@ class BCEWithLogitsLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
                  pos_weight=None) -> None:
         super().__init__(weight, size_average, reduce, reduction)
-        self.register_buffer("pos_weight", pos_weight)
+        self.register_buffer("pos_weight", _as_tensor(pos_weight))
 
     def forward(self, input, target):
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
