@@ -158,7 +158,8 @@ class Tensor:
     # ------------------------------------------------------------------ devices
     def to(self, device=None, dtype=None, **kwargs):
         """A copy on `device` and/or as `dtype` (self when nothing changes). Differentiable."""
-        if isinstance(device, (np.dtype, type)) or (isinstance(device, str) and device in dtypes._NAMES):
+        names_a_dtype = isinstance(device, str) and device in dtypes._NAMES
+        if isinstance(device, (np.dtype, type)) or names_a_dtype:
             device, dtype = None, device
         dtype = kwargs.pop("dtype", dtype)
         if kwargs:

@@ -41,7 +41,8 @@ def _call(name, params):
 
 
 def test_every_differentiable_op_has_a_rule_and_samples():
-    missing = [n for n, op in OPS.items() if op.differentiable and (op.rule is None or not op.samples)]
+    missing = [n for n, op in OPS.items()
+               if op.differentiable and (op.rule is None or not op.samples)]
     assert not missing, f"ops without a derivative rule or sample inputs: {missing}"
 
 

@@ -128,7 +128,9 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
     18.0
     """
     if is_grads_batched:
-        raise NotImplementedError("grad(is_grads_batched=True) is not supported; loop over the batch")
+        raise NotImplementedError(
+            "grad(is_grads_batched=True) is not supported; loop over the batch"
+        )
     if head_grads is not None:
         grad_outputs = head_grads
     if heads is not None:  # MXNet's keyword names

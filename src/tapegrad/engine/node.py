@@ -6,6 +6,7 @@ counter instead, and rebuilds a tensor when a higher-order backward needs one.
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 # marks "the op's output" inside Node.saved
@@ -87,10 +88,8 @@ class RemovableHandle:
         self._hook = hook
 
     def remove(self) -> None:
-        try:
+        with contextlib.suppress(ValueError):  # removed twice: harmless, as in PyTorch
             self._list.remove(self._hook)
-        except ValueError:
-            pass  # removed twice: harmless, as in PyTorch
 
     def __enter__(self):
         return self

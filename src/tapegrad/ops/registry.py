@@ -22,6 +22,7 @@ Gradients that come back broadcast are summed back to the input's shape by the e
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import traceback
 
@@ -33,7 +34,7 @@ from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .xp import array_ns
 
-OPS: dict[str, "Op"] = {}  # name -> op: the table tests are generated from
+OPS: dict[str, Op] = {}  # name -> op: the table tests are generated from
 _FLOAT_KINDS = "fc"
 
 
@@ -246,17 +247,17 @@ def apply_inplace(op: Op, t: Tensor, *args, **params) -> Tensor:
     if node is not None and op.saves_out:  # the saved output now lives in t
         node.out_data = t._data
         node.out_version = t._version
-        node.checks = tuple((t._version, t._version[0], -1) if c[2] == -1 else c for c in node.checks)
+        node.checks = tuple(
+            (t._version, t._version[0], -1) if c[2] == -1 else c for c in node.checks
+        )
     return t
 
 
 def _write_into(t: Tensor, out, what: str) -> None:
     data = t._data
     if out.shape != data.shape:
-        try:
+        with contextlib.suppress(ValueError):  # not broadcastable: reported just below
             out = np.broadcast_to(out, data.shape) if type(data) is np.ndarray else out
-        except ValueError:
-            pass
         if out.shape != data.shape:
             raise RuntimeError(
                 f"{what}_: the result has shape {out.shape}, which cannot be written into a "

@@ -22,7 +22,7 @@ def array_helper(fn):
 
     Its tensor-namespace twin is the op of the same name."""
     _helpers[fn.__name__] = fn
-    for module, ns in _array_namespaces.items():
+    for ns in _array_namespaces.values():
         setattr(ns, fn.__name__, _bind(fn, ns))
     return fn
 
@@ -35,7 +35,8 @@ def array_ns(module) -> types.SimpleNamespace:
     """NumPy/CuPy `module` with tapegrad's helpers added, made once per module."""
     ns = _array_namespaces.get(module)
     if ns is None:  # first use of this backend
-        ns = types.SimpleNamespace(**{k: getattr(module, k) for k in dir(module) if not k.startswith("_")})
+        public = {k: getattr(module, k) for k in dir(module) if not k.startswith("_")}
+        ns = types.SimpleNamespace(**public)
         ns.module = module
         ns.to_device = lambda g, device, source=None: backend.to_device(g, device)
         for name, fn in _helpers.items():
