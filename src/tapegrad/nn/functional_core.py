@@ -337,7 +337,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def _soft_cross_entropy(input, target, weight, reduction, label_smoothing):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"cross_entropy: probability targets must have the input's shape "
-                         f"{tuple(input.shape)}, got {tuple(target.shape)}")
+                         f"{tuple(input.shape)}, got {tuple(target.shape)}; for class indices "
+                         "pass an integer tensor (e.g. target.long())")
     axis = 1 if input.ndim > 1 else 0
     n_classes = input.shape[axis]
     if label_smoothing:
