@@ -43,11 +43,8 @@ def numbers(text: str) -> list[list[float]]:
     """The numbers of each output line (True/False count as 1/0)."""
     out = []
     for line in text.splitlines():
-        row = []
-        for tok in NUMBER.findall(line):
-            row.append({"True": 1.0, "False": 0.0}.get(tok, None) if tok in ("True", "False")
-                       else float(tok))
-        out.append(row)
+        flags = {"True": 1.0, "False": 0.0}
+        out.append([flags[tok] if tok in flags else float(tok) for tok in NUMBER.findall(line)])
     return out
 
 
