@@ -198,7 +198,11 @@ def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
     scale = g if reduction != "none" else xp.expand_dims(g, 1)
     if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
         idx, valid, count = _plain_targets(xp, target, ignore_index)
-        xp.put_along_axis(gx, idx, xp.take_along_axis(gx, idx, axis=1) - 1, axis=1)
+        if gx.ndim == 2:
+            gx[xp.arange(gx.shape[0]), idx[:, 0]] -= 1  # each row once: no repeated index
+        else:
+            classes = xp.arange(gx.shape[1]).reshape((1, -1) + (1,) * (gx.ndim - 2))
+            gx -= classes == idx
         if valid is not None:
             gx *= xp.expand_dims(valid, 1)
         if reduction == "mean":
