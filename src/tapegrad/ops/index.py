@@ -13,10 +13,8 @@ import builtins
 import numpy as np
 
 from .. import backend
-from ..engine.node import ACCUMULATE, leaf_of
-from ..engine.state import state
 from ..tensor import Tensor, _axis
-from .registry import apply_inplace
+from .registry import apply_inplace, check_inplace_allowed
 from .shape import _call, numpy_op, reshape
 from .xp import array_helper
 
@@ -391,24 +389,7 @@ def getitem(input, key):
         raise _out_of_range(e, input.shape) from None
 
 
-def check_not_view_of_leaf(t: Tensor) -> None:
-    """Refuse an in-place write through a view of a leaf that requires grad (it would change
-    the leaf behind autograd's back), as PyTorch does."""
-    node = t.grad_fn
-    while node is not None and getattr(node.op, "view", False):
-        edge = node.next[0]
-        if edge is None:
-            return
-        node = edge[0]
-        if node.op is ACCUMULATE:
-            leaf = leaf_of(node)
-            if leaf is not None and leaf._tapes & state.active:
-                raise RuntimeError(
-                    "a view of a leaf Variable that requires grad is being used in an in-place "
-                    "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
-                    "(t.clone())."
-                )
-            return
+check_not_view_of_leaf = check_inplace_allowed  # one rule for every in-place write
 
 
 def setitem(input, key, value):

@@ -29,7 +29,7 @@ import traceback
 import numpy as np
 
 from .. import backend
-from ..engine.node import OUT, Node, accumulator
+from ..engine.node import ACCUMULATE, OUT, Node, accumulator
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .xp import array_ns
@@ -211,9 +211,27 @@ def _leaf_inplace_error(t: Tensor) -> RuntimeError:
 
 
 def check_inplace_allowed(t: Tensor) -> None:
-    """An in-place change to a tracked leaf is refused while its tape records."""
-    if t.grad_fn is None and t._tapes & state.active:
-        raise _leaf_inplace_error(t)
+    """An in-place change to a tracked leaf, or to a view of one, is refused while its tape
+    records (it would change the leaf behind autograd's back)."""
+    node = t.grad_fn
+    if node is None:
+        if t._tapes & state.active:
+            raise _leaf_inplace_error(t)
+        return
+    while getattr(node.op, "view", False):  # walk back through view ops to a leaf, if any
+        edge = node.next[0]
+        if edge is None:
+            return
+        node = edge[0]
+        if node.op is ACCUMULATE:
+            leaf = node.saved[0]()
+            if leaf is not None and leaf._tapes & state.active:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
+                    "(t.clone())."
+                )
+            return
 
 
 def apply_inplace(op: Op, t: Tensor, *args, **params) -> Tensor:
