@@ -71,6 +71,17 @@ def test_conv2d_matches_torch(kw, rng):
     _compare_module(module, tmodule, rng.standard_normal((2, kw["in_channels"], 9, 8)), rng)
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("padding", [1, (2, 1), "same"])
+def test_conv2d_padding_modes_match_torch(mode, padding, rng):
+    kw = dict(in_channels=2, out_channels=3, kernel_size=(3, 4), padding=padding, padding_mode=mode)
+    module = tg.nn.Conv2d(**kw).double()
+    tmodule = torch.nn.Conv2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((2, 2, 7, 6)), rng)
+    assert repr(module) == repr(tmodule)
+
+
 @pytest.mark.parametrize(
     "kw",
     [
@@ -337,8 +348,10 @@ def test_conv_errors_say_what_and_how(rng):
         F.conv2d(tg.tensor(rng.standard_normal((1, 3, 5, 5))), w)
     with pytest.raises(ValueError, match="must be divisible by groups"):
         tg.nn.Conv2d(3, 4, 3, groups=2)
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
-        tg.nn.Conv2d(3, 4, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="padding_mode must be one of 'zeros', 'reflect'"):
+        tg.nn.Conv2d(3, 4, 3, padding_mode="mirror")
+    with pytest.raises(ValueError, match="padding_mode must be one of 'zeros', got 'reflect'"):
+        tg.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
     with pytest.raises(ValueError, match="output_padding"):
         F.conv_transpose2d(tg.randn(1, 6, 3, 3), w, stride=2, output_padding=2)
 

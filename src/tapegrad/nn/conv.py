@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..creation import uniform
+from ..ops.shape import pad
 from . import functional_conv as F
 from .module import Module, Parameter
 
@@ -28,6 +29,9 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
 ]
+
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _ntuple(v, n, name, cls):
@@ -79,11 +83,11 @@ class _ConvNd(Module):
             raise ValueError(
                 f"{cls}: out_channels ({out_channels}) must be divisible by groups ({groups})"
             )
-        if padding_mode != "zeros":
-            raise NotImplementedError(
-                f"{cls}: padding_mode={padding_mode!r} is not supported (only 'zeros'); "
-                "pad the input yourself with tg.nn.functional.pad and use padding=0"
+        if padding_mode not in _PADDING_MODES or (self._transposed and padding_mode != "zeros"):
+            allowed = (
+                "'zeros'" if self._transposed else "'zeros', 'reflect', 'replicate', 'circular'"
             )
+            raise ValueError(f"{cls}: padding_mode must be one of {allowed}, got {padding_mode!r}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = _ntuple(kernel_size, nd, "kernel_size", cls)
         self.stride = _ntuple(stride, nd, "stride", cls)
@@ -107,7 +111,7 @@ class _ConvNd(Module):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
         s += f", stride={self.stride}"
         if self.padding != (0,) * self._nd:
-            s += f", padding={self.padding!r}"
+            s += f", padding={self.padding}"
         if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
         if self.output_padding != (0,) * self._nd:
@@ -116,7 +120,22 @@ class _ConvNd(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
+
+    def _input_and_padding(self, input):
+        """padding_mode other than 'zeros': pad the input here (as PyTorch), convolve unpadded."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        cls, nd = type(self).__name__, self._nd
+        pairs = F._conv_padding(self.padding, nd, self.kernel_size, self.stride, self.dilation, cls)
+        flat = [v for pair in reversed(pairs) for v in pair]  # F.pad lists the last dim first
+        return pad(input, flat, mode=self.padding_mode), 0
+
+    def _conv(self, fn, input):
+        x, padding = self._input_and_padding(input)
+        return fn(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv1d(_ConvNd):
@@ -127,9 +146,7 @@ class Conv1d(_ConvNd):
     _nd = 1
 
     def forward(self, input):
-        return F.conv1d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        return self._conv(F.conv1d, input)
 
 
 class Conv2d(_ConvNd):
@@ -142,9 +159,7 @@ class Conv2d(_ConvNd):
     _nd = 2
 
     def forward(self, input):
-        return F.conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        return self._conv(F.conv2d, input)
 
 
 class Conv3d(_ConvNd):
@@ -153,9 +168,7 @@ class Conv3d(_ConvNd):
     _nd = 3
 
     def forward(self, input):
-        return F.conv3d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        return self._conv(F.conv3d, input)
 
 
 class _ConvTransposeNd(_ConvNd):
