@@ -367,3 +367,38 @@ def test_pool_errors_say_what_and_how():
         F.adaptive_avg_pool2d(tg.randn(1, 1, 4, 4), 0)
     with pytest.raises(NotImplementedError, match="return_indices"):
         F.max_pool2d(tg.randn(1, 1, 4, 4), 2, return_indices=True)
+
+
+def test_cnn_training_steps_match_torch(rng):
+    """The bench's W3 model (conv-relu-pool x2, linear), 3 SGD steps in float32, same weights."""
+
+    def build(nn):
+        return nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(4, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(8 * 3 * 3, 10),
+        )
+
+    ours, theirs = build(tg.nn), build(torch.nn)
+    _load_from_torch(ours, theirs)
+    x = rng.standard_normal((16, 1, 12, 12)).astype(np.float32)
+    y = rng.integers(0, 10, 16)
+    opt = tg.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
+    topt = torch.optim.SGD(theirs.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        opt.zero_grad()
+        F.cross_entropy(ours(tg.tensor(x)), tg.tensor(y)).backward()
+        opt.step()
+        topt.zero_grad()
+        TF.cross_entropy(theirs(torch.tensor(x)), torch.tensor(y)).backward()
+        topt.step()
+    tparams = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(
+            p.detach().numpy(), tparams[name].detach().numpy(), rtol=1e-4, atol=1e-5
+        )
