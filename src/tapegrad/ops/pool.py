@@ -152,7 +152,9 @@ def _divisor(in_sizes, kernel, stride, padding, dilation, count_include_pad, cei
     count = np.zeros(out_sizes)
     for sl in _offset_slices(kernel, stride, dilation, out_sizes):
         count += mask[sl[2:]]
-    return np.maximum(count, 1.0)
+    count = np.maximum(count, 1.0)
+    count.flags.writeable = False  # cached and shared between calls
+    return count
 
 
 def _avg_pool_forward(xp, x, kernel, stride, padding, dilation, divisor):
@@ -305,6 +307,7 @@ def _adaptive_matrix(size, out):
     for i in range(out):
         lo, hi = (i * size) // out, -((-(i + 1) * size) // out)
         m[i, lo:hi] = 1.0 / (hi - lo)
+    m.flags.writeable = False  # cached and shared between calls
     return m
 
 
