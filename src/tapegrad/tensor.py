@@ -10,7 +10,7 @@ import numpy as np
 
 from . import backend, dtypes
 from .engine.node import RemovableHandle, accumulator
-from .engine.state import AMBIENT
+from .engine.state import AMBIENT, RECORD
 
 _GRAD_REQS = ("write", "add", "null")
 
@@ -29,7 +29,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_tapes", "grad_fn", "_out_nr", "_version", "_grad", "_grad_req",
-        "_accum", "_hooks", "_post_hooks", "__weakref__",
+        "_accum", "_hooks", "_post_hooks", "_record_var", "__weakref__",
     )
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
@@ -223,6 +223,13 @@ class Tensor:
 
     @property
     def grad_req(self) -> str:
+        """How backward treats `.grad`: "add" (accumulate), "write" (overwrite) or "null" (none).
+
+        On a record-scope variable (`attach_grad`), setting "null" stops recording it, as
+        `attach_grad("null")` does, and "write"/"add" start again (with a zero `.grad`).
+
+        >>> x = tg.tensor([1.0]); x.attach_grad(); x.grad_req = "null"
+        """
         return self._grad_req
 
     @grad_req.setter
@@ -232,6 +239,15 @@ class Tensor:
         self._grad_req = req
         if req == "null":
             self._grad = None  # "null" frees the buffer
+            if self.grad_fn is None and self._tapes & RECORD:
+                # a null variable records nothing, so a backward reaching only it raises
+                self._tapes &= ~RECORD
+                self._record_var = True
+        elif self.grad_fn is None and getattr(self, "_record_var", False):
+            self._tapes |= RECORD  # slot unset on tensors never attached: getattr's default
+            self._record_var = False
+            if self._grad is None:
+                self._grad = _wrap(backend.array_module(self._data).zeros_like(self._data))
 
     def retain_grad(self) -> None:
         """Keep `.grad` of this non-leaf after backward (leaves keep it anyway)."""
@@ -319,9 +335,19 @@ _new = Tensor.__new__
 
 
 def _wrap(arr, tapes: int = 0) -> Tensor:
-    """A Tensor around `arr` without copying or checking (internal fast path)."""
+    """A Tensor around `arr` without copying or checking (internal fast path; the slots are
+    those of `_init`, set inline because this runs once per op)."""
     t = _new(Tensor)
-    _init(t, arr, tapes)
+    t._data = arr
+    t._tapes = tapes
+    t.grad_fn = None
+    t._out_nr = 0
+    t._version = [0]
+    t._grad = None
+    t._grad_req = "add"
+    t._accum = None
+    t._hooks = None
+    t._post_hooks = None
     return t
 
 

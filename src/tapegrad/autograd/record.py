@@ -165,6 +165,7 @@ def _mark(t: Tensor, grad, req: str) -> None:
         # nothing is recorded for it, so a backward reaching only it says "not in a graph"
         t._tapes &= ~RECORD
         t._grad_req = "null"
+        t._record_var = True  # setting grad_req to "write"/"add" attaches it again
         t._grad = None
         return
     t._tapes |= RECORD
