@@ -10,6 +10,12 @@ Without MPI (a plain `python train.py`) the world is one process: rank 0, size 1
 every collective returns its input. mpi4py is imported only when a launcher says there is
 more than one process (or `init(backend="mpi")` asks for it); if it is missing then, the
 error says to `pip install tapegrad[mpi]`.
+
+Or wrap the model, PyTorch style (gradients averaged in buckets during `loss.backward()`):
+
+    >>> model = tg.distributed.DistributedDataParallel(net)
+
+Modules: this one (process group and collectives), `ddp` (the wrapper), `reducer` (buckets).
 """
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from ..tensor import Tensor, _wrap
 
 __all__ = [
     "init", "is_initialized", "get_rank", "get_world_size", "all_reduce", "broadcast",
-    "all_gather", "barrier", "make_allreduce_cb",
+    "all_gather", "barrier", "make_allreduce_cb", "DistributedDataParallel",
 ]
 
 # environment variables through which MPI launchers announce the world size
@@ -229,3 +235,6 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
 
     allreduce_cb.__name__ = f"allreduce_{name}_cb"
     return allreduce_cb
+
+
+from .ddp import DistributedDataParallel  # noqa: E402  (needs the collectives above)
