@@ -88,6 +88,8 @@ class Op:
                 if xp is None:
                     xp = _MODULES.get(type(data)) or backend.array_module(data)
                 append(data)
+            elif type(a) in _PY_NUMBERS:
+                append(a)
             else:
                 append(_scalar(a))
         if xp is None:
@@ -109,6 +111,7 @@ class Op:
 
 
 _MODULES = {np.ndarray: np}
+_PY_NUMBERS = frozenset((float, int, bool))
 
 
 def _scalar(a):
