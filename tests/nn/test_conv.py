@@ -200,6 +200,20 @@ def test_pool1d_functions_match_torch(rng):
     _close(F.adaptive_avg_pool1d(tg.tensor(x), 4), TF.adaptive_avg_pool1d(torch.tensor(x), 4))
 
 
+@pytest.mark.parametrize("kw", POOL_CASES + [dict(kernel_size=2, stride=1, dilation=2)])
+def test_max_pool2d_return_indices_match_torch(kw, rng):
+    x = rng.standard_normal((2, 3, 9, 8))
+    out, idx = tg.nn.MaxPool2d(return_indices=True, **kw)(tg.tensor(x))
+    tout, tidx = torch.nn.MaxPool2d(return_indices=True, **kw)(torch.tensor(x))
+    _close(out, tout)
+    assert idx.dtype == np.int64
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
+    _, idx1 = F.max_pool1d(tg.tensor(x[:, :, 0]), 3, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(
+        idx1.numpy(), TF.max_pool1d(torch.tensor(x[:, :, 0]), 3, 2, 1, return_indices=True)[1]
+    )
+
+
 def test_max_pool_ties_send_the_gradient_to_the_first_maximum():
     x = np.array([[[[1.0, 1.0, 0.0, 2.0], [1.0, 0.0, 2.0, 2.0]]]])
     xo = tg.tensor(x, requires_grad=True)
@@ -365,8 +379,6 @@ def test_pool_errors_say_what_and_how():
         F.avg_pool2d(tg.randn(1, 1, 2, 2), 3)
     with pytest.raises(ValueError, match="output_size must be positive"):
         F.adaptive_avg_pool2d(tg.randn(1, 1, 4, 4), 0)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool2d(tg.randn(1, 1, 4, 4), 2, return_indices=True)
 
 
 def test_cnn_training_steps_match_torch(rng):

@@ -243,14 +243,10 @@ class _MaxPoolNd(Module):
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
     ):
         super().__init__()
-        if return_indices:
-            raise NotImplementedError(
-                f"{type(self).__name__}: return_indices=True is not supported"
-            )
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
-        self.return_indices = False
+        self.return_indices = return_indices
 
     def forward(self, input):
         return F._max_poolnd(
@@ -262,7 +258,7 @@ class _MaxPoolNd(Module):
             self.padding,
             self.dilation,
             self.ceil_mode,
-            False,
+            self.return_indices,
         )
 
     def extra_repr(self) -> str:

@@ -12,9 +12,10 @@ Each function checks its arguments (rank, channels, sizes) and calls one op of t
 
 from __future__ import annotations
 
+from .. import backend
 from ..ops.conv import _conv, _conv_transpose, _out_size
-from ..ops.pool import _adaptive_avg_pool, _avg_pool, _max_pool
-from ..tensor import Tensor
+from ..ops.pool import _adaptive_avg_pool, _avg_pool, _max_pool, max_pool_indices
+from ..tensor import Tensor, _wrap
 
 __all__ = [
     "conv1d",
@@ -314,16 +315,17 @@ def _pool_args(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def _max_poolnd(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    if return_indices:
-        raise NotImplementedError(
-            f"{fn}: return_indices=True is not supported; take argmax yourself"
-        )
     x, squeezed, kernel, stride, pad, dilation, _ = _pool_args(
         nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode
     )
-    return _unbatch(
+    out = _unbatch(
         _max_pool(x, kernel=kernel, stride=stride, padding=pad, dilation=dilation), squeezed
     )
+    if not return_indices:
+        return out
+    xp = backend.array_module(x._data)
+    idx = max_pool_indices(xp, x._data, kernel, stride, pad, dilation)
+    return out, _unbatch(_wrap(idx), squeezed)
 
 
 def max_pool1d(
@@ -341,6 +343,7 @@ def max_pool2d(
     """2-D max pooling, as PyTorch's (stride defaults to kernel_size; padding counts as -inf).
 
     The gradient goes to the first maximum of each window (ties as PyTorch).
+    return_indices=True also returns, per output, the flat index (h * W + w) of that maximum.
     `F.max_pool2d(x, 2)` halves H and W."""
     return _max_poolnd(
         2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices

@@ -11,6 +11,7 @@ PyTorch's do, with a zero derivative in x.
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 
 import numpy as np
@@ -82,6 +83,29 @@ def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
     for sl, m in _first_max_masks(xp, xpad, out, slices):
         res += hpad[sl] * m
     return res
+
+
+def max_pool_indices(xp, x, kernel, stride, padding, dilation):
+    """PyTorch's return_indices: for each output, the flat index (over the input's spatial
+    dims) of its window's first maximum. Plain arrays, never differentiated."""
+    out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)
+    xpad = _padded(xp, x, padding, value=-xp.inf)
+    slices = _offset_slices(kernel, stride, dilation, out.shape[2:])
+    sizes = x.shape[2:]
+    nd = len(sizes)
+    # position along spatial dim i of offset k at output o: o * stride + k * dilation - low pad
+    grids = [
+        xp.arange(out.shape[2 + i]).reshape((-1,) + (1,) * (nd - 1 - i)) * stride[i] - padding[i][0]
+        for i in range(nd)
+    ]
+    idx = xp.zeros(out.shape, dtype=xp.int64)
+    offsets = itertools.product(*[range(k) for k in kernel])
+    for koff, (_, m) in zip(offsets, _first_max_masks(xp, xpad, out, slices), strict=True):
+        flat = 0
+        for i in range(nd):
+            flat = flat * sizes[i] + grids[i] + koff[i] * dilation[i]
+        idx += m * flat
+    return idx
 
 
 @defop(saves="x", name="max_pool")
