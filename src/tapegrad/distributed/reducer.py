@@ -147,7 +147,9 @@ class Reducer:
         key = id(p)
         if key in self.marked:
             # a second accumulation into the same leaf in one backward (it is used by
-            # two graphs, or backward ran twice): the bucket already holds its old value
+            # two graphs, or backward ran twice): the bucket already holds its old value.
+            # Disarm, so that the next forward starts a clean iteration.
+            self.armed = False
             raise RuntimeError(
                 f"DistributedDataParallel: parameter {self.names[key]!r} got its "
                 "gradient twice in one iteration (two backward passes after one forward?); "
