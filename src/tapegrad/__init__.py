@@ -27,8 +27,11 @@ from .ops.compare import *  # noqa: E402,F401,F403
 from .ops.elementwise import *  # noqa: E402,F401,F403
 from .ops.index import *  # noqa: E402,F401,F403
 from .ops.linalg import *  # noqa: E402,F401,F403
+from .ops.matrix import *  # noqa: E402,F401,F403
+from .ops.pairwise import *  # noqa: E402,F401,F403
 from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
+from .ops.sorting import *  # noqa: E402,F401,F403
 from .random import manual_seed, seed  # noqa: E402,F401
 
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)

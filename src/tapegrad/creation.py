@@ -10,7 +10,7 @@ from .tensor import Tensor, _wrap
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace",
     "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
-    "normal", "uniform", "rand_like", "randn_like",
+    "normal", "uniform", "rand_like", "randn_like", "randperm",
 ]
 
 
@@ -163,6 +163,18 @@ def randint(low, high=None, size=(), dtype=None, device="cpu") -> Tensor:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
     arr = generator().integers(low, high, size=_shape((size,) if isinstance(size, int) else size))
     return _finish(arr, dtype or dtypes.int64, device, False)
+
+
+def randperm(n, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless `dtype`), from this thread's generator.
+
+    >>> sorted(tg.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    if int(n) < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
+    arr = generator().permutation(int(n))
+    return _finish(arr, dtype or dtypes.int64, device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=(), dtype=None, device="cpu", requires_grad=False) -> Tensor:

@@ -94,3 +94,14 @@ def test_alias_refuses_unknown_framework():
 
     with pytest.raises(ValueError, match="no facade for 'tensorflow'"):
         alias.install("tensorflow")
+
+
+@pytest.mark.parametrize("name", ["randperm", "sort", "argsort", "topk", "kthvalue", "meshgrid",
+                                  "tril", "triu", "diag", "diagonal", "trace", "dist", "lerp"])
+def test_torch_facade_maps_names_the_core_gained(name):
+    import tapegrad as tg
+    import tapegrad.compat.torch as torch
+
+    assert getattr(torch, name) is getattr(tg, name)
+    if name not in ("randperm", "meshgrid"):
+        assert hasattr(torch.Tensor, name)

@@ -12,5 +12,6 @@ _engine.configure(T, _wrap, Tensor)
 from . import arith, methods  # noqa: E402,F401,I001
 from . import elementwise, compare, reduce, shape, index, linalg  # noqa: E402,F401
 from . import nn_ops, conv  # noqa: E402,F401
+from . import sorting, matrix, pairwise  # noqa: E402,F401
 
 __all__ = ["OPS", "Op", "T", "apply_inplace", "array_helper", "array_ns", "defop", "nondifferentiable"]

@@ -95,17 +95,8 @@ _ALIASES = {
     "softmax": "tapegrad.nn.functional:softmax",
     "log_softmax": "tapegrad.nn.functional:log_softmax",
 }
-# names the core does not provide (yet): what to do instead
-_HINTS = {
-    "randperm": "use torch.from_numpy(numpy.random.permutation(n))",
-    "sort": "not differentiable here; use torch.from_numpy(numpy.sort(t.numpy()))",
-    "topk": "use torch.from_numpy(numpy.argsort(...)) and index, or torch.max for k=1",
-    "meshgrid": "use torch.from_numpy(a) for a in numpy.meshgrid(...)",
-    "tril": "multiply by torch.from_numpy(numpy.tri(n, m, dtype=...))",
-    "triu": "multiply by 1 - torch.from_numpy(numpy.tri(n, m, -1, dtype=...))",
-    "diag": "use torch.eye(n) * v (build) or (t * torch.eye(n)).sum(-1) (extract)",
-    "trace": "use (t * torch.eye(n)).sum()", "dist": "use torch.norm(a - b, p)",
-    "lerp": "use start + weight * (end - start)",
-}
+# names the core does not provide (yet): what to do instead (none at present; sort, topk,
+# randperm, meshgrid, diag, tril, triu, trace, dist and lerp now come from the core)
+_HINTS: dict[str, str] = {}
 __getattr__ = forward_getattr(__name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES,
                               _HINTS)

@@ -1,0 +1,79 @@
+"""Functions of two tensors of one shape: lerp (linear interpolation) and dist (the p-norm
+of their difference).
+
+`lerp` is one op with a fused rule; `dist` is a composite of `sub` and `norm`.
+
+    >>> tg.lerp(tg.tensor([0.0, 10.0]), tg.tensor([10.0, 20.0]), 0.25)
+    tensor([ 2.5, 12.5])
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .registry import apply_inplace, defop
+from .statistics import norm
+
+
+@defop(saves=("x", "y", "weight"), name="lerp")
+def _lerp(xp, x, y, weight):
+    return x + weight * (y - x)
+
+
+@_lerp.vjp
+def _(xp, g, x, y, weight, needs):
+    gx = g * (1.0 - weight) if needs[0] else None
+    gy = g * weight if needs[1] else None
+    gw = g * (y - x) if needs[2] else None
+    return gx, gy, gw
+
+
+@_lerp.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), 0.3), {}),
+        ((rng.standard_normal((3, 4)), rng.standard_normal((4,)), rng.uniform(0, 1, (3, 1))), {}),
+        ((rng.standard_normal(()), rng.standard_normal(()), rng.uniform(0, 1, ())), {}),
+        ((rng.standard_normal((2, 3)), rng.standard_normal((2, 3)), 0.75), {}),
+    ]
+
+
+@_lerp.reference
+def _(torch, x, y, weight):
+    return torch.lerp(x, y, weight)
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input); `weight` is a number or a tensor (all broadcast).
+
+    >>> tg.lerp(tg.tensor([1.0]), tg.tensor([3.0]), 0.5)
+    tensor([2.])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"lerp(): input must be a Tensor, got {type(input).__name__}")
+    try:
+        return _lerp(input, end, weight)
+    except ValueError:
+        shapes = [tuple(a.shape) if isinstance(a, Tensor) else type(a).__name__
+                  for a in (input, end, weight)]
+        raise RuntimeError(f"lerp(): the shapes of input, end and weight {shapes} don't "
+                           "broadcast") from None
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast), over all elements: p = 2 (default), 1, inf,
+    -inf, 0 or any other number.
+
+    >>> tg.dist(tg.tensor([1.0, 1.0]), tg.tensor([4.0, 5.0]))
+    tensor(5.)
+    """
+    return norm(input - other, p)
+
+
+def _lerp_(self, end, weight):
+    return apply_inplace(_lerp, self, end, weight)
+
+
+__all__ = ["lerp", "dist"]
+
+Tensor.lerp = lerp
+Tensor.dist = dist
+Tensor.lerp_ = _lerp_
