@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -31,22 +28,10 @@ def _worker_module():
 
 
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
+def ranks(tmp_path_factory, mpirun):
     """Run the worker on N processes once; the list of what each rank saved."""
-    if importlib.util.find_spec("mpi4py") is None:
-        pytest.skip("mpi4py is not installed (pip install tapegrad[mpi])")
-    mpiexec = shutil.which("mpiexec")
-    if mpiexec is None:
-        pytest.skip("mpiexec is not on PATH (install Open MPI or MPICH)")
     out = tmp_path_factory.mktemp("mpi")
-    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True)
-    text = (version.stdout + version.stderr).lower()
-    # Open MPI refuses root and more processes than cores without these; MPICH has neither
-    open_mpi = any(k in text for k in ("open mpi", "openrte", "open-mpi"))
-    flags = ["--allow-run-as-root", "--oversubscribe"] if open_mpi else []
-    cmd = [mpiexec, *flags, "-n", str(N), sys.executable, str(WORKER), str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, f"mpiexec failed:\n{proc.stdout}\n{proc.stderr}"
+    mpirun(N, WORKER, out)
     return [dict(np.load(out / f"rank{r}.npz")) for r in range(N)]
 
 
