@@ -1,9 +1,9 @@
 """A character-level LSTM language model on Shakespeare's sonnets (examples/data/sonnets.txt).
 
-    python examples/char_lstm.py [--steps 400] [--seed 0] [--sample 300]
+    python examples/char_lstm.py [--steps 500] [--seed 0] [--sample 300]
 
 Embedding -> 2-layer LSTM (batch_first) -> Linear over the characters, trained with Adam and
-gradient clipping on random 64-character windows; the LSTM's cell loop runs in Python, so
+gradient clipping on random 32-character windows; the LSTM's cell loop runs in Python, so
 every step builds a fresh (dynamic) graph. At the end it samples text from the model.
 """
 from __future__ import annotations
@@ -51,8 +51,8 @@ def sample(model, stoi, itos, prompt: str, n: int, temperature: float, rng) -> s
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=400, help="training steps")
-    p.add_argument("--seq-len", type=int, default=64)
+    p.add_argument("--steps", type=int, default=500, help="training steps")
+    p.add_argument("--seq-len", type=int, default=32)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sample", type=int, default=300, help="characters to generate at the end")

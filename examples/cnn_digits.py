@@ -1,6 +1,6 @@
 """Train a small CNN on the 8x8 handwritten digits, written as a Module subclass.
 
-    python examples/cnn_digits.py [--epochs 10] [--steps N] [--seed 0] [--save ck.safetensors]
+    python examples/cnn_digits.py [--epochs 8] [--steps N] [--seed 0] [--save ck.safetensors]
 
 Conv -> BatchNorm -> ReLU blocks, max-pooling, dropout, AdamW with a linear warm-up then
 cosine decay, and a safetensors checkpoint (model + optimizer) that is reloaded at the end.
@@ -20,14 +20,14 @@ from tapegrad import nn
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
-        self.bn1 = nn.BatchNorm2d(32)
-        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
-        self.bn2 = nn.BatchNorm2d(64)
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(32)
         self.pool = nn.MaxPool2d(2)
         self.drop = nn.Dropout(0.25)
-        self.fc1 = nn.Linear(64 * 4 * 4, 128)
-        self.fc2 = nn.Linear(128, 10)
+        self.fc1 = nn.Linear(32 * 4 * 4, 64)
+        self.fc2 = nn.Linear(64, 10)
 
     def forward(self, x):
         x = F.relu(self.bn1(self.conv1(x)))
@@ -46,7 +46,7 @@ def accuracy(model, x, y) -> float:
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=10, help="passes over the training set")
+    p.add_argument("--epochs", type=int, default=8, help="passes over the training set")
     p.add_argument("--steps", type=int, default=None, help="stop after this many batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default=None, help="checkpoint path (default: a temporary file)")

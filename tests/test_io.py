@@ -144,3 +144,49 @@ def test_damaged_metadata(tmp_path):
 def test_missing_file():
     with pytest.raises(FileNotFoundError):
         tg.load("/nonexistent/dir/ck.safetensors")
+
+
+def _net():
+    nn = tg.nn
+    return nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+
+
+def test_module_checkpoint_round_trip(tmp_path):
+    if not hasattr(tg.nn, "Sequential"):
+        pytest.skip("tg.nn not available yet")
+    tg.manual_seed(0)
+    net = _net()
+    opt = tg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    x = tg.randn(5, 4)
+    net(x).sum().backward()
+    opt.step()
+    tg.save({"model": net.state_dict(), "optim": opt.state_dict()}, tmp_path / "ck.safetensors")
+    ck = tg.load(tmp_path / "ck.safetensors")
+    net2 = _net()
+    net2.load_state_dict(ck["model"])
+    opt2 = tg.optim.SGD(net2.parameters(), lr=0.5)
+    opt2.load_state_dict(ck["optim"])
+    np.testing.assert_array_equal(net2(x).detach().numpy(), net(x).detach().numpy())
+    assert opt2.param_groups[0]["momentum"] == 0.9
+    p2 = list(net2.parameters())[0]
+    np.testing.assert_array_equal(opt2.state[p2]["momentum_buffer"],
+                                  opt.state[list(net.parameters())[0]]["momentum_buffer"])
+
+
+def test_loading_mismatched_checkpoint_into_a_module_changes_nothing(tmp_path):
+    if not hasattr(tg.nn, "Sequential"):
+        pytest.skip("tg.nn not available yet")
+    nn = tg.nn
+    tg.save(nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2)).state_dict(),
+            tmp_path / "other.safetensors")
+    net = _net()
+    before = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    with pytest.raises((RuntimeError, ValueError), match=r"(?i)shape|size"):
+        net.load_state_dict(tg.load(tmp_path / "other.safetensors"))
+    sd = tg.load(tmp_path / "other.safetensors")
+    sd.pop("2.bias")
+    sd["extra"] = tg.zeros(1)
+    with pytest.raises((RuntimeError, ValueError, KeyError), match=r"2\.bias|extra"):
+        net.load_state_dict(sd)
+    for k, v in net.state_dict().items():
+        np.testing.assert_array_equal(v.detach().numpy(), before[k])

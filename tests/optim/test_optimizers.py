@@ -243,3 +243,38 @@ def test_bad_arguments_raise_clear_errors():
         optim.RMSprop([w], momentum=-1)
     with pytest.raises(ValueError, match="Invalid learning rate"):
         optim.SGD([w], lr=0.1).add_param_group({"params": [tg.tensor([1.0])], "lr": -1})
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3)),
+    ("Adam", dict(lr=0.01, amsgrad=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
+    ("Adagrad", dict(lr=0.1)),
+])
+def test_training_the_same_model_matches_torch(name, kwargs, rng):
+    """10 steps on an MLP with identical weights and data: same parameters to 1e-6."""
+    torch = pytest.importorskip("torch")
+    nn = tg.nn
+    if not hasattr(nn, "Linear") or not hasattr(nn.functional, "cross_entropy"):
+        pytest.skip("tg.nn.Linear / cross_entropy not available yet")
+    x = rng.standard_normal((16, 5))
+    y = rng.integers(0, 3, size=16)
+    ours = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).to(dtype=tg.float64)
+    theirs = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    theirs = theirs.double()
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    opt = getattr(optim, name)(ours.parameters(), **kwargs)
+    topt = getattr(torch.optim, name)(theirs.parameters(), **kwargs)
+    for _ in range(10):
+        opt.zero_grad()
+        tg.nn.functional.cross_entropy(ours(tg.tensor(x)), tg.tensor(y)).backward()
+        opt.step()
+        topt.zero_grad()
+        torch.nn.functional.cross_entropy(theirs(torch.tensor(x)), torch.tensor(y)).backward()
+        topt.step()
+    for (k, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-6,
+                                   err_msg=k)
