@@ -67,7 +67,7 @@ def main(argv=None) -> dict:
     log(f"{world} process(es), {len(mine)} training samples each, "
         f"batch {args.batch_size // world} per process")
 
-    step, loss, acc = 0, None, 0.0
+    step, loss, acc, mean_loss = 0, None, 0.0, None
     for epoch in range(args.epochs):
         for x, y in loader:
             loss = F.cross_entropy(model(x), y)

@@ -214,3 +214,30 @@ def test_reached_leaves_walks_the_graph(world_of_one):
     out = (a * 2 + b.exp()).sum()
     ids = reducer_mod.reached_leaves([out, c])
     assert ids == {id(a), id(b), id(c)}
+
+
+def test_one_dtype_per_bucket(twins):
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.p16 = nn.Parameter(tg.ones(3, dtype=tg.float16))
+            self.p32 = nn.Parameter(tg.ones(2))
+            self.p64 = nn.Parameter(tg.ones(2, dtype=tg.float64))
+            self.frozen = nn.Parameter(tg.ones(2), requires_grad=False)
+
+        def forward(self, x):
+            return ((self.p16.float() * x).sum() + (self.p32 * x[:2]).sum() * 2
+                    + (self.p64 * 3).sum().float())
+
+    model = Mixed()
+    ddp = dist.DistributedDataParallel(model)
+    buckets = ddp.reducer.buckets
+    assert [b.send.dtype for b in buckets] == [np.float64, np.float32, np.float32]
+    assert [id(b.params[0]) for b in buckets] == [id(model.p64), id(model.p32),
+                                                 id(model.p16)]
+    ddp(tg.tensor([1.0, 2.0, 3.0])).backward()
+    np.testing.assert_array_equal(model.p16.grad.numpy(), [1, 2, 3])
+    assert model.p16.grad.dtype == tg.float16
+    np.testing.assert_array_equal(model.p32.grad.numpy(), [2, 4])
+    np.testing.assert_array_equal(model.p64.grad.numpy(), [3, 3])
+    assert model.frozen.grad is None
