@@ -106,6 +106,13 @@ def collectives(rank, size, out):
     filled = [tg.zeros(1) for _ in range(size)]
     dist.all_gather(filled, tg.tensor([rank + 0.5]))
     out["gather_into"] = np.concatenate([f.numpy() for f in filled])
+    # dtypes MPI has no type or arithmetic for
+    out["f16"] = dist.all_reduce(tg.tensor([1.5, rank], dtype=tg.float16), op="mean").numpy()
+    flags = tg.tensor([True, rank == 0])
+    out["any"] = dist.all_reduce(flags.clone(), op="sum").numpy()
+    out["all"] = dist.all_reduce(flags.clone(), op="min").numpy()
+    out["bcast16"] = dist.broadcast(tg.tensor([rank + 0.25], dtype=tg.float16), src=1).numpy()
+    out["gather_bool"] = np.stack([g.numpy() for g in dist.all_gather(flags)])
     dist.barrier()
 
 

@@ -124,11 +124,17 @@ def test_bad_arguments(world_of_one):
     dist.DistributedDataParallel(mlp(), device_ids=None, output_device=None)  # PyTorch's
 
 
+def test_mean_of_integers_is_refused_whatever_the_world_size(world_of_one):
+    with pytest.raises(TypeError, match="op='mean' needs a floating tensor, got int64"):
+        dist.all_reduce(tg.tensor([1, 2]), op="mean")
+    assert dist.all_reduce(tg.tensor([1, 2]), op="sum").tolist() == [1, 2]
+
+
 # ------------------------------------------------------------------ buckets, stand-in MPI
 def test_buckets_average_and_launch_as_they_fill(twins, batch):
     bare, wrapped = mlp(), mlp()
     ddp = dist.DistributedDataParallel(wrapped, bucket_cap_mb=40 * 4 / 2**20)  # 40 floats
-    assert [("bcast", p.numel()) for p in wrapped.parameters()] == twins.log
+    assert [("bcast", 4 * p.numel()) for p in wrapped.parameters()] == twins.log  # bytes
     # reverse registration order: bias2 (3) + weight2 (24) + bias1 (8) fit in 40, weight1
     # (32) does not
     assert [len(b.params) for b in ddp.reducer.buckets] == [3, 1]

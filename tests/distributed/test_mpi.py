@@ -59,6 +59,12 @@ def test_collectives(ranks):
         np.testing.assert_array_equal(r["bcast"], [1.0, -1.0])  # rank 1's value
         np.testing.assert_array_equal(r["gather"], [[0, 0], [1, 2]])
         np.testing.assert_array_equal(r["gather_into"], [0.5, 1.5])
+        assert r["f16"].dtype == np.float16 and r["bcast16"].dtype == np.float16
+        np.testing.assert_array_equal(r["f16"], [1.5, 0.5])
+        np.testing.assert_array_equal(r["bcast16"], [1.25])
+        np.testing.assert_array_equal(r["any"], [True, True])
+        np.testing.assert_array_equal(r["all"], [True, False])
+        np.testing.assert_array_equal(r["gather_bool"], [[True, True], [True, False]])
 
 
 @pytest.mark.parametrize("tag, buckets", [("one", 1), ("tiny", 4)])

@@ -129,14 +129,21 @@ def all_reduce(tensor: Tensor, op: str = "sum") -> Tensor:
     """Reduce `tensor` over all processes, in place; returns it.
 
     Args:
-        op: "sum", "mean", "max", "min" or "prod" (any case).
+        op: "sum", "mean", "max", "min" or "prod" (any case); "mean" needs a floating
+            tensor. float16 is reduced in float32; bool "sum"/"max" is a logical or,
+            "prod"/"min" a logical and.
     """
     name = _check_op(op, "all_reduce")
+    arr = _host(tensor)  # same argument checks with one process as with MPI
+    if name == "mean" and arr.dtype.kind != "f":
+        raise TypeError(
+            f"all_reduce: op='mean' needs a floating tensor, got {arr.dtype}; use op='sum' "
+            "or convert it first (t.float())"
+        )
     comm = _world()
     if comm is None or comm.Get_size() == 1:
-        _host(tensor)  # same argument checks as with MPI
         return tensor
-    _store(tensor, _allreduce_array(comm, _host(tensor), name))
+    _store(tensor, _allreduce_array(comm, arr, name))
     return tensor
 
 
@@ -144,11 +151,22 @@ def _allreduce_array(comm, arr: np.ndarray, name: str) -> np.ndarray:
     MPI = _import_mpi()
     ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
     mpi_op = ops[name]
-    out = np.empty_like(arr)
-    comm.Allreduce(arr, out, op=mpi_op)
+    # MPI has no half-precision type and no arithmetic on bool: widen, reduce, narrow
+    work = arr
+    if arr.dtype == np.float16:
+        work = arr.astype(np.float32)
+    elif arr.dtype == np.bool_:
+        work = arr.astype(np.int32)
+    out = np.empty_like(work)
+    comm.Allreduce(work, out, op=mpi_op)
     if name == "mean":
         out /= comm.Get_size()
-    return out
+    return out.astype(arr.dtype, copy=False)
+
+
+def _bytes(arr: np.ndarray) -> np.ndarray:
+    """A uint8 view of a contiguous array: moving data needs no MPI type for its dtype."""
+    return arr.reshape(-1).view(np.uint8)
 
 
 def broadcast(tensor: Tensor, src: int = 0) -> Tensor:
@@ -161,7 +179,7 @@ def broadcast(tensor: Tensor, src: int = 0) -> Tensor:
         _host(tensor)
         return tensor
     arr = _host(tensor)
-    comm.Bcast(arr, root=int(src))
+    comm.Bcast(_bytes(arr), root=int(src))
     _store(tensor, arr)
     return tensor
 
@@ -183,7 +201,7 @@ def all_gather(tensor_list, tensor: Tensor | None = None):
         parts = [arr.copy()]
     else:
         gathered = np.empty((size,) + arr.shape, dtype=arr.dtype)
-        comm.Allgather(arr, gathered)
+        comm.Allgather(_bytes(arr), _bytes(gathered))
         parts = list(gathered)
     if out is None:
         return [_wrap(np.array(p)) for p in parts]
