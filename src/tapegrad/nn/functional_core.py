@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import backend
 from ..ops import elementwise as _ew
+from ..ops import nn_losses as _loss
 from ..ops import nn_norm as _norm
 from ..ops import nn_ops as _nn
 from ..random import generator
@@ -52,7 +53,7 @@ def _dim(dim, axis, fn: str, ndim: int, default=None) -> int:
     return d % max(ndim, 1)
 
 
-def _check_reduction(reduction: str, fn: str, allowed=_nn._REDUCTIONS) -> None:
+def _check_reduction(reduction: str, fn: str, allowed=_loss._REDUCTIONS) -> None:
     if reduction not in allowed:
         raise ValueError(f"{fn}: reduction must be one of {allowed}, got {reduction!r}")
 
@@ -329,7 +330,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                         f"probabilities (floats), got dtype {target.dtype}")
     x, t, squeeze = _class_input(input, target, "cross_entropy")
     _check_targets(x, t, ignore_index, "cross_entropy")
-    loss = _nn._cross_entropy(x, t, weight=_array(weight), ignore_index=ignore_index,
+    loss = _loss._cross_entropy(x, t, weight=_array(weight), ignore_index=ignore_index,
                               label_smoothing=float(label_smoothing), reduction=reduction)
     return loss.reshape(()) if squeeze and reduction == "none" else loss
 
@@ -358,7 +359,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise TypeError(f"nll_loss: target must hold class indices (integers), got {target.dtype}")
     x, t, squeeze = _class_input(input, target, "nll_loss")
     _check_targets(x, t, ignore_index, "nll_loss")
-    loss = _nn._nll_loss(x, t, weight=_array(weight), ignore_index=ignore_index,
+    loss = _loss._nll_loss(x, t, weight=_array(weight), ignore_index=ignore_index,
                          reduction=reduction)
     return loss.reshape(()) if squeeze and reduction == "none" else loss
 
@@ -374,7 +375,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if p.size and (float(p.min()) < 0 or float(p.max()) > 1):
         raise ValueError("binary_cross_entropy: input values must be probabilities in [0, 1]; "
                          "for logits use binary_cross_entropy_with_logits")
-    return _nn._bce(input, target, weight=_array(weight), reduction=reduction)
+    return _loss._bce(input, target, weight=_array(weight), reduction=reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -384,7 +385,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: target shape "
                          f"{tuple(target.shape)} must match the input shape {tuple(input.shape)}")
-    return _nn._bce_logits(input, target, weight=_array(weight), pos_weight=_array(pos_weight),
+    return _loss._bce_logits(input, target, weight=_array(weight), pos_weight=_array(pos_weight),
                            reduction=reduction)
 
 
@@ -392,8 +393,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """KL divergence: sum target * (log target - input), `input` given as log-probabilities.
 
     reduction 'batchmean' (sum / batch size) is the mathematically correct mean."""
-    _check_reduction(reduction, "kl_div", _nn._REDUCTIONS + ("batchmean",))
-    return _nn._kl_div(input, target, reduction=reduction, log_target=log_target)
+    _check_reduction(reduction, "kl_div", _loss._REDUCTIONS + ("batchmean",))
+    return _loss._kl_div(input, target, reduction=reduction, log_target=log_target)
 
 
 # ================================================================= attention, normalize
