@@ -335,19 +335,9 @@ _new = Tensor.__new__
 
 
 def _wrap(arr, tapes: int = 0) -> Tensor:
-    """A Tensor around `arr` without copying or checking (internal fast path; the slots are
-    those of `_init`, set inline because this runs once per op)."""
+    """A Tensor around `arr` without copying or checking (internal fast path)."""
     t = _new(Tensor)
-    t._data = arr
-    t._tapes = tapes
-    t.grad_fn = None
-    t._out_nr = 0
-    t._version = [0]
-    t._grad = None
-    t._grad_req = "add"
-    t._accum = None
-    t._hooks = None
-    t._post_hooks = None
+    _init(t, arr, tapes)
     return t
 
 

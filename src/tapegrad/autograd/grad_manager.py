@@ -305,22 +305,9 @@ def _accumulate(targets, grads) -> None:
         for t, g in zip(targets, grads, strict=True):
             if g is None:
                 continue  # y does not depend on it: .grad stays as it was
-            old = t._grad
-            if g.grad_fn is not None:  # recorded by an outer manager: keep it differentiable
-                t._grad = g if old is None else old + g
-                continue
-            data = g._data
-            if data.dtype != t.dtype:
-                data = data.astype(t.dtype)
-            if old is None or old.grad_fn is not None:
-                base = None if old is None else old.detach()._data
-                # own the stored array: the engine may hand the same array to several inputs
-                arr = data.copy() if base is None else base + data
-                if isinstance(arr, np.generic):  # 0-d arithmetic gives a NumPy scalar
-                    arr = np.asarray(arr)
-                t._grad = _wrap(arr)
-            else:
-                old._data += data
+            if g.grad_fn is None:  # a plain gradient: own a copy (arrays may be shared)
+                g = g._data.astype(t.dtype, copy=True)
+            _engine.accumulate_grad(t, g, "add")
 
 
 def _forget_history(roots, bit: int) -> None:

@@ -95,14 +95,12 @@ def _add(a, b):
 
 
 def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_graph=False,
-                 capture=None, write_only=None, leaf_callback=None, force_add=False,
-                 allow_unused=False):
+                 capture=None, write_only=None, force_add=False, allow_unused=False):
     """Backpropagate `head_grads` from `roots` (tensors with a graph, validated by the caller).
 
     own_mask: the tapes this backward follows and whose leaves it writes.
     capture: tensors whose gradients are returned (autograd.grad); `.grad` is left alone.
     write_only: tensors (`inputs=`) that are the only ones written.
-    leaf_callback: fn(tensor, grad) -> grad before a leaf is written (GradManager callbacks).
     force_add: accumulate into `.grad` whatever the leaf's grad_req says (GradManager).
     """
     targets = capture if capture is not None else write_only
@@ -179,7 +177,7 @@ def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_grap
 
     if targets is not None and capture is not None:
         return _collect(capture, target_keys, captured, allow_unused, higher)
-    _apply_writes(writes, head_ids, higher, leaf_callback, force_add)
+    _apply_writes(writes, head_ids, higher, force_add)
     return None
 
 
@@ -304,39 +302,49 @@ def _owned(arr, head_ids, stored_ids):
     return arr
 
 
-def _apply_writes(writes, head_ids, higher, leaf_callback, force_add):
-    # first gather per tensor (a retained tensor can be written once per output it is)
+def _apply_writes(writes, head_ids, higher, force_add):
+    """Hooks first (they may replace gradients), then every write under one lock, then the
+    post-accumulate hooks: a hook that raises leaves every `.grad` as it was."""
+    final = []
+    for t, g, is_leaf in writes:
+        if is_leaf and t._hooks:
+            for hook in list(t._hooks):
+                new = hook(_as_tensor(g))
+                if new is not None:
+                    g = new if higher else new._data
+                    head_ids.add(id(g))  # the hook's array is the caller's: never keep it
+        req = "add" if force_add or not is_leaf else t._grad_req
+        if req != "null":
+            final.append((t, g, req))
     stored_ids: set = set()
     with _write_lock:
-        for t, g, is_leaf in writes:
-            if is_leaf and t._hooks:
-                for hook in list(t._hooks):
-                    new = hook(_as_tensor(g))
-                    if new is not None:
-                        g = new if higher else new._data
-                        head_ids.add(id(g))
-            if leaf_callback is not None and is_leaf:
-                g = leaf_callback(t, g)
-                head_ids.add(id(g))
-            req = "add" if force_add or not is_leaf else t._grad_req
-            if req == "null":
-                continue
-            old = t._grad
-            if higher:
-                new = _as_tensor(g)
-                t._grad = new if (old is None or req == "write") else old + new
-            elif old is None or req == "write" or old.grad_fn is not None:
-                arr = _owned(g if not isinstance(g, _Tensor) else g._data, head_ids, stored_ids)
-                if old is not None and req != "write":
-                    arr = old._data + arr
-                    if isinstance(arr, np.generic):  # 0-d + 0-d gives a NumPy scalar
-                        arr = np.asarray(arr)
-                if arr.shape != t.shape:
-                    arr = arr.reshape(t.shape)
-                t._grad = _wrap(arr)
-            else:
-                data = g._data if isinstance(g, _Tensor) else g
-                old._data += data
-            if is_leaf and t._post_hooks:
-                for hook in list(t._post_hooks):
-                    hook(t)
+        for t, g, req in final:
+            if not higher and isinstance(g, _Tensor):
+                g = g._data
+            accumulate_grad(t, g if higher else _owned(g, head_ids, stored_ids), req)
+    for t, _, _ in final:
+        if t._post_hooks and t.grad_fn is None:
+            for hook in list(t._post_hooks):
+                hook(t)
+
+
+def accumulate_grad(t, g, req="add") -> None:
+    """Write (`req="write"`) or add (`"add"`) gradient `g` into `t.grad`.
+
+    `g` is an array the caller owns (it may be kept as `.grad` and later added into in
+    place), or a Tensor that may carry a graph (create_graph / an outer GradManager), which
+    is kept as it is so the gradient stays differentiable. Call it under `_write_lock`.
+    """
+    old = t._grad
+    if isinstance(g, _Tensor):
+        t._grad = g if (old is None or req == "write") else old + g
+        return
+    if old is None or req == "write" or old.grad_fn is not None:
+        arr = g if (old is None or req == "write") else old._data + g
+        if isinstance(arr, np.generic):  # 0-d arithmetic gives a NumPy scalar
+            arr = np.asarray(arr)
+        if arr.shape != t.shape:
+            arr = arr.reshape(t.shape)
+        t._grad = _wrap(arr)
+    else:
+        old._data += g
