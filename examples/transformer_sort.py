@@ -1,6 +1,6 @@
 """A small Transformer encoder that learns to sort sequences of digits.
 
-    python examples/transformer_sort.py [--steps 1500] [--length 8] [--seed 0]
+    python examples/transformer_sort.py [--steps 1000] [--length 8] [--seed 0]
 
 Token + learned position embeddings -> 2 TransformerEncoderLayers (self-attention sees the
 whole sequence) -> a Linear head predicting, at each position, the digit that belongs
@@ -45,7 +45,7 @@ def batch(rng, n: int, length: int, vocab: int):
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1500, help="training steps")
+    p.add_argument("--steps", type=int, default=1000, help="training steps")
     p.add_argument("--length", type=int, default=8, help="sequence length")
     p.add_argument("--vocab", type=int, default=10, help="distinct tokens (digits)")
     p.add_argument("--batch-size", type=int, default=64)

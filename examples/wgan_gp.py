@@ -55,7 +55,9 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=1500, help="generator steps")
     p.add_argument("--critic-steps", type=int, default=5, help="critic updates per step")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--width", type=int, default=64, help="hidden units of both networks")
+    p.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate of both")
     p.add_argument("--gp", type=float, default=0.1, help="gradient-penalty weight")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--plot", default=None, help="save a scatter plot of samples (matplotlib)")
@@ -63,9 +65,9 @@ def main(argv=None) -> dict:
 
     tg.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    G, D = mlp(2, 2), mlp(2, 1)  # noqa: N806  (the usual names)
-    opt_g = tg.optim.Adam(G.parameters(), lr=1e-4, betas=(0.5, 0.9))
-    opt_d = tg.optim.Adam(D.parameters(), lr=1e-4, betas=(0.5, 0.9))
+    G, D = mlp(2, 2, args.width), mlp(2, 1, args.width)  # noqa: N806  (the usual names)
+    opt_g = tg.optim.Adam(G.parameters(), lr=args.lr, betas=(0.5, 0.9))
+    opt_d = tg.optim.Adam(D.parameters(), lr=args.lr, betas=(0.5, 0.9))
     n = args.batch_size
     for step in range(1, args.steps + 1):
         for _ in range(args.critic_steps):

@@ -27,15 +27,17 @@ def test_one_epoch_of_the_cnn_learns(tmp_path):
         assert (tmp_path / "training_curve.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_mlp_via_main_is_reproducible(tmp_path):
+def test_mlp_via_main_is_reproducible(tmp_path, capsys):
     a = demo.run(epochs=1, model_kind="mlp", seed=3, out=str(tmp_path / "a"), progress=False,
                  log=lambda s: None)
     b = demo.run(epochs=1, model_kind="mlp", seed=3, out=str(tmp_path / "b"), progress=False,
                  log=lambda s: None)
     assert a["history"] == b["history"]
     assert a["test_acc"] > 0.5
-    assert main(["demo", "--epochs", "1", "--model", "mlp", "--out", str(tmp_path / "c"),
-                 "--no-progress"]) == 0
+    assert main(["demo", "--epochs", "1", "--model", "mlp", "--out", str(tmp_path / "c")]) == 0
+    captured = capsys.readouterr()
+    assert "epoch  1/1" in captured.err and "acc=" in captured.err  # the tqdm bar
+    assert "final test accuracy" in captured.out
     wa = tg.load(a["checkpoint"])["model"]
     wc = tg.load(str(tmp_path / "c" / "digits_mlp.safetensors"))["model"]
     assert set(wa) == set(wc)  # seed 0 vs 3: same structure, different weights
@@ -66,3 +68,9 @@ def test_help_documents_the_options():
                          capture_output=True, text=True, check=True).stdout
     for opt in ("--epochs", "--model", "{cnn,mlp}", "--seed", "--out"):
         assert opt in out
+
+
+def test_bench_forwards_to_the_harness():
+    r = subprocess.run([sys.executable, "-m", "tapegrad", "bench", "--help"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "usage: run.py" in r.stdout

@@ -59,7 +59,7 @@ def main(argv=None) -> int:
 
     result = run(epochs=args.epochs, model_kind=args.model, seed=args.seed, out=args.out,
                  batch_size=args.batch_size, lr=args.lr,
-                 progress=False if args.no_progress else None)
+                 progress=not args.no_progress)
     return 0 if result["test_acc"] > 0.1 else 1
 
 

@@ -55,14 +55,14 @@ def evaluate(model, x, y, batch_size: int = 512) -> float:
 
 def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         out: str = "tapegrad-demo", batch_size: int = 32, lr: float = 3e-3,
-        progress: bool | None = None, log=print) -> dict:
+        progress: bool = True, log=print) -> dict:
     """Train, evaluate, checkpoint and plot; returns the history and the final accuracy.
 
     Args:
         epochs: passes over the training set (default 10 for the CNN, 20 for the MLP).
         model_kind: "cnn" or "mlp". seed: seeds the split, the initialisation and the shuffling.
         out: folder for the checkpoint, the curve PNG and history.json (created).
-        progress: show tqdm bars (None: only on a terminal).
+        progress: show a tqdm bar (loss and accuracy so far) for each epoch.
     """
     from tqdm.auto import tqdm
 
@@ -94,8 +94,8 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
     history: dict[str, list] = {"loss": [], "train_acc": [], "test_acc": []}
     for epoch in range(1, epochs + 1):
         total, correct, loss_sum = 0, 0, 0.0
-        bar = tqdm(loader, desc=f"epoch {epoch:>2}/{epochs}", leave=False, disable=(
-            None if progress is None else not progress), unit="batch")
+        bar = tqdm(loader, desc=f"epoch {epoch:>2}/{epochs}", leave=False,
+                   disable=not progress, unit="batch")
         for xb, yb in bar:
             logits = model(xb)
             loss = F.cross_entropy(logits, yb)
