@@ -278,3 +278,14 @@ def test_training_the_same_model_matches_torch(name, kwargs, rng):
     for (k, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-6,
                                    err_msg=k)
+
+
+def test_bad_gradient_shape_updates_nothing():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = tg.tensor([3.0], requires_grad=True)
+    opt = optim.SGD([{"params": [a]}, {"params": [b]}], lr=0.1, momentum=0.9)
+    a.grad = tg.tensor([1.0, 1.0])
+    b._grad = tg.tensor([1.0, 1.0])  # bypasses the grad setter's shape check
+    with pytest.raises(RuntimeError, match=r"shape \(2,\) but its parameter has shape \(1,\)"):
+        opt.step()
+    assert a.tolist() == [1.0, 2.0] and opt.state == {}

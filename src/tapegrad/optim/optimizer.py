@@ -130,27 +130,30 @@ class Optimizer:
                 loss = closure()
             finally:
                 _tape_state.active = prev
-        for group in self.param_groups:
-            params, grads, states = [], [], []
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if g._data.shape != p._data.shape:
+        work = []
+        for group in self.param_groups:  # check every gradient before changing anything
+            params = [p for p in group["params"] if p._grad is not None]
+            for p in params:
+                if p._grad._data.shape != p._data.shape:
                     raise RuntimeError(
-                        f"{type(self).__name__}.step: a gradient has shape {g._data.shape} but "
-                        f"its parameter has shape {p._data.shape}"
+                        f"{type(self).__name__}.step: a gradient has shape "
+                        f"{p._grad._data.shape} but its parameter has shape {p._data.shape}; "
+                        "nothing was updated"
                     )
-                params.append(p)
-                grads.append(g._data)
-                st = self.state.get(p)
-                if st is None:
-                    st = self.state[p] = {}
-                states.append(st)
             if params:
-                self._update(group, [p._data for p in params], grads, states)
-                for p in params:
-                    p._version[0] += 1
+                work.append((group, params))
+        state = self.state
+        for group, params in work:
+            states = []
+            for p in params:
+                st = state.get(p)
+                if st is None:
+                    st = state[p] = {}
+                states.append(st)
+            self._update(group, [p._data for p in params], [p._grad._data for p in params],
+                         states)
+            for p in params:
+                p._version[0] += 1
         return loss
 
     def _update(self, group: dict, params: list, grads: list, states: list) -> None:
