@@ -1,0 +1,400 @@
+"""Views of one input: reshape, broadcast_to, sum_to, expand_dims, squeeze, transpose,
+swapaxes, moveaxis (NumPy-style internal ops) and their PyTorch-style public functions
+(`reshape`, `view`, `flatten`, `squeeze`, `unsqueeze`, `transpose(x, dim0, dim1)`, `permute`,
+`expand`, `.T`, `.mT`, ...). Re-exported by shape.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor, _axis
+from .numpy_style import _call, _dims_arg, _norm_axes, _pick, numpy_op
+from .xp import sum_to_axes
+
+
+# ------------------------------------------------------------------ views of one input
+@numpy_op(params=("shape",), in_shape=True, view=True)
+def _reshape(xp, x, *, shape, in_shape=None):
+    return x.reshape(shape)
+
+
+@_reshape.vjp
+def _(xp, g, shape, in_shape):
+    return (xp.reshape(g, in_shape),)
+
+
+@_reshape.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 3, 4)),), {"shape": (6, 4)}),
+        ((rng.standard_normal((2, 3)),), {"shape": (-1,)}),
+        ((rng.standard_normal(()),), {"shape": (1, 1)}),
+        ((rng.standard_normal((4,)),), {"shape": (2, 1, 2)}),
+    ]
+
+
+_reshape.reference(lambda torch, x, shape: x.reshape(shape))
+
+
+@numpy_op(params=("shape",), view=True)
+def _broadcast_to(xp, x, *, shape):
+    return xp.broadcast_to(x, shape)
+
+
+@_broadcast_to.vjp
+def _(xp, g, shape):
+    return (g,)  # the engine sums the gradient back to the input's shape
+
+
+@_broadcast_to.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((3, 1)),), {"shape": (2, 3, 4)}),
+        ((rng.standard_normal(()),), {"shape": (3,)}),
+        ((rng.standard_normal((4,)),), {"shape": (2, 4)}),
+    ]
+
+
+_broadcast_to.reference(lambda torch, x, shape: torch.broadcast_to(x, shape))
+
+
+@numpy_op(params=("shape",), in_shape=True)
+def _sum_to(xp, x, *, shape, in_shape=None):
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    axes = sum_to_axes(x.shape, shape)
+    out = x.sum(axis=axes) if axes else x
+    return out.reshape(shape)
+
+
+@_sum_to.vjp
+def _(xp, g, shape, in_shape):
+    return (xp.broadcast_to(g, in_shape),)
+
+
+@_sum_to.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 3, 4)),), {"shape": (3, 1)}),
+        ((rng.standard_normal((2, 3)),), {"shape": ()}),
+        ((rng.standard_normal((2, 3)),), {"shape": (2, 3)}),
+    ]
+
+
+_sum_to.reference(lambda torch, x, shape: x.sum_to_size(shape) if shape else x.sum())
+
+
+@numpy_op(params=("axis",), view=True)
+def _expand_dims(xp, x, *, axis):
+    return xp.expand_dims(x, axis)
+
+
+@_expand_dims.vjp
+def _(xp, g, axis):
+    return (xp.squeeze(g, axis),)
+
+
+@_expand_dims.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 3)),), {"axis": 1}),
+        ((rng.standard_normal((2, 3)),), {"axis": -1}),
+        ((rng.standard_normal(()),), {"axis": 0}),
+        ((rng.standard_normal((3,)),), {"axis": (0, 2)}),
+    ]
+
+
+@_expand_dims.reference
+def _(torch, x, axis):
+    axes = (axis,) if isinstance(axis, int) else axis
+    nd = x.ndim + len(axes)
+    for a in sorted(a % nd for a in axes):
+        x = x.unsqueeze(a)
+    return x
+
+
+@numpy_op(params=("axis",), in_shape=True, view=True)
+def _squeeze(xp, x, *, axis=None, in_shape=None):
+    return xp.squeeze(x, axis)
+
+
+@_squeeze.vjp
+def _(xp, g, axis=None, in_shape=None):
+    return (xp.reshape(g, in_shape),)
+
+
+@_squeeze.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 1, 3)),), {"axis": 1}),
+        ((rng.standard_normal((2, 1, 3, 1)),), {"axis": -1}),
+        ((rng.standard_normal((1, 3, 1)),), {"axis": None}),
+        ((rng.standard_normal((1,)),), {"axis": 0}),
+    ]
+
+
+_squeeze.reference(lambda torch, x, axis=None: x.squeeze() if axis is None else x.squeeze(axis))
+
+
+@numpy_op(params=("axes",), view=True)
+def _transpose(xp, x, *, axes=None):
+    return xp.transpose(x, axes)
+
+
+@_transpose.vjp
+def _(xp, g, axes=None):
+    return (xp.transpose(g, None if axes is None else
+                         tuple(int(i) for i in np.argsort([a % g.ndim for a in axes]))),)
+
+
+@_transpose.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 3, 4)),), {"axes": (2, 0, 1)}),
+        ((rng.standard_normal((2, 3)),), {"axes": None}),
+        ((rng.standard_normal((2, 3, 4)),), {"axes": (-1, 0, 1)}),
+    ]
+
+
+_transpose.reference(
+    lambda torch, x, axes=None: x.permute(*(reversed(range(x.ndim)) if axes is None else axes))
+)
+
+
+@numpy_op(params=("axis1", "axis2"), view=True)
+def _swapaxes(xp, x, *, axis1, axis2):
+    return xp.swapaxes(x, axis1, axis2)
+
+
+@_swapaxes.vjp
+def _(xp, g, axis1, axis2):
+    return (xp.swapaxes(g, axis1, axis2),)
+
+
+@_swapaxes.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 3, 4)),), {"axis1": 0, "axis2": 2}),
+        ((rng.standard_normal((2, 3)),), {"axis1": -1, "axis2": -2}),
+    ]
+
+
+_swapaxes.reference(lambda torch, x, axis1, axis2: x.transpose(axis1, axis2))
+
+
+@numpy_op(params=("source", "destination"), view=True)
+def _moveaxis(xp, x, *, source, destination):
+    return xp.moveaxis(x, source, destination)
+
+
+@_moveaxis.vjp
+def _(xp, g, source, destination):
+    return (xp.moveaxis(g, destination, source),)
+
+
+@_moveaxis.sample
+def _(rng):
+    return [
+        ((rng.standard_normal((2, 3, 4)),), {"source": 0, "destination": -1}),
+        ((rng.standard_normal((2, 3, 4)),), {"source": (0, 1), "destination": (2, 0)}),
+    ]
+
+
+_moveaxis.reference(lambda torch, x, source, destination: torch.movedim(x, source, destination))
+
+
+# ================================================================== public (PyTorch) API
+def reshape(input, *shape):
+    """A tensor with the same data in `shape` (a view when possible); one size may be -1.
+
+    >>> tg.arange(6).reshape(2, 3).shape
+    (2, 3)
+    """
+    shape = _dims_arg(shape)
+    try:
+        return _call(_reshape, input, shape=shape, in_shape=input.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"shape {list(shape)} is invalid for input of shape {tuple(input.shape)} "
+            f"({input.numel()} elements); the sizes must multiply to {input.numel()}"
+        ) from None
+
+
+def view(input, *shape):
+    """Like reshape (tapegrad's views share the version counter with their base)."""
+    return reshape(input, *shape)
+
+
+def view_as(input, other):
+    """`input` reshaped to `other`'s shape."""
+    return reshape(input, other.shape)
+
+
+def reshape_as(input, other):
+    """`input` reshaped to `other`'s shape."""
+    return reshape(input, other.shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dimensions start_dim..end_dim into one: `x.flatten(1)` keeps the batch axis."""
+    shape = input.shape
+    if not shape:
+        return reshape(input, (1,))
+    s, e = _axis(start_dim, len(shape)), _axis(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    return reshape(input, shape[:s] + (-1,) + shape[e + 1:]) if s != e else input
+
+
+def unflatten(input, dim, sizes):
+    """Split dimension `dim` into `sizes` (one may be -1)."""
+    d = _axis(dim, input.ndim)
+    return reshape(input, input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
+
+
+def squeeze(input, dim=None, *, axis=None):
+    """Drop size-1 dimensions: all of them, or only `dim` (int or tuple) where it is 1."""
+    dim = _pick(dim, axis)
+    shape = input.shape
+    if dim is None:
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        axes = tuple(a for a in (_axis(d, len(shape)) for d in dims) if shape and shape[a] == 1)
+    return _call(_squeeze, input, axis=axes, in_shape=shape) if axes else input
+
+
+def unsqueeze(input, dim):
+    """Insert a size-1 dimension at `dim` (-1 appends one)."""
+    nd = input.ndim + 1
+    if not -nd <= dim < nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
+    return _call(_expand_dims, input, axis=dim % nd)
+
+
+def expand_dims(input, axis):
+    """NumPy's expand_dims: insert size-1 dimensions at `axis` (int or tuple)."""
+    return _call(_expand_dims, input, axis=axis)
+
+
+def transpose(input, dim0, dim1):
+    """Swap two dimensions (PyTorch's meaning; NumPy's transpose is `permute`)."""
+    nd = input.ndim
+    if nd == 0:
+        return input
+    return _call(_swapaxes, input, axis1=_axis(dim0, nd), axis2=_axis(dim1, nd))
+
+
+def swapaxes(input, axis0, axis1):
+    """Swap two dimensions (= transpose(input, axis0, axis1))."""
+    return transpose(input, axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def t(input):
+    """Transpose a tensor of at most 2 dimensions."""
+    if input.ndim > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but got {input.ndim}D (shape "
+            f"{tuple(input.shape)}); use transpose(dim0, dim1) or .mT"
+        )
+    return _call(_transpose, input, axes=None) if input.ndim == 2 else input
+
+
+def permute(input, *dims):
+    """Reorder the dimensions: `x.permute(2, 0, 1)`."""
+    dims = _dims_arg(dims)
+    nd = input.ndim
+    axes = tuple(_axis(d, nd) for d in dims)
+    if len(axes) != nd or len(set(axes)) != nd:
+        raise RuntimeError(
+            f"permute: dims {list(dims)} must name each of the {nd} dimensions of a tensor of "
+            f"shape {tuple(input.shape)} exactly once"
+        )
+    return _call(_transpose, input, axes=axes)
+
+
+def moveaxis(input, source, destination):
+    """Move dimension(s) `source` to position(s) `destination`."""
+    nd = input.ndim
+    return _call(_moveaxis, input, source=_norm_axes(source, nd),
+                 destination=_norm_axes(destination, nd))
+
+
+movedim = moveaxis
+
+
+def _mT(input):
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on tensors of >= 2 dimensions, got "
+                           f"shape {tuple(input.shape)}")
+    return _call(_swapaxes, input, axis1=-2, axis2=-1)
+
+
+def broadcast_to(input, *shape):
+    """A read-only broadcast view of `input` with `shape`."""
+    shape = _dims_arg(shape)
+    if tuple(shape) == input.shape:
+        return input
+    try:
+        return _call(_broadcast_to, input, shape=shape)
+    except ValueError:
+        raise RuntimeError(
+            f"broadcast_to: the tensor of shape {tuple(input.shape)} can't be broadcast to "
+            f"{tuple(shape)} (each dimension must match or be 1)"
+        ) from None
+
+
+def expand(input, *sizes):
+    """Broadcast to `sizes` without copying; -1 keeps a dimension, new ones go in front."""
+    sizes = _dims_arg(sizes)
+    lead = len(sizes) - input.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes ({len(sizes)}) must be >= the number of dimensions "
+            f"of the tensor ({input.ndim}, shape {tuple(input.shape)})"
+        )
+    shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s
+                  for i, s in enumerate(sizes))
+    return broadcast_to(input, shape)
+
+
+def expand_as(input, other):
+    """`input` broadcast (without copying) to `other`'s shape."""
+    return broadcast_to(input, other.shape)
+
+
+def sum_to_size(input, *size):
+    """Sum broadcast dimensions so the result has `size` (the inverse of expand)."""
+    size = _dims_arg(size)
+    return _call(_sum_to, input, shape=size, in_shape=input.shape)
+
+
+def contiguous(input, memory_format=None):
+    """The tensor itself (tapegrad never needs a contiguous copy)."""
+    return input
+
+
+__all__ = [
+    "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
+    "expand_dims", "transpose", "swapaxes", "swapdims", "t", "permute", "moveaxis", "movedim",
+    "broadcast_to", "expand", "expand_as", "sum_to_size",
+]
+
+
+def _attach() -> None:
+    for name in ("reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
+                 "unsqueeze", "transpose", "swapaxes", "swapdims", "t", "permute", "moveaxis",
+                 "movedim", "broadcast_to", "expand", "expand_as", "sum_to_size", "contiguous"):
+        setattr(Tensor, name, globals()[name])
+    Tensor.T = property(lambda self: _call(_transpose, self, axes=None) if self.ndim > 1 else self,
+                        doc="All dimensions reversed.")
+    Tensor.mT = property(_mT, doc="The last two dimensions swapped (batched matrix transpose).")
+
+
+_attach()
