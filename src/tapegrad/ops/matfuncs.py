@@ -1,0 +1,132 @@
+"""The matrix functions behind `tg.linalg`: inv, det, logabsdet (slogdet's second half) and
+solve, with rules; a singular matrix raises an error that says so. Re-exported by linalg.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import defop
+from .xp import array_helper
+
+
+# ------------------------------------------------------------------ matrix functions
+def _linalg_error(what, shape, e) -> RuntimeError:
+    return RuntimeError(
+        f"linalg.{what}: the matrix (shape {tuple(shape)}) is singular or not invertible ({e}); "
+        "check for linearly dependent rows, or use a least-squares or pseudo-inverse method"
+    )
+
+
+def _check_square(what, shape):
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise RuntimeError(
+            f"linalg.{what}: expected a square matrix or a batch of them (shape (..., n, n)), "
+            f"got shape {tuple(shape)}"
+        )
+
+
+@array_helper
+def inv(xp, x):
+    """Array twin of the inv op (rules call xp.inv)."""
+    return xp.linalg.inv(x)
+
+
+@defop(saves="out")
+def _inv(xp, x):
+    _check_square("inv", x.shape)
+    try:
+        return xp.linalg.inv(x)
+    except xp.linalg.LinAlgError as e:
+        raise _linalg_error("inv", x.shape, e) from None
+
+
+@_inv.vjp
+def _(xp, g, out):
+    out_t = xp.swapaxes(out, -1, -2)
+    return (-xp.matmul(xp.matmul(out_t, g), out_t),)
+
+
+@array_helper
+def det(xp, x):
+    """Array twin of the det op."""
+    return xp.linalg.det(x)
+
+
+@defop(saves=("x", "out"))
+def _det(xp, x):
+    _check_square("det", x.shape)
+    return xp.linalg.det(x)
+
+
+def _as_matrix_scale(xp, s):
+    return xp.expand_dims(xp.expand_dims(s, -1), -1)
+
+
+@_det.vjp
+def _(xp, g, x, out):
+    return (_as_matrix_scale(xp, g * out) * xp.swapaxes(xp.inv(x), -1, -2),)
+
+
+@array_helper
+def logabsdet(xp, x):
+    """Array twin of the logabsdet op."""
+    return xp.linalg.slogdet(x)[1]
+
+
+@defop(saves="x")
+def _logabsdet(xp, x):
+    _check_square("slogdet", x.shape)
+    return xp.linalg.slogdet(x)[1]
+
+
+@_logabsdet.vjp
+def _(xp, g, x):
+    return (_as_matrix_scale(xp, g) * xp.swapaxes(xp.inv(x), -1, -2),)
+
+
+@array_helper
+def solve(xp, a, b):
+    """Array twin of the solve op."""
+    return xp.linalg.solve(a, b)
+
+
+@defop(saves=("a", "out"))
+def _solve(xp, a, b):
+    _check_square("solve", a.shape)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise RuntimeError(
+            f"linalg.solve: A has shape {tuple(a.shape)}, so B must have shape (..., "
+            f"{a.shape[-1]}, k) or ({a.shape[-1]},), got {tuple(b.shape)}"
+        )
+    try:
+        return xp.linalg.solve(a, b)
+    except xp.linalg.LinAlgError as e:
+        raise _linalg_error("solve", a.shape, e) from None
+
+
+@_solve.vjp
+def _(xp, g, a, out, needs):
+    gb = xp.solve(xp.swapaxes(a, -1, -2), g)
+    ga = -xp.matmul(gb, xp.swapaxes(out, -1, -2)) if needs[0] else None
+    return ga, (gb if needs[1] else None)
+
+
+def _well_conditioned(rng, shape):
+    return rng.standard_normal(shape) + 3 * np.eye(shape[-1])
+
+
+_inv.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
+                         ((_well_conditioned(rng, (2, 2, 2)),), {})])
+_det.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
+                         ((_well_conditioned(rng, (2, 2, 2)),), {})])
+_logabsdet.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
+                               ((-_well_conditioned(rng, (2, 3, 3)),), {})])
+_solve.sample(lambda rng: [
+    ((_well_conditioned(rng, (3, 3)), rng.standard_normal((3, 2))), {}),
+    ((_well_conditioned(rng, (2, 3, 3)), rng.standard_normal((3, 1))), {}),  # broadcast B
+])
+_inv.reference(lambda torch, x: torch.linalg.inv(x))
+_det.reference(lambda torch, x: torch.linalg.det(x))
+_logabsdet.reference(lambda torch, x: torch.linalg.slogdet(x)[1])
+_solve.reference(lambda torch, a, b: torch.linalg.solve(a, torch.broadcast_to(
+    b, a.shape[:-2] + b.shape[-2:]) if b.ndim < a.ndim else b))
