@@ -10,7 +10,9 @@ Two styles, one machinery:
 tracked by an active tape, the outputs get one graph `Node` whose `op` is a `_FunctionOp`
 adapter: the engine calls its `rule` like any op's derivative rule, and the rule calls the
 user's `backward` on tensors, so that backward is itself recorded (differentiable) under
-`create_graph=True`.
+`create_graph=True`. That backward side (running the user's backward, checking what it
+returns, `once_differentiable`) lives in function_backward.py; its names are importable from
+here too.
 
     >>> class MultiplyAdd(tg.autograd.Function):
     ...     @staticmethod
@@ -23,9 +25,9 @@ user's `backward` on tensors, so that backward is itself recorded (differentiabl
     ...         return grad_output * x, grad_output * w, grad_output
     >>> y = MultiplyAdd.apply(w, x, b)
 """
+
 from __future__ import annotations
 
-import functools
 import inspect
 import traceback
 import weakref
@@ -37,6 +39,15 @@ from ..engine.node import Node, accumulator
 from ..engine.state import state
 from ..ops.xp import array_ns
 from ..tensor import Tensor, _wrap
+from .function_backward import (  # noqa: F401  (re-exported: this module's names before the split)
+    _call_backward,
+    _check_grads,
+    _delay_error,
+    _DelayedErrorOp,
+    _fn_name,
+    _run_backward,
+    once_differentiable,
+)
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -131,11 +142,6 @@ def _version_message(ctx, kind, index, k, now, expected) -> str:
     )
 
 
-def _fn_name(ctx) -> str:
-    cls = ctx.__dict__.get("_tg_cls") or type(ctx)
-    return cls.__name__
-
-
 class _FunctionOp:
     """The engine-facing side of a Function class: what a Node's `op` must provide."""
 
@@ -152,24 +158,6 @@ class _FunctionOp:
 
     def rule(self, xp, g, ctx):
         return _run_backward(self, ctx, g)
-
-
-class _DelayedErrorOp:
-    """Output of a once_differentiable backward under create_graph: differentiating it raises."""
-
-    wants_needs = False
-    backward_name = "DelayedError"
-
-    def __init__(self, fn_name: str) -> None:
-        self.fn_name = fn_name
-
-    def rule(self, xp, g, *saved, **params):
-        raise RuntimeError(
-            f"trying to differentiate twice a function that was marked with "
-            f"@once_differentiable ({self.fn_name}Backward); write its backward with "
-            "differentiable tensor operations (and drop the decorator) to get higher-order "
-            "gradients"
-        )
 
 
 class _FunctionMeta(type):
@@ -390,144 +378,3 @@ def _same_kind(out, items):
     if hasattr(out, "_fields"):
         return type(out)(*items)
     return type(out)(items)
-
-
-def _call_backward(op, ctx, grads):
-    if op.instance_style:
-        return ctx.backward(*grads)
-    return op.cls.backward(ctx, *grads)
-
-
-def _run_backward(op, ctx, g):
-    """The node's rule: the user's backward on tensors, its result checked and unwrapped."""
-    out_meta = ctx._tg_out_meta
-    grads = [g] if len(out_meta) == 1 else list(g)
-    higher = any(isinstance(x, Tensor) for x in grads)
-    materialize = ctx._tg_materialize
-    wrapped = []
-    for i, gi in enumerate(grads):
-        if gi is None:
-            m = out_meta[i]
-            if materialize and m is not None:
-                gi = _wrap(m[2].zeros(m[0], dtype=m[1]))
-        elif not isinstance(gi, Tensor):
-            gi = _wrap(gi if hasattr(gi, "shape") and not np.isscalar(gi) else np.asarray(gi))
-        wrapped.append(gi)
-
-    ctx._tg_higher = higher
-    if higher:  # create_graph: the user's backward is recorded like any computation
-        res = _call_backward(op, ctx, wrapped)
-    else:  # first order: nothing it does may record, even inside record() or enable_grad()
-        prev = state.active
-        state.active = 0
-        try:
-            res = _call_backward(op, ctx, wrapped)
-        finally:
-            state.active = prev
-    return _check_grads(op, ctx, res, higher)
-
-
-def _check_grads(op, ctx, res, higher):
-    name = op.backward_name
-    if not isinstance(res, (tuple, list)):
-        res = (res,)
-    in_meta = ctx._tg_in_meta
-    n_in = len(in_meta)
-    if len(res) > n_in and all(r is None for r in res[n_in:]):
-        res = res[:n_in]  # extra trailing Nones are allowed, as in PyTorch
-    if len(res) != n_in:
-        raise RuntimeError(
-            f"function {name} returned an incorrect number of gradients (expected {n_in}, got "
-            f"{len(res)}); {op.name}.backward must return one gradient per forward argument "
-            "(None for arguments that need none)"
-        )
-    out = []
-    for i, r in enumerate(res):
-        if r is None:
-            out.append(None)
-            continue
-        if not isinstance(r, Tensor):
-            raise TypeError(
-                f"function {name} returned a {type(r).__name__} as gradient {i}; "
-                f"{op.name}.backward must return Tensors (or None)"
-            )
-        meta = in_meta[i]
-        if meta is None:  # a non-tensor argument: its "gradient" is ignored
-            out.append(None)
-            continue
-        shape = meta[0]
-        if r.shape != shape:
-            try:
-                ok = np.broadcast_shapes(r.shape, shape) == r.shape
-            except ValueError:
-                ok = False
-            if not ok:
-                raise RuntimeError(
-                    f"function {name} returned an invalid gradient at index {i} - got "
-                    f"{list(r.shape)} but expected shape compatible with {list(shape)} (the "
-                    f"shape of input {i} of {op.name}.forward)"
-                )
-        if not dtypes.is_floating(r.dtype):
-            raise TypeError(
-                f"function {name} returned a gradient of dtype {r.dtype} at index {i}; "
-                f"gradients must be floating point (input {i} is {meta[1]})"
-            )
-        out.append(r if higher else r._data)
-    return tuple(out)
-
-
-def once_differentiable(fn):
-    """Decorate a Function's `backward` that is not itself differentiable.
-
-    It then runs with recording off; under `create_graph=True` its results are marked so that
-    differentiating them again raises a clear error instead of giving wrong (zero) gradients.
-
-    >>> class Exp(tg.autograd.Function):
-    ...     @staticmethod
-    ...     @tg.autograd.once_differentiable
-    ...     def backward(ctx, g):
-    ...         ...
-    """
-
-    @functools.wraps(fn)
-    def wrapper(ctx, *grads):
-        if not ctx.__dict__.get("_tg_higher"):
-            return fn(ctx, *grads)
-        prev = state.active
-        state.active = 0
-        try:
-            res = fn(ctx, *grads)
-        finally:
-            state.active = prev
-        return _delay_error(ctx, grads, res)
-
-    return wrapper
-
-
-def _delay_error(ctx, grads, res):
-    ref = ctx.__dict__.get("_tg_node")
-    node = ref() if ref is not None else None
-    if node is None:
-        return res
-    edges = list(node.next)
-    meta = list(node.in_meta)
-    mask = node.tapes
-    for g in grads:
-        if isinstance(g, Tensor) and g._tapes:
-            mask |= g._tapes
-            fn = g.grad_fn
-            edges.append((fn, g._out_nr) if fn is not None else (accumulator(g), 0))
-            meta.append((g._data.shape, g._data.dtype))
-    mask &= state.active
-    if not mask:
-        return res
-    single = not isinstance(res, (tuple, list))
-    items = [res] if single else list(res)
-    err = Node(_DelayedErrorOp(_fn_name(ctx)), {}, (), (), tuple(edges), tuple(meta), mask,
-               node.xp, n_out=len(items))
-    for i, r in enumerate(items):
-        if isinstance(r, Tensor) and dtypes.is_floating(r.dtype):
-            t = _wrap(r._data, mask)
-            t.grad_fn, t._out_nr = err, i
-            items[i] = t
-    return items[0] if single else type(res)(items)
