@@ -73,6 +73,8 @@ def test_meshgrid_matches_numpy_and_sums_gradients(rng, indexing):
     assert gradcheck(lambda *ts: tg.meshgrid(*ts, indexing=indexing), [a, b, c])
     sum(g.sum() for g in tg.meshgrid([a, b])).backward()
     np.testing.assert_allclose(a.grad.numpy(), [3.0, 3.0])
+    with pytest.raises(RuntimeError, match="expected at least one tensor"):
+        tg.meshgrid()
     with pytest.raises(ValueError, match="indexing must be 'ij' or 'xy'"):
         tg.meshgrid(a, indexing="yx")
     with pytest.raises(RuntimeError, match=r"0-D or 1-D tensors, argument 0 is \(2, 2\)"):

@@ -207,6 +207,8 @@ def meshgrid(*tensors, indexing="ij"):
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid: expected at least one tensor")
     if indexing not in ("ij", "xy"):
         raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     for i, t in enumerate(tensors):

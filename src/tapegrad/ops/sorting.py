@@ -19,8 +19,14 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor, _axis, _wrap
-from .index import gather
-from .shape import reshape
+from .gather_scatter import _take_along_axis
+from .shape import _call, reshape
+
+
+def _gather(input, d: int, idx):
+    """input's entries at `idx` along `d` (indices known valid: no checks, straight to the op)."""
+    return _call(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
+
 
 SortResult = namedtuple("sort", ["values", "indices"])
 TopkResult = namedtuple("topk", ["values", "indices"])
@@ -64,7 +70,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
         return SortResult(reshape(values, ()), reshape(indices, ()))
     d = _axis(dim, input.ndim)
     idx = _order(input._data, d, descending)
-    return SortResult(gather(input, d, idx), _wrap(idx))
+    return SortResult(_gather(input, d, idx), _wrap(idx))
 
 
 def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
@@ -86,7 +92,7 @@ def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
 def _take_first(input, idx, d: int, k: int):
     key = (slice(None),) * d + (slice(0, k),)
     idx = idx[key]
-    return gather(input, d, idx), _wrap(idx)
+    return _gather(input, d, idx), _wrap(idx)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
@@ -135,7 +141,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):
         raise RuntimeError(f"kthvalue(): k ({k}) is out of range for dimension {dim} of size "
                            f"{n} (shape {tuple(input.shape)}); pass 1 <= k <= {n}")
     idx = _order(x._data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
-    values, indices = gather(x, d, idx), _wrap(idx)
+    values, indices = _gather(x, d, idx), _wrap(idx)
     if flat or not keep:
         shape = () if flat else tuple(s for i, s in enumerate(idx.shape) if i != d)
         values, indices = reshape(values, shape), reshape(indices, shape)
