@@ -12,11 +12,16 @@ import argparse
 import math
 import os
 
-import numpy as np
+# The LSTM cell runs many tiny GEMMs (32 x 160 by 160 x 512): BLAS threads cost more than they
+# give there, and on a busy machine their spin-waiting slows every step tenfold.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import tapegrad as tg
-import tapegrad.nn.functional as F
-from tapegrad import nn
+import numpy as np  # noqa: E402
+
+import tapegrad as tg  # noqa: E402
+import tapegrad.nn.functional as F  # noqa: E402
+from tapegrad import nn  # noqa: E402
 
 TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sonnets.txt")
 

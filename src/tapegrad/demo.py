@@ -96,7 +96,8 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         total, correct, loss_sum = 0, 0, 0.0
         bar = tqdm(loader, desc=f"epoch {epoch:>2}/{epochs}", leave=False,
                    disable=not progress, unit="batch")
-        for xb, yb in bar:
+        last = len(loader) - 1
+        for i, (xb, yb) in enumerate(bar):
             logits = model(xb)
             loss = F.cross_entropy(logits, yb)
             opt.zero_grad()
@@ -106,7 +107,9 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
             total += n
             loss_sum += loss.item() * n
             correct += int((logits.detach().numpy().argmax(axis=1) == yb.numpy()).sum())
-            bar.set_postfix(loss=f"{loss_sum / total:.4f}", acc=f"{correct / total:.1%}")
+            # redrawn at tqdm's own pace, and once more with the epoch's final numbers
+            bar.set_postfix(loss=f"{loss_sum / total:.4f}", acc=f"{correct / total:.1%}",
+                            refresh=i == last)
         sched.step()
         test_acc = evaluate(model, x_test, y_test)
         history["loss"].append(loss_sum / total)
