@@ -44,11 +44,15 @@ def test_mlp_via_main_is_reproducible(tmp_path, capsys):
     assert not np.array_equal(wa["0.weight"].numpy(), wc["0.weight"].numpy())
 
 
-def test_plot_hint_without_matplotlib(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
+def test_without_matplotlib_and_sklearn(tmp_path, monkeypatch):
+    """The optional extras are optional: the shipped digits and a one-line plot hint."""
+    for name in ("matplotlib", "sklearn", "sklearn.datasets"):
+        monkeypatch.setitem(sys.modules, name, None)  # import -> ImportError
     lines = []
     result = demo.run(epochs=1, model_kind="mlp", out=str(tmp_path), progress=False,
                       log=lines.append)
+    assert result["source"] == "package" and result["test_acc"] > 0.5
+    assert "from the copy shipped with tapegrad" in lines[0]
     assert result["png"] is None
     assert demo.PLOT_HINT in lines
     assert not (tmp_path / "training_curve.png").exists()

@@ -82,7 +82,8 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
     x_test = tg.tensor(x_all[test_set.indices])
     y_test = tg.tensor(labels[test_set.indices])
     loader = tg.data.DataLoader(train_set, batch_size=batch_size, shuffle=True, seed=seed)
-    log(f"digits: {len(dataset)} 8x8 images from {source} ({len(train_set)} train, "
+    where = "scikit-learn" if source == "sklearn" else "the copy shipped with tapegrad"
+    log(f"digits: {len(dataset)} 8x8 images from {where} ({len(train_set)} train, "
         f"{len(test_set)} test); model: {model_kind}, {epochs} epochs")
 
     model = build_model(model_kind)
