@@ -22,12 +22,12 @@ def build_model(kind: str):
 
     if kind == "cnn":
         return nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
             nn.MaxPool2d(2),  # 8x8 -> 4x4
             nn.Flatten(),
-            nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
-            nn.Linear(64, 10),
+            nn.Linear(64 * 4 * 4, 128), nn.ReLU(),
+            nn.Linear(128, 10),
         )
     if kind == "mlp":
         return nn.Sequential(
