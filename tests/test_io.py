@@ -190,3 +190,15 @@ def test_loading_mismatched_checkpoint_into_a_module_changes_nothing(tmp_path):
         net.load_state_dict(sd)
     for k, v in net.state_dict().items():
         np.testing.assert_array_equal(v.detach().numpy(), before[k])
+
+
+def test_file_objects():
+    import io
+
+    buf = io.BytesIO()
+    tg.save({"w": tg.tensor([1.0, 2.0]), "n": 3}, buf)
+    buf.seek(0)
+    back = tg.load(buf)
+    assert back["w"].tolist() == [1.0, 2.0] and back["n"] == 3
+    with pytest.raises(ValueError, match="'<file object>' is not a valid safetensors file"):
+        tg.load(io.BytesIO(b"nonsense"))

@@ -25,8 +25,8 @@ _FORMAT = 1
 
 def save(obj, path) -> None:
     """Write `obj` (a tensor, or a dict of tensors, numbers, strings, lists and dicts) to
-    `path` in the safetensors format. The file is replaced atomically: an error (or a crash)
-    while saving leaves an existing checkpoint intact.
+    `path` (a file name or a binary file object) in the safetensors format. A named file is
+    replaced atomically: an error (or a crash) while saving leaves an old checkpoint intact.
 
     >>> ck = {"model": net.state_dict(), "optim": opt.state_dict(), "epoch": 3}
     >>> tg.save(ck, "ck.safetensors")
@@ -37,6 +37,9 @@ def save(obj, path) -> None:
     skeleton = _encode(obj, (), arrays)
     metadata = {_META_KEY: json.dumps({"format": _FORMAT, "object": skeleton})}
     blob = st_save(arrays, metadata=metadata)
+    if hasattr(path, "write"):  # a binary file object (io.BytesIO, an open file)
+        path.write(blob)
+        return
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tg-save-", suffix=".tmp", dir=folder)
@@ -51,7 +54,8 @@ def save(obj, path) -> None:
 
 
 def load(path):
-    """Read a file written by `tg.save` (or any safetensors file) and return its object.
+    """Read a file written by `tg.save` (or any safetensors file; a name or a binary file
+    object) and return its object.
 
     Tensors come back as `tg.Tensor`s (NumPy arrays saved as arrays), nested dicts, lists
     and tuples as they were. A file that is not valid safetensors, or is truncated, raises
@@ -61,9 +65,12 @@ def load(path):
     """
     from safetensors.numpy import load as st_load
 
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
+    if hasattr(path, "read"):  # a binary file object
+        data, path = path.read(), getattr(path, "name", "<file object>")
+    else:
+        path = os.fspath(path)
+        with open(path, "rb") as f:
+            data = f.read()
     try:
         arrays = st_load(data)
         header = json.loads(data[8:8 + int.from_bytes(data[:8], "little")])

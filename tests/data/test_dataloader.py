@@ -139,3 +139,10 @@ def test_random_split_errors():
         random_split(_ds(10), [5, 4])
     with pytest.raises(ValueError, match="non-negative ints or fractions"):
         random_split(_ds(10), [0.5, 0.6])
+
+
+def test_pytorch_loader_arguments_are_accepted():
+    loader = DataLoader(_ds(4), batch_size=2, num_workers=0, pin_memory=True)
+    assert len(list(loader)) == 2
+    with pytest.raises(ValueError, match="num_workers must be a non-negative int"):
+        DataLoader(_ds(4), num_workers=-1)

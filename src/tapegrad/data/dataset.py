@@ -25,9 +25,6 @@ class Dataset:
     def __len__(self) -> int:
         raise NotImplementedError(f"{type(self).__name__} must implement __len__")
 
-    def __add__(self, other):
-        raise TypeError("concatenating datasets with + is not supported; build one TensorDataset")
-
 
 class TensorDataset(Dataset):
     """Samples are rows of the given tensors (or arrays): `ds[i] == (x[i], y[i])`.

@@ -52,13 +52,15 @@ class DataLoader:
         seed / generator: make shuffling reproducible: an int seed (two loaders with the
             same seed give the same sequence of epochs) or a NumPy Generator. Without either,
             tapegrad's per-thread generator is used (`tg.manual_seed`).
+        num_workers, pin_memory: accepted for PyTorch code; batches are always made in the
+            calling process (a TensorDataset batch is one fancy index: nothing to overlap).
 
     >>> loader = tg.data.DataLoader(ds, batch_size=64, shuffle=True, seed=0)
     >>> for x, y in loader: ...
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-                 *, seed=None, generator=None):
+                 *, seed=None, generator=None, num_workers=0, pin_memory=False):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
@@ -67,7 +69,11 @@ class DataLoader:
                 f"DataLoader needs a map-style dataset (with __getitem__ and __len__), got "
                 f"{type(dataset).__name__}"
             )
+        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"num_workers must be a non-negative int, got {num_workers!r}")
         self.dataset = dataset
+        self.num_workers = num_workers
+        self.pin_memory = bool(pin_memory)
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
