@@ -11,7 +11,7 @@ import copy
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..engine.state import AMBIENT
 from ..engine.state import state as _tape_state
 from ..tensor import Tensor, _wrap
@@ -233,8 +233,11 @@ class Optimizer:
                             f"loaded optimizer state '{name}' of parameter {key} has shape "
                             f"{arr.shape} but the parameter has shape {p._data.shape}"
                         )
-                    arr = np.array(arr, dtype=p._data.dtype if arr.ndim else arr.dtype, copy=True)
-                    v = arr if arr.ndim else arr.item()
+                    if not arr.ndim:
+                        v = arr.item()
+                    else:  # a private copy, on the parameter's device, in its dtype
+                        arr = backend.to_device(arr, backend.device_of(p._data))
+                        v = arr.astype(p._data.dtype, copy=True)
                 st[name] = v
             new_state[p] = st
         new_groups = []
