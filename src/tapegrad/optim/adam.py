@@ -61,9 +61,13 @@ class Adam(Optimizer):
                 else:
                     g = g + wd * p
             m, v = st["exp_avg"], st["exp_avg_sq"]
-            m += (1 - beta1) * (g - m)  # lerp toward g, as torch.lerp_
+            tmp = g - m  # one scratch array serves both moment updates
+            tmp *= 1 - beta1
+            m += tmp  # m.lerp_(g, 1 - beta1)
+            np.multiply(g, g, out=tmp)
+            tmp *= 1 - beta2
             v *= beta2
-            v += (1 - beta2) * (g * g)
+            v += tmp
             step_size = lr / (1 - beta1**step)
             bc2_sqrt = math.sqrt(1 - beta2**step)
             if amsgrad:

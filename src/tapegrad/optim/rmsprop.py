@@ -50,7 +50,9 @@ class RMSprop(Optimizer):
                 g = g + wd * p
             sq = st["square_avg"]
             sq *= alpha
-            sq += (1 - alpha) * (g * g)
+            tmp = g * g
+            tmp *= 1 - alpha
+            sq += tmp
             if centered:
                 ga = st["grad_avg"]
                 ga += (1 - alpha) * (g - ga)
