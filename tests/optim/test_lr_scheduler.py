@@ -93,3 +93,37 @@ def test_errors():
         S.LambdaLR(opt, [lambda e: 1.0, lambda e: 2.0])
     with pytest.raises(ValueError, match="unexpected keys"):
         S.StepLR(opt, step_size=2).load_state_dict({"bogus": 1})
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(patience=2, factor=0.5),
+    dict(mode="max", patience=1, threshold=0.05, threshold_mode="abs", cooldown=2, min_lr=0.02),
+])
+def test_reduce_on_plateau_matches_torch(kwargs):
+    torch = pytest.importorskip("torch")
+    metrics = [1.0, 0.9, 0.95, 0.93, 0.92, 0.91, 0.97, 0.6, 0.61, 0.62, 0.63, 0.64, 0.65, 0.2]
+    if kwargs.get("mode") == "max":
+        metrics = [1 - m for m in metrics]
+    opt = optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
+    ours = S.ReduceLROnPlateau(opt, **kwargs)
+    topt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    theirs = torch.optim.lr_scheduler.ReduceLROnPlateau(topt, **kwargs)
+    seen = []
+    for m in metrics:
+        ours.step(m)
+        theirs.step(m)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+        seen.append(ours.get_last_lr()[0])
+    assert min(seen) < 0.1  # it did reduce
+    sd = ours.state_dict()
+    again = S.ReduceLROnPlateau(optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1), **kwargs)
+    again.load_state_dict(sd)
+    assert again.best == ours.best and again.num_bad_epochs == ours.num_bad_epochs
+
+
+def test_reduce_on_plateau_errors():
+    opt = optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError, match="factor should be < 1.0"):
+        S.ReduceLROnPlateau(opt, factor=2.0)
+    with pytest.raises(ValueError, match="mode must be 'min' or 'max'"):
+        S.ReduceLROnPlateau(opt, mode="up")

@@ -10,7 +10,7 @@ from .optimizer import Optimizer
 
 __all__ = [
     "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-    "LambdaLR",
+    "LambdaLR", "ReduceLROnPlateau",
 ]
 
 
@@ -222,3 +222,77 @@ class LambdaLR(LRScheduler):
     def get_lr(self):
         e = self.last_epoch
         return [b * f(e) for f, b in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the learning rate by `factor` once a metric has stopped improving for
+    `patience` epochs: call `step(metric)` after each evaluation.
+
+    Args:
+        mode: "min" (a loss) or "max" (an accuracy). factor: the multiplier (< 1).
+        patience: epochs without improvement tolerated. threshold, threshold_mode ("rel" or
+        "abs"): what counts as an improvement. cooldown: epochs to wait after a reduction.
+        min_lr: a floor (one value or one per group). eps: smaller changes are skipped.
+
+    >>> sched = tg.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", patience=3)
+    >>> sched.step(val_accuracy)
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+                 threshold_mode="rel", cooldown=0, min_lr=0.0, eps=1e-8):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"ReduceLROnPlateau needs a tg.optim Optimizer, got {type(optimizer).__name__}"
+            )
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(
+                f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}"
+            )
+        n = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != n:
+                raise ValueError(f"ReduceLROnPlateau: expected {n} min_lrs, got {len(min_lr)}")
+            self.min_lrs = [float(x) for x in min_lr]
+        else:
+            self.min_lrs = [float(min_lr)] * n
+        self.optimizer = optimizer
+        self.mode, self.factor, self.patience = mode, factor, patience
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.cooldown, self.eps = cooldown, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = self._current()
+
+    def _is_better(self, a: float) -> bool:
+        rel = self.threshold_mode == "rel"
+        if self.mode == "min":
+            return a < (self.best * (1 - self.threshold) if rel else self.best - self.threshold)
+        return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
+
+    def step(self, metrics) -> None:  # type: ignore[override]
+        """Record this epoch's metric; lower the learning rates after `patience` bad epochs."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs, strict=True):
+                old = float(group["lr"])
+                new = max(old * self.factor, floor)
+                if old - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = self._current()
