@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
-import numpy as np
+# Small matrices (64-unit MLPs): BLAS threads cost more than they give here, and on a
+# busy machine their spin-waiting slows every step several times over.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import tapegrad as tg
-from tapegrad import nn
+import numpy as np  # noqa: E402
+
+import tapegrad as tg  # noqa: E402
+from tapegrad import nn  # noqa: E402
 
 CENTERS = np.array([(2 * math.cos(a), 2 * math.sin(a))
                     for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)], dtype=np.float32)
