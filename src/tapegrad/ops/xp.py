@@ -35,7 +35,8 @@ def array_ns(module) -> types.SimpleNamespace:
     """NumPy/CuPy `module` with tapegrad's helpers added, made once per module."""
     ns = _array_namespaces.get(module)
     if ns is None:  # first use of this backend
-        public = {k: getattr(module, k) for k in dir(module) if not k.startswith("_")}
+        # vars(), not dir()+getattr(): getattr would import NumPy's lazy submodules (f2py...)
+        public = {k: v for k, v in vars(module).items() if not k.startswith("_")}
         ns = types.SimpleNamespace(**public)
         ns.module = module
         ns.to_device = lambda g, device, source=None: backend.to_device(g, device)
