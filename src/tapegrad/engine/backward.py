@@ -56,22 +56,17 @@ def _order(root_nodes, own_mask, target_nodes):
         if root in seen:
             continue
         seen.add(root)
-        stack = [(root, 0)]
+        stack = [(root, iter(root.next))]  # each entry resumes its own edge iterator
         while stack:
-            node, i = stack[-1]
-            nxt = node.next
-            n = len(nxt)
-            while i < n:
-                edge = nxt[i]
-                i += 1
+            node, edges = stack[-1]
+            for edge in edges:
                 if edge is None:
                     continue
                 child = edge[0]
                 if child in seen or not (child.tapes & own_mask or child in target_nodes):
                     continue
                 seen.add(child)
-                stack[-1] = (node, i)
-                stack.append((child, 0))
+                stack.append((child, iter(child.next)))
                 break
             else:
                 stack.pop()
@@ -126,10 +121,11 @@ def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_grap
     writes = []  # (tensor, grad, is_leaf) applied at the end
     anomaly = state.anomaly
 
+    pop = buffers.pop
     for node in reversed(order):
         if useful is not None and node not in useful:
             continue
-        g = buffers.pop(node, None)
+        g = pop(node, None)
         if g is None:
             continue
         if node.op is ACCUMULATE:
@@ -143,7 +139,7 @@ def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_grap
             continue
         if node.hooks or node.retained:
             g = _run_tensor_hooks(node, g, writes, capture is None)
-        if node in target_nodes:
+        if target_nodes and node in target_nodes:
             for nr in range(node.n_out):
                 if (node, nr) in target_keys:
                     gi = g if node.n_out == 1 else g[nr]
@@ -157,7 +153,9 @@ def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_grap
             if node.saved:
                 node.saved = FREED
             node.out_data = None
-        for i, (gi, edge, meta) in enumerate(zip(grads, node.next, node.in_meta)):
+        i = -1
+        for gi, edge, meta in zip(grads, node.next, node.in_meta):
+            i += 1
             if gi is None or edge is None:
                 continue
             child = edge[0]
