@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="training batch size (default: 32)")
     d.add_argument("--lr", type=float, default=3e-3,
                    help="Adam's initial learning rate (default: 0.003)")
+    d.add_argument("--threads", type=int, default=1,
+                   help="BLAS threads while training, via threadpoolctl when installed "
+                        "(default: 1; the matrices are small, so more threads rarely help; "
+                        "0 leaves BLAS as it is)")
     d.add_argument("--no-progress", action="store_true", help="no progress bars")
     sub.add_parser("bench", help="run the benchmark harness bench/run.py (source checkout)",
                    add_help=False)
@@ -59,7 +63,7 @@ def main(argv=None) -> int:
 
     result = run(epochs=args.epochs, model_kind=args.model, seed=args.seed, out=args.out,
                  batch_size=args.batch_size, lr=args.lr,
-                 progress=not args.no_progress)
+                 progress=not args.no_progress, threads=args.threads or None)
     return 0 if result["test_acc"] > 0.1 else 1
 
 

@@ -53,9 +53,25 @@ def evaluate(model, x, y, batch_size: int = 512) -> float:
     return correct / len(y)
 
 
+def blas_threads(n: int | None):
+    """A context limiting BLAS to `n` threads while the demo trains (needs threadpoolctl,
+    which scikit-learn brings; without it, or with n=None, nothing changes). The demo's
+    matrices are small: one thread is as fast on a quiet machine, and on a busy one BLAS
+    threads spin-wait and can make every step several times slower."""
+    import contextlib
+
+    if n is None:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n, user_api="blas")
+
+
 def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         out: str = "tapegrad-demo", batch_size: int = 32, lr: float = 3e-3,
-        progress: bool = True, log=print) -> dict:
+        progress: bool = True, log=print, threads: int | None = 1) -> dict:
     """Train, evaluate, checkpoint and plot; returns the history and the final accuracy.
 
     Args:
@@ -63,7 +79,13 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         model_kind: "cnn" or "mlp". seed: seeds the split, the initialisation and the shuffling.
         out: folder for the checkpoint, the curve PNG and history.json (created).
         progress: show a tqdm bar (loss and accuracy so far) for each epoch.
+        threads: BLAS threads while training (None: leave BLAS alone); see `blas_threads`.
     """
+    with blas_threads(threads):
+        return _run(epochs, model_kind, seed, out, batch_size, lr, progress, log)
+
+
+def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
     from tqdm.auto import tqdm
 
     import tapegrad as tg
