@@ -86,6 +86,19 @@ def test_plain_safetensors_file_from_elsewhere_loads_as_flat_dict(tmp_path):
     assert list(back) == ["a"] and back["a"].shape == (2, 2)
 
 
+def test_map_location_and_module_hint(tmp_path):
+    tg.save({"w": tg.tensor([1.0])}, tmp_path / "w.safetensors")
+    back = tg.load(tmp_path / "w.safetensors", map_location="cpu", weights_only=True)
+    assert back["w"].device == "cpu"
+
+    class Model:
+        def state_dict(self):
+            return {}
+
+    with pytest.raises(TypeError, match=r"save its \.state_dict\(\) instead"):
+        tg.save(Model(), tmp_path / "m.safetensors")
+
+
 def test_unsaveable_values_raise(tmp_path):
     with pytest.raises(TypeError, match=r"can't save a object at 'cfg.fn'.*no pickle"):
         tg.save({"cfg": {"fn": object()}}, tmp_path / "x.safetensors")

@@ -53,13 +53,16 @@ def save(obj, path) -> None:
         raise
 
 
-def load(path):
+def load(path, map_location=None, *, weights_only=True):
     """Read a file written by `tg.save` (or any safetensors file; a name or a binary file
     object) and return its object.
 
     Tensors come back as `tg.Tensor`s (NumPy arrays saved as arrays), nested dicts, lists
     and tuples as they were. A file that is not valid safetensors, or is truncated, raises
     a ValueError naming the file; nothing is executed while reading.
+
+    `map_location` ("cpu", "cuda") puts the tensors on that device; `weights_only` is
+    accepted for PyTorch code (tapegrad files hold nothing else).
 
     >>> ck = tg.load("ck.safetensors"); net.load_state_dict(ck["model"])
     """
@@ -78,6 +81,9 @@ def load(path):
         raise ValueError(
             f"tg.load: '{path}' is not a valid safetensors file ({e}).{_hint(data)}"
         ) from None
+    if map_location is not None:
+        device = backend.normalize_device(map_location)
+        arrays = {k: backend.to_device(a, device) for k, a in arrays.items()}
     meta = header.get("__metadata__") or {}
     if _META_KEY not in meta:  # a plain safetensors file from elsewhere: a flat dict
         return {k: _tensor(a) for k, a in arrays.items()}
@@ -101,8 +107,12 @@ def _hint(data: bytes) -> str:
     return " Was it written completely by tg.save or safetensors?"
 
 
+def _writable(arr):
+    return arr if getattr(arr.flags, "writeable", True) else arr.copy()
+
+
 def _tensor(arr) -> Tensor:
-    return _wrap(arr if arr.flags.writeable else arr.copy())
+    return _wrap(_writable(arr))
 
 
 def _key(path: tuple) -> str:
@@ -140,9 +150,10 @@ def _encode(obj, path: tuple, arrays: dict):
     if isinstance(obj, (list, tuple)):
         enc = [_encode(v, path + (i,), arrays) for i, v in enumerate(obj)]
         return {"$tu": enc} if isinstance(obj, tuple) else enc
+    hint = " (save its .state_dict() instead)" if hasattr(obj, "state_dict") else ""
     raise TypeError(
-        f"tg.save: can't save a {type(obj).__name__} at '{_key(path)}'; only tensors, arrays, "
-        "numbers, strings, None, and lists/tuples/dicts of them are saved (no pickle)"
+        f"tg.save: can't save a {type(obj).__name__} at '{_key(path)}'{hint}; only tensors, "
+        "arrays, numbers, strings, None, and lists/tuples/dicts of them are saved (no pickle)"
     )
 
 
@@ -154,8 +165,7 @@ def _decode(node, arrays: dict):
     if "$t" in node:
         return _tensor(_lookup(arrays, node["$t"]))
     if "$a" in node:
-        arr = _lookup(arrays, node["$a"])
-        return arr if arr.flags.writeable else arr.copy()
+        return _writable(_lookup(arrays, node["$a"]))
     if "$tu" in node:
         return tuple(_decode(v, arrays) for v in node["$tu"])
     if "$d" in node:
