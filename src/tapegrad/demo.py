@@ -54,8 +54,8 @@ def evaluate(model, x, y, batch_size: int = 512) -> float:
 
 
 def blas_threads(n: int | None):
-    """A context limiting BLAS to `n` threads while the demo trains (needs threadpoolctl,
-    which scikit-learn brings; without it, or with n=None, nothing changes). The demo's
+    """A context limiting BLAS to `n` threads while the demo trains (threadpoolctl, a
+    dependency; should it be missing, or with n=None, nothing changes). The demo's
     matrices are small: one thread is as fast on a quiet machine, and on a busy one BLAS
     threads spin-wait and can make every step several times slower."""
     import contextlib
