@@ -8,6 +8,7 @@ written at the end, so an error half-way leaves every `.grad` as it was.
 """
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -89,8 +90,26 @@ def _add(a, b):
     return b if a is None else a + b
 
 
-def run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_graph=False,
-                 capture=None, write_only=None, force_add=False, allow_unused=False):
+def run_backward(roots, head_grads, **options):
+    """Backpropagate (see `_run_backward`), with Python's cyclic garbage collector paused.
+
+    The graph being consumed is large, live and freed as the backward goes: a collection in
+    the middle would only re-scan it (and made a 10^5-op backward about twice as slow per
+    op as a 10^4-op one). Nothing the backward creates needs the collector; cycles made by
+    user hooks are collected once it is back on.
+    """
+    pause = gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        return _run_backward(roots, head_grads, **options)
+    finally:
+        if pause:
+            gc.enable()
+
+
+def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_graph=False,
+                  capture=None, write_only=None, force_add=False, allow_unused=False):
     """Backpropagate `head_grads` from `roots` (tensors with a graph, validated by the caller).
 
     own_mask: the tapes this backward follows and whose leaves it writes.
