@@ -29,6 +29,26 @@ def _pool_geometry(x, kernel, stride, padding, dilation):
     )
 
 
+def _crop(padding, sizes):
+    """Index that cuts the padding back off a padded (N, C, *sizes) array."""
+    return (slice(None), slice(None)) + tuple(
+        slice(lo, lo + s) for (lo, _), s in zip(padding, sizes, strict=False)
+    )
+
+
+def _grad_op_vjp(other, takes_x=True):
+    """vjp of a gradient op (linear in g, derivative 0 in x, returned as zeros as PyTorch
+    does): the derivative in g is the op `other` applied to h (and x when `takes_x`)."""
+
+    def rule(xp, h, x, needs, **p):
+        dg = None
+        if needs[0]:
+            dg = getattr(xp, other)(h, x, **p) if takes_x else getattr(xp, other)(h, **p)
+        return dg, (xp.zeros_like(x) if needs[1] else None)
+
+    return rule
+
+
 def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
     out_sizes = _pool_geometry(x, kernel, stride, padding, dilation)
     xpad = _padded(xp, x, padding, value=-xp.inf)
@@ -68,10 +88,7 @@ def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
             dxp[sl] = g * m
         else:
             dxp[sl] += g * m
-    crop = (slice(None), slice(None)) + tuple(
-        slice(lo, lo + s) for (lo, _), s in zip(padding, x.shape[2:], strict=False)
-    )
-    return dxp[crop]
+    return dxp[_crop(padding, x.shape[2:])]
 
 
 def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
@@ -125,11 +142,7 @@ def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
     return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
 
 
-@_max_pool_backward.vjp
-def _(xp, h, x, needs, **p):
-    return (xp.max_pool_gather(h, x, **p) if needs[0] else None), (
-        xp.zeros_like(x) if needs[1] else None
-    )
+_max_pool_backward.vjp(_grad_op_vjp("max_pool_gather"))
 
 
 @defop(saves="x", name="max_pool_gather")
@@ -137,11 +150,7 @@ def _max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
     return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
 
 
-@_max_pool_gather.vjp
-def _(xp, g, x, needs, **p):
-    return (xp.max_pool_backward(g, x, **p) if needs[0] else None), (
-        xp.zeros_like(x) if needs[1] else None
-    )
+_max_pool_gather.vjp(_grad_op_vjp("max_pool_backward"))
 
 
 @array_helper
@@ -181,80 +190,55 @@ def _divisor(in_sizes, kernel, stride, padding, dilation, count_include_pad, cei
     return count
 
 
-def _avg_pool_forward(xp, x, kernel, stride, padding, dilation, divisor):
+def _scale(xp, divisor, dtype):
+    return divisor if isinstance(divisor, (int, float)) else xp.asarray(divisor, dtype=dtype)
+
+
+def _avg_setup(
+    x_shape,
+    kernel,
+    stride,
+    padding,
+    dilation=None,
+    count_include_pad=True,
+    ceil_extra=None,
+    divisor_override=None,
+):
+    """(dilation, divisor) of an average pool: the op's optional params resolved."""
+    dilation = dilation or (1,) * len(kernel)
+    if divisor_override:
+        return dilation, float(divisor_override)
+    d = _divisor(
+        tuple(x_shape[2:]),
+        kernel,
+        stride,
+        padding,
+        dilation,
+        count_include_pad,
+        ceil_extra or (0,) * len(kernel),
+    )
+    return dilation, (float(d.flat[0]) if d.min() == d.max() else d)
+
+
+def _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts):
+    dilation, divisor = _avg_setup(x.shape, kernel, stride, padding, **opts)
     out_sizes = _pool_geometry(x, kernel, stride, padding, dilation)
     xpad = _padded(xp, x, padding)
     out = None
     for sl in _offset_slices(kernel, stride, dilation, out_sizes):
         out = xpad[sl].copy(order="K") if out is None else xp.add(out, xpad[sl], out=out)
-    out /= xp.asarray(divisor, dtype=x.dtype) if not isinstance(divisor, (int, float)) else divisor
+    out /= _scale(xp, divisor, x.dtype)
     return out
 
 
-def _avg_pool_backward_forward(xp, g, in_shape, kernel, stride, padding, dilation, divisor):
-    gd = g / (
-        xp.asarray(divisor, dtype=g.dtype) if not isinstance(divisor, (int, float)) else divisor
-    )
+def _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, **opts):
+    dilation, divisor = _avg_setup(in_shape, kernel, stride, padding, **opts)
+    gd = g / _scale(xp, divisor, g.dtype)
     sp = tuple(s + lo + hi for s, (lo, hi) in zip(in_shape[2:], padding, strict=False))
     dxp = xp.zeros((in_shape[1], in_shape[0]) + sp, dtype=g.dtype).swapaxes(0, 1)
     for sl in _offset_slices(kernel, stride, dilation, g.shape[2:]):
         dxp[sl] += gd
-    crop = (slice(None), slice(None)) + tuple(
-        slice(lo, lo + s) for (lo, _), s in zip(padding, in_shape[2:], strict=False)
-    )
-    return dxp[crop]
-
-
-def _avg_divisor(
-    x_shape, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
-):
-    if divisor_override:
-        return float(divisor_override)
-    d = _divisor(
-        tuple(x_shape[2:]), kernel, stride, padding, dilation, count_include_pad, ceil_extra
-    )
-    return float(d.flat[0]) if d.min() == d.max() else d
-
-
-def _avg_params(kernel, dilation, ceil_extra):
-    return dilation or (1,) * len(kernel), ceil_extra or (0,) * len(kernel)
-
-
-def _avg_pool_op_forward(
-    xp,
-    x,
-    kernel,
-    stride,
-    padding,
-    dilation=None,
-    count_include_pad=True,
-    ceil_extra=None,
-    divisor_override=None,
-):
-    dilation, ceil_extra = _avg_params(kernel, dilation, ceil_extra)
-    div = _avg_divisor(
-        x.shape, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
-    )
-    return _avg_pool_forward(xp, x, kernel, stride, padding, dilation, div)
-
-
-def _avg_pool_backward_op_forward(
-    xp,
-    g,
-    in_shape,
-    kernel,
-    stride,
-    padding,
-    dilation=None,
-    count_include_pad=True,
-    ceil_extra=None,
-    divisor_override=None,
-):
-    dilation, ceil_extra = _avg_params(kernel, dilation, ceil_extra)
-    div = _avg_divisor(
-        in_shape, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
-    )
-    return _avg_pool_backward_forward(xp, g, in_shape, kernel, stride, padding, dilation, div)
+    return dxp[_crop(padding, in_shape[2:])]
 
 
 @defop(saves="x", name="avg_pool")
@@ -271,7 +255,15 @@ def _avg_pool(
     divisor_override=None,
 ):
     return _avg_pool_op_forward(
-        xp, x, kernel, stride, padding, dilation, count_include_pad, ceil_extra, divisor_override
+        xp,
+        x,
+        kernel,
+        stride,
+        padding,
+        dilation=dilation,
+        count_include_pad=count_include_pad,
+        ceil_extra=ceil_extra,
+        divisor_override=divisor_override,
     )
 
 
@@ -301,16 +293,14 @@ def _avg_pool_backward(
         kernel,
         stride,
         padding,
-        dilation,
-        count_include_pad,
-        ceil_extra,
-        divisor_override,
+        dilation=dilation,
+        count_include_pad=count_include_pad,
+        ceil_extra=ceil_extra,
+        divisor_override=divisor_override,
     )
 
 
-@_avg_pool_backward.vjp
-def _(xp, h, x, needs, **p):
-    return (xp.avg_pool(h, **p) if needs[0] else None), (xp.zeros_like(x) if needs[1] else None)
+_avg_pool_backward.vjp(_grad_op_vjp("avg_pool", takes_x=False))
 
 
 @array_helper
@@ -369,12 +359,7 @@ def _adaptive_avg_pool_backward(xp, g, x, *, out_size):
     return _adaptive_backward_forward(xp, g, x.shape[2:])
 
 
-@_adaptive_avg_pool_backward.vjp
-def _(xp, h, x, needs, out_size):
-    return (
-        (xp.adaptive_avg_pool(h, out_size=out_size) if needs[0] else None),
-        (xp.zeros_like(x) if needs[1] else None),
-    )
+_adaptive_avg_pool_backward.vjp(_grad_op_vjp("adaptive_avg_pool", takes_x=False))
 
 
 @array_helper
