@@ -98,6 +98,18 @@ def _init_params(module, shapes, hidden_size, dtype, device):
         )
 
 
+def _check_sizes(cls, sizes):
+    """Each (name, value) of `sizes` must be a positive int (bools are not sizes)."""
+    for name, v in sizes:
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
+
+
+def _suffix(layer, d):
+    """Parameter-name suffix of a layer and direction, as PyTorch: _l0, _l0_reverse ..."""
+    return f"_l{layer}" + ("_reverse" if d else "")
+
+
 def _check_hidden(h, shape, what, cls):
     if not isinstance(h, Tensor):
         raise TypeError(f"{cls}: {what} must be a Tensor, got {type(h).__name__}")
@@ -125,13 +137,10 @@ class RNNBase(Module):
     ):
         super().__init__()
         cls = type(self).__name__
-        for name, v in (
-            ("input_size", input_size),
-            ("hidden_size", hidden_size),
-            ("num_layers", num_layers),
-        ):
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
+        _check_sizes(
+            cls,
+            (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)),
+        )
         if not 0.0 <= float(dropout) <= 1.0 or isinstance(dropout, bool):
             raise ValueError(f"{cls}: dropout must be a number in [0, 1], got {dropout!r}")
         if proj_size:
@@ -147,7 +156,7 @@ class RNNBase(Module):
         for layer in range(num_layers):
             width = input_size if layer == 0 else hidden_size * dirs
             for d in range(dirs):
-                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                sfx = _suffix(layer, d)
                 shapes += [
                     ("weight_ih" + sfx, (gates, width)),
                     ("weight_hh" + sfx, (gates, hidden_size)),
@@ -169,7 +178,7 @@ class RNNBase(Module):
         out = []
         for layer in range(self.num_layers):
             for d in range(dirs):
-                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                sfx = _suffix(layer, d)
                 names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if self.bias else [])
                 out.append([getattr(self, n + sfx) for n in names])
         return out
@@ -189,7 +198,7 @@ class RNNBase(Module):
         return s
 
     def _layer_params(self, layer, d):
-        sfx = f"_l{layer}" + ("_reverse" if d else "")
+        sfx = _suffix(layer, d)
         b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
         b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
         return getattr(self, "weight_ih" + sfx), b_ih, getattr(self, "weight_hh" + sfx), b_hh
@@ -383,9 +392,7 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
         cls = type(self).__name__
-        for name, v in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
+        _check_sizes(cls, (("input_size", input_size), ("hidden_size", hidden_size)))
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         gates = _GATES[self._mode] * hidden_size
         shapes = [("weight_ih", (gates, input_size)), ("weight_hh", (gates, hidden_size))]
