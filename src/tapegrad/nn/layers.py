@@ -236,6 +236,19 @@ class Dropout(Module):
 
 
 # ================================================================= normalisation
+def _affine_params(module, affine, bias, shape, kw):
+    """A norm layer's `weight` (ones) and `bias` (zeros) of `shape`, or None where off."""
+    if affine:
+        module.weight = Parameter(ones(shape, **kw))
+        if bias:
+            module.bias = Parameter(zeros(shape, **kw))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
 class _BatchNorm(Module):
     _expected_ndim: tuple = ()
 
@@ -246,15 +259,7 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         kw = _factory(dtype, device)
-        if affine:
-            self.weight = Parameter(ones(num_features, **kw))
-            if bias:
-                self.bias = Parameter(zeros(num_features, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, affine, bias, num_features, kw)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, **kw))
             self.register_buffer("running_var", ones(num_features, **kw))
@@ -327,15 +332,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(s) for s in shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         kw = _factory(dtype, device)
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(zeros(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, elementwise_affine, bias, self.normalized_shape, kw)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -358,15 +355,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
         kw = _factory(dtype, device)
-        if affine:
-            self.weight = Parameter(ones(num_channels, **kw))
-            if bias:
-                self.bias = Parameter(zeros(num_channels, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, affine, bias, num_channels, kw)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
