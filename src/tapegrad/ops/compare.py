@@ -15,7 +15,8 @@ from ..tensor import Tensor
 from .registry import defop, nondifferentiable
 
 
-def _binary_nd(name, fn, doc):
+def _nd_op(name, fn, doc):
+    """A non-differentiable op `name` from `fn(xp, *inputs)` (binary or unary)."""
     fn.__name__ = name
     op = nondifferentiable(name=name)(fn)
     op.__doc__ = doc
@@ -24,44 +25,26 @@ def _binary_nd(name, fn, doc):
 
 # Internal ops carry NumPy's names (rules call xp.equal, xp.logical_and, ...); the public
 # functions below carry PyTorch's.
-_equal = _binary_nd("equal", lambda xp, x, y: x == y, "x == y")
-_not_equal = _binary_nd("not_equal", lambda xp, x, y: x != y, "x != y")
-_less = _binary_nd("less", lambda xp, x, y: x < y, "x < y")
-_less_equal = _binary_nd("less_equal", lambda xp, x, y: x <= y, "x <= y")
-_greater = _binary_nd("greater", lambda xp, x, y: x > y, "x > y")
-_greater_equal = _binary_nd("greater_equal", lambda xp, x, y: x >= y, "x >= y")
-_logical_and = _binary_nd("logical_and", lambda xp, x, y: xp.logical_and(x, y), "x and y")
-_logical_or = _binary_nd("logical_or", lambda xp, x, y: xp.logical_or(x, y), "x or y")
-_logical_xor = _binary_nd("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), "x xor y")
-_bitwise_and = _binary_nd("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), "x & y")
-_bitwise_or = _binary_nd("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), "x | y")
-_bitwise_xor = _binary_nd("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), "x ^ y")
-_floor_divide = _binary_nd("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), "floor(x / y)")
+_equal = _nd_op("equal", lambda xp, x, y: x == y, "x == y")
+_not_equal = _nd_op("not_equal", lambda xp, x, y: x != y, "x != y")
+_less = _nd_op("less", lambda xp, x, y: x < y, "x < y")
+_less_equal = _nd_op("less_equal", lambda xp, x, y: x <= y, "x <= y")
+_greater = _nd_op("greater", lambda xp, x, y: x > y, "x > y")
+_greater_equal = _nd_op("greater_equal", lambda xp, x, y: x >= y, "x >= y")
+_logical_and = _nd_op("logical_and", lambda xp, x, y: xp.logical_and(x, y), "x and y")
+_logical_or = _nd_op("logical_or", lambda xp, x, y: xp.logical_or(x, y), "x or y")
+_logical_xor = _nd_op("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), "x xor y")
+_bitwise_and = _nd_op("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), "x & y")
+_bitwise_or = _nd_op("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), "x | y")
+_bitwise_xor = _nd_op("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), "x ^ y")
+_floor_divide = _nd_op("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), "floor(x / y)")
 
 
-@nondifferentiable(name="logical_not")
-def _logical_not(xp, x):
-    return xp.logical_not(x)
-
-
-@nondifferentiable(name="invert")
-def _invert(xp, x):
-    return xp.invert(x)
-
-
-@nondifferentiable(name="isnan")
-def _isnan(xp, x):
-    return xp.isnan(x)
-
-
-@nondifferentiable(name="isinf")
-def _isinf(xp, x):
-    return xp.isinf(x)
-
-
-@nondifferentiable(name="isfinite")
-def _isfinite(xp, x):
-    return xp.isfinite(x)
+_logical_not = _nd_op("logical_not", lambda xp, x: xp.logical_not(x), "not x")
+_invert = _nd_op("invert", lambda xp, x: xp.invert(x), "~x")
+_isnan = _nd_op("isnan", lambda xp, x: xp.isnan(x), "x is NaN")
+_isinf = _nd_op("isinf", lambda xp, x: xp.isinf(x), "x is +-inf")
+_isfinite = _nd_op("isfinite", lambda xp, x: xp.isfinite(x), "x is neither inf nor NaN")
 
 
 @nondifferentiable(name="isclose")
