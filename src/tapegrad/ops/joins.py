@@ -135,12 +135,7 @@ def _(torch, x, pad_width, mode="constant", value=0.0):
 # ================================================================== public (PyTorch) API
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dimension `dim`; the other sizes must match."""
-    dim = _pick(dim if dim != 0 or axis is None else None, axis)
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("cat: expected a non-empty list of tensors")
-    first = _first_tensor(tensors, "cat")
-    tensors = [_as(t, first) for t in tensors]
+    dim, tensors = _join_args(tensors, dim, axis, "cat")
     ref = tensors[0].shape
     d = _axis(dim, len(ref))
     for i, x in enumerate(tensors[1:], 1):
@@ -158,12 +153,7 @@ concatenate = concat = cat
 
 def stack(tensors, dim=0, *, axis=None):
     """Join tensors of equal shape along a new dimension `dim`."""
-    dim = _pick(dim if dim != 0 or axis is None else None, axis)
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack: expected a non-empty list of tensors")
-    first = _first_tensor(tensors, "stack")
-    tensors = [_as(t, first) for t in tensors]
+    dim, tensors = _join_args(tensors, dim, axis, "stack")
     ref = tensors[0].shape
     for i, x in enumerate(tensors[1:], 1):
         if x.shape != ref:
@@ -188,6 +178,17 @@ def hstack(tensors):
 def vstack(tensors):
     """Join along dimension 0, 1-D tensors as rows."""
     return cat([t if t.ndim >= 2 else reshape(t, (1, -1)) for t in tensors], 0)
+
+
+def _join_args(tensors, dim, axis, what):
+    """(dim, tensors) of cat/stack: dim= or axis=, a non-empty list, non-tensors converted to
+    the first tensor's dtype."""
+    dim = _pick(dim if dim != 0 or axis is None else None, axis)
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{what}: expected a non-empty list of tensors")
+    first = _first_tensor(tensors, what)
+    return dim, [_as(t, first) for t in tensors]
 
 
 def _first_tensor(items, what):
