@@ -94,32 +94,23 @@ def _triangle_samples(rng):
     ]
 
 
-@numpy_op(params=("k",))
-def _tril(xp, x, *, k=0):
-    return xp.tril(x, k)
+def _triangle_op(name):
+    """tril / triu: keep one triangle (from the k-th diagonal); linear, so the rule keeps the
+    same triangle of g."""
+
+    def forward(xp, x, *, k=0):
+        return getattr(xp, name)(x, k)
+
+    forward.__name__ = forward.__qualname__ = "_" + name
+    op = numpy_op(params=("k",))(forward)
+    op.vjp(lambda xp, g, k=0: (getattr(xp, name)(g, k),))
+    op.sample(_triangle_samples)
+    op.reference(lambda torch, x, k=0: getattr(torch, name)(x, k))
+    return op
 
 
-@_tril.vjp
-def _(xp, g, k=0):
-    return (xp.tril(g, k),)
-
-
-_tril.sample(_triangle_samples)
-_tril.reference(lambda torch, x, k=0: torch.tril(x, k))
-
-
-@numpy_op(params=("k",))
-def _triu(xp, x, *, k=0):
-    return xp.triu(x, k)
-
-
-@_triu.vjp
-def _(xp, g, k=0):
-    return (xp.triu(g, k),)
-
-
-_triu.sample(_triangle_samples)
-_triu.reference(lambda torch, x, k=0: torch.triu(x, k))
+_tril = _triangle_op("tril")
+_triu = _triangle_op("triu")
 
 
 # ================================================================== public (PyTorch) API
