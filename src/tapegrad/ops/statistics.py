@@ -254,23 +254,28 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     return _vector_norm(_cast(input, dtype), d, ord=float(p), keepdims=_keep(keepdim, keepdims))
 
 
+def _cumulative(op, what, input, dim, dtype, axis):
+    """cumsum / cumprod: `op` along the one required dimension."""
+    if dim is None and axis is None:
+        raise TypeError(f"{what}(): missing the dimension; pass dim=")
+    d = _dims(what, input, dim, axis)
+    if isinstance(d, tuple):
+        raise TypeError(f"{what}(): dim must be a single int")
+    x = _cast(input, dtype)
+    if d is None:  # a 0-d tensor is its own cumulative sum / product
+        from .elementwise import clone
+
+        return clone(x)
+    return op(x, axis=d)
+
+
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Cumulative sum along `dim` (required).
 
     >>> tg.cumsum(tg.tensor([1, 2, 3]), dim=0)
     tensor([1, 3, 6])
     """
-    if dim is None and axis is None:
-        raise TypeError("cumsum(): missing the dimension; pass dim=")
-    d = _dims("cumsum", input, dim, axis)
-    if isinstance(d, tuple):
-        raise TypeError("cumsum(): dim must be a single int")
-    x = _cast(input, dtype)
-    if d is None:  # a 0-d tensor is its own cumulative sum
-        from .elementwise import clone
-
-        return clone(x)
-    return _cumsum(x, axis=d)
+    return _cumulative(_cumsum, "cumsum", input, dim, dtype, axis)
 
 
 def cumprod(input, dim=None, *, dtype=None, axis=None):
@@ -279,17 +284,7 @@ def cumprod(input, dim=None, *, dtype=None, axis=None):
     >>> tg.cumprod(tg.tensor([1, 2, 3]), dim=0)
     tensor([1, 2, 6])
     """
-    if dim is None and axis is None:
-        raise TypeError("cumprod(): missing the dimension; pass dim=")
-    d = _dims("cumprod", input, dim, axis)
-    if isinstance(d, tuple):
-        raise TypeError("cumprod(): dim must be a single int")
-    x = _cast(input, dtype)
-    if d is None:
-        from .elementwise import clone
-
-        return clone(x)
-    return _cumprod(x, axis=d)
+    return _cumulative(_cumprod, "cumprod", input, dim, dtype, axis)
 
 __all__ = ["var", "std", "logsumexp", "norm", "cumsum", "cumprod"]
 for _f in (var, std, logsumexp, norm, cumsum, cumprod):
