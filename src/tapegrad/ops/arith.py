@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ..tensor import Tensor
 from .registry import defop
 
 
@@ -123,12 +124,12 @@ def _(rng):
 
 def add(input, other, *, alpha=1):
     """input + alpha * other, broadcasting."""
-    return _add(input, other if alpha == 1 else _mul(other, alpha))
+    return _add(input, other if alpha == 1 else other * alpha)
 
 
 def sub(input, other, *, alpha=1):
     """input - alpha * other, broadcasting."""
-    return _sub(input, other if alpha == 1 else _mul(other, alpha))
+    return _sub(input, other if alpha == 1 else other * alpha)
 
 
 def mul(input, other):
@@ -136,7 +137,8 @@ def mul(input, other):
 
 
 def div(input, other, *, rounding_mode=None):
-    """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like result."""
+    """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like
+    result."""
     if rounding_mode is None:
         return _div(input, other)
     from .elementwise import floor, trunc
@@ -156,6 +158,12 @@ def pow(input, exponent):  # noqa: A001
 multiply, divide, subtract, negative, true_divide = mul, div, sub, neg, div
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "multiply", "divide", "subtract",
            "negative", "true_divide"]
+
+# methods, as in PyTorch: x.add(y, alpha=2), x.neg(), x.pow(2) ...
+Tensor.add, Tensor.sub, Tensor.mul, Tensor.div = add, sub, mul, div
+Tensor.neg, Tensor.pow = neg, pow
+Tensor.multiply, Tensor.divide, Tensor.subtract = mul, div, sub
+Tensor.negative, Tensor.true_divide = neg, div
 
 
 _add.reference(lambda torch, x, y: x + y)
