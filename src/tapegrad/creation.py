@@ -101,20 +101,28 @@ def _like(t, dtype):
     return dtypes.as_dtype(dtype) if dtype is not None else t.dtype
 
 
-def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return _filled(0, t.shape, _like(t, dtype), t.device, requires_grad)
+def zeros_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """Zeros of `t`'s shape, with its dtype and device unless given."""
+    return _filled(0, t.shape, _like(t, dtype), device or t.device, requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return _filled(1, t.shape, _like(t, dtype), t.device, requires_grad)
+def ones_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """Ones of `t`'s shape, with its dtype and device unless given."""
+    return _filled(1, t.shape, _like(t, dtype), device or t.device, requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return _filled(0, t.shape, _like(t, dtype), t.device, requires_grad)
+def empty_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """An uninitialised (zero) tensor of `t`'s shape, dtype and device unless given."""
+    return _filled(0, t.shape, _like(t, dtype), device or t.device, requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    return _filled(fill_value, t.shape, _like(t, dtype), t.device, requires_grad)
+def full_like(t, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """`fill_value` in `t`'s shape, with its dtype and device unless given.
+
+    >>> tg.full_like(tg.zeros(2), 7.0, device="cpu")
+    tensor([7., 7.])
+    """
+    return _filled(fill_value, t.shape, _like(t, dtype), device or t.device, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=False) -> Tensor:
