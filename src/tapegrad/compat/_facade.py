@@ -40,6 +40,14 @@ def resolve(target: str):
     return obj
 
 
+def core_aliases(*same: str, **renamed: str) -> dict:
+    """An `aliases` table of top-level core functions: each of `same` under its own name, and
+    `renamed` as facade name -> core name (`core_aliases("exp", negative="neg")`)."""
+    table = {name: f"tapegrad:{name}" for name in same}
+    table.update({name: f"tapegrad:{core}" for name, core in renamed.items()})
+    return table
+
+
 def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | None = None):
     """A module `__getattr__` resolving `aliases` lazily and refusing everything else."""
     hints = hints or {}

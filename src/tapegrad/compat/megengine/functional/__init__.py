@@ -12,7 +12,7 @@ the losses.
 """
 from __future__ import annotations
 
-from ..._facade import facade_dir, facade_getattr
+from ..._facade import core_aliases, facade_dir, facade_getattr
 from ...mxnet import _arrays as _np_style
 from .._tensor import tensor as _tensor
 from . import nn  # noqa: F401
@@ -150,24 +150,17 @@ def _shape(shape):
     return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
 
 
-_CORE = "tapegrad"
-ALIASES = {
-    name: f"{_CORE}:{name}" for name in (
-        "abs", "exp", "log", "log1p", "expm1", "sqrt", "square", "sin", "cos", "tan", "tanh",
-        "sigmoid", "relu", "floor", "ceil", "round", "sign", "maximum", "minimum", "where",
-        "sum", "mean", "prod", "argmax", "argmin", "cumsum", "logsumexp", "expand_dims",
-        "broadcast_to", "tile", "gather", "scatter", "add", "sub", "mul", "div", "pow",
-        "zeros_like", "ones_like", "full_like", "equal", "not_equal", "isnan", "isinf",
-        "erf", "neg",
-    )
-}
-ALIASES.update({
-    "floor_div": f"{_CORE}:floor_divide", "mod": f"{_CORE}:remainder",
-    "less": f"{_CORE}:lt", "less_equal": f"{_CORE}:le", "greater": f"{_CORE}:gt",
-    "greater_equal": f"{_CORE}:ge", "logical_and": f"{_CORE}:logical_and",
-    "logical_or": f"{_CORE}:logical_or", "logical_not": f"{_CORE}:logical_not",
-    "dot": f"{_CORE}:dot", "linear": f"{_CORE}.nn.functional:linear",
-})
+ALIASES = core_aliases(
+    "abs", "exp", "log", "log1p", "expm1", "sqrt", "square", "sin", "cos", "tan", "tanh",
+    "sigmoid", "relu", "floor", "ceil", "round", "sign", "maximum", "minimum", "where",
+    "sum", "mean", "prod", "argmax", "argmin", "cumsum", "logsumexp", "expand_dims",
+    "broadcast_to", "tile", "gather", "scatter", "add", "sub", "mul", "div", "pow",
+    "zeros_like", "ones_like", "full_like", "equal", "not_equal", "isnan", "isinf",
+    "erf", "neg", "logical_and", "logical_or", "logical_not", "dot",
+    floor_div="floor_divide", mod="remainder", less="lt", less_equal="le", greater="gt",
+    greater_equal="ge",
+)
+ALIASES["linear"] = "tapegrad.nn.functional:linear"
 HINTS = {
     "topk": "not provided; use .numpy() and NumPy",
     "sort": "not provided; use .numpy() and NumPy",

@@ -11,7 +11,7 @@ otherwise (NumPy arrays included, as `mx.nd.array` does); legacy argument names 
 from __future__ import annotations
 
 from ....tensor import Tensor as NDArray
-from ..._facade import facade_dir, facade_getattr
+from ..._facade import core_aliases, facade_dir, facade_getattr
 from .. import _arrays
 from .._arrays import empty, full, ones, zeros  # noqa: F401
 from . import random  # noqa: F401
@@ -199,24 +199,14 @@ def sigmoid(data):
     return _tg().sigmoid(data)
 
 
-_CORE = "tapegrad"
-ALIASES = {
-    "exp": f"{_CORE}:exp", "log": f"{_CORE}:log", "sqrt": f"{_CORE}:sqrt",
-    "square": f"{_CORE}:square", "abs": f"{_CORE}:abs", "sign": f"{_CORE}:sign",
-    "tanh": f"{_CORE}:tanh", "sin": f"{_CORE}:sin", "cos": f"{_CORE}:cos",
-    "log1p": f"{_CORE}:log1p", "expm1": f"{_CORE}:expm1", "reciprocal": f"{_CORE}:reciprocal",
-    "rsqrt": f"{_CORE}:rsqrt", "floor": f"{_CORE}:floor", "ceil": f"{_CORE}:ceil",
-    "round": f"{_CORE}:round", "negative": f"{_CORE}:neg", "maximum": f"{_CORE}:maximum",
-    "minimum": f"{_CORE}:minimum", "where": f"{_CORE}:where", "power": f"{_CORE}:pow",
-    "prod": f"{_CORE}:prod", "argmax": f"{_CORE}:argmax", "argmin": f"{_CORE}:argmin",
-    "norm": f"{_CORE}:norm", "expand_dims": f"{_CORE}:expand_dims",
-    "broadcast_to": f"{_CORE}:broadcast_to", "swapaxes": f"{_CORE}:swapaxes",
-    "tile": f"{_CORE}:tile", "broadcast_add": f"{_CORE}:add", "broadcast_sub": f"{_CORE}:sub",
-    "broadcast_mul": f"{_CORE}:mul", "broadcast_div": f"{_CORE}:div",
-    "broadcast_maximum": f"{_CORE}:maximum", "broadcast_minimum": f"{_CORE}:minimum",
-    "elemwise_add": f"{_CORE}:add", "elemwise_sub": f"{_CORE}:sub",
-    "elemwise_mul": f"{_CORE}:mul", "elemwise_div": f"{_CORE}:div",
-}
+ALIASES = core_aliases(
+    "exp", "log", "sqrt", "square", "abs", "sign", "tanh", "sin", "cos", "log1p", "expm1",
+    "reciprocal", "rsqrt", "floor", "ceil", "round", "maximum", "minimum", "where", "prod",
+    "argmax", "argmin", "norm", "expand_dims", "broadcast_to", "swapaxes", "tile", negative="neg",
+    power="pow", broadcast_add="add", broadcast_sub="sub", broadcast_mul="mul",
+    broadcast_div="div", broadcast_maximum="maximum", broadcast_minimum="minimum",
+    elemwise_add="add", elemwise_sub="sub", elemwise_mul="mul", elemwise_div="div",
+)
 HINTS = {
     "Convolution": "use mx.gluon.nn.Conv2D, or tapegrad.nn.functional.conv2d",
     "Pooling": "use mx.gluon.nn.MaxPool2D, or tapegrad.nn.functional.max_pool2d",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from ....tensor import Tensor as ndarray
-from ..._facade import facade_dir, facade_getattr
+from ..._facade import core_aliases, facade_dir, facade_getattr
 from .. import _arrays
 from .._arrays import (  # noqa: F401
     amax,
@@ -116,33 +116,19 @@ def ndim(a):
     return a.ndim
 
 
-_CORE = "tapegrad"
-ALIASES = {
+ALIASES = core_aliases(
     # elementwise
-    "abs": f"{_CORE}:abs", "absolute": f"{_CORE}:abs", "negative": f"{_CORE}:neg",
-    "exp": f"{_CORE}:exp", "expm1": f"{_CORE}:expm1", "log": f"{_CORE}:log",
-    "log1p": f"{_CORE}:log1p", "log2": f"{_CORE}:log2", "sqrt": f"{_CORE}:sqrt",
-    "square": f"{_CORE}:square", "reciprocal": f"{_CORE}:reciprocal", "sin": f"{_CORE}:sin",
-    "cos": f"{_CORE}:cos", "tan": f"{_CORE}:tan", "tanh": f"{_CORE}:tanh",
-    "sign": f"{_CORE}:sign", "floor": f"{_CORE}:floor", "ceil": f"{_CORE}:ceil",
-    "round": f"{_CORE}:round", "around": f"{_CORE}:round", "maximum": f"{_CORE}:maximum",
-    "minimum": f"{_CORE}:minimum", "where": f"{_CORE}:where", "power": f"{_CORE}:pow",
-    "add": f"{_CORE}:add", "subtract": f"{_CORE}:sub", "multiply": f"{_CORE}:mul",
-    "divide": f"{_CORE}:div", "true_divide": f"{_CORE}:div",
+    "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "square", "reciprocal", "sin", "cos",
+    "tan", "tanh", "sign", "floor", "ceil", "round", "maximum", "minimum", "where", "add",
     # reductions (NumPy's axis=/keepdims= are accepted by the core)
-    "sum": f"{_CORE}:sum", "mean": f"{_CORE}:mean", "prod": f"{_CORE}:prod",
-    "argmax": f"{_CORE}:argmax", "argmin": f"{_CORE}:argmin", "all": f"{_CORE}:all",
-    "any": f"{_CORE}:any",
+    "sum", "mean", "prod", "argmax", "argmin", "all", "any",
     # linear algebra and shapes
-    "matmul": f"{_CORE}:matmul",
-    "einsum": f"{_CORE}:einsum", "outer": f"{_CORE}:outer",
-    "expand_dims": f"{_CORE}:expand_dims", "swapaxes": f"{_CORE}:swapaxes",
-    "moveaxis": f"{_CORE}:moveaxis", "broadcast_to": f"{_CORE}:broadcast_to",
-    "tile": f"{_CORE}:tile",
+    "matmul", "einsum", "outer", "expand_dims", "swapaxes", "moveaxis", "broadcast_to", "tile",
+    absolute="abs", negative="neg", around="round", power="pow", subtract="sub",
+    multiply="mul", divide="div", true_divide="div",
     # comparisons (never differentiable)
-    "equal": f"{_CORE}:eq", "not_equal": f"{_CORE}:ne", "greater": f"{_CORE}:gt",
-    "greater_equal": f"{_CORE}:ge", "less": f"{_CORE}:lt", "less_equal": f"{_CORE}:le",
-}
+    equal="eq", not_equal="ne", greater="gt", greater_equal="ge", less="lt", less_equal="le",
+)
 HINTS = {
     "asnumpy": "arrays have an .asnumpy() method",
     "save": "use tapegrad.save(dict_of_arrays, path)",
