@@ -14,6 +14,7 @@ and half where the inputs tie.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -248,13 +249,19 @@ def _maximum(xp, x, y):
     return xp.maximum(x, y)
 
 
+def _extremum_grad(xp, g, x, y, needs, wins):
+    """maximum/minimum rule: g to the input that `wins(a, b)` over the other, half each on a
+    tie (as PyTorch)."""
+    tie = x == y
+    half = g * 0.5
+    gx = xp.where(tie, half, xp.where(wins(x, y), g, 0.0)) if needs[0] else None
+    gy = xp.where(tie, half, xp.where(wins(y, x), g, 0.0)) if needs[1] else None
+    return gx, gy
+
+
 @_maximum.vjp
 def _(xp, g, x, y, needs):
-    tie = x == y
-    half = g * 0.5  # ties split the gradient, as in PyTorch
-    gx = xp.where(tie, half, xp.where(x > y, g, 0.0)) if needs[0] else None
-    gy = xp.where(tie, half, xp.where(x < y, g, 0.0)) if needs[1] else None
-    return gx, gy
+    return _extremum_grad(xp, g, x, y, needs, operator.gt)
 
 
 @defop(saves=("x", "y"), name="minimum")
@@ -264,11 +271,7 @@ def _minimum(xp, x, y):
 
 @_minimum.vjp
 def _(xp, g, x, y, needs):
-    tie = x == y
-    half = g * 0.5
-    gx = xp.where(tie, half, xp.where(x < y, g, 0.0)) if needs[0] else None
-    gy = xp.where(tie, half, xp.where(x > y, g, 0.0)) if needs[1] else None
-    return gx, gy
+    return _extremum_grad(xp, g, x, y, needs, operator.lt)
 
 
 def _as_ref_tensor(torch, v, like):
