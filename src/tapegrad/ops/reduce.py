@@ -184,24 +184,18 @@ _amax, _amin = _extreme("amax", "max"), _extreme("amin", "min")
 _max_op, _min_op = _extreme("max", "max"), _extreme("min", "min")  # NumPy's names, for rules
 
 
-@nondifferentiable(name="argmax")
-def _argmax(xp, x, *, axis=None, keepdims=False):
-    return xp.argmax(x, axis=axis, keepdims=keepdims)
+def _nd_reduction(name):
+    """A non-differentiable reduction op `name`(x, axis=None, keepdims=False), as NumPy's."""
+
+    def forward(xp, x, *, axis=None, keepdims=False):
+        return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+
+    forward.__name__ = forward.__qualname__ = "_" + name
+    return nondifferentiable(name=name)(forward)
 
 
-@nondifferentiable(name="argmin")
-def _argmin(xp, x, *, axis=None, keepdims=False):
-    return xp.argmin(x, axis=axis, keepdims=keepdims)
-
-
-@nondifferentiable(name="all")
-def _all(xp, x, *, axis=None, keepdims=False):
-    return xp.all(x, axis=axis, keepdims=keepdims)
-
-
-@nondifferentiable(name="any")
-def _any(xp, x, *, axis=None, keepdims=False):
-    return xp.any(x, axis=axis, keepdims=keepdims)
+_argmax, _argmin = _nd_reduction("argmax"), _nd_reduction("argmin")
+_all, _any = _nd_reduction("all"), _nd_reduction("any")
 
 
 # ------------------------------------------------------------ public functions
