@@ -469,6 +469,55 @@ def test_dim_axis_keepdim_keepdims_spellings():
     assert tg.mean(t, axis=-1).tolist() == tg.mean(t, dim=-1).tolist() == [1.0, 4.0]
 
 
+@pytest.mark.parametrize("name", [
+    "unsqueeze", "expand_dims", "split", "chunk", "index_select", "gather", "take_along_axis",
+    "scatter_add", "cat", "stack", "squeeze", "flip", "cumsum", "softmax",
+])
+def test_shape_and_index_functions_take_dim_or_axis(name):
+    t = tg.arange(24.0).reshape(2, 3, 4)
+    idx = tg.tensor([[[2, 0, 1, 0]], [[1, 1, 0, 2]]])
+    calls = {
+        "unsqueeze": lambda **k: tg.unsqueeze(t, **k),
+        "expand_dims": lambda **k: tg.expand_dims(t, **k),
+        "split": lambda **k: tg.split(t, [1, 2], **k)[1],
+        "chunk": lambda **k: tg.chunk(t, 3, **k)[2],
+        "index_select": lambda **k: tg.index_select(t, index=tg.tensor([2, 0]), **k),
+        "gather": lambda **k: tg.gather(t, index=idx, **k),
+        "take_along_axis": lambda **k: tg.take_along_axis(t, idx, **k),
+        "scatter_add": lambda **k: tg.scatter_add(tg.zeros(2, 3, 4), index=idx, src=t[:, :1],
+                                                  **k),
+        "cat": lambda **k: tg.cat([t, t], **k),
+        "stack": lambda **k: tg.stack([t, t], **k),
+        "squeeze": lambda **k: tg.squeeze(t[:, :1], **k),
+        "flip": lambda **k: tg.flip(t, **{"dims" if "dim" in k else "axis": k.popitem()[1]}),
+        "cumsum": lambda **k: tg.cumsum(t, **k),
+        "softmax": lambda **k: tg.nn.functional.softmax(t, **k),
+    }
+    with_dim, with_axis = calls[name](dim=1), calls[name](axis=1)
+    assert with_dim.shape == with_axis.shape and with_dim.tolist() == with_axis.tolist()
+
+
+def test_methods_take_axis_too():
+    t = tg.arange(6.0).reshape(2, 3)
+    idx = tg.tensor([[2], [0]])
+    assert t.unsqueeze(axis=1).shape == (2, 1, 3)
+    assert t.split(2, axis=1)[1].tolist() == [[2.0], [5.0]]
+    assert t.chunk(3, axis=1)[0].tolist() == [[0.0], [3.0]]
+    assert t.index_select(axis=1, index=tg.tensor([2])).tolist() == [[2.0], [5.0]]
+    assert t.gather(axis=1, index=idx).tolist() == [[2.0], [3.0]]
+    assert t.sum(axis=1, keepdims=True).tolist() == [[3.0], [12.0]]
+
+
+def test_dim_and_axis_together_or_neither_raise():
+    t = tg.zeros(2, 3)
+    with pytest.raises(TypeError, match="not both"):
+        tg.unsqueeze(t, 0, axis=1)
+    with pytest.raises(TypeError, match="missing argument 'dim'"):
+        tg.gather(t, index=tg.zeros(2, 3, dtype=tg.int64))
+    with pytest.raises(TypeError, match="missing argument 'index'"):
+        tg.index_select(t, 0)
+
+
 def test_max_ties_share_the_gradient():
     x = tg.tensor([1.0, 3.0, 3.0], requires_grad=True)
     x.max().backward()

@@ -14,6 +14,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor, _axis
 from .index import _index_array, _named, check_not_view_of_leaf, getitem
+from .numpy_style import _need_dim, _pick
 from .registry import apply_inplace
 from .shape import _call, numpy_op, reshape
 
@@ -169,10 +170,10 @@ def _gather_args(input, dim, index, what):
     return d, idx
 
 
-def gather(input, dim, index):
+def gather(input, dim=None, index=None, *, axis=None):
     """out[i][j] = input[index[i][j]][j] (dim=0): pick along `dim` at `index`, which has the
     tensor's number of dimensions (and may be smaller in the others)."""
-    d, idx = _gather_args(input, dim, index, "gather")
+    d, idx = _gather_args(input, _need_dim(dim, axis, "gather"), index, "gather")
     if any(a < b for i, (a, b) in enumerate(zip(idx.shape, input.shape, strict=False)) if i != d):
         input = getitem(input, tuple(_slice(None) if i == d else _slice(0, a)
                                      for i, a in enumerate(idx.shape)))
@@ -188,9 +189,9 @@ def take_along_dim(input, indices, dim=None):
     return _call(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
 
 
-def take_along_axis(input, indices, axis):
-    """NumPy's name for take_along_dim."""
-    return take_along_dim(input, indices, axis)
+def take_along_axis(input, indices, axis=None, *, dim=None):
+    """NumPy's name for take_along_dim (`axis` or `dim`; None flattens)."""
+    return take_along_dim(input, indices, _pick(dim, axis))
 
 
 def _scatter_src(src, idx, like):
@@ -201,9 +202,11 @@ def _scatter_src(src, idx, like):
     return src
 
 
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim=None, index=None, src=None, *, axis=None):
     """out = input with src[i][j] added at [index[i][j]][j] (dim=0); repeats add up."""
-    d, idx = _gather_args(input, dim, index, "scatter_add")
+    if src is None:
+        raise TypeError("scatter_add() missing argument 'src'")
+    d, idx = _gather_args(input, _need_dim(dim, axis, "scatter_add"), index, "scatter_add")
     return _call(_scatter_add, input, _scatter_src(src, idx, input), indices=idx, axis=d)
 
 

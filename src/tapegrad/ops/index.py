@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor, _axis
+from .numpy_style import _need_dim
 from .registry import apply_inplace, check_inplace_allowed
 from .shape import _call, numpy_op, reshape  # noqa: F401  (reshape: importable from here)
 from .xp import array_helper
@@ -278,6 +279,8 @@ def setitem(input, key, value):
 
 
 def _index_array(index, what):
+    if index is None:
+        raise TypeError(f"{what}() missing argument 'index'")
     arr = index._data if isinstance(index, Tensor) else np.asarray(index)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"{what}: expected an integer index tensor, got dtype {arr.dtype}")
@@ -301,9 +304,9 @@ def select(input, dim, index):
     return getitem(input, (_slice(None),) * d + (int(index),))
 
 
-def index_select(input, dim, index):
-    """The entries of `input` at the 1-D integer `index` along `dim`."""
-    d = _axis(dim, max(input.ndim, 1))
+def index_select(input, dim=None, index=None, *, axis=None):
+    """The entries of `input` at the 1-D integer `index` along `dim` (or `axis`)."""
+    d = _axis(_need_dim(dim, axis, "index_select"), max(input.ndim, 1))
     idx = _index_array(index, "index_select").reshape(-1)
     return getitem(input, (_slice(None),) * d + (idx,))
 

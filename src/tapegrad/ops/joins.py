@@ -213,11 +213,11 @@ def _narrow(input, d, start, stop):
     return getitem(input, key)
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections, dim=0, *, axis=None):
     """PyTorch's split: chunks of size `split_size_or_sections` (the last may be smaller), or
     pieces of the listed sizes (which must add up to the dimension). Returns a tuple of views.
     """
-    d = _axis(dim, tensor.ndim)
+    d = _axis(_pick(dim if dim != 0 or axis is None else None, axis), tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -255,8 +255,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(_narrow(input, d, int(a), int(b)) for a, b in pairs)
 
 
-def chunk(input, chunks, dim=0):
+def chunk(input, chunks, dim=0, *, axis=None):
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when they run out)."""
+    dim = _pick(dim if dim != 0 or axis is None else None, axis)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[_axis(dim, input.ndim)]

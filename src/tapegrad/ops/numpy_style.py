@@ -83,3 +83,11 @@ def _pick(dim, axis, name="dim"):
             raise TypeError(f"pass {name}= or axis=, not both")
         return axis
     return dim
+
+
+def _need_dim(dim, axis, what):
+    """dim= or axis= (one of them, required), as PyTorch and NumPy users spell it."""
+    dim = _pick(dim, axis)
+    if dim is None:
+        raise TypeError(f"{what}() missing argument 'dim' (or axis=)")
+    return dim

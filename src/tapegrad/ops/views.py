@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _axis
-from .numpy_style import _call, _dims_arg, _norm_axes, _pick, numpy_op
+from .numpy_style import _call, _dims_arg, _need_dim, _norm_axes, _pick, numpy_op
 from .xp import sum_to_axes
 
 
@@ -265,8 +265,9 @@ def squeeze(input, dim=None, *, axis=None):
     return _call(_squeeze, input, axis=axes, in_shape=shape) if axes else input
 
 
-def unsqueeze(input, dim):
+def unsqueeze(input, dim=None, *, axis=None):
     """Insert a size-1 dimension at `dim` (-1 appends one)."""
+    dim = _need_dim(dim, axis, "unsqueeze")
     nd = input.ndim + 1
     if not -nd <= dim < nd:
         raise IndexError(
@@ -275,9 +276,9 @@ def unsqueeze(input, dim):
     return _call(_expand_dims, input, axis=dim % nd)
 
 
-def expand_dims(input, axis):
+def expand_dims(input, axis=None, *, dim=None):
     """NumPy's expand_dims: insert size-1 dimensions at `axis` (int or tuple)."""
-    return _call(_expand_dims, input, axis=axis)
+    return _call(_expand_dims, input, axis=_need_dim(dim, axis, "expand_dims"))
 
 
 def transpose(input, dim0, dim1):
