@@ -20,6 +20,8 @@ class Adagrad(Optimizer):
     >>> opt = tg.optim.Adagrad(net.parameters(), lr=0.1)
     """
 
+    _nonnegative = ("lr_decay", "weight_decay", "initial_accumulator_value", "eps")
+
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
                  initial_accumulator_value=0.0, eps=1e-10, *, maximize=False):
         defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
@@ -35,12 +37,6 @@ class Adagrad(Optimizer):
             self.state.setdefault(p, {
                 "step": 0, "sum": np.full_like(p._data, group["initial_accumulator_value"]),
             })
-
-    def _validate_group(self, group):
-        super()._validate_group(group)
-        for name in ("lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
-            if group[name] < 0:
-                raise ValueError(f"Invalid {name} value: {group[name]}; it must be >= 0")
 
     def _update(self, group, params, grads, states):
         lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]

@@ -38,6 +38,8 @@ class Optimizer:
     >>> opt = tg.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.1}], lr=0.01)
     """
 
+    _nonnegative: tuple = ()  # group options `_validate_group` requires to be >= 0
+
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
         self.state: dict = {}  # parameter tensor -> {name: array or number}
@@ -99,6 +101,9 @@ class Optimizer:
         lr = group.get("lr")
         if lr is not None and not (isinstance(lr, (int, float)) and lr >= 0):
             raise ValueError(f"Invalid learning rate: {lr!r}; lr must be a number >= 0")
+        for name in self._nonnegative:
+            if group[name] < 0:
+                raise ValueError(f"Invalid {name} value: {group[name]}; it must be >= 0")
 
     # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:

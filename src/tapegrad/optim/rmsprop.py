@@ -20,17 +20,13 @@ class RMSprop(Optimizer):
     >>> opt = tg.optim.RMSprop(net.parameters(), lr=1e-3, momentum=0.9)
     """
 
+    _nonnegative = ("alpha", "eps", "weight_decay", "momentum")
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
                  centered=False, *, maximize=False):
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                         momentum=momentum, centered=centered, maximize=maximize)
         super().__init__(params, defaults)
-
-    def _validate_group(self, group):
-        super()._validate_group(group)
-        for name in ("alpha", "eps", "weight_decay", "momentum"):
-            if group[name] < 0:
-                raise ValueError(f"Invalid {name} value: {group[name]}; it must be >= 0")
 
     def _update(self, group, params, grads, states):
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
