@@ -111,6 +111,17 @@ def transpose(a, axes=None) -> Tensor:
     return _core().permute(a, axes)
 
 
+def batch_matmul(a, b, transpose_a=False, transpose_b=False) -> Tensor:
+    """a @ b batched over the leading axes, either operand's last two axes swapped first
+    (`mx.nd.batch_dot`, `mge.functional.matmul`)."""
+    tg = _core()
+    if transpose_a:
+        a = tg.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = tg.swapaxes(b, -1, -2)
+    return tg.matmul(a, b)
+
+
 def split(ary, indices_or_sections, axis=0) -> list:
     """NumPy's split: an int gives that many equal parts, a list gives split indices."""
     n = ary.shape[axis]

@@ -29,12 +29,7 @@ def _tg():
 def matmul(inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default",
            format="default"):  # noqa: A002
     """Matrix product (batched over leading axes), optionally transposing either operand."""
-    tg = _tg()
-    if transpose_a:
-        inp1 = tg.swapaxes(inp1, -1, -2)
-    if transpose_b:
-        inp2 = tg.swapaxes(inp2, -1, -2)
-    return tg.matmul(inp1, inp2)
+    return _np_style.batch_matmul(inp1, inp2, transpose_a, transpose_b)
 
 
 def transpose(inp, pattern):

@@ -54,12 +54,7 @@ def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None):
 
 
 def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False):
-    tg = _tg()
-    if transpose_a:
-        lhs = tg.swapaxes(lhs, -1, -2)
-    if transpose_b:
-        rhs = tg.swapaxes(rhs, -1, -2)
-    return tg.matmul(lhs, rhs)
+    return _arrays.batch_matmul(lhs, rhs, transpose_a, transpose_b)
 
 
 def transpose(data, axes=()):
