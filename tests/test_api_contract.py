@@ -378,6 +378,28 @@ def test_operators_with_python_and_numpy_scalars_keep_float32(scalar):
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, err_msg=op)
 
 
+def test_int_tensors_never_promote_a_float32_graph_to_float64():
+    ints = tg.tensor([1, 2])
+    assert (ints * 2.5).dtype == tg.float32 and (ints * 2.5).tolist() == [2.5, 5.0]
+    assert (ints / 2).dtype == tg.float32 and (ints / ints).tolist() == [1.0, 1.0]
+    assert (ints + tg.ones(2)).dtype == tg.float32 and tg.sqrt(tg.tensor([4])).tolist() == [2.0]
+    assert (ints * np.float64(0.5)).dtype == tg.float32
+    assert (tg.ones(2, dtype=tg.float16) * ints).dtype == tg.float16
+    w = tg.ones(2, requires_grad=True)
+    y = (w * tg.arange(2)).sum()  # an int64 constant in a float32 graph
+    y.backward()
+    assert y.dtype == tg.float32 and w.grad.dtype == tg.float32 and w.grad.tolist() == [0.0, 1.0]
+    # float64 asked for: an input, dtype=, or the default dtype
+    assert (tg.ones(2, dtype=tg.float64) * ints).dtype == tg.float64
+    assert ints.double().dtype == tg.float64 and ints.sum(dtype=tg.float64).dtype == tg.float64
+    old = tg.get_default_dtype()
+    try:
+        tg.set_default_dtype(tg.float64)
+        assert (ints * 2.5).dtype == tg.float64
+    finally:
+        tg.set_default_dtype(old)
+
+
 def test_operators_between_tensors_and_their_gradients():
     a = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     b = tg.tensor([[2.0, 0.5], [1.0, 2.0]], requires_grad=True)
