@@ -236,30 +236,34 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 # ---------------------------------------------------------------- pooling
-class _MaxPoolNd(Module):
+class _PoolNd(Module):
+    """Pooling modules: forward is `_pool(nd, name, input, *attributes named in _args)`."""
+
     _nd = 2
+    _args: tuple = ()
+
+    def _set_window(self, kernel_size, stride, padding):
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input):
+        return type(self)._pool(
+            self._nd, type(self).__name__, input, *[getattr(self, a) for a in self._args]
+        )
+
+
+class _MaxPoolNd(_PoolNd):
+    _pool = staticmethod(F._max_poolnd)
+    _args = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
 
     def __init__(
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
     ):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+        self._set_window(kernel_size, stride, padding)
+        self.dilation, self.ceil_mode = dilation, ceil_mode
         self.return_indices = return_indices
-
-    def forward(self, input):
-        return F._max_poolnd(
-            self._nd,
-            type(self).__name__,
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
 
     def extra_repr(self) -> str:
         return (
@@ -282,8 +286,16 @@ class MaxPool2d(_MaxPoolNd):
     _nd = 2
 
 
-class _AvgPoolNd(Module):
-    _nd = 2
+class _AvgPoolNd(_PoolNd):
+    _pool = staticmethod(F._avg_poolnd)
+    _args = (
+        "kernel_size",
+        "stride",
+        "padding",
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+    )
 
     def __init__(
         self,
@@ -295,23 +307,9 @@ class _AvgPoolNd(Module):
         divisor_override=None,
     ):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
+        self._set_window(kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, input):
-        return F._avg_poolnd(
-            self._nd,
-            type(self).__name__,
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -334,15 +332,13 @@ class AvgPool2d(_AvgPoolNd):
     _nd = 2
 
 
-class _AdaptiveAvgPoolNd(Module):
-    _nd = 2
+class _AdaptiveAvgPoolNd(_PoolNd):
+    _pool = staticmethod(F._adaptive)
+    _args = ("output_size",)
 
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
-
-    def forward(self, input):
-        return F._adaptive(self._nd, type(self).__name__, input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
