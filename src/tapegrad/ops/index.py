@@ -70,12 +70,7 @@ def normalize_key(key):
 
 
 def _scatter_into_zeros(xp, g, shape, key, accumulate):
-    out = xp.zeros(shape, dtype=g.dtype)
-    if accumulate:
-        xp.add.at(out, key, g)
-    else:
-        out[key] = g
-    return out
+    return _put(xp, xp.zeros(shape, dtype=g.dtype), g, key, accumulate)
 
 
 @array_helper
