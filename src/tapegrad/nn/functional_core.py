@@ -104,25 +104,24 @@ def _legacy_dim(input) -> int:
     return 0 if input.ndim in (0, 1, 3) else 1
 
 
-def softmax(input, dim=None, dtype=None, *, axis=None):
-    """exp(x) / sum(exp(x)) along `dim`, computed stably (max subtracted) as one op."""
-    _tensor(input, "input", "softmax")
+def _softmax_like(op, what, input, dim, dtype, axis):
+    """softmax / log_softmax: `op` along the resolved dim (a 0-d input as a 1-element one)."""
+    _tensor(input, "input", what)
     if dtype is not None:
         input = input.to(dtype=dtype)
     if input.ndim == 0:
-        return _nn._softmax(input.reshape(1), axis=0).reshape(())
-    return _nn._softmax(input, axis=_dim(dim, axis, "softmax", input.ndim, _legacy_dim(input)))
+        return op(input.reshape(1), axis=0).reshape(())
+    return op(input, axis=_dim(dim, axis, what, input.ndim, _legacy_dim(input)))
+
+
+def softmax(input, dim=None, dtype=None, *, axis=None):
+    """exp(x) / sum(exp(x)) along `dim`, computed stably (max subtracted) as one op."""
+    return _softmax_like(_nn._softmax, "softmax", input, dim, dtype, axis)
 
 
 def log_softmax(input, dim=None, dtype=None, *, axis=None):
     """log(softmax(x)) along `dim`, computed stably as one op."""
-    _tensor(input, "input", "log_softmax")
-    if dtype is not None:
-        input = input.to(dtype=dtype)
-    if input.ndim == 0:
-        return _nn._log_softmax(input.reshape(1), axis=0).reshape(())
-    return _nn._log_softmax(input, axis=_dim(dim, axis, "log_softmax", input.ndim,
-                                             _legacy_dim(input)))
+    return _softmax_like(_nn._log_softmax, "log_softmax", input, dim, dtype, axis)
 
 
 # ================================================================= layers as functions
