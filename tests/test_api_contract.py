@@ -272,6 +272,18 @@ def test_tensor_dtypes_from_python_and_numpy():
     assert tg.tensor([1, 2], dtype=tg.float64).dtype == tg.float64
 
 
+@pytest.mark.parametrize("data", ["abc", b"x", np.array(["a"]), [object()]],
+                         ids=["str", "bytes", "str-array", "object"])
+def test_non_numeric_data_is_refused(data):
+    with pytest.raises(TypeError, match="cannot make a tensor from .*give numbers"):
+        tg.tensor(data)
+
+
+def test_ragged_data_says_what_is_wrong():
+    with pytest.raises(ValueError, match="nested sequences must have the same length"):
+        tg.tensor([[1, 2], [3]])
+
+
 def test_set_default_dtype_affects_python_floats():
     old = tg.get_default_dtype()
     try:

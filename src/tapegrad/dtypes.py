@@ -74,13 +74,22 @@ def result_array(data, dtype=None):
     if isinstance(data, np.ndarray):
         arr = data
     else:
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError as e:  # ragged nesting: NumPy's message is about its internals
+            raise ValueError(
+                f"cannot make a tensor from {type(data).__name__} {data!r:.80}: nested "
+                f"sequences must have the same length at each level ({e})"
+            ) from None
         if arr.dtype == np.float64 and not isinstance(data, np.generic):
             arr = arr.astype(get_default_dtype())
         elif arr.dtype.kind in "iu" and not isinstance(data, np.generic) and arr.dtype != np.uint8:
             arr = arr.astype(int64)
-        elif arr.dtype.kind == "O":
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} {data!r:.80}")
+    if arr.dtype.kind in "OUSVMm":  # objects, strings, bytes, records, dates: not numbers
+        raise TypeError(
+            f"cannot make a tensor from {type(data).__name__} {data!r:.80} (dtype "
+            f"{arr.dtype}); give numbers, bools, nested lists of them or a numeric array"
+        )
     if dtype is not None:
         arr = arr.astype(as_dtype(dtype), copy=False)
     return arr
