@@ -241,30 +241,10 @@ def _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, **op
     return dxp[_crop(padding, in_shape[2:])]
 
 
+# optional params (dilation, count_include_pad, ceil_extra, divisor_override): see _avg_setup
 @defop(saves="x", name="avg_pool")
-def _avg_pool(
-    xp,
-    x,
-    *,
-    kernel,
-    stride,
-    padding,
-    dilation=None,
-    count_include_pad=True,
-    ceil_extra=None,
-    divisor_override=None,
-):
-    return _avg_pool_op_forward(
-        xp,
-        x,
-        kernel,
-        stride,
-        padding,
-        dilation=dilation,
-        count_include_pad=count_include_pad,
-        ceil_extra=ceil_extra,
-        divisor_override=divisor_override,
-    )
+def _avg_pool(xp, x, *, kernel, stride, padding, **opts):
+    return _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts)
 
 
 @_avg_pool.vjp
@@ -273,31 +253,8 @@ def _(xp, g, x, **p):
 
 
 @defop(saves="x", name="avg_pool_backward")
-def _avg_pool_backward(
-    xp,
-    g,
-    x,
-    *,
-    kernel,
-    stride,
-    padding,
-    dilation=None,
-    count_include_pad=True,
-    ceil_extra=None,
-    divisor_override=None,
-):
-    return _avg_pool_backward_op_forward(
-        xp,
-        g,
-        x.shape,
-        kernel,
-        stride,
-        padding,
-        dilation=dilation,
-        count_include_pad=count_include_pad,
-        ceil_extra=ceil_extra,
-        divisor_override=divisor_override,
-    )
+def _avg_pool_backward(xp, g, x, *, kernel, stride, padding, **opts):
+    return _avg_pool_backward_op_forward(xp, g, x.shape, kernel, stride, padding, **opts)
 
 
 _avg_pool_backward.vjp(_grad_op_vjp("avg_pool", takes_x=False))
