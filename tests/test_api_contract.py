@@ -456,6 +456,27 @@ def test_inplace_operators_bump_version_and_keep_identity():
     assert t is same and t.tolist() == [3.0, 5.0] and t._version[0] == v0 + 4
 
 
+def test_inplace_methods_and_alpha():
+    t = tg.tensor([1.0, 2.0])
+    t.add_(tg.ones(2), alpha=-0.5)
+    assert t.tolist() == [0.5, 1.5]
+    t.sub_(1, alpha=2)
+    assert t.tolist() == [-1.5, -0.5]
+    t.mul_(2).div_(4)
+    assert t.tolist() == [-0.75, -0.25]
+    t.clamp_(min=-0.5).exp_().zero_().fill_(2.0)
+    assert t.tolist() == [2.0, 2.0]
+    t.copy_(tg.tensor([-1.0, 0.0])).relu_()
+    assert t.tolist() == [0.0, 0.0] and t.sigmoid_().tolist() == [0.5, 0.5]
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    b.add_(a, alpha=3)  # recorded on a non-leaf
+    b.sum().backward()
+    assert a.grad.tolist() == [4.0, 4.0]
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        a.add_(1, alpha=2)
+
+
 def test_indexing_forms_and_setitem():
     t = tg.arange(12.0).reshape(3, 4)
     assert t[1].tolist() == [4.0, 5.0, 6.0, 7.0] and t[:, -1].tolist() == [3.0, 7.0, 11.0]

@@ -73,6 +73,17 @@ def inplace_method(op_name: str):
     return method
 
 
+def _add_(self, other, *, alpha=1):
+    """In-place self + alpha * other (PyTorch's `p.add_(g, alpha=-lr)`)."""
+    return apply_inplace(_add, self, other if alpha == 1 else other * alpha)
+
+
+def _sub_(self, other, *, alpha=1):
+    """In-place self - alpha * other."""
+    return apply_inplace(_sub, self, other if alpha == 1 else other * alpha)
+
+
 _attach_operators()
-for _name in ("add", "sub", "mul", "div", "neg", "pow"):
+for _name in ("mul", "div", "neg", "pow"):
     setattr(Tensor, _name + "_", inplace_method(_name))
+Tensor.add_, Tensor.sub_ = _add_, _sub_
