@@ -710,7 +710,8 @@ def test_facade_imports_and_mxnet_conventions():
 
     assert GradManager is not None and Dense is mx.gluon.nn.Dense and Function is not None
     assert mx.np.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
-    assert mx.np.array([1, 2]).dtype == tg.float32 or mx.nd.array([1.0]).dtype == tg.float32
+    assert mx.np.array([1, 2]).dtype == mx.nd.array([1, 2]).dtype == tg.float32  # as MXNet
+    assert mx.nd.array([1.5]).asnumpy().dtype == np.float32
     assert mx.nd.random.normal(shape=(2, 3)).shape == (2, 3)
     x = mx.np.array([1.0, 2.0])
     x.attach_grad()
