@@ -31,16 +31,31 @@ def _forward_standardize(x, axes, eps):
     return xc, mu, var
 
 
+def _affine(out, w, b, shape=None):
+    """out * w + b in place (w, b optional; reshaped to `shape` when given)."""
+    if w is not None:
+        out *= w if shape is None else w.reshape(shape)
+    if b is not None:
+        out += b if shape is None else b.reshape(shape)
+    return out
+
+
+def _affine_grads(xp, g, xhat, axes, needs, shape=None):
+    """Gradients of w and b (None where not needed) for out = xhat * w + b, summed over axes
+    (xhat reshaped to `shape` first when given)."""
+    gw = None
+    if needs[1]:
+        gw = xp.sum(g * (xhat if shape is None else xp.reshape(xhat, shape)), axis=axes)
+    gb = xp.sum(g, axis=axes) if needs[2] else None
+    return gw, gb
+
+
 # ================================================================= layer_norm
 @defop(saves=("x", "w"), name="layer_norm")
 def _layer_norm(xp, x, w=None, b=None, *, ndim=1, eps=1e-5):
     """Normalise over the last `ndim` axes, then scale by w and shift by b (both optional)."""
     out, _, _ = _forward_standardize(x, tuple(range(x.ndim - ndim, x.ndim)), eps)
-    if w is not None:
-        out *= w
-    if b is not None:
-        out += b
-    return out
+    return _affine(out, w, b)
 
 
 @_layer_norm.vjp
@@ -49,9 +64,7 @@ def _(xp, g, x, w, *, ndim=1, eps=1e-5, needs):
     lead = tuple(range(x.ndim - ndim))
     xhat, rstd = _standardize(xp, x, axes, eps)
     gx = _standardize_grad(xp, g if w is None else g * w, xhat, rstd, axes) if needs[0] else None
-    gw = xp.sum(g * xhat, axis=lead) if needs[1] else None
-    gb = xp.sum(g, axis=lead) if needs[2] else None
-    return gx, gw, gb
+    return (gx, *_affine_grads(xp, g, xhat, lead, needs))
 
 
 @_layer_norm.sample
@@ -100,11 +113,7 @@ def _batch_norm(xp, x, w=None, b=None, *, training=True, eps=1e-5, momentum=0.1,
             running_var += (momentum * n / max(n - 1, 1)) * var.reshape(-1)
     else:
         out = (x - running_mean.reshape(cshape)) * (running_var.reshape(cshape) + eps) ** -0.5
-    if w is not None:
-        out *= w.reshape(cshape)
-    if b is not None:
-        out += b.reshape(cshape)
-    return out
+    return _affine(out, w, b, cshape)
 
 
 @_batch_norm.vjp
@@ -120,9 +129,7 @@ def _(xp, g, x, w, *, training=True, eps=1e-5, running_mean=None, running_var=No
         rstd = (running_var.reshape(cshape) + eps) ** -0.5  # constants
         xhat = (x - running_mean.reshape(cshape)) * rstd
         gx = gh * rstd if needs[0] else None
-    gw = xp.sum(g * xhat, axis=axes) if needs[1] else None
-    gb = xp.sum(g, axis=axes) if needs[2] else None
-    return gx, gw, gb
+    return (gx, *_affine_grads(xp, g, xhat, axes, needs))
 
 
 @_batch_norm.sample
@@ -157,11 +164,7 @@ def _group_norm(xp, x, w=None, b=None, *, num_groups=1, eps=1e-5):
     out, _, _ = _forward_standardize(x.reshape(n, num_groups, -1), (2,), eps)
     out = out.reshape(x.shape)
     cshape = _channel_shape(x)
-    if w is not None:
-        out *= w.reshape(cshape)
-    if b is not None:
-        out += b.reshape(cshape)
-    return out
+    return _affine(out, w, b, cshape)
 
 
 @_group_norm.vjp
@@ -174,9 +177,7 @@ def _(xp, g, x, w, *, num_groups=1, eps=1e-5, needs):
         gh = g if w is None else g * xp.reshape(w, cshape)
         gx = xp.reshape(_standardize_grad(xp, xp.reshape(gh, grouped), xhat, rstd, (2,)), x.shape)
     axes = _batch_axes(x)
-    gw = xp.sum(g * xp.reshape(xhat, x.shape), axis=axes) if needs[1] else None
-    gb = xp.sum(g, axis=axes) if needs[2] else None
-    return gx, gw, gb
+    return (gx, *_affine_grads(xp, g, xhat, axes, needs, x.shape))
 
 
 @_group_norm.sample
