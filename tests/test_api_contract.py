@@ -591,6 +591,52 @@ def test_modes_at_top_level_and_in_autograd_are_the_same():
     assert not tg.is_inference_mode_enabled() and tg.is_grad_enabled()
 
 
+def _mode_state():
+    A = tg.autograd
+    return (tg.is_grad_enabled(), tg.is_inference_mode_enabled(), A.is_recording(),
+            A.is_training(), A.is_anomaly_enabled())
+
+
+_MODES = {
+    "no_grad": (lambda: tg.no_grad(), (False, False, False, None, None)),
+    "enable_grad": (lambda: tg.enable_grad(), (True, False, None, None, None)),
+    "set_grad_enabled": (lambda: tg.set_grad_enabled(True), (True, False, None, None, None)),
+    "inference_mode": (lambda: tg.inference_mode(), (False, True, False, None, None)),
+    "record": (lambda: tg.autograd.record(), (True, False, True, True, None)),
+    "record-predict": (lambda: tg.autograd.record(train_mode=False), (True, None, True, False,
+                                                                    None)),
+    "pause": (lambda: tg.autograd.pause(), (False, False, False, False, None)),
+    "train_mode": (lambda: tg.autograd.train_mode(), (None, None, None, True, None)),
+    "predict_mode": (lambda: tg.autograd.predict_mode(), (None, None, None, False, None)),
+    "detect_anomaly": (lambda: tg.autograd.detect_anomaly(), (None, None, None, None, True)),
+}
+
+
+@pytest.mark.parametrize("name", list(_MODES))
+def test_mode_objects_change_state_only_inside_restore_nest_and_decorate(name):
+    make, expected = _MODES[name]
+    base = _mode_state()
+    make()  # constructing changes nothing
+    assert _mode_state() == base
+
+    def check(state):
+        assert all(e is None or s == e for s, e in zip(state, expected, strict=True)), state
+
+    with tg.no_grad():  # nested in another mode, restored even when the body raises
+        outer = _mode_state()
+        with pytest.raises(KeyError), make():
+            check(_mode_state())
+            raise KeyError("body")
+        assert _mode_state() == outer
+
+    @make()
+    def decorated():
+        return _mode_state()
+
+    check(decorated())
+    assert _mode_state() == base
+
+
 def test_record_scope_state_functions():
     A = tg.autograd
     assert not A.is_recording() and not A.is_training()
