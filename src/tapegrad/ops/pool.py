@@ -36,6 +36,11 @@ def _crop(padding, sizes):
     )
 
 
+def _pool_vjp(backward):
+    """vjp of a pooling op: its gradient op `backward`(g, x, **params)."""
+    return lambda xp, g, x, **p: (getattr(xp, backward)(g, x, **p),)
+
+
 def _grad_op_vjp(other, takes_x=True):
     """vjp of a gradient op (linear in g, derivative 0 in x, returned as zeros as PyTorch
     does): the derivative in g is the op `other` applied to h (and x when `takes_x`)."""
@@ -130,9 +135,7 @@ def _max_pool(xp, x, *, kernel, stride, padding, dilation):
     return _max_pool_forward(xp, x, kernel, stride, padding, dilation)
 
 
-@_max_pool.vjp
-def _(xp, g, x, **p):
-    return (xp.max_pool_backward(g, x, **p),)
+_max_pool.vjp(_pool_vjp("max_pool_backward"))
 
 
 # The gradient ops take x as an input (as PyTorch's do): linear in g, derivative 0 in x
@@ -247,9 +250,7 @@ def _avg_pool(xp, x, *, kernel, stride, padding, **opts):
     return _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts)
 
 
-@_avg_pool.vjp
-def _(xp, g, x, **p):
-    return (xp.avg_pool_backward(g, x, **p),)
+_avg_pool.vjp(_pool_vjp("avg_pool_backward"))
 
 
 @defop(saves="x", name="avg_pool_backward")
@@ -306,9 +307,7 @@ def _adaptive_avg_pool(xp, x, *, out_size):
     return _adaptive_forward(xp, x, out_size)
 
 
-@_adaptive_avg_pool.vjp
-def _(xp, g, x, out_size):
-    return (xp.adaptive_avg_pool_backward(g, x, out_size=out_size),)
+_adaptive_avg_pool.vjp(_pool_vjp("adaptive_avg_pool_backward"))
 
 
 @defop(saves="x", name="adaptive_avg_pool_backward")
