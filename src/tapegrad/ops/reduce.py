@@ -291,20 +291,21 @@ def amin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _amin(input, d, keepdims=_keep(keepdim, keepdims))
 
 
+def _arg_extreme(op, what, input, dim, keepdim, axis, keepdims):
+    d = _dims(what, input, dim, axis)
+    if isinstance(d, tuple):
+        raise TypeError(f"{what}(): dim must be a single int, not a tuple")
+    return op(input, axis=d, keepdims=_keep(keepdim, keepdims) and d is not None)
+
+
 def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the (first) maximum, over the flattened tensor when `dim` is None."""
-    d = _dims("argmax", input, dim, axis)
-    if isinstance(d, tuple):
-        raise TypeError("argmax(): dim must be a single int, not a tuple")
-    return _argmax(input, axis=d, keepdims=_keep(keepdim, keepdims) and d is not None)
+    return _arg_extreme(_argmax, "argmax", input, dim, keepdim, axis, keepdims)
 
 
 def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the (first) minimum, over the flattened tensor when `dim` is None."""
-    d = _dims("argmin", input, dim, axis)
-    if isinstance(d, tuple):
-        raise TypeError("argmin(): dim must be a single int, not a tuple")
-    return _argmin(input, axis=d, keepdims=_keep(keepdim, keepdims) and d is not None)
+    return _arg_extreme(_argmin, "argmin", input, dim, keepdim, axis, keepdims)
 
 
 MaxResult = namedtuple("max", ["values", "indices"])
