@@ -159,15 +159,19 @@ def _(rng):
     ]
 
 
-@_getitem_backward.reference
-def _(torch, g, shape, key, accumulate=False):
-    out = torch.zeros(shape, dtype=g.dtype)
+def _torch_put(torch, x, v, key, accumulate):
+    """The PyTorch reference of _put (out of place)."""
     idx = tuple(torch.as_tensor(k) if isinstance(k, np.ndarray) else k for k in key)
     if accumulate:
-        return out.index_put(idx, g, accumulate=True)
-    out = out.clone()
-    out[idx] = g
+        return x.index_put(idx, v, accumulate=True)
+    out = x.clone()
+    out[idx] = v
     return out
+
+
+@_getitem_backward.reference
+def _(torch, g, shape, key, accumulate=False):
+    return _torch_put(torch, torch.zeros(shape, dtype=g.dtype), g, key, accumulate)
 
 
 # ------------------------------------------------------------------ writes
@@ -218,14 +222,9 @@ def _(rng):
 
 @_index_put.reference
 def _(torch, x, v, key, accumulate=False):
-    idx = tuple(torch.as_tensor(k) if isinstance(k, np.ndarray) else k for k in key)
     if not isinstance(v, torch.Tensor):
         v = torch.tensor(v, dtype=x.dtype)
-    if accumulate:
-        return x.index_put(idx, v, accumulate=True)
-    out = x.clone()
-    out[idx] = v
-    return out
+    return _torch_put(torch, x, v, key, accumulate)
 
 
 # `t[key] = v`: the same rule, but the forward writes into x's storage (apply_inplace only)
