@@ -5,7 +5,7 @@ from . import functional, graph  # noqa: F401
 from .anomaly import *  # noqa: F401,F403
 from .engine_api import backward, grad  # noqa: F401
 from .function import *  # noqa: F401,F403
-from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .grad_manager import *  # noqa: F401,F403
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .modes import *  # noqa: F401,F403
 from .record import *  # noqa: F401,F403

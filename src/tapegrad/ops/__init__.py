@@ -14,4 +14,5 @@ from . import elementwise, compare, reduce, shape, index, linalg  # noqa: E402,F
 from . import nn_ops, conv  # noqa: E402,F401
 from . import sorting, matrix, pairwise  # noqa: E402,F401
 
-__all__ = ["OPS", "Op", "T", "apply_inplace", "array_helper", "array_ns", "defop", "nondifferentiable"]
+__all__ = ["OPS", "Op", "T", "apply_inplace", "array_helper", "array_ns", "defop",
+           "nondifferentiable"]
