@@ -49,4 +49,5 @@ with gm:
     out = (y * F.arange(8).reshape(1, 2, 2, 2)).sum()
     gm.backward(out)
 print("conv pool", y.numpy().round(5).ravel().tolist())
-print("conv grads", w.grad.numpy().round(4).ravel().tolist(), x.grad.numpy().round(4).ravel()[:8].tolist())
+print("conv grads", w.grad.numpy().round(4).ravel().tolist(),
+      x.grad.numpy().round(4).ravel()[:8].tolist())

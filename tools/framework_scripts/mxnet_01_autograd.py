@@ -25,7 +25,7 @@ def f(x):
     y = x
     if x < 0.75:
         num_loops = math.floor(1 / (1 - x.item()))
-        for i in range(num_loops):
+        for _ in range(num_loops):
             y = y * x
     else:
         y = y * 0

@@ -53,7 +53,7 @@ for name, opts in (("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}),
     net = fixed_net()
     trainer = gluon.Trainer(net.collect_params(), name, opts)
     losses = []
-    for step in range(6):
+    for _step in range(6):
         with autograd.record():
             loss = loss_fn(net(X), Y)
         loss.backward()

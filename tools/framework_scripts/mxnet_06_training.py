@@ -13,7 +13,7 @@ net = nn.Sequential()
 net.add(nn.Dense(16, activation="relu", in_units=2), nn.Dropout(0.0),
         nn.Dense(3, in_units=16))
 net.initialize()
-for i, (name, p) in enumerate(sorted(net.collect_params().items())):
+for i, (_name, p) in enumerate(sorted(net.collect_params().items())):
     p.set_data(nd.array(onp.cos(onp.arange(onp.prod(p.shape)) + i).reshape(p.shape) * 0.3))
 
 loader = gluon.data.DataLoader(gluon.data.ArrayDataset(X, y), batch_size=12)
