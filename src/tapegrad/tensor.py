@@ -334,9 +334,10 @@ def _init(t: Tensor, arr, tapes: int = 0) -> None:
 _new = Tensor.__new__
 
 
-def _wrap(arr, tapes: int = 0) -> Tensor:
-    """A Tensor around `arr` without copying or checking (internal fast path)."""
-    t = _new(Tensor)
+def _wrap(arr, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
+    """A `cls` (Tensor or a facade's subclass) around `arr`, without copying or checking
+    (internal fast path)."""
+    t = _new(cls)
     _init(t, arr, tapes)
     return t
 

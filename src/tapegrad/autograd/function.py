@@ -29,13 +29,12 @@ here too.
 from __future__ import annotations
 
 import inspect
-import traceback
 import weakref
 
 import numpy as np
 
 from .. import backend, dtypes
-from ..engine.node import Node, accumulator
+from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..ops.xp import array_ns
 from ..tensor import Tensor, _wrap
@@ -292,27 +291,9 @@ def _apply(cls, ctx, args, kwargs):
                 "use an out-of-place forward."
             )
 
-    # edges to the inputs tracked by an active tape (as the dispatcher does)
-    nxt = []
-    meta = []
-    xp = None
-    for a in args:
-        if isinstance(a, Tensor):
-            if xp is None:
-                xp = backend.array_module(a._data)
-            meta.append((a._data.shape, a._data.dtype))
-            if a._tapes & mask:
-                fn = a.grad_fn
-                nxt.append((fn, a._out_nr) if fn is not None else (accumulator(a), 0))
-                continue
-        else:
-            meta.append(None)
-        nxt.append(None)
-
-    node = Node(cls._tg_op, {}, (ctx,), (), tuple(nxt), tuple(meta), mask, array_ns(xp),
-                n_out=len(outs))
-    if state.anomaly:
-        node.trace = "".join(traceback.format_stack()[:-2])
+    xp = next((backend.array_module(a._data) for a in args if isinstance(a, Tensor)), None)
+    node = record_node(cls._tg_op, {}, (ctx,), (), input_edges(args, mask, Tensor), mask,
+                       array_ns(xp), n_out=len(outs))
 
     nondiff_ids = {id(originals.get(id(t), t)) for t in ctx._tg_nondiff}
     result = []
@@ -368,7 +349,7 @@ def _apply(cls, ctx, args, kwargs):
     ctx._tg_to_save = ()
     ctx._tg_node = weakref.ref(node)
     ctx._tg_out_meta = out_meta
-    ctx._tg_in_meta = tuple(meta)
+    ctx._tg_in_meta = node.in_meta
     ctx._tg_dirty = ctx._tg_nondiff = ()  # only needed during apply
     return _same_kind(out, result) if is_tuple else result[0]
 

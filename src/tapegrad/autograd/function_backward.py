@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .. import dtypes
-from ..engine.node import Node, accumulator
+from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 
@@ -156,22 +156,19 @@ def _delay_error(ctx, grads, res):
     node = ref() if ref is not None else None
     if node is None:
         return res
-    edges = list(node.next)
-    meta = list(node.in_meta)
+    grad_inputs = [g for g in grads if isinstance(g, Tensor) and g._tapes]
     mask = node.tapes
-    for g in grads:
-        if isinstance(g, Tensor) and g._tapes:
-            mask |= g._tapes
-            fn = g.grad_fn
-            edges.append((fn, g._out_nr) if fn is not None else (accumulator(g), 0))
-            meta.append((g._data.shape, g._data.dtype))
+    for g in grad_inputs:
+        mask |= g._tapes
     mask &= state.active
     if not mask:
         return res
     single = not isinstance(res, (tuple, list))
     items = [res] if single else list(res)
-    err = Node(_DelayedErrorOp(_fn_name(ctx)), {}, (), (), tuple(edges), tuple(meta), mask,
-               node.xp, n_out=len(items))
+    # edges: the Function's own inputs, then the gradients that were tracked
+    nxt, meta = input_edges(grad_inputs, mask, Tensor)
+    err = record_node(_DelayedErrorOp(_fn_name(ctx)), {}, (), (),
+                      (node.next + nxt, node.in_meta + meta), mask, node.xp, n_out=len(items))
     for i, r in enumerate(items):
         if isinstance(r, Tensor) and dtypes.is_floating(r.dtype):
             t = _wrap(r._data, mask)

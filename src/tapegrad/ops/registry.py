@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import traceback
 
 import numpy as np
 
 from .. import backend, dtypes
-from ..engine.node import ACCUMULATE, OUT, Node, accumulator
+from ..engine.node import ACCUMULATE, OUT
+from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .xp import array_ns
@@ -81,10 +81,13 @@ class Op:
         arrays = []
         append = arrays.append
         xp = None
+        cls = Tensor
         for a in args:
             if isinstance(a, Tensor):
                 mask |= a._tapes
                 data = a._data
+                if type(a) is not cls:
+                    cls = result_type(cls, type(a), self.name)
                 if xp is None:
                     xp = _MODULES.get(type(data)) or backend.array_module(data)
                 append(data)
@@ -102,14 +105,27 @@ class Op:
         if mask:
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
-                result = _record(self, args, params, out, mask, xp)
+                result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
                     result._version = args[0]._version
                 return result
-        result = _wrap(out)
+        result = _wrap(out, 0, cls)
         if self.view:
             result._version = args[0]._version
         return result
+
+
+def result_type(cls: type, other: type, what: str) -> type:
+    """The most derived of two tensor classes: a facade's array type wins over `Tensor`."""
+    if issubclass(other, cls):
+        return other
+    if issubclass(cls, other):
+        return cls
+    raise TypeError(
+        f"{what}: can't combine a {cls.__module__}.{cls.__qualname__} with a "
+        f"{other.__module__}.{other.__qualname__} in one op (arrays of two different "
+        "frameworks); convert one of them first, e.g. with tg.tensor(x) or the facade's array()"
+    )
 
 
 _MODULES = {np.ndarray: np}
@@ -149,31 +165,17 @@ def _scalar(a):
     return a
 
 
-def _record(op: Op, args, params, out, mask: int, xp) -> Tensor:
-    result = _wrap(out, mask)
-    nxt = []
-    meta = []
-    for a in args:
-        if isinstance(a, Tensor):
-            data = a._data
-            meta.append((data.shape, data.dtype))
-            if a._tapes & mask:
-                fn = a.grad_fn
-                nxt.append((fn, a._out_nr) if fn is not None else (a._accum or accumulator(a), 0))
-                continue
-        else:
-            meta.append(None)
-        nxt.append(None)
+def _record(op: Op, args, params, out, mask: int, xp, cls=Tensor) -> Tensor:
+    result = _wrap(out, mask, cls)
     if op.save_idx:
         saved, checks = _save(op.save_idx, args, result)
     else:
         saved = checks = ()
-    node = Node(op, params, saved, checks, tuple(nxt), tuple(meta), mask, _NAMESPACES[xp])
+    node = record_node(op, params, saved, checks, input_edges(args, mask, Tensor), mask,
+                       _NAMESPACES[xp])
     if op.saves_out:
         node.out_data = out
         node.out_version = result._version
-    if state.anomaly:
-        node.trace = "".join(traceback.format_stack()[:-3])
     result.grad_fn = node
     return result
 

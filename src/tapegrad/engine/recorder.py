@@ -1,0 +1,48 @@
+"""The recorder: the one function that turns a computation into a graph node.
+
+The dispatcher (`ops.registry.Op.__call__`), custom `Function`s and their delayed-error
+nodes all record through `input_edges` and `record_node`, so an edge to an input is made in
+exactly one way: to the input's `grad_fn` when it has one, else to its leaf accumulator, and
+only for inputs tracked by one of the tapes in `mask`.
+"""
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from .node import Node, accumulator
+from .state import state
+
+
+def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type) -> tuple[tuple, tuple]:
+    """Per input: the edge a node keeps to it, and its (shape, dtype).
+
+    The edge goes to the input's `grad_fn` when it has one, else to its leaf accumulator,
+    and exists only for inputs tracked by a tape in `mask`; anything that is not a
+    `tensor_type` (passed in: the engine does not import `tensor.py`) is a constant.
+    """
+    nxt: list = []
+    meta: list = []
+    for a in inputs:
+        if isinstance(a, tensor_type):
+            data = a._data
+            meta.append((data.shape, data.dtype))
+            if a._tapes & mask:
+                fn = a.grad_fn
+                nxt.append((fn, a._out_nr) if fn is not None else (a._accum or accumulator(a), 0))
+                continue
+        else:
+            meta.append(None)
+        nxt.append(None)
+    return tuple(nxt), tuple(meta)
+
+
+def record_node(op: Any, params: Any, saved: tuple, checks: tuple, edges: tuple[tuple, tuple],
+                mask: int, xp: Any, n_out: int = 1) -> Node:
+    """A Node for `op`, tracked by tapes `mask`, with `edges` from `input_edges`."""
+    nxt, meta = edges
+    node = Node(op, params, saved, checks, nxt, meta, mask, xp, n_out)
+    if state.anomaly:
+        node.trace = "".join(traceback.format_stack()[:-3])
+    return node
