@@ -8,12 +8,10 @@
 """
 from __future__ import annotations
 
-from . import ops  # noqa: F401  (registers the op table, attaches Tensor methods)
-from .autograd.engine_api import tensor_backward as _tensor_backward
-from .tensor import Tensor
+from . import ops  # noqa: F401  (first: registers the op table, installs Tensor's methods)
+from .tensor import Tensor  # noqa: F401  (tg.Tensor)
 
-Tensor.backward = _tensor_backward
-
+# isort: split
 from . import autograd, autodiff, compat, data, distributed, func, linalg, nn, optim, viz  # noqa: E402,F401,I001
 from .autograd.modes import *  # noqa: E402,F401,F403
 from .creation import *  # noqa: E402,F401,F403

@@ -1,10 +1,12 @@
 """The Tensor: one backend array plus the slots autograd needs. Floor 2: imports no ops.
 
-Ops, operators and most methods are attached by `tapegrad.ops` when the package is
-imported; `backward` and `attach_grad` by `tapegrad.autograd`. This file owns storage,
-metadata, the leaf/requires-grad rules and hooks.
+This file owns storage, metadata, the leaf/requires-grad rules and hooks. Ops, operators and
+the other methods come from one table, `tapegrad.ops.tensor_methods`, installed when the
+package is imported; type checkers see them through `_tensor_surface.TensorSurface`.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,10 +14,15 @@ from . import backend, dtypes
 from .engine.node import RemovableHandle, accumulator
 from .engine.state import AMBIENT, RECORD
 
+if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
+    from ._tensor_surface import TensorSurface as _Surface
+else:
+    _Surface = object
+
 _GRAD_REQS = ("write", "add", "null")
 
 
-class Tensor:
+class Tensor(_Surface):
     """An n-dimensional array that autograd can track.
 
     Make one with `tg.tensor(data, requires_grad=...)` (or `Tensor(data)`, the same thing).

@@ -237,5 +237,3 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
     for v, g, req in zip(variables, gradients, reqs, strict=True):
         _mark(v, g, req)
 
-
-Tensor.attach_grad = attach_grad

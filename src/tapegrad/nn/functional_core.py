@@ -441,14 +441,3 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         norm = _ew.clamp_min((_ew.abs(input) ** p).sum(d, keepdim=True), eps**p) ** (1.0 / p)
     return input / norm
 
-
-def _softmax_method(self, dim=None, dtype=None, *, axis=None):
-    return softmax(self, dim, dtype, axis=axis)
-
-
-def _log_softmax_method(self, dim=None, dtype=None, *, axis=None):
-    return log_softmax(self, dim, dtype, axis=axis)
-
-
-Tensor.softmax = _softmax_method
-Tensor.log_softmax = _log_softmax_method

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor
 from .elementwise import _erf_values, _fl, _normal, _sigmoid_values
 from .registry import defop
 
@@ -143,6 +142,3 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 __all__ = ["leaky_relu", "elu", "gelu", "silu", "softplus"]
-for _f in (leaky_relu, elu, gelu, silu, softplus):
-    setattr(Tensor, _f.__name__, _f)
-del _f

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor
 from .registry import defop
 
 
@@ -158,12 +157,6 @@ def pow(input, exponent):  # noqa: A001
 multiply, divide, subtract, negative, true_divide = mul, div, sub, neg, div
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "multiply", "divide", "subtract",
            "negative", "true_divide"]
-
-# methods, as in PyTorch: x.add(y, alpha=2), x.neg(), x.pow(2) ...
-Tensor.add, Tensor.sub, Tensor.mul, Tensor.div = add, sub, mul, div
-Tensor.neg, Tensor.pow = neg, pow
-Tensor.multiply, Tensor.divide, Tensor.subtract = mul, div, sub
-Tensor.negative, Tensor.true_divide = neg, div
 
 
 _add.reference(lambda torch, x, y: x + y)

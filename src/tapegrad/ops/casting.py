@@ -137,14 +137,3 @@ def _copy_(self, src, non_blocking=False):
 
 
 __all__ = ["clone", "astype"]
-Tensor.clone = clone
-Tensor.astype = astype
-Tensor.type = _type
-for _dt, _name in ((dtypes.float32, "float"), (dtypes.float64, "double"), (dtypes.float16, "half"),
-                   (dtypes.int32, "int"), (dtypes.int64, "long"), (dtypes.bool_, "bool"),
-                   (dtypes.int16, "short"), (dtypes.uint8, "byte")):
-    setattr(Tensor, _name, _caster(_dt, _name))
-Tensor.fill_ = _fill_
-Tensor.zero_ = _zero_
-Tensor.copy_ = _copy_
-del _dt, _name

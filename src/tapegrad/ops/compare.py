@@ -227,28 +227,3 @@ def _invert_method(self):
     return _invert(self)
 
 
-Tensor.__eq__ = _comparison(_equal, "__eq__")
-Tensor.__ne__ = _comparison(_not_equal, "__ne__")
-Tensor.__lt__ = _comparison(_less, "__lt__")
-Tensor.__le__ = _comparison(_less_equal, "__le__")
-Tensor.__gt__ = _comparison(_greater, "__gt__")
-Tensor.__ge__ = _comparison(_greater_equal, "__ge__")
-Tensor.__hash__ = object.__hash__  # defining __eq__ must not make tensors unhashable
-Tensor.__and__ = _bitwise(_bitwise_and, "&")
-Tensor.__rand__ = _bitwise(_bitwise_and, "&", reverse=True)
-Tensor.__or__ = _bitwise(_bitwise_or, "|")
-Tensor.__ror__ = _bitwise(_bitwise_or, "|", reverse=True)
-Tensor.__xor__ = _bitwise(_bitwise_xor, "^")
-Tensor.__rxor__ = _bitwise(_bitwise_xor, "^", reverse=True)
-Tensor.__invert__ = _invert_method
-Tensor.__floordiv__ = lambda self, other: _floor_divide(self, other)
-Tensor.__rfloordiv__ = lambda self, other: _floor_divide(other, self)
-Tensor.__mod__ = lambda self, other: _remainder(self, other)
-Tensor.__rmod__ = lambda self, other: _remainder(other, self)
-for _f in (eq, ne, lt, le, gt, ge, greater, greater_equal, less, less_equal, not_equal,
-           logical_and, logical_or, logical_xor, logical_not, isnan, isinf, isfinite, isclose,
-           allclose, equal, floor_divide, remainder, fmod):
-    setattr(Tensor, _f.__name__, _f)
-for _name in ("greater", "greater_equal", "less", "less_equal", "not_equal"):
-    setattr(Tensor, _name, globals()[_name])
-del _f, _name

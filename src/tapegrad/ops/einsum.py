@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 
-from ..tensor import Tensor
 from .registry import Op, nondifferentiable
 from .shape import NumpyStyleOp, numpy_op
 from .xp import array_helper
@@ -226,4 +225,3 @@ def tensordot(a, b, dims=2):
 
 __all__ = ["einsum", "tensordot"]
 
-Tensor.tensordot = tensordot

@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
-from .methods import inplace_method
 from .registry import apply_inplace, defop
 from .xp import array_helper
 
@@ -377,18 +376,6 @@ def _where_method(self, condition, other):
 
 
 absolute, fix = abs, trunc
-
-for _f in (exp, expm1, log, log1p, log2, sqrt, rsqrt, square, reciprocal, sin, cos, tan, tanh,
-           sigmoid, erf, abs, relu, sign, floor, ceil, trunc, round, clamp, clip, clamp_min,
-           clamp_max, maximum, minimum):
-    setattr(Tensor, _f.__name__, _f)
-Tensor.__abs__ = Tensor.absolute = abs
-Tensor.where = _where_method
-for _name in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil",
-              "round", "trunc", "reciprocal", "square", "expm1", "log1p", "rsqrt", "erf", "sign"):
-    setattr(Tensor, _name + "_", inplace_method(_name))
-Tensor.clamp_ = Tensor.clip_ = _clamp_
-del _f, _name
 
 # activations with parameters and the copy/cast/in-place-write ops live next door; they are
 # registered (and re-exported) with this module

@@ -274,11 +274,3 @@ __all__ = [
     "gather", "take_along_dim", "take_along_axis", "scatter_add", "scatter", "masked_fill",
     "masked_select",
 ]
-
-for _name in ("gather", "take_along_dim", "scatter_add", "scatter", "masked_fill",
-              "masked_select"):
-    setattr(Tensor, _name, globals()[_name])
-del _name
-Tensor.masked_fill_ = _masked_fill_
-Tensor.scatter_ = _scatter_
-Tensor.scatter_add_ = _scatter_add_

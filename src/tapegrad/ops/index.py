@@ -367,19 +367,6 @@ def _iter(self):
     return iter(unbind(self, 0))
 
 
-def _attach() -> None:
-    Tensor.__getitem__ = getitem
-    Tensor.__setitem__ = setitem
-    Tensor.__iter__ = _iter
-    for name in ("narrow", "select", "index_select", "index_add", "index_put", "nonzero",
-                 "argwhere"):
-        setattr(Tensor, name, globals()[name])
-    Tensor.index_add_ = _index_add_
-    Tensor.index_put_ = _index_put_
-
-
-_attach()
-
 
 # gather, scatter, masked ops: registered after the ops above, re-exported from here
 from .gather_scatter import (  # noqa: E402,F401

@@ -314,6 +314,3 @@ __all__ = [
     "unbind", "pad",
 ]
 
-for _name in ("split", "tensor_split", "chunk", "unbind"):
-    setattr(Tensor, _name, globals()[_name])
-del _name

@@ -167,15 +167,6 @@ def _rmatmul(self, other):
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "einsum", "tensordot"]
 
 
-def _attach() -> None:
-    Tensor.__matmul__ = _matmul_op
-    Tensor.__rmatmul__ = _rmatmul
-    for name in ("matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger"):
-        setattr(Tensor, name, globals()[name])
-
-
-_attach()
-
 
 # einsum, tensordot, inv, det, logabsdet, solve: registered after matmul, re-exported from here
 from .einsum import _einsum, _eye_like, einsum, eye_like, tensordot  # noqa: E402,F401

@@ -231,9 +231,3 @@ def _triu_(self, diagonal=0):  # noqa: A002
     _at_least_2d(self, "triu_")
     return apply_inplace(_triu, self, k=int(diagonal))
 
-
-for _f in (diag, diagonal, trace, tril, triu):
-    setattr(Tensor, _f.__name__, _f)
-del _f
-Tensor.tril_ = _tril_
-Tensor.triu_ = _triu_

@@ -73,7 +73,3 @@ def _lerp_(self, end, weight):
 
 
 __all__ = ["lerp", "dist"]
-
-Tensor.lerp = lerp
-Tensor.dist = dist
-Tensor.lerp_ = _lerp_

@@ -366,7 +366,3 @@ from .statistics import _vector_norm, cumprod, cumsum, logsumexp, norm, std, var
 
 __all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
            "logsumexp", "norm", "cumsum", "cumprod", "all", "any"]
-
-for _f in (sum, mean, prod, amax, amin, max, min, argmax, argmin, all, any):
-    setattr(Tensor, _f.__name__, _f)
-del _f

@@ -150,6 +150,3 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):
 
 __all__ = ["sort", "argsort", "topk", "kthvalue"]
 
-for _f in (sort, argsort, topk, kthvalue):
-    setattr(Tensor, _f.__name__, _f)
-del _f

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from ..tensor import Tensor
 from .reduce import (
     _axes,
     _cast,
@@ -287,6 +286,3 @@ def cumprod(input, dim=None, *, dtype=None, axis=None):
     return _cumulative(_cumprod, "cumprod", input, dim, dtype, axis)
 
 __all__ = ["var", "std", "logsumexp", "norm", "cumsum", "cumprod"]
-for _f in (var, std, logsumexp, norm, cumsum, cumprod):
-    setattr(Tensor, _f.__name__, _f)
-del _f

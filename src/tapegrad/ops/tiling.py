@@ -172,6 +172,3 @@ def flipud(input):
 
 __all__ = ["repeat", "tile", "repeat_interleave", "flip", "fliplr", "flipud"]
 
-for _name in ("repeat", "tile", "repeat_interleave", "flip", "fliplr", "flipud"):
-    setattr(Tensor, _name, globals()[_name])
-del _name

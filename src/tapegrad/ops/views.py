@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor, _axis
+from ..tensor import _axis
 from .numpy_style import _call, _dims_arg, _need_dim, _norm_axes, _pick, numpy_op
 from .xp import sum_to_axes
 
@@ -387,15 +387,3 @@ __all__ = [
     "broadcast_to", "expand", "expand_as", "sum_to_size",
 ]
 
-
-def _attach() -> None:
-    for name in ("reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
-                 "unsqueeze", "transpose", "swapaxes", "swapdims", "t", "permute", "moveaxis",
-                 "movedim", "broadcast_to", "expand", "expand_as", "sum_to_size", "contiguous"):
-        setattr(Tensor, name, globals()[name])
-    Tensor.T = property(lambda self: _call(_transpose, self, axes=None) if self.ndim > 1 else self,
-                        doc="All dimensions reversed.")
-    Tensor.mT = property(_mT, doc="The last two dimensions swapped (batched matrix transpose).")
-
-
-_attach()

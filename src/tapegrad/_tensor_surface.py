@@ -1,0 +1,1001 @@
+"""Tensor's installed methods, typed, for editors and type checkers. GENERATED: do not edit.
+
+Made by tools/gen_tensor_surface.py from `tapegrad.ops.tensor_methods.TENSOR_METHODS` (the
+one table of methods `Tensor` gets at import time); tests/test_tensor_surface.py fails when
+it is stale. `tensor.py` makes this class Tensor's base only under TYPE_CHECKING, so it costs
+nothing at run time. Each stub names the function that implements it.
+"""
+# ruff: noqa: E501
+# mypy: disable-error-code="empty-body"
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+class TensorSurface:
+    # ops.tensor_methods._all_dims_reversed
+    @property
+    def T(self) -> Tensor:
+        """All dimensions reversed."""
+
+    # ops.elementwise.abs
+    def __abs__(self) -> Tensor:
+        """Elementwise abs of `input` (differentiable)."""
+
+    # ops.tensor_methods.__add__
+    def __add__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._bitwise.<locals>.method
+    def __and__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._comparison.<locals>.method
+    def __eq__(self, other) -> Tensor:  # type: ignore[override]
+        ...
+
+    # ops.tensor_methods.__floordiv__
+    def __floordiv__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._comparison.<locals>.method
+    def __ge__(self, other) -> Tensor:
+        ...
+
+    # ops.index.getitem
+    def __getitem__(self, key) -> Tensor:
+        """`input[key]`: basic indexing gives a view, integer arrays and boolean masks a copy"""
+
+    # ops.compare._comparison.<locals>.method
+    def __gt__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__iadd__
+    def __iadd__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__imul__
+    def __imul__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._invert_method
+    def __invert__(self) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__isub__
+    def __isub__(self, other) -> Tensor:
+        ...
+
+    # ops.index._iter
+    def __iter__(self) -> Iterator[Tensor]:
+        ...
+
+    # ops.tensor_methods.__itruediv__
+    def __itruediv__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._comparison.<locals>.method
+    def __le__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._comparison.<locals>.method
+    def __lt__(self, other) -> Tensor:
+        ...
+
+    # ops.linalg._matmul_op
+    def __matmul__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__mod__
+    def __mod__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__mul__
+    def __mul__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._comparison.<locals>.method
+    def __ne__(self, other) -> Tensor:  # type: ignore[override]
+        ...
+
+    # ops.tensor_methods.__neg__
+    def __neg__(self) -> Tensor:
+        ...
+
+    # ops.compare._bitwise.<locals>.method
+    def __or__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__pos__
+    def __pos__(self) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__pow__
+    def __pow__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__radd__
+    def __radd__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._bitwise.<locals>.method
+    def __rand__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__rfloordiv__
+    def __rfloordiv__(self, other) -> Tensor:
+        ...
+
+    # ops.linalg._rmatmul
+    def __rmatmul__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__rmod__
+    def __rmod__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__rmul__
+    def __rmul__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._bitwise.<locals>.method
+    def __ror__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__rpow__
+    def __rpow__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__rsub__
+    def __rsub__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__rtruediv__
+    def __rtruediv__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._bitwise.<locals>.method
+    def __rxor__(self, other) -> Tensor:
+        ...
+
+    # ops.index.setitem
+    def __setitem__(self, key, value) -> None:
+        """`input[key] = value` in place (recorded when input or value is tracked)."""
+
+    # ops.tensor_methods.__sub__
+    def __sub__(self, other) -> Tensor:
+        ...
+
+    # ops.tensor_methods.__truediv__
+    def __truediv__(self, other) -> Tensor:
+        ...
+
+    # ops.compare._bitwise.<locals>.method
+    def __xor__(self, other) -> Tensor:
+        ...
+
+    # ops.elementwise.abs
+    def abs(self) -> Tensor:
+        """Elementwise abs of `input` (differentiable)."""
+
+    # in place: op 'abs' (registry.apply_inplace)
+    def abs_(self) -> Tensor:
+        """In-place abs: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.abs
+    def absolute(self) -> Tensor:
+        """Elementwise abs of `input` (differentiable)."""
+
+    # ops.arith.add
+    def add(self, other, *, alpha=1) -> Tensor:
+        """input + alpha * other, broadcasting."""
+
+    # ops.tensor_methods.add_
+    def add_(self, other, *, alpha=1) -> Tensor:
+        """In-place self + alpha * other (PyTorch's `p.add_(g, alpha=-lr)`)."""
+
+    # ops.reduce.all
+    def all(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """True where every element along `dim` is non-zero (a bool tensor)."""
+
+    # ops.compare.allclose
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> builtins.bool:
+        """True when every element of `input` is close to `other` (see isclose)."""
+
+    # ops.reduce.amax
+    def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """Maximum over `dim` (all when omitted); tied maxima share the gradient equally."""
+
+    # ops.reduce.amin
+    def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """Minimum over `dim` (all when omitted); tied minima share the gradient equally."""
+
+    # ops.reduce.any
+    def any(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """True where some element along `dim` is non-zero (a bool tensor)."""
+
+    # ops.reduce.argmax
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """Index of the (first) maximum, over the flattened tensor when `dim` is None."""
+
+    # ops.reduce.argmin
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """Index of the (first) minimum, over the flattened tensor when `dim` is None."""
+
+    # ops.sorting.argsort
+    def argsort(self, dim=-1, descending=False, stable=False, *, axis=None) -> Tensor:
+        """The indices that sort `input` along `dim` (int64; the sort is stable)."""
+
+    # ops.index.argwhere
+    def argwhere(self) -> Tensor:
+        """The (n, ndim) indices of the nonzero entries (= nonzero(input))."""
+
+    # ops.casting.astype
+    def astype(self, dtype, copy=True) -> Tensor:
+        """`input` converted to `dtype` (differentiable between floating dtypes). With copy=False"""
+
+    # ops.tensor_methods.attach_grad
+    def attach_grad(self, grad_req: builtins.str = 'write', stype=None) -> None:
+        """Give this tensor a zero `.grad` now and make it a variable of `autograd.record()`."""
+
+    # ops.tensor_methods.backward
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, out_grad=None, train_mode=True) -> None:
+        """Backpropagate from this tensor (PyTorch and MXNet signatures)."""
+
+    # ops.linalg.bmm
+    def bmm(self, mat2) -> Tensor:
+        """Batched product of two 3-D tensors (b, n, m) @ (b, m, p)."""
+
+    # ops.casting._caster.<locals>.method
+    def bool(self) -> Tensor:
+        """This tensor as bool (itself when it already is)."""
+
+    # ops.views.broadcast_to
+    def broadcast_to(self, *shape) -> Tensor:
+        """A read-only broadcast view of `input` with `shape`."""
+
+    # ops.casting._caster.<locals>.method
+    def byte(self) -> Tensor:
+        """This tensor as uint8 (itself when it already is)."""
+
+    # ops.elementwise.ceil
+    def ceil(self) -> Tensor:
+        """Elementwise ceil of `input` (differentiable)."""
+
+    # in place: op 'ceil' (registry.apply_inplace)
+    def ceil_(self) -> Tensor:
+        """In-place ceil: writes the result into this tensor and returns it."""
+
+    # ops.joins.chunk
+    def chunk(self, chunks, dim=0, *, axis=None) -> builtins.tuple[Tensor, ...]:
+        """Split into `chunks` pieces of size ceil(n / chunks) (fewer when they run out)."""
+
+    # ops.elementwise.clamp
+    def clamp(self, min=None, max=None) -> Tensor:
+        """Limit `input` to [min, max]; either bound may be None, a number or a tensor."""
+
+    # ops.elementwise._clamp_
+    def clamp_(self, min=None, max=None) -> Tensor:
+        """clamp in place."""
+
+    # ops.elementwise.clamp_max
+    def clamp_max(self, max) -> Tensor:
+        ...
+
+    # ops.elementwise.clamp_min
+    def clamp_min(self, min) -> Tensor:
+        ...
+
+    # ops.elementwise.clip
+    def clip(self, min=None, max=None) -> Tensor:
+        """Alias of clamp."""
+
+    # ops.elementwise._clamp_
+    def clip_(self, min=None, max=None) -> Tensor:
+        """clamp in place."""
+
+    # ops.casting.clone
+    def clone(self) -> Tensor:
+        """A copy that owns its storage; gradients flow back to `input`."""
+
+    # ops.views.contiguous
+    def contiguous(self, memory_format=None) -> Tensor:
+        """The tensor itself (tapegrad never needs a contiguous copy)."""
+
+    # ops.casting._copy_
+    def copy_(self, src, non_blocking=False) -> Tensor:
+        """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor."""
+
+    # ops.elementwise.cos
+    def cos(self) -> Tensor:
+        """Elementwise cos of `input` (differentiable)."""
+
+    # in place: op 'cos' (registry.apply_inplace)
+    def cos_(self) -> Tensor:
+        """In-place cos: writes the result into this tensor and returns it."""
+
+    # ops.statistics.cumprod
+    def cumprod(self, dim=None, *, dtype=None, axis=None) -> Tensor:
+        """Cumulative product along `dim` (required); the gradient is exact where elements are 0."""
+
+    # ops.statistics.cumsum
+    def cumsum(self, dim=None, *, dtype=None, axis=None) -> Tensor:
+        """Cumulative sum along `dim` (required)."""
+
+    # ops.matrix.diag
+    def diag(self, diagonal=0) -> Tensor:
+        """A 1-D tensor -> the square matrix with it on diagonal `diagonal`; a 2-D tensor -> its"""
+
+    # ops.matrix.diagonal
+    def diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor:
+        """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension."""
+
+    # ops.pairwise.dist
+    def dist(self, other, p=2) -> Tensor:
+        """The p-norm of input - other (broadcast), over all elements: p = 2 (default), 1, inf,"""
+
+    # ops.arith.div
+    def div(self, other, *, rounding_mode=None) -> Tensor:
+        """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like"""
+
+    # in place: op 'div' (registry.apply_inplace)
+    def div_(self, y) -> Tensor:
+        """In-place div: writes the result into this tensor and returns it."""
+
+    # ops.arith.div
+    def divide(self, other, *, rounding_mode=None) -> Tensor:
+        """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like"""
+
+    # ops.linalg.dot
+    def dot(self, other) -> Tensor:
+        """Inner product of two 1-D tensors (PyTorch's dot; use matmul or tensordot otherwise)."""
+
+    # ops.casting._caster.<locals>.method
+    def double(self) -> Tensor:
+        """This tensor as float64 (itself when it already is)."""
+
+    # ops.activation.elu
+    def elu(self, alpha=1.0) -> Tensor:
+        """x where x > 0, else alpha * (exp(x) - 1)."""
+
+    # ops.compare.eq
+    def eq(self, other) -> Tensor:
+        """Elementwise input == other (a bool tensor)."""
+
+    # ops.compare.equal
+    def equal(self, other) -> builtins.bool:
+        """True when both tensors have the same shape and the same elements (PyTorch's"""
+
+    # ops.elementwise.erf
+    def erf(self) -> Tensor:
+        """The error function (no SciPy needed; relative error < 1e-14 in float64)."""
+
+    # in place: op 'erf' (registry.apply_inplace)
+    def erf_(self) -> Tensor:
+        """In-place erf: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.exp
+    def exp(self) -> Tensor:
+        """Elementwise exp of `input` (differentiable)."""
+
+    # in place: op 'exp' (registry.apply_inplace)
+    def exp_(self) -> Tensor:
+        """In-place exp: writes the result into this tensor and returns it."""
+
+    # ops.views.expand
+    def expand(self, *sizes) -> Tensor:
+        """Broadcast to `sizes` without copying; -1 keeps a dimension, new ones go in front."""
+
+    # ops.views.expand_as
+    def expand_as(self, other) -> Tensor:
+        """`input` broadcast (without copying) to `other`'s shape."""
+
+    # ops.elementwise.expm1
+    def expm1(self) -> Tensor:
+        """Elementwise expm1 of `input` (differentiable)."""
+
+    # in place: op 'expm1' (registry.apply_inplace)
+    def expm1_(self) -> Tensor:
+        """In-place expm1: writes the result into this tensor and returns it."""
+
+    # ops.casting._fill_
+    def fill_(self, value) -> Tensor:
+        """Fill this tensor with `value` (a number or a one-element tensor), in place."""
+
+    # ops.views.flatten
+    def flatten(self, start_dim=0, end_dim=-1) -> Tensor:
+        """Merge dimensions start_dim..end_dim into one: `x.flatten(1)` keeps the batch axis."""
+
+    # ops.tiling.flip
+    def flip(self, dims=None, *, axis=None) -> Tensor:
+        """Reverse the order of elements along `dims` (int or tuple); a copy, as in PyTorch."""
+
+    # ops.tiling.fliplr
+    def fliplr(self) -> Tensor:
+        """Reverse the columns (dimension 1)."""
+
+    # ops.tiling.flipud
+    def flipud(self) -> Tensor:
+        """Reverse the rows (dimension 0)."""
+
+    # ops.casting._caster.<locals>.method
+    def float(self) -> Tensor:
+        """This tensor as float32 (itself when it already is)."""
+
+    # ops.elementwise.floor
+    def floor(self) -> Tensor:
+        """Elementwise floor of `input` (differentiable)."""
+
+    # in place: op 'floor' (registry.apply_inplace)
+    def floor_(self) -> Tensor:
+        """In-place floor: writes the result into this tensor and returns it."""
+
+    # ops.compare.floor_divide
+    def floor_divide(self, other) -> Tensor:
+        """floor(input / other), elementwise (`//`); not differentiable."""
+
+    # ops.compare.fmod
+    def fmod(self, other) -> Tensor:
+        """input - trunc(input / other) * other, with the sign of `input` (C's fmod)."""
+
+    # ops.gather_scatter.gather
+    def gather(self, dim=None, index=None, *, axis=None) -> Tensor:
+        """out[i][j] = input[index[i][j]][j] (dim=0): pick along `dim` at `index`, which has the"""
+
+    # ops.compare.ge
+    def ge(self, other) -> Tensor:
+        """Elementwise input >= other."""
+
+    # ops.activation.gelu
+    def gelu(self, approximate='none') -> Tensor:
+        """x * Phi(x) with the exact erf form (approximate='none', PyTorch's default) or the tanh"""
+
+    # ops.linalg.outer
+    def ger(self, vec2) -> Tensor:
+        """Outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j]."""
+
+    # ops.compare.gt
+    def greater(self, other) -> Tensor:
+        """Elementwise input > other."""
+
+    # ops.compare.ge
+    def greater_equal(self, other) -> Tensor:
+        """Elementwise input >= other."""
+
+    # ops.compare.gt
+    def gt(self, other) -> Tensor:
+        """Elementwise input > other."""
+
+    # ops.casting._caster.<locals>.method
+    def half(self) -> Tensor:
+        """This tensor as float16 (itself when it already is)."""
+
+    # ops.index.index_add
+    def index_add(self, dim, index, source, *, alpha=1) -> Tensor:
+        """out = input with alpha * source added at `index` along `dim` (repeats add up)."""
+
+    # ops.index._index_add_
+    def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
+        ...
+
+    # ops.index.index_put
+    def index_put(self, indices, values, accumulate=False) -> Tensor:
+        """out = input with values written (or added, accumulate=True) at the index tuple."""
+
+    # ops.index._index_put_
+    def index_put_(self, indices, values, accumulate=False) -> Tensor:
+        ...
+
+    # ops.index.index_select
+    def index_select(self, dim=None, index=None, *, axis=None) -> Tensor:
+        """The entries of `input` at the 1-D integer `index` along `dim` (or `axis`)."""
+
+    # ops.linalg.inner
+    def inner(self, other) -> Tensor:
+        """Sum over the last dimension of both (NumPy's inner)."""
+
+    # ops.casting._caster.<locals>.method
+    def int(self) -> Tensor:
+        """This tensor as int32 (itself when it already is)."""
+
+    # ops.compare.isclose
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+        """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
+
+    # ops.compare.isfinite
+    def isfinite(self) -> Tensor:
+        """Where input is neither inf nor NaN."""
+
+    # ops.compare.isinf
+    def isinf(self) -> Tensor:
+        """Where input is +inf or -inf."""
+
+    # ops.compare.isnan
+    def isnan(self) -> Tensor:
+        """Where input is NaN."""
+
+    # ops.sorting.kthvalue
+    def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None, keepdims=None) -> Any:
+        """The k-th smallest entry (k counts from 1) along `dim`: (values, indices)."""
+
+    # ops.compare.le
+    def le(self, other) -> Tensor:
+        """Elementwise input <= other."""
+
+    # ops.activation.leaky_relu
+    def leaky_relu(self, negative_slope=0.01) -> Tensor:
+        """x where x > 0, else negative_slope * x."""
+
+    # ops.pairwise.lerp
+    def lerp(self, end, weight) -> Tensor:
+        """input + weight * (end - input); `weight` is a number or a tensor (all broadcast)."""
+
+    # ops.pairwise._lerp_
+    def lerp_(self, end, weight) -> Tensor:
+        ...
+
+    # ops.compare.lt
+    def less(self, other) -> Tensor:
+        """Elementwise input < other."""
+
+    # ops.compare.le
+    def less_equal(self, other) -> Tensor:
+        """Elementwise input <= other."""
+
+    # ops.elementwise.log
+    def log(self) -> Tensor:
+        """Elementwise log of `input` (differentiable)."""
+
+    # ops.elementwise.log1p
+    def log1p(self) -> Tensor:
+        """Elementwise log1p of `input` (differentiable)."""
+
+    # in place: op 'log1p' (registry.apply_inplace)
+    def log1p_(self) -> Tensor:
+        """In-place log1p: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.log2
+    def log2(self) -> Tensor:
+        """Elementwise log2 of `input` (differentiable)."""
+
+    # in place: op 'log' (registry.apply_inplace)
+    def log_(self) -> Tensor:
+        """In-place log: writes the result into this tensor and returns it."""
+
+    # ops.tensor_methods.log_softmax
+    def log_softmax(self, dim=None, dtype=None, *, axis=None) -> Tensor:
+        """log(softmax(x)) along `dim` (`nn.functional.log_softmax`)."""
+
+    # ops.compare.logical_and
+    def logical_and(self, other) -> Tensor:
+        """Elementwise logical and of the truth values (any dtype) -> bool."""
+
+    # ops.compare.logical_not
+    def logical_not(self) -> Tensor:
+        """Elementwise logical not -> bool."""
+
+    # ops.compare.logical_or
+    def logical_or(self, other) -> Tensor:
+        """Elementwise logical or -> bool."""
+
+    # ops.compare.logical_xor
+    def logical_xor(self, other) -> Tensor:
+        """Elementwise logical xor -> bool."""
+
+    # ops.statistics.logsumexp
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        """log(sum(exp(input))) over `dim`, computed without overflow."""
+
+    # ops.casting._caster.<locals>.method
+    def long(self) -> Tensor:
+        """This tensor as int64 (itself when it already is)."""
+
+    # ops.compare.lt
+    def lt(self, other) -> Tensor:
+        """Elementwise input < other."""
+
+    # ops.views._mT
+    @property
+    def mT(self) -> Tensor:
+        """The last two dimensions swapped (batched matrix transpose)."""
+
+    # ops.gather_scatter.masked_fill
+    def masked_fill(self, mask, value) -> Tensor:
+        """`input` with `value` where the boolean `mask` (broadcast to input) is True."""
+
+    # ops.gather_scatter._masked_fill_
+    def masked_fill_(self, mask, value) -> Tensor:
+        ...
+
+    # ops.gather_scatter.masked_select
+    def masked_select(self, mask) -> Tensor:
+        """The entries of `input` where `mask` is True, as a 1-D tensor."""
+
+    # ops.linalg.matmul
+    def matmul(self, other) -> Tensor:
+        """Matrix product with NumPy/PyTorch semantics: 1-D operands are vectors, leading"""
+
+    # ops.reduce._extreme_public.<locals>.fn
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Any:
+        """max(x) -> the largest value; max(x, dim, keepdim=False) -> (values, indices);"""
+
+    # ops.elementwise.maximum
+    def maximum(self, other) -> Tensor:
+        """Elementwise maximum with broadcasting; tied elements share the gradient half and half."""
+
+    # ops.reduce.mean
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+        """Arithmetic mean over `dim`. Integer tensors need `dtype=` (as in PyTorch)."""
+
+    # ops.reduce._extreme_public.<locals>.fn
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Any:
+        """min(x) -> the smallest value; min(x, dim, keepdim=False) -> (values, indices);"""
+
+    # ops.elementwise.minimum
+    def minimum(self, other) -> Tensor:
+        """Elementwise minimum with broadcasting; tied elements share the gradient half and half."""
+
+    # ops.linalg.mm
+    def mm(self, mat2) -> Tensor:
+        """Product of two 2-D matrices."""
+
+    # ops.views.moveaxis
+    def moveaxis(self, source, destination) -> Tensor:
+        """Move dimension(s) `source` to position(s) `destination`."""
+
+    # ops.views.moveaxis
+    def movedim(self, source, destination) -> Tensor:
+        """Move dimension(s) `source` to position(s) `destination`."""
+
+    # ops.arith.mul
+    def mul(self, other) -> Tensor:
+        ...
+
+    # in place: op 'mul' (registry.apply_inplace)
+    def mul_(self, y) -> Tensor:
+        """In-place mul: writes the result into this tensor and returns it."""
+
+    # ops.arith.mul
+    def multiply(self, other) -> Tensor:
+        ...
+
+    # ops.linalg.mv
+    def mv(self, vec) -> Tensor:
+        """Matrix-vector product."""
+
+    # ops.index.narrow
+    def narrow(self, dim, start, length) -> Tensor:
+        """The view input[..., start:start+length, ...] along `dim`."""
+
+    # ops.compare.ne
+    def ne(self, other) -> Tensor:
+        """Elementwise input != other."""
+
+    # ops.arith.neg
+    def neg(self) -> Tensor:
+        ...
+
+    # in place: op 'neg' (registry.apply_inplace)
+    def neg_(self) -> Tensor:
+        """In-place neg: writes the result into this tensor and returns it."""
+
+    # ops.arith.neg
+    def negative(self) -> Tensor:
+        ...
+
+    # ops.index.nonzero
+    def nonzero(self, *, as_tuple=False) -> Any:
+        """Indices of the nonzero entries: an (n, ndim) int64 tensor, or a tuple of 1-D ones."""
+
+    # ops.statistics.norm
+    def norm(self, p='fro', dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None) -> Tensor:
+        """Vector p-norm over `dim` (all elements when None): p = 'fro' or 2 (default), 1, inf,"""
+
+    # ops.compare.ne
+    def not_equal(self, other) -> Tensor:
+        """Elementwise input != other."""
+
+    # ops.linalg.outer
+    def outer(self, vec2) -> Tensor:
+        """Outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j]."""
+
+    # ops.views.permute
+    def permute(self, *dims) -> Tensor:
+        """Reorder the dimensions: `x.permute(2, 0, 1)`."""
+
+    # ops.arith.pow
+    def pow(self, exponent) -> Tensor:
+        ...
+
+    # in place: op 'pow' (registry.apply_inplace)
+    def pow_(self, y) -> Tensor:
+        """In-place pow: writes the result into this tensor and returns it."""
+
+    # ops.reduce.prod
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+        """Product over `dim`; the gradient is exact where elements are zero."""
+
+    # ops.elementwise.reciprocal
+    def reciprocal(self) -> Tensor:
+        """Elementwise reciprocal of `input` (differentiable)."""
+
+    # in place: op 'reciprocal' (registry.apply_inplace)
+    def reciprocal_(self) -> Tensor:
+        """In-place reciprocal: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.relu
+    def relu(self) -> Tensor:
+        """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
+
+    # in place: op 'relu' (registry.apply_inplace)
+    def relu_(self) -> Tensor:
+        """In-place relu: writes the result into this tensor and returns it."""
+
+    # ops.compare.remainder
+    def remainder(self, other) -> Tensor:
+        """input - floor(input / other) * other (`%`), with the sign of `other`. Differentiable."""
+
+    # ops.tiling.repeat
+    def repeat(self, *sizes) -> Tensor:
+        """PyTorch's repeat: tile the tensor `sizes` times along each dimension (NumPy's tile)."""
+
+    # ops.tiling.repeat_interleave
+    def repeat_interleave(self, repeats, dim=None, *, axis=None, output_size=None) -> Tensor:
+        """Repeat each element `repeats` times (an int or one count per element) along `dim`;"""
+
+    # ops.views.reshape
+    def reshape(self, *shape) -> Tensor:
+        """A tensor with the same data in `shape` (a view when possible); one size may be -1."""
+
+    # ops.views.reshape_as
+    def reshape_as(self, other) -> Tensor:
+        """`input` reshaped to `other`'s shape."""
+
+    # ops.elementwise.round
+    def round(self, decimals=0) -> Tensor:
+        """Round half to even (as PyTorch and NumPy); `decimals` shifts the rounding position."""
+
+    # in place: op 'round' (registry.apply_inplace)
+    def round_(self) -> Tensor:
+        """In-place round: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.rsqrt
+    def rsqrt(self) -> Tensor:
+        """Elementwise rsqrt of `input` (differentiable)."""
+
+    # in place: op 'rsqrt' (registry.apply_inplace)
+    def rsqrt_(self) -> Tensor:
+        """In-place rsqrt: writes the result into this tensor and returns it."""
+
+    # ops.gather_scatter.scatter
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
+        """out = input with src[i][j] (or `value`) written at [index[i][j]][j] (dim=0)."""
+
+    # ops.gather_scatter._scatter_
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
+        ...
+
+    # ops.gather_scatter.scatter_add
+    def scatter_add(self, dim=None, index=None, src=None, *, axis=None) -> Tensor:
+        """out = input with src[i][j] added at [index[i][j]][j] (dim=0); repeats add up."""
+
+    # ops.gather_scatter._scatter_add_
+    def scatter_add_(self, dim, index, src) -> Tensor:
+        ...
+
+    # ops.index.select
+    def select(self, dim, index) -> Tensor:
+        """input[..., index, ...] along `dim` (that dimension disappears)."""
+
+    # ops.casting._caster.<locals>.method
+    def short(self) -> Tensor:
+        """This tensor as int16 (itself when it already is)."""
+
+    # ops.elementwise.sigmoid
+    def sigmoid(self) -> Tensor:
+        """1 / (1 + exp(-input)), computed without overflow."""
+
+    # in place: op 'sigmoid' (registry.apply_inplace)
+    def sigmoid_(self) -> Tensor:
+        """In-place sigmoid: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.sign
+    def sign(self) -> Tensor:
+        """Elementwise sign of `input` (differentiable)."""
+
+    # in place: op 'sign' (registry.apply_inplace)
+    def sign_(self) -> Tensor:
+        """In-place sign: writes the result into this tensor and returns it."""
+
+    # ops.activation.silu
+    def silu(self) -> Tensor:
+        """x * sigmoid(x) (also called swish)."""
+
+    # ops.elementwise.sin
+    def sin(self) -> Tensor:
+        """Elementwise sin of `input` (differentiable)."""
+
+    # in place: op 'sin' (registry.apply_inplace)
+    def sin_(self) -> Tensor:
+        """In-place sin: writes the result into this tensor and returns it."""
+
+    # ops.tensor_methods.softmax
+    def softmax(self, dim=None, dtype=None, *, axis=None) -> Tensor:
+        """exp(x) / sum(exp(x)) along `dim` (`nn.functional.softmax`)."""
+
+    # ops.activation.softplus
+    def softplus(self, beta=1.0, threshold=20.0) -> Tensor:
+        """log(1 + exp(beta * x)) / beta; reverts to x where beta * x > threshold."""
+
+    # ops.sorting.sort
+    def sort(self, dim=-1, descending=False, stable=False, *, axis=None) -> Any:
+        """Sort along `dim`; returns (values, indices). Values are differentiable."""
+
+    # ops.joins.split
+    def split(self, split_size_or_sections, dim=0, *, axis=None) -> builtins.tuple[Tensor, ...]:
+        """PyTorch's split: chunks of size `split_size_or_sections` (the last may be smaller), or"""
+
+    # ops.elementwise.sqrt
+    def sqrt(self) -> Tensor:
+        """Elementwise sqrt of `input` (differentiable)."""
+
+    # in place: op 'sqrt' (registry.apply_inplace)
+    def sqrt_(self) -> Tensor:
+        """In-place sqrt: writes the result into this tensor and returns it."""
+
+    # ops.elementwise.square
+    def square(self) -> Tensor:
+        """Elementwise square of `input` (differentiable)."""
+
+    # in place: op 'square' (registry.apply_inplace)
+    def square_(self) -> Tensor:
+        """In-place square: writes the result into this tensor and returns it."""
+
+    # ops.views.squeeze
+    def squeeze(self, dim=None, *, axis=None) -> Tensor:
+        """Drop size-1 dimensions: all of them, or only `dim` (int or tuple) where it is 1."""
+
+    # ops.statistics.std
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None) -> Tensor:
+        """Standard deviation over `dim` (see var for `correction`)."""
+
+    # ops.arith.sub
+    def sub(self, other, *, alpha=1) -> Tensor:
+        """input - alpha * other, broadcasting."""
+
+    # ops.tensor_methods.sub_
+    def sub_(self, other, *, alpha=1) -> Tensor:
+        """In-place self - alpha * other."""
+
+    # ops.arith.sub
+    def subtract(self, other, *, alpha=1) -> Tensor:
+        """input - alpha * other, broadcasting."""
+
+    # ops.reduce.sum
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+        """Sum over `dim` (int or tuple; None or () for all), optionally as `dtype` first."""
+
+    # ops.views.sum_to_size
+    def sum_to_size(self, *size) -> Tensor:
+        """Sum broadcast dimensions so the result has `size` (the inverse of expand)."""
+
+    # ops.views.swapaxes
+    def swapaxes(self, axis0, axis1) -> Tensor:
+        """Swap two dimensions (= transpose(input, axis0, axis1))."""
+
+    # ops.views.swapaxes
+    def swapdims(self, axis0, axis1) -> Tensor:
+        """Swap two dimensions (= transpose(input, axis0, axis1))."""
+
+    # ops.views.t
+    def t(self) -> Tensor:
+        """Transpose a tensor of at most 2 dimensions."""
+
+    # ops.gather_scatter.take_along_dim
+    def take_along_dim(self, indices, dim=None) -> Tensor:
+        """NumPy's take_along_axis (indices broadcast); without `dim` the tensor is flattened."""
+
+    # ops.elementwise.tan
+    def tan(self) -> Tensor:
+        """Elementwise tan of `input` (differentiable)."""
+
+    # ops.elementwise.tanh
+    def tanh(self) -> Tensor:
+        """Elementwise tanh of `input` (differentiable)."""
+
+    # in place: op 'tanh' (registry.apply_inplace)
+    def tanh_(self) -> Tensor:
+        """In-place tanh: writes the result into this tensor and returns it."""
+
+    # ops.joins.tensor_split
+    def tensor_split(self, indices_or_sections, dim=0) -> builtins.tuple[Tensor, ...]:
+        """NumPy's array_split: `sections` near-equal pieces, or split before each index."""
+
+    # ops.einsum.tensordot
+    def tensordot(self, b, dims=2) -> Tensor:
+        """Sum products over the last `dims` axes of a and the first `dims` of b, or over the"""
+
+    # ops.tiling.tile
+    def tile(self, dims) -> Tensor:
+        """Tile like NumPy: `dims` shorter than ndim is padded with ones in front."""
+
+    # ops.sorting.topk
+    def topk(self, k, dim=-1, largest=True, sorted=True) -> Any:
+        """The `k` largest (or smallest, `largest=False`) entries along `dim`: (values, indices),"""
+
+    # ops.matrix.trace
+    def trace(self) -> Tensor:
+        """The sum of the main diagonal of a 2-D tensor."""
+
+    # ops.views.transpose
+    def transpose(self, dim0, dim1) -> Tensor:
+        """Swap two dimensions (PyTorch's meaning; NumPy's transpose is `permute`)."""
+
+    # ops.matrix.tril
+    def tril(self, diagonal=0) -> Tensor:
+        """The lower triangle (on and below diagonal `diagonal`) of the last two dimensions; the"""
+
+    # ops.matrix._tril_
+    def tril_(self, diagonal=0) -> Tensor:
+        ...
+
+    # ops.matrix.triu
+    def triu(self, diagonal=0) -> Tensor:
+        """The upper triangle (on and above diagonal `diagonal`) of the last two dimensions; the"""
+
+    # ops.matrix._triu_
+    def triu_(self, diagonal=0) -> Tensor:
+        ...
+
+    # ops.arith.div
+    def true_divide(self, other, *, rounding_mode=None) -> Tensor:
+        """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like"""
+
+    # ops.elementwise.trunc
+    def trunc(self) -> Tensor:
+        """Elementwise trunc of `input` (differentiable)."""
+
+    # in place: op 'trunc' (registry.apply_inplace)
+    def trunc_(self) -> Tensor:
+        """In-place trunc: writes the result into this tensor and returns it."""
+
+    # ops.casting._type
+    def type(self, dtype=None) -> Any:
+        """With no argument, the type name ('tapegrad.FloatTensor'); else a cast to `dtype`."""
+
+    # ops.joins.unbind
+    def unbind(self, dim=0) -> builtins.tuple[Tensor, ...]:
+        """The slices along `dim`, as a tuple of tensors with that dimension removed."""
+
+    # ops.views.unflatten
+    def unflatten(self, dim, sizes) -> Tensor:
+        """Split dimension `dim` into `sizes` (one may be -1)."""
+
+    # ops.views.unsqueeze
+    def unsqueeze(self, dim=None, *, axis=None) -> Tensor:
+        """Insert a size-1 dimension at `dim` (-1 appends one)."""
+
+    # ops.statistics.var
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None) -> Tensor:
+        """Variance over `dim`, dividing by N - correction (correction=1 by default, Bessel's; the"""
+
+    # ops.views.view
+    def view(self, *shape) -> Tensor:
+        """Like reshape (tapegrad's views share the version counter with their base)."""
+
+    # ops.views.view_as
+    def view_as(self, other) -> Tensor:
+        """`input` reshaped to `other`'s shape."""
+
+    # ops.elementwise._where_method
+    def where(self, condition, other) -> Tensor:
+        """`self` where `condition`, else `other` (PyTorch's Tensor.where)."""
+
+    # ops.casting._zero_
+    def zero_(self) -> Tensor:
+        """Fill this tensor with zeros, in place."""
