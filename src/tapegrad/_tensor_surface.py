@@ -29,7 +29,7 @@ class TensorSurface:
 
     # ops.tensor_methods.__add__
     def __add__(self, other) -> Tensor:
-        ...
+        """self + other (broadcasting)."""
 
     # ops.compare._bitwise.<locals>.method
     def __and__(self, other) -> Tensor:
@@ -41,7 +41,7 @@ class TensorSurface:
 
     # ops.tensor_methods.__floordiv__
     def __floordiv__(self, other) -> Tensor:
-        ...
+        """self // other (not differentiable)."""
 
     # ops.compare._comparison.<locals>.method
     def __ge__(self, other) -> Tensor:
@@ -57,11 +57,11 @@ class TensorSurface:
 
     # ops.tensor_methods.__iadd__
     def __iadd__(self, other) -> Tensor:
-        ...
+        """self += other, in place (bumps the version)."""
 
     # ops.tensor_methods.__imul__
     def __imul__(self, other) -> Tensor:
-        ...
+        """self *= other, in place (bumps the version)."""
 
     # ops.compare._invert_method
     def __invert__(self) -> Tensor:
@@ -69,7 +69,7 @@ class TensorSurface:
 
     # ops.tensor_methods.__isub__
     def __isub__(self, other) -> Tensor:
-        ...
+        """self -= other, in place (bumps the version)."""
 
     # ops.index._iter
     def __iter__(self) -> Iterator[Tensor]:
@@ -77,7 +77,7 @@ class TensorSurface:
 
     # ops.tensor_methods.__itruediv__
     def __itruediv__(self, other) -> Tensor:
-        ...
+        """self /= other, in place (bumps the version)."""
 
     # ops.compare._comparison.<locals>.method
     def __le__(self, other) -> Tensor:
@@ -93,11 +93,11 @@ class TensorSurface:
 
     # ops.tensor_methods.__mod__
     def __mod__(self, other) -> Tensor:
-        ...
+        """self % other (the sign of the divisor, as in Python)."""
 
     # ops.tensor_methods.__mul__
     def __mul__(self, other) -> Tensor:
-        ...
+        """self * other (broadcasting)."""
 
     # ops.compare._comparison.<locals>.method
     def __ne__(self, other) -> Tensor:  # type: ignore[override]
@@ -105,7 +105,7 @@ class TensorSurface:
 
     # ops.tensor_methods.__neg__
     def __neg__(self) -> Tensor:
-        ...
+        """-self."""
 
     # ops.compare._bitwise.<locals>.method
     def __or__(self, other) -> Tensor:
@@ -113,15 +113,15 @@ class TensorSurface:
 
     # ops.tensor_methods.__pos__
     def __pos__(self) -> Tensor:
-        ...
+        """+self: the tensor itself."""
 
     # ops.tensor_methods.__pow__
     def __pow__(self, other) -> Tensor:
-        ...
+        """self ** other."""
 
     # ops.tensor_methods.__radd__
     def __radd__(self, other) -> Tensor:
-        ...
+        """other + self."""
 
     # ops.compare._bitwise.<locals>.method
     def __rand__(self, other) -> Tensor:
@@ -129,7 +129,7 @@ class TensorSurface:
 
     # ops.tensor_methods.__rfloordiv__
     def __rfloordiv__(self, other) -> Tensor:
-        ...
+        """other // self."""
 
     # ops.linalg._rmatmul
     def __rmatmul__(self, other) -> Tensor:
@@ -137,11 +137,11 @@ class TensorSurface:
 
     # ops.tensor_methods.__rmod__
     def __rmod__(self, other) -> Tensor:
-        ...
+        """other % self."""
 
     # ops.tensor_methods.__rmul__
     def __rmul__(self, other) -> Tensor:
-        ...
+        """other * self."""
 
     # ops.compare._bitwise.<locals>.method
     def __ror__(self, other) -> Tensor:
@@ -149,15 +149,15 @@ class TensorSurface:
 
     # ops.tensor_methods.__rpow__
     def __rpow__(self, other) -> Tensor:
-        ...
+        """other ** self."""
 
     # ops.tensor_methods.__rsub__
     def __rsub__(self, other) -> Tensor:
-        ...
+        """other - self."""
 
     # ops.tensor_methods.__rtruediv__
     def __rtruediv__(self, other) -> Tensor:
-        ...
+        """other / self."""
 
     # ops.compare._bitwise.<locals>.method
     def __rxor__(self, other) -> Tensor:
@@ -169,11 +169,11 @@ class TensorSurface:
 
     # ops.tensor_methods.__sub__
     def __sub__(self, other) -> Tensor:
-        ...
+        """self - other (broadcasting)."""
 
     # ops.tensor_methods.__truediv__
     def __truediv__(self, other) -> Tensor:
-        ...
+        """self / other (true division; integers give floats)."""
 
     # ops.compare._bitwise.<locals>.method
     def __xor__(self, other) -> Tensor:

@@ -98,87 +98,108 @@ def sub_(self, other, *, alpha=1):
 
 # ------------------------------------------------------------------ Python operators
 def __add__(self, other):
+    """self + other (broadcasting)."""
     return arith._add(self, other)
 
 
 def __radd__(self, other):
+    """other + self."""
     return arith._add(other, self)
 
 
 def __sub__(self, other):
+    """self - other (broadcasting)."""
     return arith._sub(self, other)
 
 
 def __rsub__(self, other):
+    """other - self."""
     return arith._sub(other, self)
 
 
 def __mul__(self, other):
+    """self * other (broadcasting)."""
     return arith._mul(self, other)
 
 
 def __rmul__(self, other):
+    """other * self."""
     return arith._mul(other, self)
 
 
 def __truediv__(self, other):
+    """self / other (true division; integers give floats)."""
     return arith._div(self, other)
 
 
 def __rtruediv__(self, other):
+    """other / self."""
     return arith._div(other, self)
 
 
 def __pow__(self, other):
+    """self ** other."""
     return arith._pow(self, other)
 
 
 def __rpow__(self, other):
+    """other ** self."""
     return arith._pow(other, self)
 
 
 def __neg__(self):
+    """-self."""
     return arith._neg(self)
 
 
 def __pos__(self):
+    """+self: the tensor itself."""
     return self
 
 
 def __iadd__(self, other):
+    """self += other, in place (bumps the version)."""
     return apply_inplace(arith._add, self, other)
 
 
 def __isub__(self, other):
+    """self -= other, in place (bumps the version)."""
     return apply_inplace(arith._sub, self, other)
 
 
 def __imul__(self, other):
+    """self *= other, in place (bumps the version)."""
     return apply_inplace(arith._mul, self, other)
 
 
 def __itruediv__(self, other):
+    """self /= other, in place (bumps the version)."""
     return apply_inplace(arith._div, self, other)
 
 
 def __floordiv__(self, other):
+    """self // other (not differentiable)."""
     return compare._floor_divide(self, other)
 
 
 def __rfloordiv__(self, other):
+    """other // self."""
     return compare._floor_divide(other, self)
 
 
 def __mod__(self, other):
+    """self % other (the sign of the divisor, as in Python)."""
     return compare._remainder(self, other)
 
 
 def __rmod__(self, other):
+    """other % self."""
     return compare._remainder(other, self)
 
 
 # ------------------------------------------------------------------ properties
 def _all_dims_reversed(self):
+    """All dimensions reversed (`t.T`; a 0-d or 1-d tensor is itself)."""
     return views._call(views._transpose, self, axes=None) if self.ndim > 1 else self
 
 
