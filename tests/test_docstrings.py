@@ -13,6 +13,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import importlib.util
+import pathlib
 import pkgutil
 
 import numpy as np
@@ -97,4 +98,46 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
         f"the examples of {name} left the recording state changed "
         f"(active, training, inference, anomaly, open scopes): {before} -> {after}; "
         "an example must restore what it changes (use the mode as a `with` block)"
+    )
+
+
+def _design_layout() -> tuple[set[str], set[str], set[str]]:
+    """The "Layout" tree of docs/design.md: (module files, packages, packages listed whole)."""
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "design.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    files, entries = set(), []
+    stack: list[tuple[int, str]] = []  # (indent, directory) of the enclosing packages
+    for line in block.splitlines()[1:]:
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        name = line.split()[0]
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = "/".join([d for _, d in stack] + [name.rstrip("/")])
+        if name.endswith("/"):
+            stack.append((indent, name.rstrip("/")))
+            entries.append(path)
+        elif name.endswith(".py"):
+            files.add(path)
+    # a package line with nothing listed under it stands for all of its modules
+    whole = {p for p in entries if not any(f.startswith(p + "/") for f in files | set(entries))}
+    return files, set(entries), whole
+
+
+def test_design_layout_lists_every_module():
+    src = pathlib.Path(tg.__file__).resolve().parents[1]
+    actual = {p.relative_to(src).as_posix() for p in (src / "tapegrad").rglob("*.py")}
+    files, packages, whole = _design_layout()
+    covered = {
+        f for f in actual
+        if f in files
+        or any(f.startswith(w + "/") for w in whole)
+        or (f.endswith("/__init__.py") and f.rsplit("/", 1)[0] in packages)  # the package line
+    }
+    missing = sorted(actual - covered)
+    stale = sorted(files - actual)
+    assert not missing and not stale, (
+        "docs/design.md, section Layout, is out of step with src/: "
+        f"add a line for {missing}; remove the lines for {stale}"
     )
