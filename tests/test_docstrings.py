@@ -4,9 +4,10 @@ One test per module. Each example sees the module's own names plus `tg` (tapegra
 (NumPy), the names the docs use throughout, and inside a facade its usual short name (`mx`
 under `tapegrad.compat.mxnet`, `mge` under `tapegrad.compat.megengine`); anything else it must
 import or define itself. Examples run in a fresh temporary directory (they may write files)
-with tapegrad's generator seeded with 0.
-Output is compared exactly, except that runs of whitespace are equal and `...` matches
-anything (`doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE`).
+with tapegrad's generator seeded with 0. Output is compared exactly, except that runs of
+whitespace are equal and `...` matches anything (`doctest.ELLIPSIS | NORMALIZE_WHITESPACE`).
+
+Also here: the "Layout" tree of docs/design.md lists every module of src/tapegrad, and no other.
 """
 from __future__ import annotations
 
