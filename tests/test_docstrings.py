@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import pathlib
 import pkgutil
+import sys
 
 import numpy as np
 import pytest
@@ -57,6 +58,19 @@ def _state_snapshot() -> tuple:
     return (st.active, st.training, st.inference, st.anomaly, len(st.saved_modes))
 
 
+FRAMEWORK_NAMES = ("torch", "mxnet", "megengine")
+
+
+def _aliases() -> tuple:
+    """tapegrad's import hooks, and the framework names that import a facade (compat.alias)."""
+    hooks = tuple(f for f in sys.meta_path if type(f).__module__.startswith("tapegrad."))
+    names = tuple(
+        n for n in FRAMEWORK_NAMES
+        if getattr(sys.modules.get(n), "__name__", "").startswith("tapegrad.")
+    )
+    return hooks, names
+
+
 def test_every_module_is_collected():
     # a walk that silently found nothing would make every test below pass
     assert "tapegrad.tensor" in MODULES and "tapegrad.engine.backward" in MODULES
@@ -83,6 +97,7 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     before = _state_snapshot()
+    aliases_before = _aliases()
     report: list[str] = []
     try:
         for test in examples:
@@ -90,6 +105,12 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
             runner.run(test, out=report.append, clear_globs=True)
     finally:
         after = _state_snapshot()
+        aliases_after = _aliases()
+        if aliases_after != aliases_before:  # leave the next test a clean interpreter
+            from tapegrad.compat import alias
+
+            alias.uninstall(*aliases_after[1])
+            sys.meta_path[:] = [f for f in sys.meta_path if f not in aliases_after[0]]
         st = engine_state.state
         st.active, st.training, st.inference, st.anomaly = before[:4]
         del st.saved_modes[before[4]:]
@@ -99,6 +120,10 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
         f"the examples of {name} left the recording state changed "
         f"(active, training, inference, anomaly, open scopes): {before} -> {after}; "
         "an example must restore what it changes (use the mode as a `with` block)"
+    )
+    assert aliases_after == aliases_before, (
+        f"the examples of {name} left a facade installed under a framework's name "
+        f"{aliases_after}; undo it in the example (alias.uninstall)"
     )
 
 
