@@ -28,6 +28,7 @@ def save(obj, path) -> None:
     `path` (a file name or a binary file object) in the safetensors format. A named file is
     replaced atomically: an error (or a crash) while saving leaves an old checkpoint intact.
 
+    >>> net = tg.nn.Linear(3, 1); opt = tg.optim.SGD(net.parameters(), lr=0.1)
     >>> ck = {"model": net.state_dict(), "optim": opt.state_dict(), "epoch": 3}
     >>> tg.save(ck, "ck.safetensors")
     """
@@ -64,7 +65,9 @@ def load(path, map_location=None, *, weights_only=True):
     `map_location` ("cpu", "cuda") puts the tensors on that device; `weights_only` is
     accepted for PyTorch code (tapegrad files hold nothing else).
 
+    >>> net = tg.nn.Linear(3, 1); tg.save({"model": net.state_dict()}, "ck.safetensors")
     >>> ck = tg.load("ck.safetensors"); net.load_state_dict(ck["model"])
+    <All keys matched successfully>
     """
     from safetensors.numpy import load as st_load
 

@@ -30,6 +30,18 @@ def test_without_anomaly_mode_inf_passes_silently():
     assert np.isinf(x.grad.numpy()).all()
 
 
+def test_detect_anomaly_checks_zero_dim_gradients_for_finiteness():
+    # a 0-d gradient is a NumPy scalar, not an ndarray: zero must pass and inf must be caught
+    x = tg.tensor(2.0, requires_grad=True)
+    with tg.autograd.detect_anomaly():
+        (x * 0).backward()
+    assert x.grad.item() == 0.0
+    x = tg.tensor(1.0, requires_grad=True)
+    with tg.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="MulBackward"):
+        (x * float("inf")).backward()
+    assert x.grad is None
+
+
 def test_detect_anomaly_as_decorator_and_nested():
     @tg.autograd.detect_anomaly()
     def run():

@@ -5,9 +5,13 @@ of the forward call that created it; a backward run in anomaly mode checks every
 produces and raises at the first NaN/Inf, naming the op (`MulBackward`, ...) and showing
 that traceback. Both cost time: use it to debug, not to train.
 
+    >>> x = tg.tensor(1.0, requires_grad=True)
     >>> with tg.autograd.detect_anomaly():
     ...     y = x * float("inf")
-    ...     y.backward()        # RuntimeError: Function 'MulBackward' returned nan or inf ...
+    ...     y.backward()
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Function 'MulBackward' returned nan or inf ...
 """
 from __future__ import annotations
 

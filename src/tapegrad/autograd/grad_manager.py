@@ -74,12 +74,15 @@ class GradManager:
     then `record()` ... `backward(y)` (or `with gm: ... gm.backward(y)`): gradients are
     accumulated into the attached tensors' `.grad` (clear them yourself between steps).
 
+    >>> model, loss_fn = tg.nn.Linear(3, 1), tg.nn.MSELoss()
+    >>> opt = tg.optim.SGD(model.parameters(), lr=0.1)
+    >>> data = [(tg.randn(4, 3), tg.randn(4, 1))]
     >>> gm = GradManager().attach(model.parameters())
     >>> for x, t in data:
     ...     with gm:
     ...         loss = loss_fn(model(x), t)
     ...         gm.backward(loss)
-    ...     opt.step().clear_grad()
+    ...     opt.step(); opt.zero_grad()
     """
 
     def __init__(self) -> None:

@@ -5,6 +5,7 @@
 `params` maps names to tensors), and the tapes that track each node. Render it with
 `tg.viz.draw(t, "graph.svg")` or any Graphviz tool (`dot -Tsvg`).
 
+    >>> w = tg.tensor([1.0, 2.0], requires_grad=True); y = (w * w).sum()
     >>> print(tg.autograd.graph.to_dot(y, params={"w": w}))
     digraph tapegrad { ... }
 """

@@ -90,6 +90,7 @@ class no_grad(_BareDecoratable):
     stays as low as plain NumPy. `enable_grad()` and `autograd.record()` switch recording
     back on inside it.
 
+    >>> x = tg.tensor(1.0, requires_grad=True)
     >>> with tg.no_grad():
     ...     y = x * 2          # y.requires_grad is False
     """
@@ -103,6 +104,7 @@ class enable_grad(_BareDecoratable):
 
     Other tapes that were recording keep recording.
 
+    >>> x = tg.tensor(1.0, requires_grad=True)
     >>> with tg.no_grad():
     ...     with tg.enable_grad():
     ...         y = x * 2      # recorded
@@ -165,6 +167,7 @@ class inference_mode(_Mode):
     (`is_inference_mode_enabled()`); `inference_mode(False)` leaves it again and re-enables
     ambient recording, as in PyTorch.
 
+    >>> model, x = tg.nn.Linear(3, 1), tg.randn(2, 3)
     >>> with tg.inference_mode():
     ...     y = model(x)
     """

@@ -61,6 +61,7 @@ def record(train_mode: bool = True) -> _RecordingStateScope:
     Args:
         train_mode: layers run in training mode inside the block (Dropout drops).
 
+    >>> x = tg.tensor([1.0, 2.0]); x.attach_grad()
     >>> with tg.autograd.record():
     ...     y = x * 2
     """
@@ -70,6 +71,7 @@ def record(train_mode: bool = True) -> _RecordingStateScope:
 def pause(train_mode: bool = False) -> _RecordingStateScope:
     """Stop recording (every tape) in this block; predict mode unless `train_mode=True`.
 
+    >>> x = tg.tensor([1.0, 2.0]); x.attach_grad()
     >>> with tg.autograd.record():
     ...     y = x * 2
     ...     with tg.autograd.pause():
@@ -86,6 +88,7 @@ def train_mode() -> _RecordingStateScope:
 def predict_mode() -> _RecordingStateScope:
     """Predict mode in this block (Dropout is the identity); recording is left as it is.
 
+    >>> net, x = tg.nn.Dropout(0.5), tg.ones(4)
     >>> with tg.autograd.record():
     ...     with tg.autograd.predict_mode():
     ...         y = net(x)  # recorded, but layers run as in inference

@@ -6,6 +6,8 @@ A facade module declares which of its names come from the core (`aliases`: name 
 facade never copies core behaviour, and raises an `AttributeError` for everything else:
 there is no silent fallback to a similarly named core function.
 
+    >>> ALIASES = core_aliases("exp", negative="neg")
+    >>> HINTS = {"waitall": "tapegrad runs eagerly: there is nothing to wait for"}
     >>> __getattr__ = facade_getattr(__name__, "the MXNet facade (mx.np)", ALIASES, HINTS)
 """
 from __future__ import annotations

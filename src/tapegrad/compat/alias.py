@@ -3,6 +3,7 @@
     >>> from tapegrad.compat import alias
     >>> alias.install("mxnet")          # `import mxnet as mx` now gives the facade
     >>> import mxnet as mx
+    >>> alias.uninstall("mxnet")        # and back
 
 `python -m tapegrad.compat.run mxnet train.py` does the same for a whole script. The alias
 covers submodules (`from mxnet.gluon.nn import Dense`) and is process-wide: do not install

@@ -96,6 +96,7 @@ def random_split(dataset, lengths, seed=None, generator=None) -> list:
         seed / generator: an int seed or a NumPy Generator for a reproducible split
             (default: tapegrad's per-thread generator, see tg.manual_seed).
 
+    >>> ds = tg.data.TensorDataset(tg.randn(10, 3), tg.arange(10))
     >>> train, test = tg.data.random_split(ds, [0.8, 0.2], seed=0)
     """
     n = len(dataset)

@@ -55,8 +55,10 @@ class DataLoader:
         num_workers, pin_memory: accepted for PyTorch code; batches are always made in the
             calling process (a TensorDataset batch is one fancy index: nothing to overlap).
 
+    >>> ds = tg.data.TensorDataset(tg.randn(100, 3), tg.arange(100))
     >>> loader = tg.data.DataLoader(ds, batch_size=64, shuffle=True, seed=0)
-    >>> for x, y in loader: ...
+    >>> [tuple(x.shape) for x, y in loader]
+    [(64, 3), (36, 3)]
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,

@@ -3,8 +3,9 @@
 Launched by `mpiexec -n N python train.py`, every process calls `init()` and then averages
 gradients, e.g. with a GradManager callback:
 
+    >>> model = tg.nn.Linear(3, 1)
     >>> gm = tg.autodiff.GradManager()
-    >>> gm.attach(model.parameters(), callbacks=tg.distributed.make_allreduce_cb("mean"))
+    >>> gm = gm.attach(model.parameters(), callbacks=tg.distributed.make_allreduce_cb("mean"))
 
 Without MPI (a plain `python train.py`) the world is one process: rank 0, size 1, and
 every collective returns its input. mpi4py is imported only when a launcher says there is
@@ -13,7 +14,7 @@ error says to `pip install tapegrad[mpi]`.
 
 Or wrap the model, PyTorch style (gradients averaged in buckets during `loss.backward()`):
 
-    >>> model = tg.distributed.DistributedDataParallel(net)
+    >>> model = tg.distributed.DistributedDataParallel(tg.nn.Linear(3, 1))
 
 Modules: this one (process group and collectives), `ddp` (the wrapper), `reducer` (buckets).
 """
@@ -233,7 +234,8 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
 
     With one process the callback returns the gradient unchanged.
 
-    >>> gm.attach(params, callbacks=tg.distributed.make_allreduce_cb("MEAN"))
+    >>> gm, params = tg.autodiff.GradManager(), [tg.zeros(2, requires_grad=True)]
+    >>> gm = gm.attach(params, callbacks=tg.distributed.make_allreduce_cb("MEAN"))
     """
     name = str(reduce_method).lower()
     if name not in ("mean", "sum"):

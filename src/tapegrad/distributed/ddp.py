@@ -33,6 +33,9 @@ class DistributedDataParallel(Module):
             that took no part in it as ready (without it, such a parameter's bucket is never
             reduced and the next forward raises).
 
+    >>> import tapegrad.nn.functional as F
+    >>> net = tg.nn.Linear(3, 2); opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    >>> x_shard, y_shard = tg.randn(4, 3), tg.tensor([0, 1, 1, 0])
     >>> tg.distributed.init()
     >>> model = tg.distributed.DistributedDataParallel(net)
     >>> loss = F.cross_entropy(model(x_shard), y_shard)
@@ -100,6 +103,8 @@ class DistributedDataParallel(Module):
         gradients (gradient accumulation). The first forward/backward after it averages the
         whole accumulated `.grad`.
 
+        >>> ddp = tg.distributed.DistributedDataParallel(tg.nn.Linear(3, 1))
+        >>> x1, x2 = tg.randn(2, 3), tg.randn(2, 3)
         >>> with ddp.no_sync():
         ...     ddp(x1).sum().backward()   # local only
         >>> ddp(x2).sum().backward()       # averages x1's and x2's gradients together

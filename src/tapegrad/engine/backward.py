@@ -284,7 +284,8 @@ def _run_tensor_hooks(node, g, writes, write):
 
 def _check_finite(node, i, g):
     data = g._data if isinstance(g, _Tensor) else g
-    if not np.all(np.isfinite(data)) if type(data) is np.ndarray else not bool(data.all()):
+    # one test for arrays, NumPy scalars (0-d results) and CuPy arrays alike; NaN < inf is False
+    if not bool((abs(data) < np.inf).all()):
         where = f"\nThe forward op was created at:\n{node.trace}" if node.trace else ""
         raise RuntimeError(
             f"Function '{node.name()}' returned nan or inf values in its {i}th output "

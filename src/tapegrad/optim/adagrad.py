@@ -17,6 +17,7 @@ class Adagrad(Optimizer):
         initial_accumulator_value: start of the sum. eps: added to the denominator (1e-10).
         maximize: ascend instead of descend.
 
+    >>> net = tg.nn.Linear(3, 1)
     >>> opt = tg.optim.Adagrad(net.parameters(), lr=0.1)
     """
 

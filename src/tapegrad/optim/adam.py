@@ -19,6 +19,7 @@ class Adam(Optimizer):
         L2 penalty (added to the gradient; see AdamW for the decoupled form). amsgrad: keep
         the running maximum of the second moment. maximize: ascend instead of descend.
 
+    >>> net = tg.nn.Linear(3, 1)
     >>> opt = tg.optim.Adam(net.parameters(), lr=1e-3)
     """
 
@@ -87,6 +88,7 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter): `p *= 1 - lr * weight_decay`
     before the Adam step. Same arguments as `Adam`; weight_decay defaults to 1e-2.
 
+    >>> net = tg.nn.Linear(3, 1)
     >>> opt = tg.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-2)
     """
 

@@ -86,6 +86,7 @@ class LRScheduler:
 class StepLR(LRScheduler):
     """Multiply the learning rate by `gamma` every `step_size` epochs.
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
     """
 
@@ -105,6 +106,7 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Multiply the learning rate by `gamma` at each epoch listed in `milestones`.
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
     """
 
@@ -128,6 +130,7 @@ class MultiStepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Multiply the learning rate by `gamma` every epoch.
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)
     """
 
@@ -145,6 +148,7 @@ class CosineAnnealingLR(LRScheduler):
     """Anneal the learning rate from its initial value to `eta_min` along a half cosine over
     `T_max` epochs (then back up, periodically, as PyTorch does without restarts).
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
     """
 
@@ -172,6 +176,7 @@ class LinearLR(LRScheduler):
     """Scale the learning rate linearly from `start_factor` to `end_factor` over
     `total_iters` epochs (a warm-up when start_factor < 1).
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=10)
     """
 
@@ -201,6 +206,7 @@ class LambdaLR(LRScheduler):
     """Set each group's learning rate to `initial_lr * lr_lambda(epoch)`; `lr_lambda` is a
     function or a list of functions, one per group. (The functions are not in state_dict.)
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.95 ** epoch)
     """
 
@@ -234,8 +240,9 @@ class ReduceLROnPlateau(LRScheduler):
         "abs"): what counts as an improvement. cooldown: epochs to wait after a reduction.
         min_lr: a floor (one value or one per group). eps: smaller changes are skipped.
 
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
     >>> sched = tg.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", patience=3)
-    >>> sched.step(val_accuracy)
+    >>> sched.step(0.93)  # after each epoch, with its validation accuracy
     """
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,

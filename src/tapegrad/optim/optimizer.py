@@ -35,6 +35,7 @@ class Optimizer:
             and any per-group options (e.g. `{"params": net.head.parameters(), "lr": 1e-3}`).
         defaults: the options a group gets when it does not set them.
 
+    >>> w, b = tg.randn(3, requires_grad=True), tg.zeros(1, requires_grad=True)
     >>> opt = tg.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.1}], lr=0.01)
     """
 

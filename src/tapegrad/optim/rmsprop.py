@@ -17,6 +17,7 @@ class RMSprop(Optimizer):
         centered: normalise by the estimated variance instead of the second moment.
         maximize: ascend instead of descend.
 
+    >>> net = tg.nn.Linear(3, 1)
     >>> opt = tg.optim.RMSprop(net.parameters(), lr=1e-3, momentum=0.9)
     """
 

@@ -15,6 +15,8 @@ class SGD(Optimizer):
         momentum. weight_decay: L2 penalty added to the gradient. nesterov: Nesterov momentum
         (needs momentum > 0 and dampening 0). maximize: ascend instead of descend.
 
+    >>> net, loss_fn = tg.nn.Linear(3, 1), tg.nn.MSELoss()
+    >>> x, y = tg.randn(8, 3), tg.randn(8, 1)
     >>> opt = tg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     >>> opt.zero_grad(); loss_fn(net(x), y).backward(); opt.step()
     """

@@ -4,6 +4,7 @@ A Context stands for tapegrad's "cpu" (NumPy) or "cuda" (CuPy) device; the devic
 kept for display only (tapegrad has one device of each kind).
 
     >>> mx.nd.zeros((2,), ctx=mx.cpu())
+    tensor([0., 0.])
 """
 from __future__ import annotations
 

@@ -2,8 +2,10 @@
 
 An initializer is called with a parameter's name and shape and returns the initial values.
 
+    >>> net = mx.gluon.nn.Dense(4, in_units=3)
     >>> net.initialize(init=mx.init.Xavier())
     >>> mx.gluon.Parameter("w", shape=(2, 3), init=mx.init.Constant(0.5))
+    Parameter w (shape=(2, 3), dtype=float32)
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """`mge.autodiff`: GradManager (tapegrad's, API.md 2.3) and Function.
 
     >>> from tapegrad.compat.megengine.autodiff import GradManager
+    >>> model, x = mge.module.Linear(3, 1), mge.tensor([[1.0, 2.0, 3.0]])
     >>> gm = GradManager().attach(model.parameters())
     >>> with gm:
     ...     loss = model(x)

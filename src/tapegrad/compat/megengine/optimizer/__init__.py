@@ -2,8 +2,10 @@
 
 The updates are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are PyTorch's).
 
+    >>> model = mge.module.Linear(3, 1)
     >>> opt = mge.optimizer.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    >>> opt.step().clear_grad()
+    >>> opt.step().clear_grad()   # returns the optimizer, for chaining
+    SGD (...)
 """
 from __future__ import annotations
 

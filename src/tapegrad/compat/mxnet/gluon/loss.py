@@ -1,6 +1,8 @@
 """`mx.gluon.loss`: Gluon's losses. Each returns one value per sample: the loss averaged
 over every axis but `batch_axis` (not a scalar; `backward()` sums it, as MXNet does).
 
+    >>> net, x, y = mx.gluon.nn.Dense(1), mx.np.ones((4, 3)), mx.np.zeros((4, 1))
+    >>> net.initialize()
     >>> loss_fn = mx.gluon.loss.L2Loss()      # 0.5 * (pred - label) ** 2
     >>> loss = loss_fn(net(x), y)             # shape (batch,)
 """

@@ -9,9 +9,11 @@ backward (`grad_req="write"`, the default), accumulated (`"add"`) or not compute
 
     >>> w = mx.gluon.Parameter("w", shape=(2, 3))
     >>> w.initialize(init=mx.init.One())
-    >>> with autograd.record():
+    >>> with mx.autograd.record():
     ...     y = (w.data() * 2).sum()
     >>> y.backward(); w.grad()
+    tensor([[2., 2., 2.],
+            [2., 2., 2.]])
 """
 from __future__ import annotations
 

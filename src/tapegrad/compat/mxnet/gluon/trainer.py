@@ -6,8 +6,11 @@ result to `tapegrad.optim.SGD` / `Adam` for the update itself. Parameter gradien
 as backward wrote them (MXNet does the rescaling inside its update kernels too), and with
 `grad_req="write"` there is nothing to zero between steps.
 
+    >>> net, loss_fn = mx.gluon.nn.Dense(1), mx.gluon.loss.L2Loss()
+    >>> net.initialize()
+    >>> x, y = mx.np.ones((4, 3)), mx.np.zeros((4, 1))
     >>> trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
-    >>> with autograd.record():
+    >>> with mx.autograd.record():
     ...     loss = loss_fn(net(x), y)
     >>> loss.backward()
     >>> trainer.step(batch_size=x.shape[0])

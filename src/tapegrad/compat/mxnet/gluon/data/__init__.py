@@ -1,8 +1,9 @@
 """`mx.gluon.data`: datasets and the DataLoader (tapegrad.data's loader underneath).
 
+    >>> X, y = mx.np.ones((100, 3)), mx.np.zeros((100,))
     >>> ds = mx.gluon.data.ArrayDataset(X, y)
-    >>> for xb, yb in mx.gluon.data.DataLoader(ds, batch_size=32, shuffle=True):
-    ...     ...
+    >>> [xb.shape for xb, yb in mx.gluon.data.DataLoader(ds, batch_size=32, shuffle=True)]
+    [(32, 3), (32, 3), (32, 3), (4, 3)]
 """
 from __future__ import annotations
 

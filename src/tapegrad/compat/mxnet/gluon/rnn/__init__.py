@@ -1,5 +1,6 @@
 """`mx.gluon.rnn`: the LSTM layer (MXNet's parameter names and gate order i, f, g, o).
 
+    >>> x = mx.np.ones((5, 4, 8))
     >>> lstm = mx.gluon.rnn.LSTM(16, num_layers=2)   # layout "TNC": (time, batch, feature)
     >>> lstm.initialize()
     >>> out, (h, c) = lstm(x, lstm.begin_state(batch_size=4))
