@@ -28,7 +28,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "_data", "_tapes", "grad_fn", "_out_nr", "_version", "_grad", "_grad_req",
+        "_data", "_tapes", "grad_fn", "_out_nr", "_vc", "_grad", "_grad_req",
         "_accum", "_hooks", "_post_hooks", "_record_var", "__weakref__",
     )
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
@@ -66,8 +66,9 @@ class Tensor:
         return self.device == "cuda"
 
     @property
-    def _version_value(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """How many times the storage was changed in place (PyTorch's `t._version`)."""
+        return self._vc[0]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -294,7 +295,7 @@ class Tensor:
     def detach(self):
         """A tensor sharing storage and version counter, tracked by no tape."""
         t = _wrap(self._data)
-        t._version = self._version
+        t._vc = self._vc
         return t
 
     def detach_(self):
@@ -323,7 +324,7 @@ def _init(t: Tensor, arr, tapes: int = 0) -> None:
     t._tapes = tapes
     t.grad_fn = None
     t._out_nr = 0
-    t._version = [0]
+    t._vc = [0]  # version counter, shared with views (engine/versions.py)
     t._grad = None
     t._grad_req = "add"
     t._accum = None

@@ -259,7 +259,7 @@ def _as_tensor(g):
 def _rebuild_output(node):
     t = _wrap(node.out_data, node.tapes)
     t.grad_fn = node
-    t._version = node.out_version
+    t._vc = node.out_counter
     return t
 
 

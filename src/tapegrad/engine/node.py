@@ -20,7 +20,7 @@ class Node:
 
     __slots__ = (
         "op", "params", "saved", "checks", "next", "in_meta", "tapes", "xp",
-        "out_data", "out_version", "n_out", "hooks", "retained", "trace", "__weakref__",
+        "out_data", "out_counter", "n_out", "hooks", "retained", "trace", "__weakref__",
     )
 
     def __init__(self, op, params, saved, checks, nxt, in_meta, tapes, xp, n_out=1):
@@ -33,7 +33,7 @@ class Node:
         self.tapes = tapes
         self.xp = xp  # array namespace the forward ran on
         self.out_data = None
-        self.out_version = None
+        self.out_counter = None  # the output's version counter (Tensor._vc)
         self.n_out = n_out
         self.hooks = None  # {output index: [hook, ...]} from Tensor.register_hook
         self.retained = None  # {output index: weakref to tensor} from retain_grad()
