@@ -274,11 +274,9 @@ class Tensor:
         if not self._tapes:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            self.grad_fn.add_tensor_hook(self._out_nr, hook)
-            return RemovableHandle(self.grad_fn.hooks[self._out_nr], hook)
+            return self.grad_fn.add_tensor_hook(self._out_nr, hook)
         if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(hook)
+            self._hooks = {}
         return RemovableHandle(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -288,8 +286,7 @@ class Tensor:
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
         if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(hook)
+            self._post_hooks = {}
         return RemovableHandle(self._post_hooks, hook)
 
     def detach(self):

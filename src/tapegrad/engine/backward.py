@@ -270,7 +270,7 @@ def _run_tensor_hooks(node, g, writes, write):
         gi = slots[nr]
         if gi is None:
             continue
-        for hook in (node.hooks or {}).get(nr, ()):
+        for hook in list((node.hooks or {}).get(nr, {}).values()):
             new = hook(_as_tensor(gi))
             if new is not None:
                 gi = new if isinstance(gi, _Tensor) else new._data
@@ -325,7 +325,7 @@ def _apply_writes(writes, head_ids, higher, force_add):
     final = []
     for t, g, is_leaf in writes:
         if is_leaf and t._hooks:
-            for hook in list(t._hooks):
+            for hook in list(t._hooks.values()):
                 new = hook(_as_tensor(g))
                 if new is not None:
                     g = new if higher else new._data
@@ -341,7 +341,7 @@ def _apply_writes(writes, head_ids, higher, force_add):
             accumulate_grad(t, g if higher else _owned(g, head_ids, stored_ids), req)
     for t, _, _ in final:
         if t._post_hooks and t.grad_fn is None:
-            for hook in list(t._post_hooks):
+            for hook in list(t._post_hooks.values()):
                 hook(t)
 
 

@@ -6,7 +6,8 @@ counter instead, and rebuilds a tensor when a higher-order backward needs one.
 """
 from __future__ import annotations
 
-import contextlib
+import itertools
+import threading
 import weakref
 
 # marks "the op's output" inside Node.saved
@@ -35,7 +36,7 @@ class Node:
         self.out_data = None
         self.out_counter = None  # the output's version counter (Tensor._vc)
         self.n_out = n_out
-        self.hooks = None  # {output index: [hook, ...]} from Tensor.register_hook
+        self.hooks = None  # {output index: {handle id: hook}} from Tensor.register_hook
         self.retained = None  # {output index: weakref to tensor} from retain_grad()
         self.trace = None  # creation traceback, in anomaly mode
 
@@ -50,10 +51,11 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
-    def add_tensor_hook(self, index: int, hook) -> None:
+    def add_tensor_hook(self, index: int, hook) -> RemovableHandle:
+        """Run `hook(grad)` on the gradient of output `index`; returns its handle."""
         if self.hooks is None:
             self.hooks = {}
-        self.hooks.setdefault(index, []).append(hook)
+        return RemovableHandle(self.hooks.setdefault(index, {}), hook)
 
 
 class _Accumulate:
@@ -64,12 +66,24 @@ ACCUMULATE = _Accumulate()
 ALL_TAPES = -1  # an accumulator passes every tape filter; the leaf's own mask decides
 
 
+_accum_lock = threading.Lock()
+
+
 def accumulator(leaf) -> Node:
-    """The AccumulateGrad node of a leaf, made once and cached on the leaf."""
+    """The AccumulateGrad node of a leaf, made once and cached on the leaf.
+
+    Thread-safe: graphs built at once in several threads from a fresh leaf must all end
+    in the *same* node, or a backward that looks for the leaf (`inputs=`, `autograd.grad`)
+    misses the gradients that reached the other one. The lock is taken only while the
+    node does not exist yet, so the common path stays one attribute read.
+    """
     node = leaf._accum
     if node is None:
-        node = Node(ACCUMULATE, None, (weakref.ref(leaf),), (), (), (), ALL_TAPES, None)
-        leaf._accum = node
+        with _accum_lock:
+            node = leaf._accum  # another thread may have made it while we waited
+            if node is None:
+                node = Node(ACCUMULATE, None, (weakref.ref(leaf),), (), (), (), ALL_TAPES, None)
+                leaf._accum = node
     return node
 
 
@@ -78,18 +92,26 @@ def leaf_of(node: Node):
     return node.saved[0]()
 
 
+_handle_ids = itertools.count()  # next() on a count is atomic under the GIL
+
+
 class RemovableHandle:
-    """Returned by register_hook; `remove()` takes the hook out again."""
+    """Returned by register_hook; `remove()` takes the hook out again.
 
-    __slots__ = ("_list", "_hook")
+    The hook is stored in `table` under this handle's own id, so `remove()` takes out
+    exactly this registration: the same function registered twice has two handles, and
+    removing one of them (once or twice, harmless as in PyTorch) leaves the other.
+    """
 
-    def __init__(self, hook_list: list, hook) -> None:
-        self._list = hook_list
-        self._hook = hook
+    __slots__ = ("_table", "id")
+
+    def __init__(self, table: dict, hook) -> None:
+        self.id = next(_handle_ids)
+        self._table = table
+        table[self.id] = hook
 
     def remove(self) -> None:
-        with contextlib.suppress(ValueError):  # removed twice: harmless, as in PyTorch
-            self._list.remove(self._hook)
+        self._table.pop(self.id, None)
 
     def __enter__(self):
         return self
