@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..engine.backward import run_backward
 from ..engine.state import AMBIENT, RECORD, state
 from ..tensor import Tensor, _wrap
+from .heads import head_gradients
 
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
 
@@ -20,62 +20,6 @@ def _as_list(x):
     if isinstance(x, Tensor):
         return [x]
     return list(x)
-
-
-def _not_in_graph(i: int) -> RuntimeError:
-    return RuntimeError(
-        f"element {i} of tensors is not in a computational graph: it does not require grad and "
-        "has no grad_fn. Set requires_grad=True on an input before computing it (PyTorch "
-        "style), or compute it inside autograd.record() after x.attach_grad() (MXNet style)."
-    )
-
-
-def head_gradients(roots, grads, create_graph):
-    """Validated head gradients: ones for scalars (and record-scope outputs), else as given."""
-    if grads is None:
-        grads = [None] * len(roots)
-    if len(grads) != len(roots):
-        raise RuntimeError(
-            f"got {len(roots)} tensors but {len(grads)} gradients; pass one gradient per tensor "
-            "(None for a scalar)"
-        )
-    out = []
-    for i, (t, g) in enumerate(zip(roots, grads)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"backward: element {i} is a {type(t).__name__}, not a Tensor")
-        if not t._tapes:
-            raise _not_in_graph(i)
-        if g is None:
-            if t._data.size != 1 and not t._tapes & RECORD:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for scalar outputs; tensor {i} has "
-                    f"shape {t.shape}. Pass gradient= (e.g. tg.ones_like(y)), or reduce it "
-                    "first (y.sum())."
-                )
-            out.append(np.ones_like(t._data) if not create_graph else _wrap(np.ones_like(t._data)))
-            continue
-        g_t = g if isinstance(g, Tensor) else None
-        arr = g._data if g_t is not None else np.asarray(g)
-        if arr.shape != t.shape:
-            if arr.size == t._data.size == 1:
-                arr = arr.reshape(t.shape)
-            else:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {arr.shape} and "
-                    f"output[{i}] has a shape of {t.shape}; the gradient must match its tensor"
-                )
-        if arr.dtype != t.dtype:
-            if not dtypes.is_floating(arr.dtype):
-                raise TypeError(
-                    f"gradient {i} has dtype {arr.dtype} but tensor {i} is {t.dtype}; pass a "
-                    "floating gradient"
-                )
-            arr = arr.astype(t.dtype)
-        if create_graph and g_t is not None and arr is g_t._data:
-            out.append(g_t)  # keep it in the graph: grads of grads may flow into it
-        else:
-            out.append(_wrap(arr) if create_graph else arr)
-    return out
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None,
@@ -91,8 +35,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         train_mode: run the backward in training (True) or predict (False) mode (MXNet).
     """
     roots = _as_list(tensors)
-    grads = head_gradients(roots, _as_list(grad_tensors) if grad_tensors is not None else None,
-                           create_graph)
+    grads = head_gradients(roots, _as_list(grad_tensors), create_graph=create_graph)
     write_only = _as_list(inputs)
     if write_only is not None:
         if not write_only:
@@ -151,8 +94,7 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
                 f"One of the differentiated Tensors (inputs[{i}]) does not require grad; call "
                 "requires_grad_() or attach_grad() on it before computing the outputs"
             )
-    grads = head_gradients(roots, _as_list(grad_outputs) if grad_outputs is not None else None,
-                           create_graph)
+    grads = head_gradients(roots, _as_list(grad_outputs), create_graph=create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     allow = bool(allow_unused) or materialize_grads
