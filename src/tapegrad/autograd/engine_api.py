@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.backward import run_backward
-from ..engine.state import AMBIENT, RECORD, state
+from ..engine.state import AMBIENT, RECORD, ModeScope
 from ..tensor import Tensor, _wrap
 from .heads import head_gradients
+from .record import _RecordingStateScope
 
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
 
@@ -20,6 +21,13 @@ def _as_list(x):
     if isinstance(x, Tensor):
         return [x]
     return list(x)
+
+
+def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
+    """The mode a backward runs in: MXNet's `train_mode=` (None: the caller's), and under
+    `create_graph` recording on, since the backward itself records (PyTorch: grad mode;
+    MXNet: is_recording). Restored on exit, exceptions included."""
+    return _RecordingStateScope(True if create_graph else None, train_mode)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None,
@@ -45,16 +53,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError(f"backward: inputs[{i}] does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    prev = state.training, state.active
-    if train_mode is not None:
-        state.training = bool(train_mode)
-    if create_graph:  # the backward itself records (PyTorch: grad mode; MXNet: is_recording)
-        state.active |= _AMBIENT_AND_RECORD
-    try:
+    with _backward_scope(train_mode, create_graph):
         run_backward(roots, grads, own_mask=_AMBIENT_AND_RECORD, retain_graph=retain_graph,
                      create_graph=create_graph, write_only=write_only)
-    finally:
-        state.training, state.active = prev
 
 
 def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -98,16 +99,9 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
     if retain_graph is None:
         retain_graph = create_graph
     allow = bool(allow_unused) or materialize_grads
-    prev = state.training, state.active
-    if train_mode is not None:
-        state.training = bool(train_mode)
-    if create_graph:  # the backward itself records (PyTorch: grad mode; MXNet: is_recording)
-        state.active |= _AMBIENT_AND_RECORD
-    try:
+    with _backward_scope(train_mode, create_graph):
         result = run_backward(roots, grads, own_mask=-1, retain_graph=retain_graph,
                               create_graph=create_graph, capture=wrt, allow_unused=allow)
-    finally:
-        state.training, state.active = prev
     if materialize_grads:
         result = [_wrap(np.zeros_like(t._data)) if g is None else g for g, t in zip(result, wrt)]
     return tuple(result)

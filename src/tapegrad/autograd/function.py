@@ -47,6 +47,7 @@ from .function_backward import (  # noqa: F401  (re-exported: this module's name
     _run_backward,
     once_differentiable,
 )
+from .modes import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -259,11 +260,8 @@ def _apply(cls, ctx, args, kwargs):
             fwd_args.append(d)
         else:
             fwd_args.append(a)
-    state.active = 0
-    try:
+    with no_grad():
         out = _call_forward(cls, ctx, fwd_args, kwargs)
-    finally:
-        state.active = active
 
     is_tuple = isinstance(out, (tuple, list))
     outs = list(out) if is_tuple else [out]

@@ -7,6 +7,12 @@ A *tape* is one bit of a mask. A tensor carries the bits of the tapes that track
     bit 0  AMBIENT  PyTorch style: `requires_grad=True`; active unless `no_grad()`
     bit 1  RECORD   MXNet style: `attach_grad()`; active only inside `record()`
     bit 2+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+
+The mask changes only through a `ModeScope` (`no_grad`, `enable_grad`, `record`, ...; library
+code that needs another mode for a while enters one of them, so an exception restores the
+caller's state), the two plain-function switches PyTorch and MXNet code calls
+(`set_grad_enabled(b)`, `set_recording(b)`), and a GradManager's `record()`/`release()` of
+its own bit. `tests/engine/test_mode_scopes.py` fails on an assignment anywhere else.
 """
 from __future__ import annotations
 

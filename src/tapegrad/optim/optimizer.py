@@ -12,8 +12,7 @@ import copy
 import numpy as np
 
 from .. import backend, dtypes
-from ..engine.state import AMBIENT
-from ..engine.state import state as _tape_state
+from ..autograd.modes import enable_grad
 from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
@@ -130,12 +129,8 @@ class Optimizer:
         """
         loss = None
         if closure is not None:
-            prev = _tape_state.active
-            _tape_state.active = prev | AMBIENT
-            try:
+            with enable_grad():
                 loss = closure()
-            finally:
-                _tape_state.active = prev
         work = []
         for group in self.param_groups:  # check every gradient before changing anything
             params = [p for p in group["params"] if p._grad is not None]
