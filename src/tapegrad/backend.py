@@ -1,6 +1,8 @@
 """Array backends: NumPy on the CPU, CuPy on a GPU. The only module that imports CuPy."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 _cupy = None
@@ -31,7 +33,7 @@ def cupy():
 _ARRAY_MODULES: dict[type, object] = {np.ndarray: np}
 
 
-def array_module(arr):
+def array_module(arr: Any) -> Any:
     """numpy or cupy, whichever owns `arr`."""
     return _ARRAY_MODULES.get(type(arr), np)
 

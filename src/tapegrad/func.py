@@ -19,8 +19,9 @@ import threading
 import numpy as np
 
 from .autograd.engine_api import grad as _autograd_grad
+from .autograd.modes import enable_grad
 from .creation import tensor as _tensor
-from .engine.state import AMBIENT, state
+from .engine.state import state
 from .tensor import Tensor, _wrap
 
 __all__ = ["grad", "value_and_grad"]
@@ -78,39 +79,37 @@ def value_and_grad(func, argnums=0, has_aux=False):
                     f"grad: argnums={n} but the function was called with {len(args)} "
                     "positional arguments"
                 )
-        # an outer transform (or tape) tracking an argument means our gradient must stay
-        # differentiable for it
-        prev = state.active
-        state.active |= AMBIENT
         # inside another transform the gradient may depend on its variables through closures:
         # keep it differentiable for the outer one
         depth = _nesting.depth = getattr(_nesting, "depth", 0) + 1
         try:
-            create_graph = depth > 1
-            wrt = []
-            for n in nums:
-                x, nested = _fresh(args[n], n)
-                create_graph |= nested
-                args[n] = x
-                wrt.append(x)
-            out = func(*args, **kwargs)
-            value, aux = _split(out, has_aux)
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"grad: the function must return a Tensor, got {type(value).__name__}"
-                )
-            if value._data.size != 1:
-                raise RuntimeError(
-                    f"grad: the function must return a one-element tensor, got shape "
-                    f"{tuple(value.shape)}; reduce it (e.g. .sum()) or use "
-                    "tg.autograd.functional.vjp"
-                )
-            if value._tapes:
-                gs = _autograd_grad(value, wrt, create_graph=create_graph, allow_unused=True)
-            else:
-                gs = (None,) * len(wrt)
+            # the function records whatever the caller's mode; an outer transform (or tape)
+            # tracking an argument means our gradient must stay differentiable for it
+            with enable_grad():
+                create_graph = depth > 1
+                wrt = []
+                for n in nums:
+                    x, nested = _fresh(args[n], n)
+                    create_graph |= nested
+                    args[n] = x
+                    wrt.append(x)
+                out = func(*args, **kwargs)
+                value, aux = _split(out, has_aux)
+                if not isinstance(value, Tensor):
+                    raise TypeError(
+                        f"grad: the function must return a Tensor, got {type(value).__name__}"
+                    )
+                if value._data.size != 1:
+                    raise RuntimeError(
+                        f"grad: the function must return a one-element tensor, got shape "
+                        f"{tuple(value.shape)}; reduce it (e.g. .sum()) or use "
+                        "tg.autograd.functional.vjp"
+                    )
+                if value._tapes:
+                    gs = _autograd_grad(value, wrt, create_graph=create_graph, allow_unused=True)
+                else:
+                    gs = (None,) * len(wrt)
         finally:
-            state.active = prev
             _nesting.depth -= 1
         gs = tuple(_wrap(np.zeros_like(x._data)) if g is None else g for g, x in
                    zip(gs, wrt, strict=True))

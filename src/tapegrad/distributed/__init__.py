@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
 __all__ = [
@@ -123,7 +124,7 @@ def _store(t: Tensor, arr: np.ndarray) -> None:
     from .. import backend
 
     t._data[...] = backend.to_device(arr, t.device)
-    t._version[0] += 1
+    bump_version(t)
 
 
 def all_reduce(tensor: Tensor, op: str = "sum") -> Tensor:

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import backend
+from ..engine.versions import bump_version
 from ..ops import elementwise as _ew
 from ..ops import nn_losses as _loss
 from ..ops import nn_norm as _norm
@@ -190,8 +191,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                             running_mean=rm if update else None,
                             running_var=rv if update else None)
     if update:  # the running statistics were written in place
-        running_mean._version[0] += 1
-        running_var._version[0] += 1
+        bump_version(running_mean)
+        bump_version(running_var)
     return out
 
 

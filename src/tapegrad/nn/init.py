@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import backend
+from ..engine.versions import bump_version
 from ..random import generator
 from ..tensor import Tensor
 
@@ -30,7 +31,7 @@ def _fill(tensor: Tensor, values) -> Tensor:
     data = tensor._data
     arr = np.asarray(values, dtype=data.dtype)
     data[...] = arr if type(data) is np.ndarray else backend.to_device(arr, "cuda")
-    tensor._version[0] += 1
+    bump_version(tensor)
     return tensor
 
 

@@ -31,6 +31,7 @@ from .. import backend, dtypes
 from ..engine.node import ACCUMULATE, OUT
 from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 from .xp import array_ns
 
@@ -107,11 +108,11 @@ class Op:
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
                 result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
-                    result._version = args[0]._version
+                    result._vc = args[0]._vc
                 return result
         result = _wrap(out, 0, cls)
         if self.view:
-            result._version = args[0]._version
+            result._vc = args[0]._vc
         return result
 
 
@@ -175,7 +176,7 @@ def _record(op: Op, args, params, out, mask: int, xp, cls=Tensor) -> Tensor:
                        _NAMESPACES[xp])
     if op.saves_out:
         node.out_data = out
-        node.out_version = result._version
+        node.out_counter = result._vc
     result.grad_fn = node
     return result
 
@@ -187,12 +188,12 @@ def _save(save_idx, args, result):
     for i in save_idx:
         if i == -1:
             saved.append(OUT)
-            checks.append((result._version, 0, -1))
+            checks.append((result._vc, 0, -1))
         else:
             a = args[i]
             saved.append(a)
             if isinstance(a, Tensor):
-                checks.append((a._version, a._version[0], i))
+                checks.append((a._vc, a._vc[0], i))
     return tuple(saved), tuple(checks)
 
 
@@ -289,16 +290,16 @@ def apply_inplace(op: Op, t: Tensor, *args, **params) -> Tensor:
     old = _wrap(t._data.copy() if keeps_old_value else t._data, t._tapes)
     old.grad_fn, old._out_nr = t.grad_fn, t._out_nr
     if not keeps_old_value:
-        old._version = t._version
+        old._vc = t._vc
     result = op(old, *args, **params)
     _write_into(t, result._data, op.name)
     node = result.grad_fn
     t.grad_fn, t._out_nr, t._tapes = node, 0, result._tapes
     if node is not None and op.saves_out:  # the saved output now lives in t
         node.out_data = t._data
-        node.out_version = t._version
+        node.out_counter = t._vc
         node.checks = tuple(
-            (t._version, t._version[0], -1) if c[2] == -1 else c for c in node.checks
+            (t._vc, t._vc[0], -1) if c[2] == -1 else c for c in node.checks
         )
     return t
 
@@ -320,7 +321,7 @@ def _write_into(t: Tensor, out, what: str) -> None:
         )
     if out is not data:
         data[...] = out
-    t._version[0] += 1
+    bump_version(t)
 
 
 def to_device_op(t: Tensor, device: str) -> Tensor:

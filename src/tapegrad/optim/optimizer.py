@@ -12,8 +12,8 @@ import copy
 import numpy as np
 
 from .. import backend, dtypes
-from ..engine.state import AMBIENT
-from ..engine.state import state as _tape_state
+from ..autograd.modes import enable_grad
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
 __all__ = ["Optimizer"]
@@ -121,7 +121,7 @@ class Optimizer:
                         p._grad = _wrap(np.zeros_like(g._data))
                     else:
                         g._data[...] = 0
-                        g._version[0] += 1
+                        bump_version(g)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient; returns `closure()` when given.
@@ -130,12 +130,8 @@ class Optimizer:
         """
         loss = None
         if closure is not None:
-            prev = _tape_state.active
-            _tape_state.active = prev | AMBIENT
-            try:
+            with enable_grad():
                 loss = closure()
-            finally:
-                _tape_state.active = prev
         work = []
         for group in self.param_groups:  # check every gradient before changing anything
             params = [p for p in group["params"] if p._grad is not None]
@@ -159,7 +155,7 @@ class Optimizer:
             self._update(group, [p._data for p in params], [p._grad._data for p in params],
                          states)
             for p in params:
-                p._version[0] += 1
+                bump_version(p)
         return loss
 
     def _update(self, group: dict, params: list, grads: list, states: list) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import creation, dtypes
+from ...engine.versions import bump_version
 from ...tensor import Tensor
 from .context import device_of
 
@@ -244,7 +245,7 @@ def _attach_methods() -> None:
         """A copy on a context, or copied into the array `other` (returned)."""
         if isinstance(other, Tensor):
             other._data[...] = self._data
-            other._version[0] += 1
+            bump_version(other)
             return other
         return creation.tensor(self, device=device_of(other))
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ....autograd.record import GRAD_REQS
 from ....creation import tensor as _tensor
+from ....engine.versions import bump_version
 from ....tensor import Tensor
 from ... import _facade  # noqa: F401
 from .. import initializer
@@ -217,7 +218,7 @@ class Parameter:
                 f"Parameter {self.name!r}: set_data got shape {arr.shape}, expected {var.shape}"
             )
         var._data[...] = device_array(arr.astype(var.dtype), var)
-        var._version[0] += 1
+        bump_version(var)
 
     def zero_grad(self) -> None:
         """Set the gradient buffer to zeros (in place)."""
@@ -226,7 +227,7 @@ class Parameter:
             return
         g = var.grad
         g._data[...] = 0
-        g._version[0] += 1
+        bump_version(g)
 
     def reset_ctx(self, ctx) -> None:
         if self._var is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ....engine.versions import bump_version
 from ....tensor import Tensor
 from ..._facade import facade_getattr
 
@@ -41,7 +42,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     if scale < 1.0:
         for a in arrays:
             a._data *= scale
-            a._version[0] += 1
+            bump_version(a)
     return total
 
 

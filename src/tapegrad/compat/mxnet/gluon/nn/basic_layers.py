@@ -8,6 +8,7 @@ unknown input sizes at its first forward (deferred initialization), and asks
 from __future__ import annotations
 
 from .....autograd.record import is_training
+from .....engine.versions import bump_version
 from ..block import HybridBlock
 from ..parameter import Parameter
 from .activations import activation_fn
@@ -155,7 +156,7 @@ class BatchNorm(HybridBlock):
         for stat, batch in ((rm, arr.mean(axis=axes)), (rv, arr.var(axis=axes))):
             stat._data *= m
             stat._data += (1.0 - m) * batch.astype(stat.dtype)
-            stat._version[0] += 1
+            bump_version(stat)
 
     def _repr_body(self) -> str:
         return (f"axis={self._axis}, eps={self._eps}, momentum={self._momentum}, "
