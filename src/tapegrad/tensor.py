@@ -208,7 +208,7 @@ class Tensor(_Surface):
             raise TypeError(f"to(): unexpected arguments {sorted(kwargs)}")
         out = self
         if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
-            out = out.astype(dtype)  # type: ignore[attr-defined]  # attached by ops/casting.py
+            out = out.astype(dtype)  # declared in the typed surface (ops/tensor_methods.py)
         if device is not None and backend.normalize_device(device) != self.device:
             out = _move(out, backend.normalize_device(device))
         return out
