@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor, _axis
-from .index import _index_array, _named, check_not_view_of_leaf, getitem
+from .index import _index_array, _named, check_index_range, check_not_view_of_leaf, getitem
 from .numpy_style import _need_dim, _pick
 from .registry import apply_inplace
 from .shape import _call, numpy_op, reshape
@@ -163,10 +163,7 @@ def _gather_args(input, dim, index, what):
         if i != d and a > b:
             raise RuntimeError(f"{what}: index shape {idx.shape} is larger than the tensor shape "
                                f"{tuple(input.shape)} at dimension {i}")
-    n = input.shape[d]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"{what}: index {int(idx.max() if idx.max() >= n else idx.min())} is "
-                         f"out of bounds for dimension {dim} with size {n}")
+    check_index_range(idx, input.shape[d], dim, what)
     return d, idx
 
 

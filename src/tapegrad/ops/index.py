@@ -26,19 +26,24 @@ _slice = builtins.slice
 _BASIC = (int, _slice, type(None), type(Ellipsis))
 
 
-def normalize_key(key):
+def normalize_key(key, shape=None):
     """(key, advanced, accumulate): a tuple NumPy indexes with, whether it has integer arrays,
-    and whether those may repeat (a boolean mask never does)."""
+    and whether those may repeat (a boolean mask never does). With the indexed tensor's
+    `shape`, a boolean mask must match the dimensions it covers (IndexError otherwise, as
+    PyTorch: NumPy's nonzero() would quietly read the wrong rows)."""
     if type(key) is not tuple:
         key = (key,)
     advanced = accumulate = False
     out = []
+    masks = []  # (position in the key, mask shape), checked against `shape` at the end
     for k in key:
         if type(k) in _BASIC:
             out.append(k)
             continue
         if isinstance(k, Tensor):
             k = k._data
+        elif isinstance(k, range):
+            k = np.arange(k.start, k.stop, k.step)
         elif isinstance(k, (list, tuple, bool, np.integer, np.bool_)):
             k = np.asarray(k)
         elif not hasattr(k, "dtype"):
@@ -51,6 +56,7 @@ def normalize_key(key):
             if k.ndim == 0:  # x[True] adds an axis of length 1, x[False] one of length 0
                 out.append(k)
             else:
+                masks.append((len(out), k.shape))
                 out.extend(k.nonzero())
             advanced = True
         elif kind in "iu":
@@ -66,7 +72,50 @@ def normalize_key(key):
             raise IndexError(
                 f"tensors used as indices must be integer or boolean tensors, got dtype {k.dtype}"
             )
+    if masks and shape is not None:
+        _check_masks(out, masks, shape)
     return tuple(out), advanced, accumulate
+
+
+def _consumed(k):
+    """How many dimensions of the indexed tensor one normalized key entry uses up."""
+    if k is None or k is Ellipsis or (hasattr(k, "dtype") and k.dtype.kind == "b"):
+        return 0  # None and a 0-d boolean add an axis; Ellipsis is counted apart
+    return 1
+
+
+def _check_masks(key, masks, shape):
+    """Each boolean mask (now `mask.ndim` integer arrays at its key position) must have the
+    shape of the dimensions it indexes."""
+    used = [_consumed(k) for k in key]
+    for e, k in enumerate(key):
+        if k is Ellipsis:  # (`in` would compare arrays elementwise)
+            used[e] = max(len(shape) - sum(used), 0)
+    for pos, mshape in masks:
+        first = sum(used[:pos])
+        covered = tuple(shape[first:first + len(mshape)])
+        if covered != mshape:
+            raise IndexError(
+                f"The shape of the mask {list(mshape)} at index {first} does not match the shape "
+                f"of the indexed tensor {list(shape)} at index {first}"
+            )
+
+
+def _pytorch_order(key):
+    """For a key mixing integers with index arrays: (basic, rest), two keys applied one after
+    the other that give PyTorch's layout, or None when NumPy's layout is PyTorch's.
+
+    PyTorch applies integers first (as `select`), so `x[0, :, [1, 2]]` of a (2, 3, 4) tensor
+    is (3, 2); NumPy counts the integer as an index array separated from `[1, 2]` by the
+    slice, and moves the indexed dimension to the front: (2, 3)."""
+    if not any(type(k) is int for k in key):
+        return None
+    if any(hasattr(k, "dtype") and k.ndim == 0 for k in key):
+        return None  # a 0-d boolean: NumPy's meaning, rare enough to leave alone
+    basic = tuple(_slice(None) if hasattr(k, "dtype") else k for k in key)
+    rest = tuple(k if hasattr(k, "dtype") or k is Ellipsis else _slice(None)
+                 for k in key if type(k) is not int)
+    return basic, rest
 
 
 def _scatter_into_zeros(xp, g, shape, key, accumulate):
@@ -245,9 +294,13 @@ def _out_of_range(e, shape):
 def getitem(input, key):
     """`input[key]`: basic indexing gives a view, integer arrays and boolean masks a copy
     whose gradient adds up over repeated indices."""
-    key, advanced, accumulate = normalize_key(key)
+    key, advanced, accumulate = normalize_key(key, input.shape)
     try:
         if advanced:
+            split = _pytorch_order(key)
+            if split is not None:
+                input = _call(_getitem, input, key=split[0], in_shape=input.shape)
+                key = split[1]
             return _call(_index, input, key=key, accumulate=accumulate, in_shape=input.shape)
         if Ellipsis not in key:  # x[3, ...] is a 0-d view where x[3] would be a scalar copy
             key = key + (Ellipsis,)
@@ -261,15 +314,46 @@ check_not_view_of_leaf = check_inplace_allowed  # one rule for every in-place wr
 
 def setitem(input, key, value):
     """`input[key] = value` in place (recorded when input or value is tracked)."""
-    key, _, _ = normalize_key(key)
+    key, advanced, _ = normalize_key(key, input.shape)
     if input.grad_fn is not None:
         check_not_view_of_leaf(input)
     if isinstance(value, (list, tuple)):
         value = np.asarray(value, dtype=input.dtype)
     try:
+        if advanced:
+            value = _value_in_numpy_order(input.shape, key, value)
         apply_inplace(_setitem, input, value, key=key)
     except IndexError as e:
         raise _out_of_range(e, input.shape) from None
+
+
+def _value_in_numpy_order(shape, key, value):
+    """`value` laid out for NumPy's `x[key] = value` when the caller wrote it for PyTorch's
+    layout of `x[key]` (they differ for keys mixing integers and index arrays)."""
+    split = _pytorch_order(key)
+    if split is None or np.ndim(value) == 0:
+        return value
+    probe = np.broadcast_to(np.zeros((), bool), shape)  # no storage: only shapes are read
+    torch_shape = probe[split[0]][split[1]].shape
+    numpy_shape = probe[key].shape
+    if torch_shape == numpy_shape:
+        return value
+    from .views import broadcast_to, moveaxis
+
+    rest = split[1]
+    n_bcast = len(np.broadcast_shapes(*(k.shape for k in rest if hasattr(k, "dtype"))))
+    # the layouts differ only where PyTorch keeps the indexed dimensions in place: they sit
+    # after the dimensions of the entries before the first index array
+    ellipsis_dims = probe[split[0]].ndim - sum(k is not Ellipsis for k in rest)
+    first = 0
+    for k in rest:
+        if hasattr(k, "dtype"):
+            break
+        first += ellipsis_dims if k is Ellipsis else 1
+    src = list(range(first, first + n_bcast))
+    if isinstance(value, Tensor):
+        return moveaxis(broadcast_to(value, torch_shape), src, list(range(n_bcast)))
+    return np.moveaxis(np.broadcast_to(value, torch_shape), src, list(range(n_bcast)))
 
 
 def _index_array(index, what):
@@ -279,6 +363,16 @@ def _index_array(index, what):
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"{what}: expected an integer index tensor, got dtype {arr.dtype}")
     return arr
+
+
+def check_index_range(idx, n, dim, what):
+    """PyTorch's rule for the gather family and index_select: every index in [0, n); a
+    negative index is an error there (NumPy would silently count it from the end)."""
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx.max() if idx.max() >= n else idx.min())
+        raise IndexError(f"{what}: index {bad} is out of bounds for dimension {dim} with size "
+                         f"{n} (indices must lie in [0, {n}); negative indices are not counted "
+                         "from the end here)")
 
 
 def narrow(input, dim, start, length):
@@ -302,6 +396,7 @@ def index_select(input, dim=None, index=None, *, axis=None):
     """The entries of `input` at the 1-D integer `index` along `dim` (or `axis`)."""
     d = _axis(_need_dim(dim, axis, "index_select"), max(input.ndim, 1))
     idx = _index_array(index, "index_select").reshape(-1)
+    check_index_range(idx, input.shape[d] if input.ndim else 1, dim, "index_select")
     return getitem(input, (_slice(None),) * d + (idx,))
 
 
@@ -309,6 +404,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     """out = input with alpha * source added at `index` along `dim` (repeats add up)."""
     d = _axis(dim, max(input.ndim, 1))
     idx = _index_array(index, "index_add").reshape(-1)
+    check_index_range(idx, input.shape[d] if input.ndim else 1, dim, "index_add")
     if alpha != 1:
         source = source * alpha
     return _call(_index_put, input, source, key=(_slice(None),) * d + (idx,), accumulate=True)
@@ -347,6 +443,7 @@ def _index_add_(self, dim, index, source, *, alpha=1):
     check_not_view_of_leaf(self)
     d = _axis(dim, max(self.ndim, 1))
     idx = _index_array(index, "index_add_").reshape(-1)
+    check_index_range(idx, self.shape[d] if self.ndim else 1, dim, "index_add_")
     if alpha != 1:
         source = source * alpha
     return apply_inplace(_setitem, self, source, key=(_slice(None),) * d + (idx,),
