@@ -31,6 +31,7 @@ from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from .ops.sorting import *  # noqa: E402,F401,F403
 from .random import manual_seed, seed  # noqa: E402,F401
+from .sampling import multinomial  # noqa: E402,F401
 
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
 float = float32  # noqa: A001

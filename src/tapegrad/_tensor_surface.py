@@ -43,6 +43,10 @@ class TensorSurface:
     def __floordiv__(self, other) -> Tensor:
         """self // other (not differentiable)."""
 
+    # ops.tensor_methods.__format__
+    def __format__(self, format_spec) -> builtins.str:
+        """`f"{loss:.4f}"`: a 0-d tensor formats as its Python number (as in PyTorch); any other"""
+
     # ops.compare._comparison.<locals>.method
     def __ge__(self, other) -> Tensor:
         ...
@@ -659,6 +663,10 @@ class TensorSurface:
     # in place: op 'mul' (registry.apply_inplace)
     def mul_(self, y) -> Tensor:
         """In-place mul: writes the result into this tensor and returns it."""
+
+    # ops.tensor_methods.multinomial
+    def multinomial(self, num_samples, replacement=False, *, generator=None) -> Tensor:
+        """Draw category indices from the weights in each row (`tg.multinomial`)."""
 
     # ops.arith.mul
     def multiply(self, other) -> Tensor:

@@ -6,6 +6,7 @@ package is imported; type checkers see them through `_tensor_surface.TensorSurfa
 """
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, overload
 
 import numpy as np
@@ -249,14 +250,25 @@ class Tensor(_Surface):
 
     @property
     def grad(self) -> Tensor | None:
-        """The accumulated gradient (a Tensor), or None."""
+        """The accumulated gradient (a Tensor), or None. Reading it on a non-leaf that does
+        not retain its gradient warns, as in PyTorch: backward never fills it."""
+        if self.grad_fn is not None and self._grad is None and not self.retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during backward(). Call .retain_grad() "
+                "on it first if you want it, or read the leaf's .grad instead.",
+                UserWarning, stacklevel=2,
+            )
         return self._grad
 
     @grad.setter
     def grad(self, value: Any) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                value = Tensor(value, dtype=self.dtype, device=self.device)
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}; wrap it: t.grad = tg.tensor(value)"
+                )
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"

@@ -108,6 +108,9 @@ def _legacy_dim(input) -> int:
 def _softmax_like(op, what, input, dim, dtype, axis):
     """softmax / log_softmax: `op` along the resolved dim (a 0-d input as a 1-element one)."""
     _tensor(input, "input", what)
+    if dim is None and axis is None:  # PyTorch's legacy guess of the dim, with its warning
+        warnings.warn(f"Implicit dimension choice for {what} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
     if dtype is not None:
         input = input.to(dtype=dtype)
     if input.ndim == 0:

@@ -76,6 +76,7 @@ def _(xp, g, y, out, needs):
 
 
 _div.sample(lambda rng: _binary_samples(rng, positive_b=True))
+_div.saves_only_for(out=(1,))  # `y = x / 2; y += 1` must stay differentiable (PyTorch)
 
 
 @defop(name="neg")
@@ -107,6 +108,9 @@ def _(xp, g, x, y, out, needs):
         else:  # a Python scalar base
             gy = g * out * (math.log(x) if x > 0 else 0.0)
     return gx, gy
+
+
+_pow.saves_only_for(out=(1,))  # the output only serves the exponent's gradient
 
 
 @_pow.sample

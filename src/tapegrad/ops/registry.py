@@ -55,12 +55,23 @@ class Op:
         params = list(inspect.signature(forward).parameters)[1:]  # drop xp
         self.save_idx = tuple(-1 if s == "out" else params.index(s) for s in saves)
         self.saves_out = -1 in self.save_idx
+        self.save_for = None  # per saved slot: the inputs whose gradient needs it (or None)
 
     def vjp(self, rule):
         """Register the derivative rule (decorator)."""
         self.rule = rule
         self.wants_needs = "needs" in inspect.signature(rule).parameters
         return rule
+
+    def saves_only_for(self, **slots):
+        """Keep a saved value only when one of the given inputs (by position) will get a
+        gradient: `div.saves_only_for(out=(1,))` saves (and version-checks) the output only
+        when the divisor is tracked, so `y = x / 2; y += 1` stays differentiable, as in
+        PyTorch. The rule then receives None for a value it was not given."""
+        params = list(inspect.signature(self.forward).parameters)[1:]
+        wanted = {-1 if k == "out" else params.index(k): tuple(v) for k, v in slots.items()}
+        self.save_for = tuple(wanted.get(i) for i in self.save_idx)
+        return self
 
     def sample(self, fn):
         """Register a generator of sample inputs `fn(rng) -> [(args, params), ...]` (decorator)."""
@@ -168,25 +179,30 @@ def _scalar(a):
 
 def _record(op: Op, args, params, out, mask: int, xp, cls=Tensor) -> Tensor:
     result = _wrap(out, mask, cls)
+    edges = input_edges(args, mask, Tensor)
     if op.save_idx:
-        saved, checks = _save(op.save_idx, args, result)
+        saved, checks = _save(op, args, result, edges[0])
     else:
         saved = checks = ()
-    node = record_node(op, params, saved, checks, input_edges(args, mask, Tensor), mask,
-                       _NAMESPACES[xp])
-    if op.saves_out:
+    node = record_node(op, params, saved, checks, edges, mask, _NAMESPACES[xp])
+    if op.saves_out and any(s is OUT for s in saved):
         node.out_data = out
         node.out_counter = result._vc
     result.grad_fn = node
     return result
 
 
-def _save(save_idx, args, result):
-    """What a node keeps for its rule, and the version of each kept tensor."""
+def _save(op, args, result, edges):
+    """What a node keeps for its rule, and the version of each kept tensor (nothing for a
+    value only the gradient of an untracked input would need)."""
     saved = []
     checks = []
-    for i in save_idx:
-        if i == -1:
+    save_for = op.save_for
+    for j, i in enumerate(op.save_idx):
+        if save_for is not None and save_for[j] is not None and all(
+                edges[k] is None for k in save_for[j]):
+            saved.append(None)
+        elif i == -1:
             saved.append(OUT)
             checks.append((result._vc, 0, -1))
         else:

@@ -197,6 +197,14 @@ def __rmod__(self, other):
     return compare._remainder(other, self)
 
 
+def __format__(self, format_spec):
+    """`f"{loss:.4f}"`: a 0-d tensor formats as its Python number (as in PyTorch); any other
+    tensor takes only the empty spec (its str)."""
+    if self.ndim == 0:
+        return format(self.item(), format_spec)
+    return object.__format__(self, format_spec)
+
+
 # ------------------------------------------------------------------ properties
 def _all_dims_reversed(self):
     """All dimensions reversed (`t.T`; a 0-d or 1-d tensor is itself)."""
@@ -222,6 +230,13 @@ def attach_grad(self, grad_req: str = "write", stype=None):
     return attach_grad(self, grad_req, stype)
 
 
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Draw category indices from the weights in each row (`tg.multinomial`)."""
+    from ..sampling import multinomial
+
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
 def softmax(self, dim=None, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along `dim` (`nn.functional.softmax`)."""
     from ..nn.functional_core import softmax
@@ -240,6 +255,7 @@ def log_softmax(self, dim=None, dtype=None, *, axis=None):
 FORWARDS_TO = {
     "backward": "tapegrad.autograd.engine_api:tensor_backward",
     "attach_grad": "tapegrad.autograd.record:attach_grad",
+    "multinomial": "tapegrad.sampling:multinomial",
     "softmax": "tapegrad.nn.functional_core:softmax",
     "log_softmax": "tapegrad.nn.functional_core:log_softmax",
 }
@@ -304,8 +320,8 @@ def _build_table() -> dict[str, Any]:
     })
     for fn in (__add__, __radd__, __sub__, __rsub__, __mul__, __rmul__, __truediv__,
                __rtruediv__, __pow__, __rpow__, __neg__, __pos__, __iadd__, __isub__, __imul__,
-               __itruediv__, __floordiv__, __rfloordiv__, __mod__, __rmod__, backward,
-               attach_grad, softmax, log_softmax):
+               __itruediv__, __floordiv__, __rfloordiv__, __mod__, __rmod__, __format__, backward,
+               attach_grad, multinomial, softmax, log_softmax):
         table[fn.__name__] = fn
     for name in _INPLACE_OF_OP.split():
         table[name + "_"] = inplace_method(name)
@@ -318,7 +334,7 @@ TENSOR_METHODS: dict[str, Any] = _build_table()
 #: return a Tensor). Annotations on the functions themselves win over this.
 RETURNS = {
     "allclose": "bool", "equal": "bool", "backward": "None", "attach_grad": "None",
-    "__setitem__": "None", "__iter__": "Iterator[Tensor]", "__eq__": "Tensor",
+    "__setitem__": "None", "__format__": "str", "__iter__": "Iterator[Tensor]", "__eq__": "Tensor",
     "__ne__": "Tensor", "split": "tuple[Tensor, ...]", "tensor_split": "tuple[Tensor, ...]",
     "chunk": "tuple[Tensor, ...]", "unbind": "tuple[Tensor, ...]",
     # (values, indices) named tuples, or a Tensor, depending on the arguments

@@ -1,0 +1,84 @@
+"""Sampling indices from categorical distributions: `tg.multinomial` (PyTorch's semantics).
+
+    >>> tg.manual_seed(0)
+    >>> tg.multinomial(tg.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
+    tensor([1, 1])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, dtypes
+from .random import generator as thread_generator
+from .tensor import Tensor, _wrap
+
+__all__ = ["multinomial"]
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: None = None) -> Tensor:
+    """Draw `num_samples` category indices per row of the (unnormalized) weights `input`.
+
+    Args:
+        input: non-negative, finite weights, 1-D (k,) or 2-D (rows, k); each row needs a
+            positive sum. They need not sum to one.
+        num_samples: how many indices to draw per row (at least 1).
+        replacement: draw with replacement; without it every index appears at most once per
+            row, so `num_samples` may not exceed the number of nonzero weights.
+        generator: None only (tapegrad has one generator per thread, seeded by
+            `tg.manual_seed`).
+
+    Returns:
+        An int64 tensor of shape (num_samples,) or (rows, num_samples), from this thread's
+        generator (`tg.manual_seed`). Not differentiable.
+
+    >>> tg.multinomial(tg.tensor([[1.0, 0.0], [0.0, 1.0]]), 1).tolist()
+    [[0], [1]]
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape "
+                           f"{tuple(input.shape)}")
+    if not dtypes.is_floating(input.dtype):
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got "
+                           f"{input.dtype}; convert it first, e.g. weights.float()")
+    if generator is not None:
+        raise TypeError("multinomial: generator= objects are not supported; seed this thread's "
+                        "generator with tg.manual_seed instead")
+    n = int(num_samples)
+    if n <= 0:
+        raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (got {n})")
+    probs = np.asarray(backend.to_device(input._data, "cpu"), dtype=np.float64)
+    rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
+    k = rows.shape[1]
+    if not replacement and n > k:
+        raise RuntimeError(f"multinomial: cannot sample n_sample ({n}) > prob_dist.size(-1) "
+                           f"({k}) samples without replacement")
+    if not np.isfinite(rows).all() or (rows < 0).any():
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or "
+                           "element < 0")
+    totals = rows.sum(axis=1)
+    if (totals <= 0).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of "
+                           "probabilities <= 0) in a row")
+    rng = thread_generator()
+    if replacement:
+        cdf = np.cumsum(rows, axis=1) / totals[:, None]
+        u = rng.random((rows.shape[0], n))
+        picks = np.stack([np.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
+        picks = np.minimum(picks, k - 1)  # u close to 1 against a rounded-down last cdf
+    else:
+        if ((rows > 0).sum(axis=1) < n).any():
+            raise RuntimeError("multinomial: invalid multinomial distribution (with "
+                               "replacement=False, not enough non-negative category to sample)")
+        # Efraimidis-Spirakis: the n largest log(u) / w are a weighted draw without
+        # replacement; a zero weight gets -inf and is never picked
+        u = rng.random(rows.shape)
+        with np.errstate(divide="ignore"):
+            keys = np.log(u) / rows
+        picks = np.argsort(-keys, axis=1, kind="stable")[:, :n]
+    picks = picks.astype(np.int64)
+    if probs.ndim == 1:
+        picks = picks[0]
+    return _wrap(backend.to_device(np.ascontiguousarray(picks), input.device))
