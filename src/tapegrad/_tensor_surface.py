@@ -309,7 +309,7 @@ class TensorSurface:
 
     # ops.views.contiguous
     def contiguous(self, memory_format=None) -> Tensor:
-        """The tensor itself (tapegrad never needs a contiguous copy)."""
+        """The tensor itself when its storage is in row-major order, else a row-major copy (what"""
 
     # ops.casting._copy_
     def copy_(self, src, non_blocking=False) -> Tensor:
@@ -506,6 +506,10 @@ class TensorSurface:
     # ops.casting._caster.<locals>.method
     def int(self) -> Tensor:
         """This tensor as int32 (itself when it already is)."""
+
+    # ops.views.is_contiguous
+    def is_contiguous(self, memory_format=None) -> builtins.bool:
+        """True when the storage is in row-major order (so `view` can reshape it freely)."""
 
     # ops.compare.isclose
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
@@ -994,7 +998,7 @@ class TensorSurface:
 
     # ops.views.view
     def view(self, *shape) -> Tensor:
-        """Like reshape (tapegrad's views share the version counter with their base)."""
+        """`input` in `shape` sharing its storage: like reshape, but refused (as in PyTorch) when"""
 
     # ops.views.view_as
     def view_as(self, other) -> Tensor:

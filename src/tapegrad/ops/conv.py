@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 from math import prod
 
+from .. import dtypes
 from .registry import defop
 from .xp import array_helper
 
@@ -152,6 +153,7 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
 
 @defop(saves=("x", "w"), name="conv")
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
+    dtypes.check_same_float("conv", x, w, b)
     return _conv_forward(
         xp, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..tensor import Tensor
 from .shape import _call, numpy_op, reshape
 
@@ -34,6 +35,7 @@ def _mismatch(a_shape, b_shape) -> ValueError:
 
 @numpy_op(saves=("x1", "x2"), inputs=2)
 def _matmul(xp, x1, x2):
+    dtypes.check_same_float("matmul", x1, x2)
     try:
         return xp.matmul(x1, x2)
     except ValueError:

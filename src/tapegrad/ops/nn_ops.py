@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from .registry import defop, nondifferentiable
 from .xp import array_helper
 
@@ -128,6 +129,7 @@ _log_softmax_backward.sample(lambda rng: [
 # ================================================================= linear
 @fused("linear", saves=("x", "w"))
 def _linear(xp, x, w, b=None):
+    dtypes.check_same_float("linear", x, w, b)
     out = x @ w.T
     if b is not None:
         out += b

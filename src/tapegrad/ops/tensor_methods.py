@@ -53,7 +53,7 @@ _SAME_NAME = (
     (statistics, "var std logsumexp norm cumsum cumprod"),
     (views, "reshape view view_as reshape_as flatten unflatten squeeze unsqueeze transpose"
             " swapaxes swapdims t permute moveaxis movedim broadcast_to expand expand_as"
-            " sum_to_size contiguous"),
+            " sum_to_size contiguous is_contiguous"),
     (joins, "split tensor_split chunk unbind"),
     (tiling, "repeat tile repeat_interleave flip fliplr flipud"),
     (index, "narrow select index_select index_add index_put nonzero argwhere"),
@@ -333,7 +333,7 @@ TENSOR_METHODS: dict[str, Any] = _build_table()
 #: what the methods that don't return one Tensor return (for the typed surface; the rest
 #: return a Tensor). Annotations on the functions themselves win over this.
 RETURNS = {
-    "allclose": "bool", "equal": "bool", "backward": "None", "attach_grad": "None",
+    "allclose": "bool", "equal": "bool", "is_contiguous": "bool", "backward": "None", "attach_grad": "None",
     "__setitem__": "None", "__format__": "str", "__iter__": "Iterator[Tensor]", "__eq__": "Tensor",
     "__ne__": "Tensor", "split": "tuple[Tensor, ...]", "tensor_split": "tuple[Tensor, ...]",
     "chunk": "tuple[Tensor, ...]", "unbind": "tuple[Tensor, ...]",

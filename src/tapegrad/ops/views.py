@@ -222,7 +222,24 @@ def reshape(input, *shape):
 
 
 def view(input, *shape):
-    """Like reshape (tapegrad's views share the version counter with their base)."""
+    """`input` in `shape` sharing its storage: like reshape, but refused (as in PyTorch) when
+    the layout of a non-contiguous tensor (`t.T`, a strided slice) would need a copy."""
+    data = input._data
+    if type(data) is np.ndarray and not data.flags.c_contiguous:
+        target = _dims_arg(shape)
+        try:
+            np.reshape(data, target, copy=False)
+        except ValueError as e:
+            if "copy" not in str(e):
+                raise RuntimeError(
+                    f"shape {list(target)} is invalid for input of shape {tuple(input.shape)}"
+                ) from None
+            raise RuntimeError(
+                f"view: size {list(target)} is not compatible with the input's size "
+                f"{list(input.shape)} and stride (at least one dimension spans across two "
+                "contiguous subspaces, as after a transpose). Use .reshape(...) instead, or "
+                ".contiguous().view(...)"
+            ) from None
     return reshape(input, *shape)
 
 
@@ -377,13 +394,24 @@ def sum_to_size(input, *size):
 
 
 def contiguous(input, memory_format=None):
-    """The tensor itself (tapegrad never needs a contiguous copy)."""
-    return input
+    """The tensor itself when its storage is in row-major order, else a row-major copy (what
+    `view` needs after a transpose). Differentiable."""
+    data = input._data
+    if data.flags.c_contiguous:
+        return input
+    # a reshape to 1-D copies in row-major order; the reshape back is a view of that copy
+    flat = _call(_reshape, input, shape=(-1,), in_shape=input.shape)
+    return _call(_reshape, flat, shape=input.shape, in_shape=flat.shape)
+
+
+def is_contiguous(input, memory_format=None) -> bool:
+    """True when the storage is in row-major order (so `view` can reshape it freely)."""
+    return bool(input._data.flags.c_contiguous)
 
 
 __all__ = [
     "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
     "expand_dims", "transpose", "swapaxes", "swapdims", "t", "permute", "moveaxis", "movedim",
-    "broadcast_to", "expand", "expand_as", "sum_to_size",
+    "broadcast_to", "expand", "expand_as", "sum_to_size", "is_contiguous",
 ]
 

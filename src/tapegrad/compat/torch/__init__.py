@@ -13,8 +13,13 @@ see docs/migrating-from-pytorch.md.
 """
 from __future__ import annotations
 
-from .._facade import forward_getattr
-from . import autograd, cuda, nn, optim, utils  # noqa: F401
+import sys
+
+from .._facade import forward_getattr, resolve
+from . import accelerator, autograd, backends, cuda, func, linalg, nn, onnx, optim, utils  # noqa: F401
+from ._legacy import LEGACY_TYPES
+from ._out import OUT_FUNCTIONS, with_out
+from ._runtime import get_default_device, get_num_threads, set_default_device, set_num_threads  # noqa: F401
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
@@ -79,24 +84,31 @@ _DENY = {
     "torch.empty(...).uniform_()",
     "distributed": "torch.distributed is not supported; tapegrad.distributed has an MPI-based "
     "data-parallel API of its own",
-    "FloatTensor": "use torch.tensor(data, dtype=torch.float32)",
-    "LongTensor": "use torch.tensor(data, dtype=torch.int64)",
-    "DoubleTensor": "use torch.tensor(data, dtype=torch.float64)",
     "jit": "TorchScript is not supported; tapegrad runs eagerly",
     "compile": "torch.compile is not supported; tapegrad runs eagerly",
-    "fx": "torch.fx is not supported", "onnx": "ONNX export is not supported",
+    "fx": "torch.fx is not supported",
     "sparse": "sparse tensors are not supported", "fft": "torch.fft is not supported",
     "complex64": "complex tensors are not supported", "complex128": "complex tensors are not "
-    "supported", "backends": "not supported", "mps": "only 'cpu' and 'cuda' devices exist",
+    "supported", "mps": "only 'cpu' and 'cuda' devices exist",
     "hub": "torch.hub is not supported", "quantization": "not supported",
 }
 _ALIASES = {
-    "linalg": "tapegrad.linalg", "func": "tapegrad.func", "random": "tapegrad.random",
+    "random": "tapegrad.random",
     "softmax": "tapegrad.nn.functional:softmax",
     "log_softmax": "tapegrad.nn.functional:log_softmax",
 }
 # names the core does not provide (yet): what to do instead (none at present; sort, topk,
 # randperm, meshgrid, diag, tril, triu, trace, dist and lerp now come from the core)
 _HINTS: dict[str, str] = {}
-__getattr__ = forward_getattr(__name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES,
-                              _HINTS)
+_forward = forward_getattr(__name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES,
+                           _HINTS)
+globals().update(LEGACY_TYPES)
+
+
+def __getattr__(name: str):
+    target = OUT_FUNCTIONS.get(name)
+    if target is None:
+        return _forward(name)
+    value = with_out(name, resolve(target))  # the core function, taking out= as well
+    setattr(sys.modules[__name__], name, value)
+    return value

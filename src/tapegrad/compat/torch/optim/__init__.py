@@ -1,8 +1,8 @@
-"""`torch.optim`: tapegrad.optim (SGD, Adam, AdamW, RMSprop, Adagrad) and `lr_scheduler`."""
+"""`torch.optim`: tapegrad.optim (SGD, Adam, AdamW, RMSprop, Adagrad, LBFGS) and
+`lr_scheduler`."""
 from __future__ import annotations
 
 from ..._facade import forward_getattr
 from . import lr_scheduler  # noqa: F401
 
-__getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.optim)", "tapegrad.optim",
-                              {"LBFGS": "not supported; use Adam or SGD"})
+__getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.optim)", "tapegrad.optim")

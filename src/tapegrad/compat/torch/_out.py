@@ -1,0 +1,82 @@
+"""`out=` for the torch functions that take it: `torch.matmul(a, b, out=c)` writes into `c`.
+
+As in PyTorch: the result is written into `out`'s storage (its version counter bumps), an
+`out` of the wrong shape is resized (with PyTorch's warning when it held elements), a result
+dtype that can't be cast to `out`'s dtype is an error, and `out=` refuses to run while
+autograd would have to record (an input or `out` requiring grad, with grad enabled).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from ...autograd.modes import is_grad_enabled, no_grad
+from ...engine.versions import bump_version
+from ...tensor import Tensor
+
+__all__ = ["OUT_FUNCTIONS", "with_out"]
+
+# "facade name": "tapegrad:core name" (out= is added to each)
+_SAME_NAME = (
+    "add sub mul div pow matmul mm bmm mv dot cat concat stack exp log sqrt abs neg sin cos"
+    " tanh sigmoid clamp maximum minimum sum mean prod cumsum argmax argmin where"
+    " floor ceil round sign reciprocal rsqrt square remainder fmod"
+)
+OUT_FUNCTIONS = {name: f"tapegrad:{name}" for name in _SAME_NAME.split()}
+OUT_FUNCTIONS.update({"multiply": "tapegrad:mul", "divide": "tapegrad:div",
+                      "subtract": "tapegrad:sub", "true_divide": "tapegrad:div",
+                      "concatenate": "tapegrad:cat", "clip": "tapegrad:clamp",
+                      "multinomial": "tapegrad:multinomial"})
+
+
+def _tracked(values) -> bool:
+    for v in values:
+        if isinstance(v, Tensor) and v.requires_grad:
+            return True
+        if isinstance(v, (list, tuple)) and _tracked(v):
+            return True
+    return False
+
+
+def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:
+    """Write `result` into `out` as PyTorch's out= does; returns `out`."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
+    data = result._data
+    if not np.can_cast(data.dtype, out.dtype, casting="same_kind"):
+        raise RuntimeError(f"{name}(): result type {data.dtype} can't be cast to the desired "
+                           f"output type {out.dtype}")
+    if out.shape != data.shape:
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(data.shape)}. This behavior is deprecated; pass an out of the right "
+                "shape, or an empty one (torch.empty(0)).", UserWarning, stacklevel=3)
+        out._data = data.astype(out.dtype, copy=True)
+    else:
+        out._data[...] = data
+    bump_version(out)
+    return out
+
+
+def with_out(name: str, fn):
+    """`fn` with an `out=` keyword (the other arguments pass through)."""
+
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if is_grad_enabled() and (_tracked(args) or _tracked(kwargs.values()) or
+                                  (isinstance(out, Tensor) and out.requires_grad)):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad; call it without "
+                "out= (y = torch.f(x)) or under torch.no_grad()")
+        with no_grad():
+            result = fn(*args, **kwargs)
+        return write_out(name, result, out)
+
+    return function
