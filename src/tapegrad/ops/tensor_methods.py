@@ -333,8 +333,9 @@ TENSOR_METHODS: dict[str, Any] = _build_table()
 #: what the methods that don't return one Tensor return (for the typed surface; the rest
 #: return a Tensor). Annotations on the functions themselves win over this.
 RETURNS = {
-    "allclose": "bool", "equal": "bool", "is_contiguous": "bool", "backward": "None", "attach_grad": "None",
-    "__setitem__": "None", "__format__": "str", "__iter__": "Iterator[Tensor]", "__eq__": "Tensor",
+    "allclose": "bool", "equal": "bool", "is_contiguous": "bool", "backward": "None",
+    "attach_grad": "None", "__setitem__": "None", "__format__": "str",
+    "__iter__": "Iterator[Tensor]", "__eq__": "Tensor",
     "__ne__": "Tensor", "split": "tuple[Tensor, ...]", "tensor_split": "tuple[Tensor, ...]",
     "chunk": "tuple[Tensor, ...]", "unbind": "tuple[Tensor, ...]",
     # (values, indices) named tuples, or a Tensor, depending on the arguments
