@@ -64,19 +64,21 @@ def _(xp, g, x, y, needs):
 _mul.sample(_binary_samples)
 
 
-@defop(saves=("y", "out"), name="div")
+@defop(saves=("x", "y"), name="div")
 def _div(xp, x, y):
     return x / y
 
 
 @_div.vjp
-def _(xp, g, y, out, needs):
+def _(xp, g, x, y, needs):
     gx = g / y
-    return (gx if needs[0] else None), (-gx * out if needs[1] else None)
+    return (gx if needs[0] else None), (-gx * (x / y) if needs[1] else None)
 
 
 _div.sample(lambda rng: _binary_samples(rng, positive_b=True))
-_div.saves_only_for(out=(1,))  # `y = x / 2; y += 1` must stay differentiable (PyTorch)
+# as PyTorch: the dividend is kept only for the divisor's gradient, and the output never, so
+# `y = x / 2; y += 1` and `y = 2 / x; y += 1` stay differentiable
+_div.saves_only_for(x=(1,))
 
 
 @defop(name="neg")
