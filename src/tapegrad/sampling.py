@@ -24,7 +24,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
             positive sum. They need not sum to one.
         num_samples: how many indices to draw per row (at least 1).
         replacement: draw with replacement; without it every index appears at most once per
-            row, so `num_samples` may not exceed the number of nonzero weights.
+            row (`num_samples` <= k), and once the nonzero weights are used up the
+            zero-weight categories follow in index order, as in PyTorch.
         generator: None only (tapegrad has one generator per thread, seeded by
             `tg.manual_seed`).
 
@@ -69,11 +70,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         picks = np.stack([np.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
         picks = np.minimum(picks, k - 1)  # u close to 1 against a rounded-down last cdf
     else:
-        if ((rows > 0).sum(axis=1) < n).any():
-            raise RuntimeError("multinomial: invalid multinomial distribution (with "
-                               "replacement=False, not enough non-negative category to sample)")
         # Efraimidis-Spirakis: the n largest log(u) / w are a weighted draw without
-        # replacement; a zero weight gets -inf and is never picked
+        # replacement; a zero weight gets -inf, so it comes only after every nonzero one
+        # (zero-weight categories in index order, as PyTorch gives them)
         u = rng.random(rows.shape)
         with np.errstate(divide="ignore"):
             keys = np.log(u) / rows
