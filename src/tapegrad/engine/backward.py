@@ -386,6 +386,8 @@ def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
             arr = np.asarray(arr)
         if arr.shape != t.shape:
             arr = arr.reshape(t.shape)
+        if type(arr) is np.ndarray and not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)  # a row-major .grad, as PyTorch's: .grad.view(-1)
         t._grad = _wrap(arr)
     else:
         old._data += g

@@ -8,3 +8,4 @@ from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403

@@ -108,7 +108,8 @@ def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups):
     out = _gemm(w.reshape(groups, o // groups, -1), cols).reshape(o, -1)
     if b is not None:
         out += b.reshape(o, 1)
-    return _from_channels_first(out, x.shape[0], out_sizes)
+    # row-major, as PyTorch's result (`conv(x).view(n, -1)` must work)
+    return xp.ascontiguousarray(_from_channels_first(out, x.shape[0], out_sizes))
 
 
 def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
@@ -140,7 +141,7 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
     out = acc[crop]
     if b is not None:
         out += b.reshape((cout,) + (1,) * (nd + 1))
-    return out.transpose((1, 0) + tuple(range(2, 2 + nd)))
+    return xp.ascontiguousarray(out.transpose((1, 0) + tuple(range(2, 2 + nd))))
 
 
 def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, groups):

@@ -165,7 +165,8 @@ def _(torch, x, key):
 
 @numpy_op(params=("key", "accumulate"), in_shape=True)
 def _index(xp, x, *, key, accumulate=True, in_shape=None):
-    return x[key]
+    # NumPy lays out `x[..., idx]` with the indexed axis outermost; PyTorch's is row-major
+    return xp.ascontiguousarray(x[key])
 
 
 @_index.vjp

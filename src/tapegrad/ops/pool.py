@@ -61,7 +61,7 @@ def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
     for sl in _offset_slices(kernel, stride, dilation, out_sizes):
         # order K keeps the input's memory layout (channel-major after a conv)
         out = xpad[sl].copy(order="K") if out is None else xp.maximum(out, xpad[sl], out=out)
-    return out
+    return xp.ascontiguousarray(out)
 
 
 def _first_max_masks(xp, xpad, out, slices):
@@ -93,7 +93,7 @@ def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
             dxp[sl] = g * m
         else:
             dxp[sl] += g * m
-    return dxp[_crop(padding, x.shape[2:])]
+    return xp.ascontiguousarray(dxp[_crop(padding, x.shape[2:])])
 
 
 def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
@@ -104,7 +104,7 @@ def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
     res = xp.zeros_like(out, dtype=h.dtype)
     for sl, m in _first_max_masks(xp, xpad, out, slices):
         res += hpad[sl] * m
-    return res
+    return xp.ascontiguousarray(res)
 
 
 def max_pool_indices(xp, x, kernel, stride, padding, dilation):
@@ -231,7 +231,7 @@ def _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts):
     for sl in _offset_slices(kernel, stride, dilation, out_sizes):
         out = xpad[sl].copy(order="K") if out is None else xp.add(out, xpad[sl], out=out)
     out /= _scale(xp, divisor, x.dtype)
-    return out
+    return xp.ascontiguousarray(out)
 
 
 def _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, **opts):
@@ -241,7 +241,7 @@ def _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, **op
     dxp = xp.zeros((in_shape[1], in_shape[0]) + sp, dtype=g.dtype).swapaxes(0, 1)
     for sl in _offset_slices(kernel, stride, dilation, g.shape[2:]):
         dxp[sl] += gd
-    return dxp[_crop(padding, in_shape[2:])]
+    return xp.ascontiguousarray(dxp[_crop(padding, in_shape[2:])])
 
 
 # optional params (dilation, count_include_pad, ceil_extra, divisor_override): see _avg_setup
@@ -291,15 +291,15 @@ def _apply_per_dim(xp, x, mats):
 
 
 def _adaptive_forward(xp, x, out_size):
-    return _apply_per_dim(
+    return xp.ascontiguousarray(_apply_per_dim(
         xp, x, [_adaptive_matrix(s, o) for s, o in zip(x.shape[2:], out_size, strict=False)]
-    )
+    ))
 
 
 def _adaptive_backward_forward(xp, g, in_size):
-    return _apply_per_dim(
+    return xp.ascontiguousarray(_apply_per_dim(
         xp, g, [_adaptive_matrix(s, o).T for s, o in zip(in_size, g.shape[2:], strict=False)]
-    )
+    ))
 
 
 @defop(saves="x", name="adaptive_avg_pool")

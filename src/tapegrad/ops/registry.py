@@ -112,8 +112,6 @@ class Op:
         out = self.forward(xp, *arrays, **params)
         if type(out) is not np.ndarray and xp is np:
             out = np.asarray(out)
-        if not out.flags.c_contiguous and not self.view:
-            out = _row_major(out, arrays)
         if out.dtype is _F64:  # one identity test on the float32 path
             out = _unasked_float64(out, arrays, params)
         if mask:
@@ -169,18 +167,6 @@ def _unasked_float64(out, arrays, params):
     if target is None:
         target = dtypes.get_default_dtype()
     return out if target == _F64 else out.astype(target)
-
-
-def _row_major(out, arrays):
-    """A non-view op's result is row-major when its inputs are (PyTorch's layout rule, which
-    `view` relies on: `conv(x).view(n, -1)` works there); a forward that ended with a
-    transpose (conv, pooling) gets a copy. An op on a transposed input keeps NumPy's (and
-    PyTorch's) preserved layout."""
-    for a in arrays:
-        flags = getattr(a, "flags", None)
-        if flags is not None and not flags.c_contiguous:
-            return out
-    return backend.array_module(out).ascontiguousarray(out)
 
 
 def _scalar(a):
