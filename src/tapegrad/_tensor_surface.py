@@ -700,6 +700,26 @@ class TensorSurface:
     def negative(self) -> Tensor:
         ...
 
+    # ops.tensor_methods.new_empty
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """An uninitialized tensor of `size`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_full
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """`fill_value` everywhere in `size`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_ones
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Ones of `size`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_tensor
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A new tensor from `data`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_zeros
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of `size`, with this tensor's dtype and device unless given."""
+
     # ops.index.nonzero
     def nonzero(self, *, as_tuple=False) -> Any:
         """Indices of the nonzero entries: an (n, ndim) int64 tensor, or a tuple of 1-D ones."""

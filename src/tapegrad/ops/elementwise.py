@@ -346,12 +346,20 @@ def minimum(input, other):
     return _minimum(input, other)
 
 
-def where(condition, input, other):
-    """`input` where `condition` is true, else `other` (numbers allowed for either).
+def where(condition, input=None, other=None):
+    """`input` where `condition` is true, else `other` (numbers allowed for either);
+    `where(condition)` alone is `nonzero(condition, as_tuple=True)`, as in PyTorch.
 
     >>> tg.where(tg.tensor([True, False]), tg.tensor([1.0, 2.0]), 0.0)
     tensor([1., 0.])
     """
+    if input is None and other is None:
+        from ..creation import as_tensor
+        from .index import nonzero
+
+        return nonzero(as_tensor(condition), as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() takes a condition alone, or a condition, input and other")
     if not isinstance(condition, Tensor):
         from ..creation import as_tensor
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import dtypes
+from .. import creation, dtypes
 from . import (
     activation,
     arith,
@@ -94,6 +94,38 @@ def add_(self, other, *, alpha=1):
 def sub_(self, other, *, alpha=1):
     """In-place self - alpha * other."""
     return apply_inplace(arith._sub, self, other if alpha == 1 else other * alpha)
+
+
+# ------------------------------------------------------------------ tensors like this one
+def _like_self(self, dtype, device):
+    return {"dtype": self.dtype if dtype is None else dtype,
+            "device": self.device if device is None else device}
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor from `data`, with this tensor's dtype and device unless given."""
+    return creation.tensor(data, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """Zeros of `size`, with this tensor's dtype and device unless given."""
+    return creation.zeros(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """Ones of `size`, with this tensor's dtype and device unless given."""
+    return creation.ones(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """An uninitialized tensor of `size`, with this tensor's dtype and device unless given."""
+    return creation.empty(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    """`fill_value` everywhere in `size`, with this tensor's dtype and device unless given."""
+    return creation.full(size, fill_value, requires_grad=requires_grad,
+                         **_like_self(self, dtype, device))
 
 
 # ------------------------------------------------------------------ Python operators
@@ -321,7 +353,8 @@ def _build_table() -> dict[str, Any]:
     for fn in (__add__, __radd__, __sub__, __rsub__, __mul__, __rmul__, __truediv__,
                __rtruediv__, __pow__, __rpow__, __neg__, __pos__, __iadd__, __isub__, __imul__,
                __itruediv__, __floordiv__, __rfloordiv__, __mod__, __rmod__, __format__, backward,
-               attach_grad, multinomial, softmax, log_softmax):
+               attach_grad, multinomial, softmax, log_softmax, new_tensor, new_zeros, new_ones,
+               new_empty, new_full):
         table[fn.__name__] = fn
     for name in _INPLACE_OF_OP.split():
         table[name + "_"] = inplace_method(name)
