@@ -189,3 +189,9 @@ def test_out_refuses_autograd_and_bad_casts(real_torch):
 def test_lbfgs_and_multinomial_come_from_the_core():
     assert torch.optim.LBFGS is tg.optim.LBFGS
     assert torch.multinomial.__wrapped__ is tg.multinomial
+
+
+def test_type_casts_to_a_legacy_type(real_torch):
+    assert torch.ones(2).type(torch.DoubleTensor).dtype == np.float64
+    assert real_torch.ones(2).type(real_torch.DoubleTensor).dtype == real_torch.float64
+    assert torch.tensor([1.7]).type(torch.LongTensor).tolist() == [1]

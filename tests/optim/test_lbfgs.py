@@ -115,3 +115,18 @@ def test_strong_wolfe_step_satisfies_the_conditions():
     gtd = float(g0 @ d)
     f, g, t, _ = strong_wolfe(phi, x, 0.1, d, f0, g0, gtd)
     assert f <= f0 + 1e-4 * t * gtd and abs(float(g @ d)) <= -0.9 * gtd
+
+
+def test_state_dict_round_trip_continues_the_same_iterates():
+    def run(resume):
+        x = tg.tensor([-1.5, 2.0], dtype=tg.float64, requires_grad=True)
+        opt = tg.optim.LBFGS([x], max_iter=5, line_search_fn="strong_wolfe")
+        opt.step(_closure(opt, x))
+        if resume:
+            saved = opt.state_dict()
+            opt = tg.optim.LBFGS([x], max_iter=5, line_search_fn="strong_wolfe")
+            opt.load_state_dict(saved)
+        opt.step(_closure(opt, x))
+        return x.detach().numpy()
+
+    np.testing.assert_array_equal(run(resume=True), run(resume=False))
