@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,8 @@ class Op:
         params = list(inspect.signature(forward).parameters)[1:]  # drop xp
         self.save_idx = tuple(-1 if s == "out" else params.index(s) for s in saves)
         self.saves_out = -1 in self.save_idx
-        self.save_for = None  # per saved slot: the inputs whose gradient needs it (or None)
+        # per saved slot: the inputs whose gradient needs it (None: always kept)
+        self.save_for: tuple[tuple[int, ...] | None, ...] | None = None
 
     def vjp(self, rule):
         """Register the derivative rule (decorator)."""
@@ -63,7 +65,7 @@ class Op:
         self.wants_needs = "needs" in inspect.signature(rule).parameters
         return rule
 
-    def saves_only_for(self, **slots):
+    def saves_only_for(self, **slots: tuple[int, ...]) -> Op:
         """Keep a saved value only when one of the given inputs (by position) will get a
         gradient: `div.saves_only_for(out=(1,))` saves (and version-checks) the output only
         when the divisor is tracked, so `y = x / 2; y += 1` stays differentiable, as in
@@ -192,15 +194,16 @@ def _record(op: Op, args, params, out, mask: int, xp, cls=Tensor) -> Tensor:
     return result
 
 
-def _save(op, args, result, edges):
+def _save(op: Op, args: tuple[Any, ...], result: Tensor,
+          edges: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """What a node keeps for its rule, and the version of each kept tensor (nothing for a
     value only the gradient of an untracked input would need)."""
-    saved = []
-    checks = []
+    saved: list[Any] = []
+    checks: list[Any] = []
     save_for = op.save_for
     for j, i in enumerate(op.save_idx):
-        if save_for is not None and save_for[j] is not None and all(
-                edges[k] is None for k in save_for[j]):
+        needed_by = save_for[j] if save_for is not None else None
+        if needed_by is not None and all(edges[k] is None for k in needed_by):
             saved.append(None)
         elif i == -1:
             saved.append(OUT)

@@ -92,8 +92,9 @@ class LBFGS(Optimizer):
         return loss, g
 
     # ------------------------------------------------------------------ step
-    def step(self, closure):  # type: ignore[override]  (a closure is required here)
-        """Run up to `max_iter` iterations; returns the loss `closure()` gave at the start."""
+    def step(self, closure=None):
+        """Run up to `max_iter` iterations; returns the loss `closure()` gave at the start.
+        The closure is required (L-BFGS evaluates the loss several times per step)."""
         if closure is None:
             raise RuntimeError("LBFGS.step needs a closure that re-evaluates the model and "
                                "returns the loss: opt.step(closure)")

@@ -11,7 +11,7 @@ import os
 
 __all__ = ["set_num_threads", "get_num_threads", "set_default_device", "get_default_device"]
 
-_limits = []  # the threadpoolctl limiter in force (kept so its settings stay referenced)
+_limits: list[object] = []  # the threadpoolctl limiter in force (kept referenced)
 
 
 def set_num_threads(num_threads: int) -> None:
