@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..engine.backward import run_backward
 from ..engine.state import AMBIENT, RECORD, state
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, array_class
 
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
 
@@ -167,7 +167,8 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
     finally:
         state.training, state.active = prev
     if materialize_grads:
-        result = [_wrap(np.zeros_like(t._data)) if g is None else g for g, t in zip(result, wrt)]
+        result = [_wrap(np.zeros_like(t._data), 0, array_class(t)) if g is None else g
+                  for g, t in zip(result, wrt)]
     return tuple(result)
 
 
