@@ -132,6 +132,13 @@ def test_reductions_and_shape_methods_follow_mxnet():
     assert [p.shape for p in x.split(2, axis=2, squeeze_axis=False)] == [(2, 3, 2)] * 2
     np.testing.assert_array_equal(x.repeat(2, axis=0).asnumpy(), np.repeat(A, 2, axis=0))
     assert x.flatten().shape == (2, 12) and n.flatten().shape == (24,)
+    assert x.expand_dims(1).shape == (2, 1, 3, 4) and type(x.zeros_like()) is mx.nd.NDArray
+    assert x.ones_like().asnumpy().sum() == 24 and type(n.ones_like()) is mx.np.ndarray
+    assert mx.nd.ones((3, 1)).broadcast_like(mx.nd.ones((3, 4))).shape == (3, 4)
+    e = np.exp(A - A.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(x.softmax().asnumpy(), e / e.sum(-1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(x.log_softmax(axis=1).asnumpy().sum(), np.log(
+        np.exp(A) / np.exp(A).sum(1, keepdims=True)).sum(), rtol=1e-5)
 
 
 def test_context_copy_and_scalar_methods():

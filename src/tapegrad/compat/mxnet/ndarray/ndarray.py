@@ -139,6 +139,30 @@ class NDArray(Tensor):
         """Each element `repeats` times along `axis` (flattened when None)."""
         return repeat_elements(self, repeats, axis)
 
+    def expand_dims(self, axis):
+        """A new axis of length 1 at `axis`."""
+        return _tg().unsqueeze(self, axis)
+
+    def zeros_like(self):
+        """Zeros of this array's shape, dtype and class."""
+        return as_class(_tg().zeros_like(self), type(self))
+
+    def ones_like(self):
+        """Ones of this array's shape, dtype and class."""
+        return as_class(_tg().ones_like(self), type(self))
+
+    def broadcast_like(self, other):
+        """Broadcast to the shape of `other`."""
+        return _tg().broadcast_to(self, other.shape)
+
+    def softmax(self, axis=-1):
+        """Softmax over `axis` (default the last, as MXNet)."""
+        return _tg().nn.functional.softmax(self, dim=axis)
+
+    def log_softmax(self, axis=-1):
+        """Log-softmax over `axis` (default the last, as MXNet)."""
+        return _tg().nn.functional.log_softmax(self, dim=axis)
+
     def flatten(self, inplace=False):
         """Collapse every axis but the first: (N, ...) -> (N, prod(...))."""
         return _tg().reshape(self, (self.shape[0] if self.ndim else 1, -1))
