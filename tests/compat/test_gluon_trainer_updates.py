@@ -92,7 +92,7 @@ def test_trainer_gradients_are_left_as_backward_wrote_them():
         (p.data() * mx.nd.array(COEF[0], dtype="float64")).sum().backward()
     trainer.step(BATCH)
     np.testing.assert_array_equal(p.grad().asnumpy(), COEF[0])  # not rescaled or clipped
-    assert type(p.grad()) is mx.nd.NDArray
+    assert isinstance(p.grad(), mx.nd.NDArray)
 
 
 def test_unknown_options_are_refused():
