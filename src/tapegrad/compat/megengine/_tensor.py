@@ -10,7 +10,8 @@ int32. Its tensors are not tracked by anything until a GradManager attaches them
 `requires_grad`).
 
     >>> x = mge.tensor([1.0, 2.0], name="x")
-    >>> x.size, x.name, x.numpy()
+    >>> x.size, x.name, x.numpy().tolist()
+    (2, 'x', [1.0, 2.0])
 """
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ class ndarray(NDArray):  # noqa: N801 - mxnet.numpy's name
     """An `mx.np` array (`mx.np.array([1, 2])`: float32, as MXNet).
 
     >>> x = mx.np.arange(6).reshape(2, 3)
-    >>> x.size, x.T.shape, x.max(axis=1)
+    >>> x.size, x.T.shape, x.max(axis=1).tolist()
+    (6, (3, 2), [2.0, 5.0])
     """
 
     __slots__ = ()
