@@ -104,3 +104,17 @@ def test_core_parameters_keep_pytorch_gradients():
     assert type(p * 2) is tg.Tensor  # an op on a Parameter gives a Tensor, as in PyTorch
     q = mge.Parameter([1.0, 2.0])
     assert type(q * 2) is mge.Tensor and type(q + p) is mge.Tensor
+
+
+def test_pickle_and_deepcopy_keep_the_classes():
+    import copy
+    import pickle
+
+    lin = M.Linear(2, 2)
+    clone = copy.deepcopy(lin)
+    assert type(clone.weight) is mge.Parameter and not clone.weight.requires_grad
+    np.testing.assert_array_equal(clone.weight.numpy(), lin.weight.numpy())
+    p = pickle.loads(pickle.dumps(mge.Parameter([1.0, 2.0], name="w")))
+    assert type(p) is mge.Parameter and p.name == "w" and p.numpy().tolist() == [1.0, 2.0]
+    t = pickle.loads(pickle.dumps(mge.tensor([3.0], name="t")))
+    assert type(t) is mge.Tensor and t.name == "t" and t.numpy().tolist() == [3.0]

@@ -129,8 +129,18 @@ class Parameter(Tensor, _CoreParameter):
         _CoreParameter.__init__(self, source, requires_grad=False)
         self._name = name
 
+    def __reduce_ex__(self, protocol):
+        # pickling and deepcopy give an mge.Parameter back (the core's would give its own)
+        return (_rebuild_parameter, (self.asnumpy(), self.grad_req, self.name))
+
 
 Parameter._array_class = Tensor
+
+
+def _rebuild_parameter(values, grad_req, name):
+    p = Parameter(values, dtype=values.dtype, name=name)
+    p.grad_req = grad_req
+    return p
 
 
 def tensor(data=None, dtype=None, device=None, is_const=False, no_cache=False, name=None):
