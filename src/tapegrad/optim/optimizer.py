@@ -278,7 +278,7 @@ def prepare_grad(g, p, group: dict, weight_decay: float = 0.0):
     `[-clip_value, clip_value]` when `clip_value` is set (MXNet's `clip_gradient`); plus the
     L2 term `weight_decay * p`, added after the clipping (MXNet's SGD), or before it when
     `clip_after_decay` (MXNet's Adam). With the defaults this is PyTorch's gradient, and `g`
-    itself is returned (never modified in place).
+    itself is returned (never modified in place). SGD, Adam and AdamW use it.
     """
     if group.get("maximize"):
         g = -g
