@@ -46,6 +46,10 @@ def test_methods_follow_megengine():
     assert x.astype("int32").dtype == np.int32 and type(x.astype("int32")) is mge.Tensor
     assert mge.tensor([2.5]).item() == 2.5
     assert type(x.detach()) is mge.Tensor
+    np.testing.assert_array_equal(x.max(axis=0).numpy(), data.max(axis=0))  # values only
+    np.testing.assert_array_equal(x.min(axis=1, keepdims=True).numpy(),
+                                  data.min(axis=1, keepdims=True))
+    assert x.max().item() == 5.0 and x.sum(axis=1).numpy().tolist() == [3.0, 12.0]
 
 
 def test_numpy_is_a_copy_that_works_while_a_gradmanager_records():

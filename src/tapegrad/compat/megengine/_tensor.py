@@ -3,7 +3,8 @@
 `mge.Tensor` is a `tapegrad.Tensor` subclass whose methods follow MegEngine 1.13 (where
 they differ from `tg.Tensor`, which keeps PyTorch's meaning): `size` is the element count
 (an int), `numpy()` is a copy that works whatever records the tensor, `set_value`,
-`reset_zero`, `name`, `transpose(*pattern)` (reversed when no pattern), `T`. An op on
+`reset_zero`, `name`, `transpose(*pattern)` (reversed when no pattern), `T`, `max`/`min`
+(values only). An op on
 `mge.Tensor`s returns an `mge.Tensor`; `.grad` and `detach()` are `mge.Tensor`s.
 MegEngine makes Python floats and float64 arrays float32, Python ints and int64 arrays
 int32. Its tensors are not tracked by anything until a GradManager attaches them (no
@@ -103,6 +104,18 @@ class Tensor(_CoreTensor):
         if len(pattern) == 1 and not isinstance(pattern[0], int):
             pattern = tuple(pattern[0])
         return tg.permute(self, pattern or tuple(range(self.ndim))[::-1])
+
+    def max(self, axis=None, keepdims=False):  # noqa: A003
+        """The maximum over `axis` (every axis when None): values only, as MegEngine."""
+        from .._numpy_style import amax
+
+        return amax(self, axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):  # noqa: A003
+        """The minimum over `axis` (every axis when None): values only, as MegEngine."""
+        from .._numpy_style import amin
+
+        return amin(self, axis, keepdims=keepdims)
 
     @property
     def T(self):  # noqa: N802 - MegEngine's name
