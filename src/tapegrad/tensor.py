@@ -20,6 +20,7 @@ from .engine.node import (
     accumulator,
 )
 from .engine.state import AMBIENT, RECORD
+from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
     from ._tensor_surface import TensorSurface as _Surface
@@ -256,7 +257,7 @@ class Tensor(_Surface):
     def grad(self, value: Any) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                value = Tensor(value, dtype=self.dtype, device=self.device)
+                value = array_class(self)(value, dtype=self.dtype, device=self.device)
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
@@ -289,7 +290,8 @@ class Tensor(_Surface):
             self._tapes |= RECORD  # slot unset on tensors never attached: getattr's default
             self._record_var = False
             if self._grad is None:
-                self._grad = _wrap(backend.array_module(self._data).zeros_like(self._data))
+                zeros = backend.array_module(self._data).zeros_like(self._data)
+                self._grad = _wrap(zeros, 0, array_class(self))
 
     def retain_grad(self) -> None:
         """Keep `.grad` of this non-leaf after backward (leaves keep it anyway)."""
@@ -332,9 +334,7 @@ class Tensor(_Surface):
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, tracked by no tape."""
-        t = _wrap(self._data)
-        t._vc = self._vc
-        return t
+        return as_class(self, array_class(self))
 
     def detach_(self: _T) -> _T:
         """Cut this tensor out of every graph, in place."""
@@ -345,7 +345,7 @@ class Tensor(_Surface):
     @property
     def data(self) -> Tensor:
         """Storage shared, not tracked, and in-place changes through it are not detected."""
-        return _wrap(self._data)
+        return _wrap(self._data, 0, array_class(self))
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -379,6 +379,34 @@ def _wrap(arr: Any, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
     t = _new(cls)
     _init(t, arr, tapes)
     return t
+
+
+def array_class(t: Tensor) -> type[Tensor]:
+    """The class of `t.detach()`, `t.data` and `t.grad`: a plain `Tensor` (a Parameter's
+    gradient is no Parameter, as in PyTorch), or the array type a facade class names in its
+    `_array_class` attribute (`mx.nd.NDArray` names itself, `mge.Parameter` names
+    `mge.Tensor`)."""
+    return getattr(type(t), "_array_class", Tensor)
+
+
+def as_class(t: Tensor, cls: type[Tensor]) -> Tensor:
+    """A `cls` tensor sharing `t`'s storage and version counter, tracked by no tape: what
+    `t.detach()` is, under another class. Facades turn core results into their array types
+    with it (`as_class(tg.zeros(3), mx.nd.NDArray)`)."""
+    out = _wrap(t._data, 0, cls)
+    out._vc = t._vc
+    return out
+
+
+def write_data(t: Tensor, values) -> None:
+    """Overwrite `t`'s values in place (broadcast to its shape, cast to its dtype, on its
+    device) and bump its version: the one in-place write of code outside the ops (optimizer
+    -free updates such as running statistics, `set_data`, `copyto`). Never recorded."""
+    if isinstance(values, Tensor):
+        values = values._data
+    arr = backend.to_device(values, t.device) if hasattr(values, "shape") else values
+    t._data[...] = arr
+    bump_version(t)
 
 
 def _move(t: Tensor, device: str) -> Tensor:

@@ -326,7 +326,8 @@ def _collect(capture: Sequence[Tensor], target_keys: dict[Key, list[int]],
                 "desired behavior."
             )
         if g is not None and not isinstance(g, _Tensor):
-            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g)
+            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g, 0,
+                      getattr(type(t), "_array_class", _Tensor))  # tensor.array_class(t)
         out.append(g)
     return out
 
@@ -386,6 +387,8 @@ def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
             arr = np.asarray(arr)
         if arr.shape != t.shape:
             arr = arr.reshape(t.shape)
-        t._grad = _wrap(arr)
+        # tensor.array_class(t), inlined (the engine does not import tensor): a facade
+        # array's gradient has its array type
+        t._grad = _wrap(arr, 0, getattr(type(t), "_array_class", _Tensor))
     else:
         old._data += g

@@ -177,7 +177,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm: expected an input of at least 2 dims (N, C, ...), got "
                          f"shape {tuple(input.shape)}")
     use_batch = training or running_mean is None or running_var is None
-    if use_batch and input.size(0) * math.prod(input.shape[2:]) <= 1 and training:
+    if use_batch and input.shape[0] * math.prod(input.shape[2:]) <= 1 and training:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{tuple(input.shape)}")
     rm = None if running_mean is None else running_mean._data

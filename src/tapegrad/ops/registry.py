@@ -117,7 +117,10 @@ class Op:
 
 
 def result_type(cls: type, other: type, what: str) -> type:
-    """The most derived of two tensor classes: a facade's array type wins over `Tensor`."""
+    """The most derived of two tensor classes: a facade's array type wins over `Tensor`.
+    A parameter class counts as its array class (`tensor.array_class`): `p * 2` is a
+    Tensor, not a Parameter, as in PyTorch."""
+    other = getattr(other, "_array_class", Tensor)
     if issubclass(other, cls):
         return other
     if issubclass(cls, other):

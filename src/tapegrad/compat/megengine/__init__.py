@@ -7,8 +7,10 @@ Change the import lines only:
     import tapegrad.compat.megengine.module as M
     from tapegrad.compat.megengine.autodiff import GradManager
 
-`mge.tensor` / `mge.Tensor` make tapegrad tensors (float32 / int32 by default, as
-MegEngine); `GradManager` is tapegrad's (API.md 2.3); modules keep their parameters
+`mge.Tensor` / `mge.Parameter` are the facade's array types, subclasses of
+`tapegrad.Tensor` whose methods follow MegEngine (`mge.tensor` makes one: float32 / int32
+by default; importing the facade changes nothing in `tapegrad.Tensor`); `GradManager`
+is tapegrad's (API.md 2.3); modules keep their parameters
 untracked until a GradManager attaches them. A name the facade lacks raises an
 AttributeError that says so; see docs/migrating-from-megengine.md.
 """
@@ -22,9 +24,14 @@ __version__ = "1.13.0"  # the MegEngine API this facade follows
 
 
 def is_cuda_available() -> bool:
-    from .. import torch
+    """True when CuPy sees a GPU (tapegrad's "cuda" device)."""
+    from ... import backend
 
-    return torch.cuda.is_available()
+    try:
+        backend.cupy()
+    except RuntimeError:
+        return False
+    return True
 
 
 _default_device = ["xpux"]
