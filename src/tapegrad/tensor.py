@@ -32,6 +32,8 @@ class Tensor:
         "_accum", "_hooks", "_post_hooks", "_record_var", "__weakref__",
     )
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
+    _version: list[int]  # slots set by `_init`, declared for type checkers
+    _out_nr: int
 
     def __init__(self, data=None, dtype=None, requires_grad=False, device=None, *, ctx=None):
         if isinstance(data, Tensor):
@@ -343,9 +345,11 @@ def _wrap(arr, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
 
 
 def _move(t: Tensor, device: str) -> Tensor:
-    from .ops.registry import to_device_op
+    # Tensor sits below the op table (ops import this module), so `to()` looks its one op
+    # up when called: a call-time import, never an import-time circle.
+    from .ops.casting import to_device
 
-    return to_device_op(t, device=device)
+    return to_device(t, device)
 
 
 def _axis(dim, ndim: int) -> int:

@@ -24,6 +24,7 @@ import os
 import numpy as np
 
 from ..tensor import Tensor, _wrap
+from .ddp import DistributedDataParallel
 
 __all__ = [
     "init", "is_initialized", "get_rank", "get_world_size", "all_reduce", "broadcast",
@@ -254,5 +255,3 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
     allreduce_cb.__name__ = f"allreduce_{name}_cb"
     return allreduce_cb
 
-
-from .ddp import DistributedDataParallel  # noqa: E402  (needs the collectives above)
