@@ -201,9 +201,6 @@ def _(xp, h, x, g, needs, kernel, **p):
     return gx, gg
 
 
-
-
-
 # ---------------------------------------------------------------- samples and references
 def _conv_cases():
     """(x shape, w shape, params): stride, padding (asymmetric too), dilation, groups, 1-D."""

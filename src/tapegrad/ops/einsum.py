@@ -69,7 +69,6 @@ def _einsum(xp, *operands, subscripts):
     return xp.einsum(subscripts, *operands, optimize=len(operands) > 2)
 
 
-
 @defop(differentiable=False, name="eye_like", array_twin=True)
 def _eye_like(xp, g, n):
     return xp.eye(n, dtype=g.dtype)

@@ -155,8 +155,6 @@ def _max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
 _max_pool_gather.vjp(_grad_op_vjp("max_pool_backward"))
 
 
-
-
 # ---------------------------------------------------------------- average pooling
 @lru_cache(maxsize=256)
 def _divisor(in_sizes, kernel, stride, padding, dilation, count_include_pad, ceil_extra):
@@ -252,8 +250,6 @@ def _avg_pool_backward(xp, g, x, *, kernel, stride, padding, **opts):
 _avg_pool_backward.vjp(_grad_op_vjp("avg_pool", takes_x=False))
 
 
-
-
 # ---------------------------------------------------------------- adaptive average pooling
 @lru_cache(maxsize=256)
 def _adaptive_matrix(size, out):
@@ -299,8 +295,6 @@ def _adaptive_avg_pool_backward(xp, g, x, *, out_size):
 
 
 _adaptive_avg_pool_backward.vjp(_grad_op_vjp("adaptive_avg_pool", takes_x=False))
-
-
 
 
 _ADAPTIVE_CASES = [

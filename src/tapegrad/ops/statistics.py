@@ -169,7 +169,6 @@ _cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
 _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
 
 
-
 def _revcumsum(xp, t, axis):
     """Sum over positions j >= i along `axis` (the adjoint of cumsum)."""
     return xp.sum(t, axis=axis, keepdims=True) - xp.cumsum(t, axis=axis) + t

@@ -8,7 +8,7 @@ rules of other ops call them.
 
     >>> x = tg.tensor([0.0, 1.0], requires_grad=True)
     >>> tg.exp(x).sum().backward(); x.grad
-    tensor([1.       , 2.7182817])
+    tensor([1.    , 2.7183])
 """
 from __future__ import annotations
 
