@@ -79,8 +79,6 @@ _ALL_INPUTS = "*"
 class Op:
     """One entry of the op table. Call it with tensors to run (and maybe record) it."""
 
-    n_inputs: int | None = 1  # NumpyStyleOp: how many leading arguments are inputs
-
     def __init__(self, forward: Forward, name: str, saves: Sequence[str], differentiable: bool,
                  backward_name: str | None, view: bool = False) -> None:
         self.forward = forward
