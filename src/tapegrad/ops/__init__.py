@@ -6,6 +6,7 @@ file owns the order. A family's rules may call the ops of the families before it
 modules that never import it back (tests/test_import_graph.py checks there is no circle).
 
     registry.py     Op, defop, the dispatcher, apply_inplace      xp.py  the rule namespaces
+    promotion.py    the dtype and tensor class of an op's result
     arguments.py    dim= / axis= parsing of the public functions
     arith.py        + - * / ** neg                                methods.py  operators
     unary.py        exp log sin ... sigmoid erf abs relu rounding

@@ -60,11 +60,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend
 from ..engine.node import ACCUMULATE, OUT
 from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
+from .promotion import FLOAT64, drop_unasked_float64, result_type, weak_scalar
 from .xp import array_ns, register_array_twin
 
 Forward = Callable[..., Any]
@@ -150,14 +151,14 @@ class Op:
             elif type(a) in _PY_NUMBERS:
                 append(a)
             else:
-                append(_scalar(a))
+                append(weak_scalar(a))
         if xp is None:
             raise TypeError(f"{self.name}: expected at least one Tensor argument")
         out = self.forward(xp, *arrays, **params)
         if type(out) is not np.ndarray and xp is np:
             out = np.asarray(out)
-        if out.dtype is _F64:  # one identity test on the float32 path
-            out = _unasked_float64(out, arrays, params)
+        if out.dtype is FLOAT64:  # one identity test on the float32 path
+            out = drop_unasked_float64(out, arrays, params)
         if mask:
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
@@ -261,55 +262,9 @@ def _twin(op: Op) -> Callable[..., Any]:
     return twin
 
 
-def result_type(cls: type[Tensor], other: type[Tensor], what: str) -> type[Tensor]:
-    """The most derived of two tensor classes: a facade's array type wins over `Tensor`."""
-    if issubclass(other, cls):
-        return other
-    if issubclass(cls, other):
-        return cls
-    raise TypeError(
-        f"{what}: can't combine a {cls.__module__}.{cls.__qualname__} with a "
-        f"{other.__module__}.{other.__qualname__} in one op (arrays of two different "
-        "frameworks); convert one of them first, e.g. with tg.tensor(x) or the facade's array()"
-    )
-
-
 _MODULES: dict[type, Any] = {np.ndarray: np}
 _array_module: Callable[[Any], Any] = backend.array_module  # typed at the boundary
 _PY_NUMBERS = frozenset((float, int, bool))
-
-
-_F64 = np.dtype(np.float64)
-
-
-def _unasked_float64(out: Any, arrays: list[Any], params: dict[str, Any]) -> Any:
-    """Undo NumPy's promotion to float64 that no input asked for, as PyTorch does: int64
-    with float32 gives float32, an int tensor with a Python float or int / int gives the
-    default dtype. A float64 input or a `dtype=` parameter keeps float64."""
-    for a in arrays:  # the float64 graph (gradcheck): leave after one look
-        if getattr(a, "dtype", None) is _F64:
-            return out
-    if "dtype" in params:
-        return out
-    target = None
-    for a in arrays:
-        dt = getattr(a, "dtype", None)
-        if dt is not None and dt.kind == "f":
-            if dt == _F64:
-                return out
-            if target is None or dt.itemsize > target.itemsize:
-                target = dt
-    if target is None:
-        target = dtypes.get_default_dtype()
-    return out if target == _F64 else out.astype(target)
-
-
-def _scalar(a: Any) -> Any:
-    """NumPy scalars and 0-d arrays act like Python numbers (weak: they never promote a
-    float32 tensor to float64)."""
-    if isinstance(a, (np.generic, np.ndarray)) and np.ndim(a) == 0:
-        return a.item()
-    return a
 
 
 def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
@@ -407,9 +362,9 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
             mask |= a._tapes
     recording = bool(mask & state.active) and op.differentiable
     if not recording:
-        out = op.forward(_MODULES.get(type(t._data)) or _array_module(t._data),
-                         t._data, *[a._data if isinstance(a, Tensor) else _scalar(a) for a in args],
-                         **params)
+        arrays = [a._data if isinstance(a, Tensor) else weak_scalar(a) for a in args]
+        out = op.forward(_MODULES.get(type(t._data)) or _array_module(t._data), t._data,
+                         *arrays, **params)
         _write_into(t, out, op.name)
         return t
     # the rule reads t's old value: give it a copy
