@@ -398,7 +398,7 @@ def as_class(t: Tensor, cls: type[Tensor]) -> Tensor:
     return out
 
 
-def write_data(t: Tensor, values) -> None:
+def write_data(t: Tensor, values: Any) -> None:
     """Overwrite `t`'s values in place (broadcast to its shape, cast to its dtype, on its
     device) and bump its version: the one in-place write of code outside the ops (optimizer
     -free updates such as running statistics, `set_data`, `copyto`). Never recorded."""
@@ -410,9 +410,11 @@ def write_data(t: Tensor, values) -> None:
 
 
 def _move(t: Tensor, device: str) -> Tensor:
-    from .ops.registry import to_device_op
+    # Tensor sits below the op table (ops import this module), so `to()` looks its one op
+    # up when called: a call-time import, never an import-time circle.
+    from .ops.casting import to_device
 
-    return to_device_op(t, device=device)
+    return to_device(t, device)
 
 
 def _axis(dim: SupportsIndex, ndim: int) -> int:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
+from .ddp import DistributedDataParallel
 
 __all__ = [
     "init", "is_initialized", "get_rank", "get_world_size", "all_reduce", "broadcast",
@@ -257,5 +258,3 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
     allreduce_cb.__name__ = f"allreduce_{name}_cb"
     return allreduce_cb
 
-
-from .ddp import DistributedDataParallel  # noqa: E402  (needs the collectives above)

@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict (exported from nn.module)."""
+"""Containers: Sequential, ModuleList, ModuleDict."""
 from __future__ import annotations
 
 from collections import OrderedDict

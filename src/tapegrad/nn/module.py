@@ -24,7 +24,7 @@ from ..tensor import Tensor, _wrap
 from .parameter import Parameter
 from .state_dict import _as_array, _IncompatibleKeys, _kind, _StateDictMixin  # noqa: F401
 
-__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Module", "Parameter"]
 
 
 class Module(_StateDictMixin):
@@ -403,5 +403,3 @@ def _is_device(x) -> bool:
     except (ValueError, TypeError):
         return False
 
-
-from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402  (they subclass Module)
