@@ -1,0 +1,75 @@
+"""BLAS threads: `tg.set_num_threads(n)`, `tg.get_num_threads()`, and the one policy the demo,
+the examples, DataLoader workers and DDP ranks apply.
+
+tapegrad's matrices go to NumPy's BLAS (OpenBLAS, MKL, ...), which starts one thread per core.
+For the small matrices of typical tapegrad models those threads cost more than they give, and
+on a busy machine they spin-wait and can make every step several times slower (docs/
+performance.md has the numbers). threadpoolctl (a dependency) sets the pool size at run time,
+for every BLAS library loaded, without environment variables.
+"""
+from __future__ import annotations
+
+import os
+
+__all__ = ["set_num_threads", "get_num_threads", "apply_thread_policy"]
+
+ENV_VAR = "TAPEGRAD_NUM_THREADS"
+_limits = None  # the threadpoolctl object holding the current limit (kept alive on purpose)
+_requested: int | None = None
+
+
+def _positive(n, who: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{who}: the number of threads must be a positive int, got {n!r}")
+    return n
+
+
+def set_num_threads(n: int) -> None:
+    """Use `n` BLAS threads in this process from now on (every BLAS library NumPy loaded).
+
+    >>> tg.set_num_threads(1)
+    >>> tg.get_num_threads()
+    1
+    """
+    global _limits, _requested
+    from threadpoolctl import threadpool_limits
+
+    _positive(n, "set_num_threads")
+    _limits = threadpool_limits(limits=n, user_api="blas")
+    _requested = n
+
+
+def get_num_threads() -> int:
+    """The number of BLAS threads this process uses (the largest pool when NumPy has several
+    BLAS libraries; the CPU count when none reports one).
+
+    >>> tg.get_num_threads() >= 1
+    True
+    """
+    from threadpoolctl import threadpool_info
+
+    sizes = [lib.get("num_threads") or 0 for lib in threadpool_info()
+             if lib.get("user_api") == "blas"]
+    return max(sizes) if sizes and max(sizes) > 0 else (_requested or os.cpu_count() or 1)
+
+
+def apply_thread_policy(requested: int | None = None) -> int:
+    """The project's thread policy, applied by the demo, every example, each DDP rank and
+    each DataLoader worker: `requested` (a `--threads` flag) if given, else the
+    `TAPEGRAD_NUM_THREADS` environment variable, else one BLAS thread per process. Returns
+    the number of threads set.
+
+    >>> tg.threads.apply_thread_policy()      # 1, unless TAPEGRAD_NUM_THREADS says otherwise
+    1
+    """
+    if requested is None:
+        env = os.environ.get(ENV_VAR, "").strip()
+        if env:
+            try:
+                requested = int(env)
+            except ValueError:
+                raise ValueError(f"{ENV_VAR}={env!r} is not a number of threads; set it to a "
+                                 "positive int (or unset it for one thread)") from None
+    n = _positive(1 if requested is None else requested, "apply_thread_policy")
+    set_num_threads(n)
+    return n
