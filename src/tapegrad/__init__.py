@@ -33,6 +33,8 @@ from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from .ops.sorting import *  # noqa: E402,F401,F403
 from .random import manual_seed, seed  # noqa: E402,F401
+from . import threads  # noqa: E402,F401
+from .threads import get_num_threads, set_num_threads  # noqa: E402,F401
 
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
 float = float32  # noqa: A001

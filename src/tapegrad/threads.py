@@ -16,6 +16,19 @@ __all__ = ["set_num_threads", "get_num_threads", "apply_thread_policy"]
 ENV_VAR = "TAPEGRAD_NUM_THREADS"
 _limits = None  # the threadpoolctl object holding the current limit (kept alive on purpose)
 _requested: int | None = None
+_known = None  # the last ThreadpoolController: its library handles survive a fork
+
+
+def blas_controller(refresh: bool = True):
+    """threadpoolctl's view of the loaded BLAS libraries. Finding them scans every loaded
+    shared library (tens of ms with torch imported), so a forked DataLoader worker reuses
+    its parent's (`refresh=False`) instead of scanning again."""
+    global _known
+    if _known is None or refresh:
+        from threadpoolctl import ThreadpoolController
+
+        _known = ThreadpoolController()
+    return _known
 
 
 def _positive(n, who: str) -> int:
@@ -24,7 +37,7 @@ def _positive(n, who: str) -> int:
     return n
 
 
-def set_num_threads(n: int) -> None:
+def set_num_threads(n: int, *, _rescan: bool = True) -> None:
     """Use `n` BLAS threads in this process from now on (every BLAS library NumPy loaded).
 
     >>> tg.set_num_threads(1)
@@ -32,10 +45,8 @@ def set_num_threads(n: int) -> None:
     1
     """
     global _limits, _requested
-    from threadpoolctl import threadpool_limits
-
     _positive(n, "set_num_threads")
-    _limits = threadpool_limits(limits=n, user_api="blas")
+    _limits = blas_controller(refresh=_rescan).limit(limits=n, user_api="blas")
     _requested = n
 
 

@@ -43,6 +43,10 @@ class WorkerPool:
     def __init__(self, loader, base_seed: int):
         ctx = _context(loader.multiprocessing_context)
         n = loader.num_workers
+        if ctx.get_start_method() == "fork":
+            from ..threads import blas_controller
+
+            blas_controller(refresh=False)  # scanned once here, not in every worker
         self.queues, self.conns, self.procs = [], [], []
         for wid in range(n):
             q = ctx.Queue()

@@ -101,7 +101,7 @@ def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_colla
         _seed_everything(seed)
         from ..threads import set_num_threads
 
-        set_num_threads(1)
+        set_num_threads(1, _rescan=False)  # forked: the parent's view of BLAS is valid
         _info = WorkerInfo(worker_id, num_workers, seed, dataset)
         init_error = None
         fetcher = None

@@ -1,0 +1,65 @@
+"""tg.set_num_threads / tg.get_num_threads (threadpoolctl) and the thread policy."""
+import pytest
+
+import tapegrad as tg
+from tapegrad.threads import apply_thread_policy
+
+
+@pytest.fixture
+def restore_threads():
+    before = tg.get_num_threads()
+    yield
+    tg.set_num_threads(before)
+
+
+def _blas_reports_threads():
+    from threadpoolctl import threadpool_info
+
+    return any(lib.get("user_api") == "blas" for lib in threadpool_info())
+
+
+def test_set_and_get(restore_threads):
+    if not _blas_reports_threads():
+        pytest.skip("NumPy's BLAS is not visible to threadpoolctl")
+    from threadpoolctl import threadpool_info
+
+    for n in (1, 2):
+        tg.set_num_threads(n)
+        assert tg.get_num_threads() == n
+        assert {lib["num_threads"] for lib in threadpool_info()
+                if lib["user_api"] == "blas"} == {n}
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_bad_counts(bad):
+    with pytest.raises(ValueError, match="positive int"):
+        tg.set_num_threads(bad)
+
+
+def test_policy_default_env_and_flag(monkeypatch, restore_threads):
+    monkeypatch.delenv("TAPEGRAD_NUM_THREADS", raising=False)
+    assert apply_thread_policy() == 1
+    monkeypatch.setenv("TAPEGRAD_NUM_THREADS", "2")
+    assert apply_thread_policy() == 2
+    assert apply_thread_policy(3) == 3  # an explicit --threads wins over the environment
+    if _blas_reports_threads():
+        assert tg.get_num_threads() == 3
+    monkeypatch.setenv("TAPEGRAD_NUM_THREADS", "many")
+    with pytest.raises(ValueError, match="TAPEGRAD_NUM_THREADS='many' is not a number"):
+        apply_thread_policy()
+
+
+class _Threads(tg.data.Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return tg.get_num_threads()
+
+
+def test_dataloader_workers_use_one_blas_thread(restore_threads):
+    if not _blas_reports_threads():
+        pytest.skip("NumPy's BLAS is not visible to threadpoolctl")
+    tg.set_num_threads(2)
+    assert [b.item() for b in tg.data.DataLoader(_Threads(), num_workers=1)] == [1, 1]
+    assert tg.get_num_threads() == 2  # the main process keeps its own setting
