@@ -9,6 +9,7 @@ for every BLAS library loaded, without environment variables.
 """
 from __future__ import annotations
 
+import logging
 import os
 
 __all__ = ["set_num_threads", "get_num_threads", "apply_thread_policy"]
@@ -17,6 +18,7 @@ ENV_VAR = "TAPEGRAD_NUM_THREADS"
 _limits = None  # the threadpoolctl object holding the current limit (kept alive on purpose)
 _requested: int | None = None
 _known = None  # the last ThreadpoolController: its library handles survive a fork
+_log = logging.getLogger(__name__)  # under the "tapegrad" logger
 
 
 def blas_controller(refresh: bool = True):
@@ -46,7 +48,11 @@ def set_num_threads(n: int, *, _rescan: bool = True) -> None:
     """
     global _limits, _requested
     _positive(n, "set_num_threads")
-    _limits = blas_controller(refresh=_rescan).limit(limits=n, user_api="blas")
+    controller = blas_controller(refresh=_rescan)
+    if _rescan and not controller.select(user_api="blas").lib_controllers:
+        _log.info("set_num_threads(%d): threadpoolctl sees no BLAS library in this process; "
+                  "nothing to limit", n)
+    _limits = controller.limit(limits=n, user_api="blas")
     _requested = n
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import multiprocessing
 import os
 import pickle
@@ -20,6 +21,7 @@ from .worker import RESUME, WorkerError, worker_loop
 
 __all__: list[str] = []  # internal to tg.data
 
+_log = logging.getLogger(__name__)  # under the "tapegrad" logger
 _JOIN_S = 5.0  # how long shutdown waits for a worker before terminating it
 _POLL_S = 5.0  # with timeout=0, how often a waiting main process checks its workers
 
@@ -43,6 +45,10 @@ class WorkerPool:
     def __init__(self, loader, base_seed: int):
         ctx = _context(loader.multiprocessing_context)
         n = loader.num_workers
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        if cpus and n > cpus:
+            _log.info("DataLoader: %d workers on %d CPUs; workers that compute (rather than "
+                      "wait on files) then slow each other down", n, cpus)
         if ctx.get_start_method() == "fork":
             from ..threads import blas_controller
 
