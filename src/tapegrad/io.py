@@ -27,13 +27,19 @@ _TORCH_SUFFIXES = (".pt", ".pth")
 
 
 class PickleNameWarning(UserWarning):
-    """tg.save was given a `.pt`/`.pth` name, which promises a file real torch.load reads."""
+    """tg.save was given a `.pt`/`.pth` name, which promises a pickle that torch.load reads."""
 
 
 def save(obj, path) -> None:
     """Write `obj` (a tensor, or a dict of tensors, numbers, strings, lists and dicts) to
     `path` (a file name or a binary file object) in the safetensors format. A named file is
     replaced atomically: an error (or a crash) while saving leaves an old checkpoint intact.
+    A new file gets the usual permissions (0666 less the umask, as `open()` gives); a
+    replaced one keeps its own.
+
+    Naming the file `.pt`/`.pth` warns (`tg.io.PickleNameWarning`): it is still safetensors,
+    which `torch.load` before 2.13 rejects; PyTorch reads its tensors (a flat dict, dotted
+    keys) with `safetensors.torch.load_file`.
 
     >>> ck = {"model": net.state_dict(), "optim": opt.state_dict(), "epoch": 3}
     >>> tg.save(ck, "ck.safetensors")
