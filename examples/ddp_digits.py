@@ -36,7 +36,11 @@ def main(argv=None) -> dict:
     p.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     p.add_argument("--batch-size", type=int, default=64, help="global batch (all processes)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     dist.init()
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -72,6 +72,9 @@ def init(backend: str | None = None) -> None:
     Args:
         backend: None (decide from the launcher), "mpi" (require MPI) or "local" (one
             process, whatever the environment says).
+
+    With MPI each rank applies the thread policy (`tg.threads.apply_thread_policy`: one
+    BLAS thread, or `TAPEGRAD_NUM_THREADS`).
     """
     global _comm, _initialized
     if backend not in (None, "mpi", "local"):
@@ -80,6 +83,9 @@ def init(backend: str | None = None) -> None:
         return
     if backend == "mpi" or (backend is None and _launcher_size() > 1):
         _comm = _import_mpi().COMM_WORLD
+        from ..threads import apply_thread_policy
+
+        apply_thread_policy()  # N ranks x N BLAS threads would oversubscribe the cores
     _initialized = True
 
 
