@@ -145,3 +145,24 @@ def test_demo_applies_the_thread_policy_and_restores_it(monkeypatch, tmp_path):
         after = tg.get_num_threads()
         tg.set_num_threads(before)
     assert set(seen) == {1} and after == 2
+
+
+def test_install_hints_give_the_checkout_and_the_package_form(monkeypatch):
+    import pathlib
+    import re
+
+    src = pathlib.Path(tg.__file__).parent
+    stale = [f"{p.relative_to(src)}:{i}" for p in src.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"install '?tapegrad\[", line)]
+    assert stale == []  # every hint goes through tg.utils.install_hint
+    both = r'pip install -e "\.\[{0}\]" \(from a checkout\) or pip install "tapegrad\[{0}\]"'
+    assert re.fullmatch(both.format("plot"), tg.utils.install_hint("plot"))
+    assert re.search(both.format("plot"), demo.PLOT_HINT)
+    monkeypatch.setitem(sys.modules, "graphviz", None)
+    with pytest.raises(ImportError, match=both.format("viz")):
+        tg.viz._graphviz()
+    for name in ("sklearn", "sklearn.datasets"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=both.format("sklearn")):
+        tg.data.load_digits(source="sklearn")

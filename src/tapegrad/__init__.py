@@ -36,6 +36,7 @@ from .random import manual_seed, seed  # noqa: E402,F401
 from . import threads  # noqa: E402,F401
 from .threads import get_num_threads, set_num_threads  # noqa: E402,F401
 from .interop import from_dlpack  # noqa: E402,F401
+from . import utils  # noqa: E402,F401  (tg.utils.tensorboard is imported on use)
 
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
 float = float32  # noqa: A001
