@@ -51,7 +51,8 @@ def sample(model, stoi, itos, prompt: str, n: int, temperature: float, rng) -> s
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=500, help="training steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--steps", type=count, default=500, help="training steps")
     p.add_argument("--seq-len", type=int, default=32)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)

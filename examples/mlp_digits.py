@@ -16,8 +16,9 @@ from tapegrad import nn
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=20, help="passes over the training set")
-    p.add_argument("--steps", type=int, default=None, help="stop after this many batches")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--epochs", type=count, default=20, help="passes over the training set")
+    p.add_argument("--steps", type=count, default=None, help="stop after this many batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "

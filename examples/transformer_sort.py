@@ -45,7 +45,8 @@ def batch(rng, n: int, length: int, vocab: int):
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1000, help="training steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--steps", type=count, default=1000, help="training steps")
     p.add_argument("--length", type=int, default=8, help="sequence length")
     p.add_argument("--vocab", type=int, default=10, help="distinct tokens (digits)")
     p.add_argument("--batch-size", type=int, default=64)

@@ -53,7 +53,8 @@ def mode_stats(points: np.ndarray):
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1500, help="generator steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--steps", type=count, default=1500, help="generator steps")
     p.add_argument("--critic-steps", type=int, default=5, help="critic updates per step")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--width", type=int, default=64, help="hidden units of both networks")

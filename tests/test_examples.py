@@ -102,3 +102,11 @@ def test_cnn_digits_leaves_no_temp_dir(tmp_path, monkeypatch):
     out = _load("cnn_digits").main(["--epochs", "1", "--steps", "2"])
     assert out["reload_acc"] == out["test_acc"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["mlp_digits", "cnn_digits", "ddp_digits"])
+def test_zero_epochs_is_a_usage_error(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        _load(name).main(["--epochs", "0"])
+    assert e.value.code == 2
+    assert "argument --epochs: must be at least 1, got 0" in capsys.readouterr().err

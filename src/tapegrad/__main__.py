@@ -18,16 +18,6 @@ def _prog() -> str:
     return "python -m tapegrad" if name in ("", "__main__.py", "-c") else name
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _threads(text: str) -> int:
     value = int(text) if text.strip().lstrip("-").isdigit() else -1
     if value < 0:
@@ -38,6 +28,7 @@ def _threads(text: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .utils.cli import positive_int
     from .utils.hints import install_hint
 
     p = argparse.ArgumentParser(
@@ -56,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
             f"({install_hint('plot')}), training_curve.png into --out."
         ),
     )
-    d.add_argument("--epochs", type=_positive_int, default=None,
+    d.add_argument("--epochs", type=positive_int, default=None,
                    help="passes over the training set (default: 10 for cnn, 20 for mlp)")
     d.add_argument("--model", choices=("cnn", "mlp"), default="cnn",
                    help="cnn (default): two 3x3 conv layers, max-pool and two linear layers; "
@@ -67,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="tapegrad-demo", metavar="DIR",
                    help="folder for the checkpoint, history.json and the curve PNG "
                         "(default: ./tapegrad-demo)")
-    d.add_argument("--batch-size", type=_positive_int, default=32,
+    d.add_argument("--batch-size", type=positive_int, default=32,
                    help="training batch size (default: 32)")
     d.add_argument("--lr", type=float, default=3e-3,
                    help="Adam's initial learning rate (default: 0.003)")

@@ -261,3 +261,51 @@ def test_spawn_context_and_tensor_dataset_fast_path():
     assert got[1][1].tolist() == [4, 5]
     with pytest.raises(ValueError, match="not a start method here"):
         list(DataLoader(ds, num_workers=1, multiprocessing_context="nope"))
+
+
+def test_breaking_out_of_an_epoch_stops_its_workers():
+    loader = DataLoader(Info(), batch_size=2, num_workers=2)
+    for i, _ in enumerate(loader):
+        if i == 1:
+            break
+    assert _children() == []  # the loop dropped its iterator, which stopped them
+    it = iter(loader)
+    next(it)
+    assert len(_children()) == 2
+    del it
+    assert _children() == []
+
+
+EXIT_SCRIPT = """
+import numpy as np, tapegrad as tg
+ds = tg.data.TensorDataset(np.arange(40.0))
+loader = tg.data.DataLoader(ds, batch_size=2, num_workers=2, persistent_workers=True)
+it = iter(loader)
+next(it)
+print(" ".join(str(p.pid) for p in it._pool.procs), flush=True)
+# exits here with the workers still running: the interpreter must stop them
+"""
+
+
+def test_no_worker_outlives_the_interpreter():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True,
+                         timeout=60, check=True)
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2 and out.stderr == ""
+    deadline = time.time() + 10
+    alive = pids
+    while alive and time.time() < deadline:
+        alive = [p for p in pids if _exists(p)]
+        time.sleep(0.05)
+    assert alive == []
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,10 +1,11 @@
-"""tg.utils: `tensorboard` (SummaryWriter, optional extra) and the install hints every
-optional feature gives."""
+"""tg.utils: `tensorboard` (SummaryWriter, optional extra), the install hints every
+optional feature gives, and `cli` (argparse helpers)."""
 from __future__ import annotations
 
+from . import cli
 from .hints import install_hint
 
-__all__ = ["install_hint", "tensorboard"]
+__all__ = ["install_hint", "cli", "tensorboard"]
 
 
 def __getattr__(name: str):
