@@ -63,3 +63,28 @@ def test_dataloader_workers_use_one_blas_thread(restore_threads):
     tg.set_num_threads(2)
     assert [b.item() for b in tg.data.DataLoader(_Threads(), num_workers=1)] == [1, 1]
     assert tg.get_num_threads() == 2  # the main process keeps its own setting
+
+
+def test_each_mpi_rank_applies_the_policy(monkeypatch, restore_threads):
+    import types
+
+    import tapegrad.distributed as dist
+
+    if not _blas_reports_threads():
+        pytest.skip("NumPy's BLAS is not visible to threadpoolctl")
+    monkeypatch.setattr(dist, "_initialized", False)
+    monkeypatch.setattr(dist, "_comm", None)
+    monkeypatch.setattr(dist, "_import_mpi", lambda: types.SimpleNamespace(COMM_WORLD="world"))
+    monkeypatch.setenv("TAPEGRAD_NUM_THREADS", "2")
+    tg.set_num_threads(1)
+    dist.init(backend="mpi")
+    assert dist._comm == "world" and tg.get_num_threads() == 2
+    monkeypatch.setattr(dist, "_initialized", False)
+    monkeypatch.delenv("TAPEGRAD_NUM_THREADS")
+    dist.init(backend="mpi")
+    assert tg.get_num_threads() == 1
+    monkeypatch.setattr(dist, "_initialized", False)
+    monkeypatch.setattr(dist, "_comm", None)
+    tg.set_num_threads(2)
+    dist.init(backend="local")  # one process: the machine is its own, nothing changes
+    assert tg.get_num_threads() == 2

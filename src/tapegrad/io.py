@@ -99,8 +99,10 @@ def _umask() -> int:
 def _caller_level() -> int:
     """Point the warning at the user's line, through facade wrappers (torch.save ...)."""
     import sys
+    import types
 
-    frame, level = sys._getframe(2), 2
+    frame: types.FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("tapegrad"):
         frame, level = frame.f_back, level + 1
     return level

@@ -179,6 +179,7 @@ class _SingleProcessIter:
 
     def __init__(self, loader: DataLoader):
         self._loader = loader
+        self._fetcher: IterableFetcher | MapFetcher
         if loader._is_iterable:
             self._fetcher = IterableFetcher(loader.dataset, loader._auto_collation,
                                             loader.collate_fn, loader.batch_size,

@@ -15,7 +15,8 @@ import multiprocessing
 import os
 import pickle
 import weakref
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
+from typing import NoReturn
 
 from .worker import RESUME, WorkerError, worker_loop
 
@@ -53,7 +54,9 @@ class WorkerPool:
             from ..threads import blas_controller
 
             blas_controller(refresh=False)  # scanned once here, not in every worker
-        self.queues, self.conns, self.procs = [], [], []
+        self.queues: list = []
+        self.conns: list[Connection] = []
+        self.procs: list = []
         for wid in range(n):
             q = ctx.Queue()
             recv_end, send_end = ctx.Pipe(duplex=False)
@@ -184,6 +187,7 @@ class MultiProcessIter:
             self._check_workers()
             return
         for conn in ready:
+            assert isinstance(conn, Connection)
             wid = self._pool.conns.index(conn)
             try:
                 task, kind, data = pickle.loads(conn.recv_bytes())
@@ -197,7 +201,7 @@ class MultiProcessIter:
             if not p.is_alive():
                 self._worker_died(wid)
 
-    def _worker_died(self, wid: int):
+    def _worker_died(self, wid: int) -> NoReturn:
         p = self._pool.procs[wid]
         p.join(1.0)
         code = p.exitcode

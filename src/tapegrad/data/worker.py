@@ -73,7 +73,7 @@ class WorkerError:
 def _wrap_error(exc: BaseException, worker_id: int, batch: int) -> WorkerError:
     where = getattr(exc, "_tapegrad_where", None) or f"while loading batch {batch}"
     where = f"{where} (batch {batch})" if "batch" not in where else where
-    exc_type = type(exc)
+    exc_type: type | None = type(exc)
     try:
         ForkingPickler.dumps(exc_type)
     except Exception:  # a class defined in a function: re-raised as RuntimeError
@@ -139,7 +139,8 @@ def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_colla
 def _note_init(exc: BaseException) -> None:
     if not getattr(exc, "_tapegrad_where", None):
         with contextlib.suppress(AttributeError):  # an exception type with __slots__
-            exc._tapegrad_where = "while starting (worker_init_fn or iter(dataset))"
+            setattr(exc, "_tapegrad_where",  # noqa: B010  (an attribute the type lacks)
+                    "while starting (worker_init_fn or iter(dataset))")
 
 
 def _make_fetcher(dataset, is_iterable, auto_collation, collate_fn, batch_size, drop_last,
@@ -161,6 +162,7 @@ def _answer(conn, batch: int, fetcher, indices, init_error, worker_id: int) -> N
     try:
         blob = ForkingPickler.dumps(payload)
     except Exception as e:
-        e._tapegrad_where = f"while sending batch {batch} to the main process (is it picklable?)"
+        setattr(e, "_tapegrad_where",  # noqa: B010  (an attribute the type lacks)
+                f"while sending batch {batch} to the main process (is it picklable?)")
         blob = ForkingPickler.dumps((batch, "error", _wrap_error(e, worker_id, batch)))
     conn.send_bytes(blob)
