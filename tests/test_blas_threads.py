@@ -61,8 +61,10 @@ def test_dataloader_workers_use_one_blas_thread(restore_threads):
     if not _blas_reports_threads():
         pytest.skip("NumPy's BLAS is not visible to threadpoolctl")
     tg.set_num_threads(2)
-    assert [b.item() for b in tg.data.DataLoader(_Threads(), num_workers=1)] == [1, 1]
-    assert tg.get_num_threads() == 2  # the main process keeps its own setting
+    for method in ("fork", "spawn"):
+        loader = tg.data.DataLoader(_Threads(), num_workers=1, multiprocessing_context=method)
+        assert [b.item() for b in loader] == [1, 1], method
+        assert tg.get_num_threads() == 2  # the main process keeps its own setting
 
 
 def test_each_mpi_rank_applies_the_policy(monkeypatch, restore_threads):

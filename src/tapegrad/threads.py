@@ -9,6 +9,7 @@ for every BLAS library loaded, without environment variables.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -39,7 +40,42 @@ def _positive(n, who: str) -> int:
     return n
 
 
-def set_num_threads(n: int, *, _rescan: bool = True) -> None:
+@contextlib.contextmanager
+def one_blas_thread_for_children(start_method: str):
+    """While child processes start, make them begin with one BLAS thread (DataLoader
+    workers: N workers x N BLAS threads would oversubscribe the machine).
+
+    Forked children inherit the parent's BLAS setting, so the parent drops to one thread
+    for the moment of the forks and then restores its own. (Setting it in the child
+    instead makes OpenBLAS start a helper thread there that spin-waits, costing each new
+    worker tens of ms of CPU.) Spawned children read the usual environment variables when
+    they load NumPy."""
+    if start_method == "fork":
+        libs = [lib for lib in blas_controller(refresh=False).select(user_api="blas")
+                .lib_controllers if lib.num_threads != 1]
+        saved = [lib.num_threads for lib in libs]
+        for lib in libs:
+            lib.set_num_threads(1)
+        try:
+            yield
+        finally:
+            for lib, n in zip(libs, saved):
+                lib.set_num_threads(n)
+        return
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    saved_env = {k: os.environ.get(k) for k in names}
+    os.environ.update({k: "1" for k in names})
+    try:
+        yield
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def set_num_threads(n: int) -> None:
     """Use `n` BLAS threads in this process from now on (every BLAS library NumPy loaded).
 
     >>> tg.set_num_threads(1)
@@ -48,8 +84,8 @@ def set_num_threads(n: int, *, _rescan: bool = True) -> None:
     """
     global _limits, _requested
     _positive(n, "set_num_threads")
-    controller = blas_controller(refresh=_rescan)
-    if _rescan and not controller.select(user_api="blas").lib_controllers:
+    controller = blas_controller()
+    if not controller.select(user_api="blas").lib_controllers:
         _log.info("set_num_threads(%d): threadpoolctl sees no BLAS library in this process; "
                   "nothing to limit", n)
     _limits = controller.limit(limits=n, user_api="blas")

@@ -50,29 +50,32 @@ class WorkerPool:
         if cpus and n > cpus:
             _log.info("DataLoader: %d workers on %d CPUs; workers that compute (rather than "
                       "wait on files) then slow each other down", n, cpus)
-        if ctx.get_start_method() == "fork":
-            from ..threads import blas_controller
+        import numpy.random  # noqa: F401  (once here, not in each worker: workers seed it)
 
-            blas_controller(refresh=False)  # scanned once here, not in every worker
+        from ..threads import one_blas_thread_for_children
+
         self.queues: list = []
         self.conns: list[Connection] = []
         self.procs: list = []
-        for wid in range(n):
-            q = ctx.Queue()
-            recv_end, send_end = ctx.Pipe(duplex=False)
-            p = ctx.Process(
-                target=worker_loop, name=f"tapegrad-DataLoader-worker-{wid}", daemon=True,
-                args=(loader.dataset, loader._is_iterable, q, send_end, loader._auto_collation,
-                      loader.collate_fn, loader.batch_size, loader.drop_last,
-                      loader._fast_batches, base_seed, loader.worker_init_fn, wid, n,
-                      os.getpid()))
-            p.start()
-            send_end.close()  # only the worker writes; its exit then reads as EOF here
-            self.queues.append(q)
-            self.conns.append(recv_end)
-            self.procs.append(p)
+        with one_blas_thread_for_children(ctx.get_start_method()):
+            for wid in range(n):
+                self._start(ctx, loader, base_seed, wid)
         self._finalizer = weakref.finalize(self, _shutdown, self.procs, self.queues,
                                            self.conns)
+
+    def _start(self, ctx, loader, base_seed: int, wid: int) -> None:
+        q = ctx.Queue()
+        recv_end, send_end = ctx.Pipe(duplex=False)
+        p = ctx.Process(
+            target=worker_loop, name=f"tapegrad-DataLoader-worker-{wid}", daemon=True,
+            args=(loader.dataset, loader._is_iterable, q, send_end, loader._auto_collation,
+                  loader.collate_fn, loader.batch_size, loader.drop_last, loader._fast_batches,
+                  base_seed, loader.worker_init_fn, wid, loader.num_workers, os.getpid()))
+        p.start()
+        send_end.close()  # only the worker writes; its exit then reads as EOF here
+        self.queues.append(q)
+        self.conns.append(recv_end)
+        self.procs.append(p)
 
     def shutdown(self, now: bool = False) -> None:
         """Stop the workers: ask them to exit (an idle worker does at once), or with `now`

@@ -1,8 +1,8 @@
 """The worker side of `DataLoader(num_workers > 0)`: what runs in each worker process.
 
 A worker seeds itself (`base_seed + worker_id` for `random`, NumPy's legacy global generator
-and tapegrad's), limits BLAS to one thread (N workers x N BLAS threads oversubscribe the
-machine), runs `worker_init_fn`, then answers tasks from its index queue until it gets
+and tapegrad's; it starts with one BLAS thread, see `threads.one_blas_thread_for_children`),
+runs `worker_init_fn`, then answers tasks from its index queue until it gets
 `None` or its parent is gone. Every answer is pickled here, so an unpicklable batch becomes
 an error the main process re-raises instead of a silent hang.
 """
@@ -99,9 +99,6 @@ def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_colla
     try:
         seed = base_seed + worker_id
         _seed_everything(seed)
-        from ..threads import set_num_threads
-
-        set_num_threads(1, _rescan=False)  # forked: the parent's view of BLAS is valid
         _info = WorkerInfo(worker_id, num_workers, seed, dataset)
         init_error = None
         fetcher = None
