@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 # every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself
-from . import (  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401  (tg.utils.tensorboard is imported on use)
     autodiff,
     autograd,
     compat,
@@ -20,6 +20,8 @@ from . import (  # noqa: F401
     nn,
     ops,
     optim,
+    threads,
+    utils,
     viz,
 )
 from .autograd.modes import *  # noqa: F403
@@ -42,6 +44,7 @@ from .dtypes import (  # noqa: F401
     short,
     uint8,
 )
+from .interop import from_dlpack  # noqa: F401
 from .io import *  # noqa: F403
 from .ops.arith import *  # noqa: F403
 from .ops.compare import *  # noqa: F403
@@ -57,6 +60,7 @@ from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .random import manual_seed, seed  # noqa: F401
 from .tensor import Tensor  # noqa: F401  (tg.Tensor)
+from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
 float = float32  # noqa: A001

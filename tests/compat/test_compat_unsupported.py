@@ -32,7 +32,7 @@ CASES = [
     ("tapegrad.compat.torch.nn", "DataParallel", "tapegrad.distributed"),
     ("tapegrad.compat.torch.nn", "module", "not supported"),  # core layout stays hidden
     ("tapegrad.compat.torch.optim", "LBFGS", "Adam or SGD"),
-    ("tapegrad.compat.torch.utils.data", "IterableDataset", "map-style"),
+    ("tapegrad.compat.torch.utils.data", "DistributedSampler", "tapegrad.distributed"),
 ]
 
 
