@@ -16,6 +16,7 @@ Tensor.backward = _tensor_backward
 
 from . import autograd, autodiff, compat, data, distributed, func, linalg, nn, optim, viz  # noqa: E402,F401,I001
 from .autograd.modes import *  # noqa: E402,F401,F403
+from .compile import compile  # noqa: E402,F401,A004
 from .creation import *  # noqa: E402,F401,F403
 from .dtypes import (  # noqa: E402,F401
     bfloat16, bool_, double, float16, float32, float64, get_default_dtype, half, int8, int16,

@@ -1,0 +1,251 @@
+"""`tg.compile`: trace a function once per signature, then replay it as array code.
+
+    >>> import tapegrad as tg
+    >>> @tg.compile
+    ... def f(x):
+    ...     return (x * 2.0).tanh().sum()
+    >>> x = tg.tensor([0.5, 1.0], requires_grad=True)
+    >>> f(x).backward()   # first call: traced (eager); later calls replay
+    >>> f.cache_info().misses
+    1
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import dtypes
+from ..engine.state import state
+from ..tensor import Tensor
+from . import hook
+from .discovery import discover
+from .replay import Program
+from .tracing import OP, Trace, value_read_guard
+
+
+class CompileWarning(UserWarning):
+    """`tg.compile` could not replay a function and runs it eagerly instead."""
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    maxsize: int
+    size: int
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _key_of(obj, leaves: list):
+    """The hashable signature of one argument (tensors collected into `leaves`)."""
+    if isinstance(obj, Tensor):
+        leaves.append(obj)
+        d = obj._data
+        return (type(obj), d.shape, d.dtype, type(d), obj._tapes)
+    t = type(obj)
+    if t is tuple or t is list:
+        return (t, *[_key_of(o, leaves) for o in obj])
+    if t is dict:
+        return (dict, *[(k, _key_of(v, leaves)) for k, v in obj.items()])
+    try:
+        hash(obj)
+    except TypeError:
+        raise _Unsupported(f"an argument of type {t.__name__} is not hashable") from None
+    return (t, obj)
+
+
+class CompiledFunction:
+    """`fn` compiled by `tg.compile`: call it like `fn`. See `tg.compile`."""
+
+    def __init__(self, fn, maxsize: int = 64) -> None:
+        if not callable(fn):
+            raise TypeError(f"tg.compile: expected a function or Module, got {type(fn).__name__}")
+        if maxsize < 1:
+            raise ValueError(f"tg.compile: maxsize must be at least 1, got {maxsize}")
+        self._fn = fn
+        self._maxsize = maxsize
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._hits = self._misses = 0
+        self._eager_reason: str | None = None
+        self._found = None  # (modules, tensors) the function reads, found at the first trace
+        functools.update_wrapper(self, fn, updated=())
+
+    # ------------------------------------------------------------------ public
+    def cache_info(self) -> CacheInfo:
+        """Hits (replays), misses (traces), the cache's bound and its current size."""
+        return CacheInfo(self._hits, self._misses, self._maxsize, len(self._cache))
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._hits = self._misses = 0
+
+    @property
+    def eager_reason(self) -> str | None:
+        """Why this function now always runs eagerly (None while it is compiled)."""
+        return self._eager_reason
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if self._eager_reason is not None or hook.local.trace is not None:
+            return self._fn(*args, **kwargs)  # eager, or inside an outer trace (inlined)
+        leaves: list = []
+        try:
+            key = self._key(args, kwargs, leaves)
+        except _Unsupported as e:
+            self._go_eager(str(e))
+            return self._fn(*args, **kwargs)
+        program = self._cache.get(key)
+        if program is not None:
+            self._hits += 1
+            if len(self._cache) > 1:
+                with self._lock:
+                    self._cache.move_to_end(key)
+            return program.run(leaves, args, kwargs)
+        self._misses += 1
+        return self._trace(key, leaves, args, kwargs)
+
+    # ------------------------------------------------------------------ internals
+    def _key(self, args, kwargs, leaves):
+        key = [_key_of(a, leaves) for a in args]
+        if kwargs:
+            key.append(tuple((k, _key_of(v, leaves)) for k, v in kwargs.items()))
+        key.append((state.active, state.training, state.inference, state.anomaly,
+                    dtypes.get_default_dtype()))
+        if self._found is not None and self._found[0]:
+            key.append(tuple(m.training for m in self._found[0]))
+        if len(leaves) > 1 and len({id(t) for t in leaves}) != len(leaves):
+            first: dict = {}
+            key.append(tuple(first.setdefault(id(t), i) for i, t in enumerate(leaves)))
+        return tuple(key)
+
+    def _go_eager(self, reason: str) -> None:
+        self._eager_reason = reason
+        with self._lock:
+            self._cache.clear()
+        name = getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
+        warnings.warn(f"tg.compile: {name} runs eagerly from now on: {reason}",
+                      CompileWarning, stacklevel=4)
+
+    def _trace(self, key, leaves, args, kwargs):
+        if self._found is None:
+            self._found = discover(self._fn, list(args) + list(kwargs.values()))
+            key = self._key(args, kwargs, [])  # now with the modules' training flags
+        modules, tensors = self._found
+        trace = Trace()
+        for pos, t in enumerate(leaves):
+            trace.add_arg(t, pos)
+        for t in tensors:
+            trace.mark(t)
+        watched = {id(t): t for t in leaves}
+        watched.update((id(t), t) for t in tensors)
+        before = _snapshot(watched.values())
+        rng_before = _rng_state()
+        hook.local.trace = trace
+        try:
+            with value_read_guard():
+                result = self._fn(*args, **kwargs)
+        finally:
+            hook.local.trace = None
+            trace.unmark_all()
+        reason = trace.problem or _side_effects(before, trace, rng_before)
+        if reason is None:
+            reason = _unreplayable_outputs(trace, result)
+        if reason is not None:
+            self._go_eager(reason)
+            return result
+        from ..ops.registry import _NAMESPACES
+
+        program = Program(self._fn, trace, result, _NAMESPACES[np])
+        with self._lock:
+            self._cache[key] = program
+            while len(self._cache) > self._maxsize:
+                self._cache.popitem(last=False)
+        return result
+
+
+def _snapshot(tensors) -> list:
+    """Version and gradient of each tensor, to see whether `fn` changed them."""
+    out = []
+    for t in tensors:
+        g = t._grad
+        out.append((t, t._version[0], g, None if g is None else g._data.copy()))
+    return out
+
+
+def _rng_state():
+    from .. import random
+
+    rng = getattr(random._local, "rng", None)
+    return (None if rng is None else rng.bit_generator.state, np.random.get_state()[1].sum(),
+            np.random.get_state()[2])
+
+
+def _side_effects(before, trace: Trace, rng_before) -> str | None:
+    for t, version, g, g_data in before:
+        if t._version[0] != version:
+            return ("it changes a tensor in place (an optimizer step, BatchNorm statistics, "
+                    "an in-place op); compiled training steps are not replayed yet")
+        if t._grad is not g or (g is not None and not np.array_equal(g._data, g_data)):
+            return ("it writes gradients (backward() or zero_grad() inside the function); "
+                    "compile the forward and call backward() on its result instead")
+    for kind, value, version in zip(trace.kinds, trace.values, trace.versions, strict=True):
+        if kind == OP and value._version[0] != version:
+            return "it changes a traced tensor in place"
+    if _rng_state() != rng_before:
+        return "it draws random numbers (dropout in training mode, tg.randn, ...)"
+    return None
+
+
+def _unreplayable_outputs(trace: Trace, result) -> str | None:
+    from .replay import split
+
+    tensors: list = []
+    split(result, tensors)
+    for t in tensors:
+        if id(t) not in trace._slot_of:
+            return ("it returns a tensor made outside tapegrad's op table (from raw arrays), "
+                    "which a replay could not recompute")
+    return None
+
+
+def compile(fn=None, *, maxsize: int = 64) -> Any:  # noqa: A001 - tg.compile, as torch.compile
+    """Compile `fn` (a function or Module): trace it at its first call for each signature,
+    then replay later calls as straight-line array code, without per-op dispatch.
+
+    The signature is every tensor argument's shape, dtype, device and requires-grad tapes,
+    the other arguments' values, the recording and training modes, the default dtype and
+    the training flags of the modules `fn` uses. The compiled call is differentiable: its
+    outputs share one graph node whose backward replays the traced backward (the same
+    floating-point operations eager runs); a backward that must itself be recorded
+    (create_graph) runs `fn` eagerly again. A function that reads a value (`.item()`,
+    `bool(t)`, `.numpy()`, `.tolist()`), draws random numbers, changes tensors in place or
+    writes gradients (a whole training step) runs eagerly from then on, after one
+    `CompileWarning` that says why (and where a value was read).
+
+    Args:
+        fn: the function; omit it to use `@tg.compile(maxsize=...)` as a decorator.
+        maxsize: how many signatures stay compiled (least recently used dropped first).
+
+    Returns:
+        a `CompiledFunction` (call it like `fn`; `.cache_info()` -> hits, misses, maxsize, size).
+
+    >>> net = tg.nn.Linear(3, 2)
+    >>> fast = tg.compile(net)
+    >>> y = fast(tg.ones(4, 3))
+    """
+    if fn is None:
+        return lambda f: CompiledFunction(f, maxsize)
+    return CompiledFunction(fn, maxsize)

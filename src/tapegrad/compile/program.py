@@ -1,0 +1,148 @@
+"""A trace turned into two straight-line Python functions of arrays.
+
+`forward(*boundary arrays) -> (outputs, saved)` calls each traced op's array forward in
+order; `backward(*output grads, *saved) -> boundary grads` calls the ops' derivative rules
+in the order the eager engine would, with the engine's own bookkeeping (sum back
+broadcast gradients, cast to the input's dtype, add a second gradient *after* the first),
+so both run exactly the floating-point operations eager runs. Slots become local
+variables; ops, parameters and constants become default arguments (local lookups).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .tracing import ARG, CONST, EXTERNAL, Trace, backward_order
+
+_F64 = np.dtype(np.float64)
+
+
+class _Env(dict):
+    """Names the generated code reads, each bound once as a default argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._names: dict = {}  # id(value) -> name (every value stays alive in self)
+
+    def bind(self, prefix: str, value) -> str:
+        name = self._names.get((prefix, id(value)))
+        if name is None:
+            name = self._names[prefix, id(value)] = f"{prefix}{len(self)}"
+            self[name] = value
+        return name
+
+
+def _arrays_of(trace: Trace, slots) -> list:
+    from ..tensor import Tensor
+
+    return [v._data if isinstance(v, Tensor) else v
+            for v in (trace.values[s] for s in slots)]
+
+
+def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
+    """Lines that redo what the dispatcher does to a forward's result (an array from a
+    NumPy scalar, float64 nobody asked for cast back), found by running the forward once
+    more on the traced arrays; ops taking arrays as parameters (batch norm's running
+    statistics, dropout's mask) keep the dispatcher's checks instead of running again."""
+    final = trace.values[instr.out]._data
+    ndarray = env.bind("T", np.ndarray)
+    if any(isinstance(v, np.ndarray) for v in instr.params.values()):
+        lines = [f"    if type({var}) is not {ndarray}: {var} = {env.bind('A', np.asarray)}({var})"]
+        if final.dtype != _F64:
+            lines.append(f"    if {var}.dtype == {env.bind('D', _F64)}: "
+                         f"{var} = {var}.astype({env.bind('D', final.dtype)})")
+        return lines
+    raw = instr.op.forward(instr.xp, *_arrays_of(trace, instr.ins), **instr.params)
+    lines = []
+    if type(raw) is not np.ndarray:
+        lines.append(f"    {var} = {env.bind('A', np.asarray)}({var})")
+        raw = np.asarray(raw)
+    if raw.dtype != final.dtype:
+        lines.append(f"    {var} = {var}.astype({env.bind('D', final.dtype)})")
+    return lines
+
+
+def _call(env: _Env, fn, first: str, args: list[str], params: dict) -> str:
+    kw = "".join(f", {k}={env.bind('K', v)}" for k, v in params.items())
+    return f"{env.bind('F', fn)}({first}{''.join(', ' + a for a in args)}{kw})"
+
+
+def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
+    if trace.kinds[slot] == CONST:
+        return env.bind("C", trace.values[slot])
+    return f"v{slot}"
+
+
+def _define(name: str, params: list[str], body: list[str], env: _Env):
+    signature = list(params) + (["*"] + [f"{k}={k}" for k in env] if env else [])
+    head = f"def {name}({', '.join(signature)}):"
+    source = "\n".join([head, *body]) + "\n"
+    scope = dict(env)
+    exec(compile(source, f"<tg.compile {name}>", "exec"), scope)  # noqa: S102
+    return scope[name], source
+
+
+def boundary_slots(trace: Trace) -> list[int]:
+    """Arguments first (by position), then externals, as the generated functions take them."""
+    args = sorted((s for s, k in enumerate(trace.kinds) if k == ARG), key=trace.arg_pos.get)
+    return args + [s for s, k in enumerate(trace.kinds) if k == EXTERNAL]
+
+
+def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]):
+    env = _Env()
+    body = []
+    for instr in trace.instrs:
+        var = f"v{instr.out}"
+        args = [_slot_name(trace, env, s) for s in instr.ins]
+        body.append(f"    {var} = {_call(env, instr.op.forward, env.bind('X', instr.xp), args, instr.params)}")
+        body.extend(_conversion(trace, instr, env, var))
+    outs = "".join(f"v{s}, " for s in outputs)
+    keep = "".join(f"v{s}, " for s in saved)
+    body.append(f"    return ({outs}), ({keep})")
+    return _define("forward", [f"v{s}" for s in boundary], body, env)
+
+
+def build_backward(trace: Trace, roots: list, diff_outputs: list[int], wanted: list[int], ns):
+    """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out.
+
+    Returns (function, the slots whose forward values it reads, source)."""
+    order = backward_order(trace.instrs, roots)
+    env = _Env()
+    xp = env.bind("X", ns)
+    body = []
+    receives = set(diff_outputs) | set(wanted)
+    for instr in order:
+        receives.update(s for s, e in zip(instr.ins, instr.edges, strict=True) if e)
+    body.extend(f"    g{s} = None" for s in sorted(receives))
+    for k, s in enumerate(diff_outputs):
+        body.append(f"    g{s} = o{k}")  # output slots are distinct
+    reads: list[int] = []
+    for instr in order:
+        op = instr.op
+        args = []
+        for i in op.save_idx:
+            slot = instr.out if i == -1 else instr.ins[i]
+            name = _slot_name(trace, env, slot)
+            if trace.kinds[slot] != CONST and slot not in reads:
+                reads.append(slot)
+            args.append(name)
+        params = dict(instr.params)
+        if op.wants_needs:
+            params["needs"] = instr.edges
+        body.append(f"    if g{instr.out} is not None:")
+        body.append(f"        r = {_call(env, op.rule, xp + ', g' + str(instr.out), args, params)}")
+        for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
+            if not edge:
+                continue
+            data = trace.values[slot]._data
+            shape, dtype = env.bind("S", data.shape), env.bind("D", data.dtype)
+            body += [
+                f"        t = r[{j}]",
+                "        if t is not None:",
+                f"            if t.shape != {shape}: t = {xp}.sum_to(t, {shape})",
+                f"            if t.dtype != {dtype}: t = t.astype({dtype})",
+                f"            g{slot} = t if g{slot} is None else g{slot} + t",
+            ]
+    body.append(f"    return ({''.join(f'g{s}, ' for s in wanted)})")
+    params = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
+    fn, source = _define("backward", params, body, env)
+    return fn, reads, source

@@ -1,0 +1,183 @@
+"""A compiled program for one signature: replay its forward, and the one graph node whose
+backward replays the traced backward (or, for higher order, runs `fn` eagerly again)."""
+from __future__ import annotations
+
+from ..engine.recorder import input_edges, record_node
+from ..engine.state import state
+from ..tensor import Tensor, _wrap
+from .program import boundary_slots, build_backward, build_forward
+from .tracing import ARG, EXTERNAL, OP, Trace
+
+
+class _Leaf:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def split(obj, tensors: list):
+    """A template of `obj` with each Tensor replaced by a `_Leaf` (tensors collected)."""
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        return _Leaf(len(tensors) - 1)
+    if type(obj) in (tuple, list):
+        return type(obj)(split(o, tensors) for o in obj)
+    if type(obj) is dict:
+        return {k: split(v, tensors) for k, v in obj.items()}
+    return obj
+
+
+def rebuild(template, values: list):
+    if type(template) is _Leaf:
+        return values[template.index]
+    if type(template) in (tuple, list):
+        return type(template)(rebuild(o, values) for o in template)
+    if type(template) is dict:
+        return {k: rebuild(v, values) for k, v in template.items()}
+    return template
+
+
+class _CompiledOp:
+    """What the compiled node's `op` is to the engine: a name and one rule."""
+
+    name = "compiled"
+    backward_name = "CompiledFunctionBackward"
+    differentiable = True
+    wants_needs = False
+    view = False
+    save_idx = ()
+    saves_out = False
+
+    @staticmethod
+    def rule(xp, g, call):
+        return call.backward(xp, g)
+
+
+COMPILED = _CompiledOp()
+
+
+class _Call:
+    """What one replayed call keeps for its backward (the node's only saved value)."""
+
+    __slots__ = ("program", "saved", "inputs", "args", "kwargs")
+
+    def __init__(self, program, saved, inputs, args, kwargs):
+        self.program, self.saved, self.inputs = program, saved, inputs
+        self.args, self.kwargs = args, kwargs
+
+    def backward(self, xp, g):
+        prog = self.program
+        if xp is prog.ns:
+            gs = (g,) if prog.n_out == 1 else tuple(g)
+            return prog.backward(*gs, *self.saved)
+        return prog.eager_backward(self, g)
+
+
+class Program:
+    """The replayable form of one trace (see `program.py` for the generated code)."""
+
+    def __init__(self, fn, trace: Trace, result, ns) -> None:
+        self.fn = fn
+        self.ns = ns
+        tensors: list = []
+        self.template = split(result, tensors)
+        boundary = boundary_slots(trace)
+        self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
+        self.externals = [trace.values[s] for s in boundary if trace.kinds[s] == EXTERNAL]
+        self._tensor_of = {s: trace.values[s] for s in boundary}
+        op_outputs: list[int] = []
+        self.outputs = []  # per output tensor: ("op", index, tapes, cls, diff nr) or ("in", slot)
+        diff: list[int] = []
+        for t in tensors:
+            slot = trace._slot_of[id(t)]
+            if trace.kinds[slot] != OP:
+                self.outputs.append(("in", slot))
+                continue
+            if slot not in op_outputs:
+                op_outputs.append(slot)
+            nr = None
+            if t.grad_fn is not None:
+                if slot not in diff:
+                    diff.append(slot)
+                nr = diff.index(slot)
+            self.outputs.append(("op", op_outputs.index(slot), t._tapes, type(t), nr))
+        self.n_out = len(diff)
+        self.backward = None
+        reads: list[int] = []
+        self.backward_source = ""
+        self.mask = 0
+        self.wanted: list[int] = []
+        if diff:
+            roots = [trace.values[s].grad_fn for s in diff]
+            for s in diff:
+                self.mask |= trace.values[s]._tapes
+            edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
+            self.wanted = [s for s in boundary if s in edged]
+            self.backward, reads, self.backward_source = build_backward(
+                trace, roots, diff, self.wanted, ns)
+        saved_positions = {s: k for k, s in enumerate(reads)}
+        self.reads = reads
+        self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
+        self._saved_positions = saved_positions
+        self.boundary = boundary
+        # where each wanted input lives at call time: argument position or external tensor
+        self.wanted_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
+                            else ("ext", trace.values[s]) for s in self.wanted]
+        self.input_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
+                           else ("ext", trace.values[s]) for s in boundary]
+        self.n_ops = len(trace.instrs)
+
+    def run(self, leaves: list, args, kwargs):
+        arrays = [leaves[p]._data for p in self.arg_positions]
+        if self.externals:
+            arrays += [t._data for t in self.externals]
+        outs, saved = self.forward(*arrays)
+        node = None
+        if self.backward is not None:
+            inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
+            checks = tuple((t._version, t._version[0], i) for i, t in enumerate(inputs))
+            node = record_node(COMPILED, {}, (_Call(self, saved, inputs, args, kwargs),), checks,
+                               input_edges(inputs, self.mask, Tensor), self.mask, self.ns,
+                               self.n_out)
+        values = []
+        for spec in self.outputs:
+            if spec[0] == "in":
+                kind, where = self.input_from[self.boundary.index(spec[1])]
+                values.append(leaves[where] if kind == "arg" else where)
+                continue
+            _, index, tapes, cls, nr = spec
+            t = _wrap(outs[index], tapes if nr is not None else 0, cls)
+            if nr is not None:
+                t.grad_fn = node
+                t._out_nr = nr
+            values.append(t)
+        if type(self.template) is _Leaf:
+            return values[0]
+        return rebuild(self.template, values)
+
+    def eager_backward(self, call: _Call, g):
+        """A backward that must itself be recorded (create_graph, higher order): run `fn`
+        eagerly again on the same inputs and differentiate that graph with the engine."""
+        from ..autograd.engine_api import grad
+
+        prev = state.active
+        state.active = prev | self.mask
+        try:
+            result = self.fn(*call.args, **call.kwargs)
+        finally:
+            state.active = prev
+        tensors: list = []
+        split(result, tensors)
+        gs = (g,) if self.n_out == 1 else tuple(g)
+        outs, heads, seen = [], [], set()
+        for spec, t in zip(self.outputs, tensors, strict=True):
+            if spec[0] == "op" and spec[4] is not None and gs[spec[4]] is not None \
+                    and id(t) not in seen:
+                seen.add(id(t))
+                outs.append(t)
+                heads.append(gs[spec[4]])
+        if not outs:
+            return tuple(None for _ in call.inputs)
+        return tuple(grad(outs, call.inputs, grad_outputs=heads, create_graph=True,
+                          allow_unused=True))

@@ -1,0 +1,174 @@
+"""Tracing: run `fn` once eagerly and write down every op it dispatches, on slots.
+
+A *slot* is one value of the program: an argument, an external tensor read live at each
+call (a parameter), a Python constant, or the output of one traced op. The trace also
+notes why it cannot be replayed faithfully (a value read, random numbers drawn, a tensor
+changed in place, a gradient written), in which case `tg.compile` runs `fn` eagerly.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.node import ACCUMULATE
+from ..tensor import Tensor
+from . import hook
+from .hook import TRACING
+
+ARG, EXTERNAL, CONST, OP = "arg", "external", "const", "op"
+
+
+@dataclass
+class Instr:
+    """One traced op: `slots[out] = op.forward(xp, *slots[ins], **params)`."""
+
+    op: Any
+    ins: tuple
+    params: dict
+    out: int
+    xp: Any
+    node: Any  # the eager graph node made while tracing (None when nothing recorded)
+    edges: tuple  # per input: does the node have an edge to it (it gets a gradient)
+
+
+@dataclass
+class Trace:
+    kinds: list = field(default_factory=list)  # per slot: ARG, EXTERNAL, CONST or OP
+    values: list = field(default_factory=list)  # per slot: the Tensor (or constant) it held
+    versions: list = field(default_factory=list)  # per slot: a tensor's version when first seen
+    arg_pos: dict = field(default_factory=dict)  # slot -> position among the flat arguments
+    instrs: list = field(default_factory=list)
+    problem: str | None = None  # why this trace can't be replayed, if it can't
+    _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
+    _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
+
+    # ---------------------------------------------------------------- slots
+    def _new_slot(self, kind: str, value) -> int:
+        self.kinds.append(kind)
+        self.values.append(value)
+        self.versions.append(value._version[0] if isinstance(value, Tensor) else None)
+        return len(self.kinds) - 1
+
+    def mark(self, t: Tensor) -> None:
+        """Make ops on `t` visible to the trace (until `unmark_all`)."""
+        if id(t) not in self._marked:
+            self._marked[id(t)] = (t, t._tapes)
+            t._tapes |= TRACING
+
+    def add_arg(self, t: Tensor, pos: int) -> int:
+        slot = self._slot_of.get(id(t))
+        if slot is None:
+            slot = self._slot_of[id(t)] = self._new_slot(ARG, t)
+            self.arg_pos[slot] = pos
+            self.mark(t)
+        return slot
+
+    def slot_of(self, a) -> int:
+        """The slot an op input lives in, made on first sight for externals and constants."""
+        if not isinstance(a, Tensor):
+            return self._new_slot(CONST, a)
+        slot = self._slot_of.get(id(a))
+        if slot is not None:
+            return slot
+        if a._tapes & TRACING and id(a) not in self._marked:
+            self.fail("it changes a traced tensor in place (a shadow of it reached an op)")
+        elif a.grad_fn is not None and id(a) not in self._marked:
+            self.fail("a tensor with a graph that tapegrad's op table did not make (a custom "
+                      "Function, or an outside value) reached an op")
+        slot = self._slot_of[id(a)] = self._new_slot(EXTERNAL, a)
+        return slot
+
+    # ---------------------------------------------------------------- ops
+    def append(self, op, args, params, result: Tensor) -> None:
+        ins = tuple(self.slot_of(a) for a in args)
+        out = self._slot_of[id(result)] = self._new_slot(OP, result)
+        self._marked[id(result)] = (result, result._tapes & ~TRACING)
+        node = result.grad_fn
+        edges = tuple(e is not None for e in node.next) if node is not None else ()
+        from ..ops.registry import _MODULES
+
+        xp = _MODULES.get(type(result._data))
+        if xp is None:
+            self.fail(f"op {op.name} ran on a {type(result._data).__name__}, not a NumPy array")
+        self.instrs.append(Instr(op, ins, params, out, xp, node, edges))
+
+    def fail(self, why: str) -> None:
+        if self.problem is None:
+            self.problem = why
+
+    def unmark_all(self) -> None:
+        for t, _ in self._marked.values():
+            t._tapes &= ~TRACING
+        self._marked.clear()
+
+
+# ---------------------------------------------------------------- value reads
+_READS = ("item", "tolist", "numpy", "asnumpy", "__bool__", "__float__", "__int__",
+          "__index__", "__array__")
+_guard_lock = threading.Lock()
+_guard_depth = 0
+_originals: dict = {}
+
+
+def _caller_line() -> str:
+    """file:line of the first frame outside tapegrad (where fn read the value)."""
+    import os
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(2)
+    first = frame
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(here + os.sep):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return f"{first.f_code.co_filename}:{first.f_lineno}"
+
+
+def _guarded(name, original):
+    def read(self, *args, **kwargs):
+        trace = hook.local.trace
+        if trace is not None and self._tapes & TRACING:
+            trace.fail(f"it reads a tensor's value (.{name.strip('_')}()) at {_caller_line()}")
+        return original(self, *args, **kwargs)
+
+    read.__name__ = name
+    read.__doc__ = original.__doc__
+    return read
+
+
+class value_read_guard:
+    """While entered (by any thread), Tensor's value-reading methods tell the trace."""
+
+    def __enter__(self):
+        global _guard_depth
+        with _guard_lock:
+            if _guard_depth == 0:
+                for name in _READS:
+                    original = Tensor.__dict__.get(name)
+                    if original is not None:
+                        _originals[name] = original
+                        setattr(Tensor, name, _guarded(name, original))
+            _guard_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _guard_depth
+        with _guard_lock:
+            _guard_depth -= 1
+            if _guard_depth == 0:
+                for name, original in _originals.items():
+                    setattr(Tensor, name, original)
+                _originals.clear()
+
+
+def backward_order(instrs: list, roots: list) -> list:
+    """The traced instructions with a node, in the order the eager engine would run their
+    rules (so gradients are summed in the same order, bit for bit)."""
+    from ..engine.backward import _order
+
+    by_node = {id(i.node): i for i in instrs if i.node is not None}
+    order, _, _ = _order(roots, -1, set())
+    return [by_node[id(n)] for n in reversed(order) if n.op is not ACCUMULATE and id(n) in by_node]
