@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from . import hook
 from .discovery import discover
 from .replay import Program
-from .tracing import OP, Trace, value_read_guard
+from .tracing import CONST, Trace, value_read_guard
 
 
 class CompileWarning(UserWarning):
@@ -193,17 +193,26 @@ def _rng_state():
             np.random.get_state()[2])
 
 
+_IN_PLACE = ("it changes a tensor in place (an optimizer step, BatchNorm statistics, an "
+             "in-place op); compiled training steps are not replayed yet: compile the forward "
+             "(and loss) and call backward() and step() outside")
+_GRADIENTS = ("it writes gradients (backward() or zero_grad() inside the function); compiled "
+              "training steps are not replayed yet: compile the forward (and loss) and call "
+              "backward() and step() outside")
+
+
 def _side_effects(before, trace: Trace, rng_before) -> str | None:
     for t, version, g, g_data in before:
         if t._version[0] != version:
-            return ("it changes a tensor in place (an optimizer step, BatchNorm statistics, "
-                    "an in-place op); compiled training steps are not replayed yet")
+            return _IN_PLACE
         if t._grad is not g or (g is not None and not np.array_equal(g._data, g_data)):
-            return ("it writes gradients (backward() or zero_grad() inside the function); "
-                    "compile the forward and call backward() on its result instead")
+            return _GRADIENTS
     for kind, value, version in zip(trace.kinds, trace.values, trace.versions, strict=True):
-        if kind == OP and value._version[0] != version:
-            return "it changes a traced tensor in place"
+        if kind != CONST and value._version[0] != version:
+            return _IN_PLACE
+    for t, g, g_data in trace.external_grads:
+        if t._grad is not g or (g is not None and not np.array_equal(g._data, g_data)):
+            return _GRADIENTS
     if _rng_state() != rng_before:
         return "it draws random numbers (dropout in training mode, tg.randn, ...)"
     return None

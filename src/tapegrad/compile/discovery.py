@@ -17,6 +17,8 @@ def _candidates(fn, depth: int = 0):
     code = getattr(func, "__code__", None)
     if code is None:
         return  # a Module or other callable object: itself is the candidate
+    yield from _expand(list(getattr(func, "__defaults__", None) or ()), depth)
+    yield from _expand(list((getattr(func, "__kwdefaults__", None) or {}).values()), depth)
     for cell in getattr(func, "__closure__", None) or ():
         try:
             value = cell.cell_contents

@@ -93,7 +93,8 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     for instr in trace.instrs:
         var = f"v{instr.out}"
         args = [_slot_name(trace, env, s) for s in instr.ins]
-        body.append(f"    {var} = {_call(env, instr.op.forward, env.bind('X', instr.xp), args, instr.params)}")
+        call = _call(env, instr.op.forward, env.bind("X", instr.xp), args, instr.params)
+        body.append(f"    {var} = {call}")
         body.extend(_conversion(trace, instr, env, var))
     outs = "".join(f"v{s}, " for s in outputs)
     keep = "".join(f"v{s}, " for s in saved)

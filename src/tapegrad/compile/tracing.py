@@ -40,6 +40,7 @@ class Trace:
     versions: list = field(default_factory=list)  # per slot: a tensor's version when first seen
     arg_pos: dict = field(default_factory=dict)  # slot -> position among the flat arguments
     instrs: list = field(default_factory=list)
+    external_grads: list = field(default_factory=list)  # (tensor, grad, its values) first seen
     problem: str | None = None  # why this trace can't be replayed, if it can't
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
     _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
@@ -78,6 +79,8 @@ class Trace:
             self.fail("a tensor with a graph that tapegrad's op table did not make (a custom "
                       "Function, or an outside value) reached an op")
         slot = self._slot_of[id(a)] = self._new_slot(EXTERNAL, a)
+        g = a._grad
+        self.external_grads.append((a, g, None if g is None else g._data.copy()))
         return slot
 
     # ---------------------------------------------------------------- ops
@@ -86,7 +89,7 @@ class Trace:
         out = self._slot_of[id(result)] = self._new_slot(OP, result)
         self._marked[id(result)] = (result, result._tapes & ~TRACING)
         node = result.grad_fn
-        edges = tuple(e is not None for e in node.next) if node is not None else ()
+        edges = tuple(e is not None for e in node.next) if node is not None else (False,) * len(ins)
         from ..ops.registry import _MODULES
 
         xp = _MODULES.get(type(result._data))
