@@ -64,13 +64,14 @@ def _key_of(obj, leaves: list):
 class CompiledFunction:
     """`fn` compiled by `tg.compile`: call it like `fn`. See `tg.compile`."""
 
-    def __init__(self, fn, maxsize: int = 64) -> None:
+    def __init__(self, fn, maxsize: int = 64, fullgraph: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"tg.compile: expected a function or Module, got {type(fn).__name__}")
         if maxsize < 1:
             raise ValueError(f"tg.compile: maxsize must be at least 1, got {maxsize}")
         self._fn = fn
         self._maxsize = maxsize
+        self._fullgraph = fullgraph
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
         self._hits = self._misses = 0
@@ -132,10 +133,13 @@ class CompiledFunction:
         return tuple(key)
 
     def _go_eager(self, reason: str) -> None:
+        name = getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
+        if self._fullgraph:
+            raise RuntimeError(f"tg.compile(fullgraph=True): {name} can't be replayed: {reason}. "
+                               "Pass fullgraph=False to run it eagerly instead.")
         self._eager_reason = reason
         with self._lock:
             self._cache.clear()
-        name = getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
         warnings.warn(f"tg.compile: {name} runs eagerly from now on: {reason}",
                       CompileWarning, stacklevel=4)
 
@@ -230,7 +234,7 @@ def _unreplayable_outputs(trace: Trace, result) -> str | None:
     return None
 
 
-def compile(fn=None, *, maxsize: int = 64) -> Any:  # noqa: A001 - tg.compile, as torch.compile
+def compile(fn=None, *, maxsize: int = 64, fullgraph: bool = False) -> Any:  # noqa: A001 - tg.compile, as torch.compile
     """Compile `fn` (a function or Module): trace it at its first call for each signature,
     then replay later calls as straight-line array code, without per-op dispatch.
 
@@ -247,6 +251,7 @@ def compile(fn=None, *, maxsize: int = 64) -> Any:  # noqa: A001 - tg.compile, a
     Args:
         fn: the function; omit it to use `@tg.compile(maxsize=...)` as a decorator.
         maxsize: how many signatures stay compiled (least recently used dropped first).
+        fullgraph: raise a RuntimeError instead of falling back to eager.
 
     Returns:
         a `CompiledFunction` (call it like `fn`; `.cache_info()` -> hits, misses, maxsize, size).
@@ -256,5 +261,5 @@ def compile(fn=None, *, maxsize: int = 64) -> Any:  # noqa: A001 - tg.compile, a
     >>> y = fast(tg.ones(4, 3))
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, maxsize)
-    return CompiledFunction(fn, maxsize)
+        return lambda f: CompiledFunction(f, maxsize, fullgraph)
+    return CompiledFunction(fn, maxsize, fullgraph)

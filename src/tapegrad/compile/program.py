@@ -102,21 +102,34 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     return _define("forward", [f"v{s}" for s in boundary], body, env)
 
 
-def build_backward(trace: Trace, roots: list, diff_outputs: list[int], wanted: list[int], ns):
+def build_backward(trace: Trace, roots: list, diff_outputs: list[int], wanted: list[int], ns,
+                   keep: set | None = None, fired: set | None = None):
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out.
+
+    The engine's two fix-ups of a rule's gradient (sum a broadcast gradient back to the
+    input's shape, cast it to the input's dtype) are checks numbered in program order. With
+    `fired` (a set), every check is kept and notes in `fired` when it fixes something; with
+    `keep`, only the checks in `keep` are emitted: for a fixed signature the rules return
+    the same shapes and dtypes every call, so the others never fire.
 
     Returns (function, the slots whose forward values it reads, source)."""
     order = backward_order(trace.instrs, roots)
     env = _Env()
     xp = env.bind("X", ns)
+    note = env.bind("FIRED", fired) if fired is not None else None
     body = []
-    receives = set(diff_outputs) | set(wanted)
+    deposits: dict[int, int] = {}
     for instr in order:
-        receives.update(s for s, e in zip(instr.ins, instr.edges, strict=True) if e)
+        for s, e in zip(instr.ins, instr.edges, strict=True):
+            if e:
+                deposits[s] = deposits.get(s, 0) + 1
+    receives = (set(deposits) | set(wanted)) - set(diff_outputs)
     body.extend(f"    g{s} = None" for s in sorted(receives))
     for k, s in enumerate(diff_outputs):
         body.append(f"    g{s} = o{k}")  # output slots are distinct
+        deposits[s] = deposits.get(s, 0) + 1
     reads: list[int] = []
+    check = 0
     for instr in order:
         op = instr.op
         args = []
@@ -135,14 +148,20 @@ def build_backward(trace: Trace, roots: list, diff_outputs: list[int], wanted: l
             if not edge:
                 continue
             data = trace.values[slot]._data
-            shape, dtype = env.bind("S", data.shape), env.bind("D", data.dtype)
-            body += [
-                f"        t = r[{j}]",
-                "        if t is not None:",
-                f"            if t.shape != {shape}: t = {xp}.sum_to(t, {shape})",
-                f"            if t.dtype != {dtype}: t = t.astype({dtype})",
-                f"            g{slot} = t if g{slot} is None else g{slot} + t",
-            ]
+            body += [f"        t = r[{j}]", "        if t is not None:"]
+            for test, fix in (("t.shape != {S}", "{X}.sum_to(t, {S})"),
+                              ("t.dtype != {D}", "t.astype({D})")):
+                if keep is None or check in keep:
+                    names = {"S": env.bind("S", data.shape), "D": env.bind("D", data.dtype),
+                             "X": xp}
+                    mark = f"{note}.add({check}); " if note else ""
+                    body.append(f"            if {test.format(**names)}: "
+                                f"{mark}t = {fix.format(**names)}")
+                check += 1
+            if deposits[slot] == 1:  # its only gradient: nothing to add it to
+                body.append(f"            g{slot} = t")
+            else:
+                body.append(f"            g{slot} = t if g{slot} is None else g{slot} + t")
     body.append(f"    return ({''.join(f'g{s}, ' for s in wanted)})")
     params = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
     fn, source = _define("backward", params, body, env)

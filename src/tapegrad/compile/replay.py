@@ -70,7 +70,13 @@ class _Call:
         prog = self.program
         if xp is prog.ns:
             gs = (g,) if prog.n_out == 1 else tuple(g)
-            return prog.backward(*gs, *self.saved)
+            as_traced = prog.heads_as_traced(gs)
+            if prog.lean is not None and as_traced:
+                return prog.lean(*gs, *self.saved)
+            grads = prog.backward(*gs, *self.saved)
+            if prog.lean is None and as_traced:
+                prog.specialize()  # the fix-ups this call needed are the ones every call needs
+            return grads
         return prog.eager_backward(self, g)
 
 
@@ -104,6 +110,7 @@ class Program:
             self.outputs.append(("op", op_outputs.index(slot), t._tapes, type(t), nr))
         self.n_out = len(diff)
         self.backward = None
+        self.lean = None  # the backward without the fix-ups that never fire (after one call)
         reads: list[int] = []
         self.backward_source = ""
         self.mask = 0
@@ -114,8 +121,12 @@ class Program:
                 self.mask |= trace.values[s]._tapes
             edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
             self.wanted = [s for s in boundary if s in edged]
+            self._fired: set = set()
             self.backward, reads, self.backward_source = build_backward(
-                trace, roots, diff, self.wanted, ns)
+                trace, roots, diff, self.wanted, ns, fired=self._fired)
+            self._lean_args = (trace, roots, diff, self.wanted, ns)
+            self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype)
+                          for s in diff]
         saved_positions = {s: k for k, s in enumerate(reads)}
         self.reads = reads
         self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
@@ -155,6 +166,21 @@ class Program:
         if type(self.template) is _Leaf:
             return values[0]
         return rebuild(self.template, values)
+
+    def specialize(self) -> None:
+        """After a first backward: the same program with only the fix-ups that fired."""
+        trace, roots, diff, wanted, ns = self._lean_args
+        self.lean, _, self.lean_source = build_backward(trace, roots, diff, wanted, ns,
+                                                        keep=set(self._fired))
+        self._lean_args = None  # the trace is no longer needed
+
+    def heads_as_traced(self, gs) -> bool:
+        """Incoming gradients have the outputs' traced shapes and dtypes (so the lean
+        backward's fix-ups are the ones needed)."""
+        for g, (shape, dtype) in zip(gs, self.heads, strict=True):
+            if g is not None and (g.dtype != dtype or g.shape != shape):
+                return False
+        return True
 
     def eager_backward(self, call: _Call, g):
         """A backward that must itself be recorded (create_graph, higher order): run `fn`

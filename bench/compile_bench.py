@@ -1,0 +1,135 @@
+"""tg.compile against eager tapegrad and the hand-written NumPy floor, in one process.
+
+    python bench/compile_bench.py            # W1 (64-op chain, 16 elements) and W2 (MLP step)
+    python bench/compile_bench.py --quick    # fewer repeats
+
+W1: the bench's elementwise cycle (mul, add, tanh, exp(c*x), sin) 64 ops long on a (16,)
+leaf, summed, backward: compiled, the chain is one compiled function whose output's
+backward replays the traced rules. W2: the bench's MLP step (784-1024-1024-10, batch 256,
+softmax CE, SGD): compiled, the forward and loss are compiled and `backward()` and the SGD
+update run as in eager (a compiled whole step falls back to eager; see docs of tg.compile).
+Numbers are medians of time_calls from bench/common.py; compare ratios within one run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "2")
+
+import common as C  # noqa: E402  (bench/ is on sys.path when run as a script)
+import numpy as np  # noqa: E402
+from adapters import numpy_manual, tapegrad_  # noqa: E402
+
+N_OPS = 64
+
+
+def _w1_compiled(tg, x0, ops):
+    @tg.compile
+    def chain(x):
+        h = x
+        for kind, c in ops:
+            if kind == "mul":
+                h = h * c
+            elif kind == "add":
+                h = h + c
+            elif kind == "tanh":
+                h = h.tanh()
+            elif kind == "expscaled":
+                h = (h * c).exp()
+            elif kind == "sin":
+                h = h.sin()
+        return h.sum()
+
+    def run():
+        x = tg.tensor(x0, requires_grad=True)
+        chain(x).backward()
+        return x.grad.numpy()
+
+    return run
+
+
+def _w2_compiled(tg, F, params, X, y, lr):
+    P = [tg.tensor(p, requires_grad=True) for p in params]
+    Xt, yt = tg.from_numpy(X), tg.from_numpy(y)
+
+    @tg.compile
+    def loss_fn(x, labels):
+        W1, b1, W2, b2, W3, b3 = P
+        h = F.relu(x @ W1 + b1)
+        h = F.relu(h @ W2 + b2)
+        return F.cross_entropy(h @ W3 + b3, labels)
+
+    def step():
+        for p in P:
+            p.grad = None
+        loss = loss_fn(Xt, yt)
+        loss.backward()
+        with tg.no_grad():
+            for p in P:
+                p._data -= lr * p.grad._data
+                p._version[0] += 1
+        return loss.item()
+
+    return step, loss_fn
+
+
+def _median_us(fn, repeats, budget):
+    return C.stats(C.time_calls(fn, warmup=3, max_repeats=repeats, budget_s=budget))["median"] * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    tapegrad_.setup({})
+    tg, F = tapegrad_.tg, tapegrad_.F
+    rows = []
+
+    x0, ops = C.w1_data(), C.w1_ops(N_OPS)
+    ref = C.w1_reference_grad(x0, ops)
+    variants = {"numpy floor": numpy_manual.w1_op_chain({}, x0, ops),
+                "tapegrad eager": tapegrad_.w1_op_chain({}, x0, ops),
+                "tapegrad compiled": _w1_compiled(tg, x0, ops)}
+    reps = 100 if args.quick else 400
+    w1 = {}
+    for name, fn in variants.items():
+        np.testing.assert_allclose(fn(), ref, rtol=1e-3, atol=1e-5)
+        w1[name] = _median_us(fn, reps, 3 if args.quick else 8) / N_OPS
+    assert np.array_equal(variants["tapegrad eager"](), variants["tapegrad compiled"]())
+    for name, us in w1.items():
+        rows.append((f"W1 {N_OPS} ops x (16,)", name, f"{us:.2f} µs/op",
+                     f"{us / w1['numpy floor']:.2f}x floor"))
+
+    params, X, y = C.mlp_data()
+    eager = tapegrad_.w2_mlp({}, params, X, y, C.LR)["step"]
+    floor = numpy_manual.w2_mlp({}, params, X, y, C.LR)["step"]
+    compiled, loss_fn = _w2_compiled(tg, F, params, X, y, C.LR)
+    t0 = time.perf_counter()
+    first = compiled()  # the trace
+    trace_ms = (time.perf_counter() - t0) * 1e3
+    eager_first = eager()
+    assert first == eager_first, (first, eager_first)  # same arithmetic: the same loss bits
+    for _ in range(5):
+        assert compiled() == eager()
+    w2 = {}
+    reps = 10 if args.quick else 30
+    for name, fn in (("numpy floor", floor), ("tapegrad eager", eager),
+                     ("tapegrad compiled", compiled)):
+        w2[name] = _median_us(fn, reps, 5 if args.quick else 15) / 1e3
+    for name, ms in w2.items():
+        rows.append(("W2 MLP step", name, f"{ms:.2f} ms/step",
+                     f"{ms / w2['numpy floor']:.2f}x floor"))
+    rows.append(("W2 MLP step", "trace (first call)", f"{trace_ms:.2f} ms",
+                 f"{trace_ms / w2['tapegrad eager']:.2f} eager steps"))
+    info = loss_fn.cache_info()
+    print("| workload | variant | time | ratio |\n|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print(f"\nW2 compiled loss cache: {info}")
+
+
+if __name__ == "__main__":
+    main()
