@@ -138,10 +138,16 @@ def test_training_mode_and_grad_mode_are_part_of_the_signature(rng):
     assert_array_equal(y.numpy(), eval_out)
     assert fast.cache_info().misses == 2
     net.train()  # BatchNorm now updates its statistics: not replayable, runs eagerly
-    with pytest.warns(CompileWarning, match="in place"):
+    stats = net[1].running_mean.numpy().copy()
+    with pytest.warns(CompileWarning, match="for these argument types.*in place"):
         fast(x)
-    net.eval()
+    fast(x)  # eager again for this signature, without a second warning
+    assert net[1].num_batches_tracked.item() == 3  # two eager steps after the setup batch
+    assert not np.array_equal(net[1].running_mean.numpy(), stats)
+    net.eval()  # the eval signature is still compiled
+    hits = fast.cache_info().hits
     assert_array_equal(fast(x).detach().numpy(), net(x).detach().numpy())
+    assert fast.cache_info().hits == hits + 1
 
 
 def test_value_read_runs_eagerly_with_one_warning_naming_the_line():
@@ -202,6 +208,19 @@ def test_training_step_falls_back_to_eager_with_a_warning_and_matches_eager(rng)
         results.append([p.detach().numpy().copy() for p in net.parameters()])
     for got, want in zip(*results, strict=True):
         assert_array_equal(got, want)
+
+
+def test_fn_sees_requires_grad_as_eager_does():
+    seen = []
+
+    @tg.compile
+    def f(x):
+        seen.append(x.requires_grad)
+        return x * 2.0
+
+    f(tg.ones(2))
+    f(tg.ones(2, requires_grad=True))
+    assert seen == [False, True]
 
 
 def test_random_numbers_run_eagerly():

@@ -43,6 +43,9 @@ class _Unsupported(Exception):
     pass
 
 
+_EAGER = object()  # a cache entry: this signature runs eagerly (its trace had side effects)
+
+
 def _key_of(obj, leaves: list):
     """The hashable signature of one argument (tensors collected into `leaves`)."""
     if isinstance(obj, Tensor):
@@ -76,6 +79,7 @@ class CompiledFunction:
         self._lock = threading.Lock()
         self._hits = self._misses = 0
         self._eager_reason: str | None = None
+        self._warned: set = set()  # reasons already warned about
         self._found = None  # (modules, tensors) the function reads, found at the first trace
         functools.update_wrapper(self, fn, updated=())
 
@@ -109,6 +113,8 @@ class CompiledFunction:
             self._go_eager(str(e))
             return self._fn(*args, **kwargs)
         program = self._cache.get(key)
+        if program is _EAGER:
+            return self._fn(*args, **kwargs)
         if program is not None:
             self._hits += 1
             if len(self._cache) > 1:
@@ -132,16 +138,29 @@ class CompiledFunction:
             key.append(tuple(first.setdefault(id(t), i) for i, t in enumerate(leaves)))
         return tuple(key)
 
-    def _go_eager(self, reason: str) -> None:
+    def _go_eager(self, reason: str, key=None) -> None:
+        """Run eagerly from now on (key None), or for this signature only (key given)."""
         name = getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
         if self._fullgraph:
             raise RuntimeError(f"tg.compile(fullgraph=True): {name} can't be replayed: {reason}. "
                                "Pass fullgraph=False to run it eagerly instead.")
-        self._eager_reason = reason
         with self._lock:
-            self._cache.clear()
-        warnings.warn(f"tg.compile: {name} runs eagerly from now on: {reason}",
+            if key is None:
+                self._eager_reason = reason
+                self._cache.clear()
+            else:
+                self._store(key, _EAGER)
+        if reason in self._warned:
+            return
+        self._warned.add(reason)
+        scope = "from now on" if key is None else "for these argument types and modes"
+        warnings.warn(f"tg.compile: {name} runs eagerly {scope}: {reason}",
                       CompileWarning, stacklevel=4)
+
+    def _store(self, key, entry) -> None:
+        self._cache[key] = entry
+        while len(self._cache) > self._maxsize:
+            self._cache.popitem(last=False)
 
     def _trace(self, key, leaves, args, kwargs):
         if self._found is None:
@@ -164,19 +183,20 @@ class CompiledFunction:
         finally:
             hook.local.trace = None
             trace.unmark_all()
+        if trace.value_read is not None:  # control flow may hang on it: never replayable
+            self._go_eager(trace.value_read)
+            return result
         reason = trace.problem or _side_effects(before, trace, rng_before)
         if reason is None:
             reason = _unreplayable_outputs(trace, result)
-        if reason is not None:
-            self._go_eager(reason)
+        if reason is not None:  # another signature (eval mode, no dropout) may replay
+            self._go_eager(reason, key)
             return result
         from ..ops.registry import _NAMESPACES
 
         program = Program(self._fn, trace, result, _NAMESPACES[np])
         with self._lock:
-            self._cache[key] = program
-            while len(self._cache) > self._maxsize:
-                self._cache.popitem(last=False)
+            self._store(key, program)
         return result
 
 

@@ -91,7 +91,6 @@ class Program:
         boundary = boundary_slots(trace)
         self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
         self.externals = [trace.values[s] for s in boundary if trace.kinds[s] == EXTERNAL]
-        self._tensor_of = {s: trace.values[s] for s in boundary}
         op_outputs: list[int] = []
         self.outputs = []  # per output tensor: ("op", index, tapes, cls, diff nr) or ("in", slot)
         diff: list[int] = []

@@ -42,6 +42,7 @@ class Trace:
     instrs: list = field(default_factory=list)
     external_grads: list = field(default_factory=list)  # (tensor, grad, its values) first seen
     problem: str | None = None  # why this trace can't be replayed, if it can't
+    value_read: str | None = None  # the first value read (which makes fn eager for good)
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
     _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
 
@@ -133,8 +134,9 @@ def _caller_line() -> str:
 def _guarded(name, original):
     def read(self, *args, **kwargs):
         trace = hook.local.trace
-        if trace is not None and self._tapes & TRACING:
-            trace.fail(f"it reads a tensor's value (.{name.strip('_')}()) at {_caller_line()}")
+        if trace is not None and self._tapes & TRACING and trace.value_read is None:
+            trace.value_read = (f"it reads a tensor's value (.{name.strip('_')}()) at "
+                                f"{_caller_line()}")
         return original(self, *args, **kwargs)
 
     read.__name__ = name
@@ -142,8 +144,14 @@ def _guarded(name, original):
     return read
 
 
+def _requires_grad_ignoring_trace(original: property) -> property:
+    """`requires_grad` that does not count the tracing bit (fn must see what eager sees)."""
+    return property(lambda t: t._tapes & ~TRACING != 0, original.fset, None, original.__doc__)
+
+
 class value_read_guard:
-    """While entered (by any thread), Tensor's value-reading methods tell the trace."""
+    """While entered (by any thread), Tensor's value-reading methods tell the trace, and
+    `requires_grad` ignores the tracing bit."""
 
     def __enter__(self):
         global _guard_depth
@@ -154,6 +162,9 @@ class value_read_guard:
                     if original is not None:
                         _originals[name] = original
                         setattr(Tensor, name, _guarded(name, original))
+                original = Tensor.__dict__["requires_grad"]
+                _originals["requires_grad"] = original
+                Tensor.requires_grad = _requires_grad_ignoring_trace(original)
             _guard_depth += 1
         return self
 
