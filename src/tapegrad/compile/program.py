@@ -38,20 +38,26 @@ def _arrays_of(trace: Trace, slots) -> list:
             for v in (trace.values[s] for s in slots)]
 
 
+_RERUN_LIMIT = 4096  # elements: above it a forward is not run again, its result is checked
+
+
 def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
     """Lines that redo what the dispatcher does to a forward's result (an array from a
-    NumPy scalar, float64 nobody asked for cast back), found by running the forward once
-    more on the traced arrays; ops taking arrays as parameters (batch norm's running
-    statistics, dropout's mask) keep the dispatcher's checks instead of running again."""
+    NumPy scalar, float64 nobody asked for cast back). A small forward is run once more on
+    the traced arrays to see which apply (then the replay pays nothing); a large one, or
+    one taking arrays as parameters (batch norm's running statistics, dropout's mask), gets
+    the dispatcher's two checks instead, which cost nothing beside its own work."""
     final = trace.values[instr.out]._data
-    ndarray = env.bind("T", np.ndarray)
-    if any(isinstance(v, np.ndarray) for v in instr.params.values()):
+    arrays = _arrays_of(trace, instr.ins)
+    large = max((getattr(a, "size", 1) for a in arrays), default=1) > _RERUN_LIMIT
+    if large or any(isinstance(v, np.ndarray) for v in instr.params.values()):
+        ndarray = env.bind("T", np.ndarray)
         lines = [f"    if type({var}) is not {ndarray}: {var} = {env.bind('A', np.asarray)}({var})"]
         if final.dtype != _F64:
             lines.append(f"    if {var}.dtype == {env.bind('D', _F64)}: "
                          f"{var} = {var}.astype({env.bind('D', final.dtype)})")
         return lines
-    raw = instr.op.forward(instr.xp, *_arrays_of(trace, instr.ins), **instr.params)
+    raw = instr.op.forward(instr.xp, *arrays, **instr.params)
     lines = []
     if type(raw) is not np.ndarray:
         lines.append(f"    {var} = {env.bind('A', np.asarray)}({var})")
