@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracing import ARG, CONST, EXTERNAL, Trace, backward_order
+from .tracing import ARG, CONST, EXTERNAL, Trace
 
 _F64 = np.dtype(np.float64)
 
@@ -108,9 +108,11 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     return _define("forward", [f"v{s}" for s in boundary], body, env)
 
 
-def build_backward(trace: Trace, roots: list, diff_outputs: list[int], wanted: list[int], ns,
+def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: list[int], ns,
                    keep: set | None = None, fired: set | None = None):
-    """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out.
+    """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
+    calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
+    of the trace is intact: a GradManager's backward releases it).
 
     The engine's two fix-ups of a rule's gradient (sum a broadcast gradient back to the
     input's shape, cast it to the input's dtype) are checks numbered in program order. With
@@ -119,7 +121,6 @@ def build_backward(trace: Trace, roots: list, diff_outputs: list[int], wanted: l
     the same shapes and dtypes every call, so the others never fire.
 
     Returns (function, the slots whose forward values it reads, source)."""
-    order = backward_order(trace.instrs, roots)
     env = _Env()
     xp = env.bind("X", ns)
     note = env.bind("FIRED", fired) if fired is not None else None

@@ -6,7 +6,7 @@ from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .program import boundary_slots, build_backward, build_forward
-from .tracing import ARG, EXTERNAL, OP, Trace
+from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
 
 
 class _Leaf:
@@ -121,9 +121,10 @@ class Program:
             edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
             self.wanted = [s for s in boundary if s in edged]
             self._fired: set = set()
+            order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
-                trace, roots, diff, self.wanted, ns, fired=self._fired)
-            self._lean_args = (trace, roots, diff, self.wanted, ns)
+                trace, order, diff, self.wanted, ns, fired=self._fired)
+            self._lean_args = (trace, order, diff, self.wanted, ns)
             self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype)
                           for s in diff]
         saved_positions = {s: k for k, s in enumerate(reads)}
@@ -168,9 +169,10 @@ class Program:
 
     def specialize(self) -> None:
         """After a first backward: the same program with only the fix-ups that fired."""
-        trace, roots, diff, wanted, ns = self._lean_args
-        self.lean, _, self.lean_source = build_backward(trace, roots, diff, wanted, ns,
-                                                        keep=set(self._fired))
+        trace, order, diff, wanted, ns = self._lean_args
+        self.lean, reads, self.lean_source = build_backward(trace, order, diff, wanted, ns,
+                                                            keep=set(self._fired))
+        assert reads == self.reads, "the lean backward must read what the forward saves"
         self._lean_args = None  # the trace is no longer needed
 
     def heads_as_traced(self, gs) -> bool:
