@@ -308,3 +308,32 @@ def test_errors_name_the_function():
         tg.compile(3)
     with pytest.raises(ValueError, match="maxsize"):
         tg.compile(lambda x: x, maxsize=0)
+
+
+def test_detach_and_data_inside_fn_are_replayed_with_fresh_values(rng):
+    @tg.compile
+    def f(x):
+        return (x * x.detach()).sum() + (x * x.data).sum() * 0.5, x.detach() + 1.0
+
+    for _ in range(3):
+        x0 = rng.standard_normal(4)
+        x = tg.tensor(x0, requires_grad=True)
+        total, shifted = f(x)
+        total.backward()
+        np.testing.assert_allclose(total.item(), 1.5 * (x0 * x0).sum(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), 1.5 * x0, rtol=1e-12)  # no grad via detach
+        assert_array_equal(shifted.numpy(), x0 + 1.0)
+        assert shifted.grad_fn is None and not shifted.requires_grad
+    assert f.cache_info().hits == 2
+
+
+def test_reading_a_grad_inside_fn_runs_that_signature_eagerly(rng):
+    w = tg.tensor(rng.standard_normal(3), requires_grad=True)
+    (w * w).sum().backward()
+    norm = tg.compile(lambda scale: (w.grad * w.grad).sum() * scale)
+    with pytest.warns(CompileWarning, match=r"\.grad"):
+        first = norm(2.0)
+    w.grad = None
+    (w * 3.0).sum().backward()  # a new .grad tensor: the eager rerun must see it
+    np.testing.assert_allclose(norm(2.0).item(), 2.0 * 9.0 * 3, rtol=1e-12)
+    assert first.item() != norm(2.0).item()

@@ -33,6 +33,27 @@ class Instr:
     edges: tuple  # per input: does the node have an edge to it (it gets a gradient)
 
 
+class _Alias:
+    """The pseudo-op of `Trace.alias`: the same array, no gradient."""
+
+    name = "detach"
+    save_idx = ()
+    view = True
+
+    @staticmethod
+    def forward(xp, x):
+        return x
+
+
+ALIAS = _Alias()
+
+
+def _array_module(t: Tensor):
+    from ..ops.registry import _MODULES
+
+    return _MODULES.get(type(t._data))
+
+
 @dataclass
 class Trace:
     kinds: list = field(default_factory=list)  # per slot: ARG, EXTERNAL, CONST or OP
@@ -91,12 +112,19 @@ class Trace:
         self._marked[id(result)] = (result, result._tapes & ~TRACING)
         node = result.grad_fn
         edges = tuple(e is not None for e in node.next) if node is not None else (False,) * len(ins)
-        from ..ops.registry import _MODULES
-
-        xp = _MODULES.get(type(result._data))
+        xp = _array_module(result)
         if xp is None:
             self.fail(f"op {op.name} ran on a {type(result._data).__name__}, not a NumPy array")
         self.instrs.append(Instr(op, ins, params, out, xp, node, edges))
+
+    def alias(self, source: Tensor, out: Tensor) -> None:
+        """`out` shares `source`'s storage without any tape (`detach()`, `.data`): a slot of
+        its own, filled by passing the array through, so the replay sees the fresh value."""
+        ins = (self.slot_of(source),)
+        slot = self._slot_of[id(out)] = self._new_slot(OP, out)
+        self._marked[id(out)] = (out, out._tapes)
+        out._tapes |= TRACING
+        self.instrs.append(Instr(ALIAS, ins, {}, slot, _array_module(out), None, (False,)))
 
     def fail(self, why: str) -> None:
         if self.problem is None:
@@ -144,14 +172,50 @@ def _guarded(name, original):
     return read
 
 
+def _detach_traced(original):
+    def detach(self):
+        out = original(self)
+        trace = hook.local.trace
+        if trace is not None and self._tapes & TRACING:
+            trace.alias(self, out)
+        return out
+
+    detach.__doc__ = original.__doc__
+    return detach
+
+
+def _data_traced(original: property) -> property:
+    def data(self):
+        out = original.fget(self)
+        trace = hook.local.trace
+        if trace is not None and self._tapes & TRACING:
+            trace.alias(self, out)
+        return out
+
+    return property(data, original.fset, None, original.__doc__)
+
+
+def _grad_read_noticed(original: property) -> property:
+    def grad(self):
+        out = original.fget(self)
+        trace = hook.local.trace
+        if trace is not None and out is not None:
+            trace.fail("it reads a .grad (a tensor that backward() replaces between calls)")
+        return out
+
+    return property(grad, original.fset, original.fdel, original.__doc__)
+
+
 def _requires_grad_ignoring_trace(original: property) -> property:
     """`requires_grad` that does not count the tracing bit (fn must see what eager sees)."""
     return property(lambda t: t._tapes & ~TRACING != 0, original.fset, None, original.__doc__)
 
 
 class value_read_guard:
-    """While entered (by any thread), Tensor's value-reading methods tell the trace, and
-    `requires_grad` ignores the tracing bit."""
+    """While entered (by any thread), Tensor's value-reading methods tell the trace,
+    `detach()` and `.data` are traced as aliases, a `.grad` read stops the replay, and
+    `requires_grad` ignores the tracing bit. (Patched on the class only while some thread
+    traces: eager code never pays for it.)"""
 
     def __enter__(self):
         global _guard_depth
@@ -162,9 +226,12 @@ class value_read_guard:
                     if original is not None:
                         _originals[name] = original
                         setattr(Tensor, name, _guarded(name, original))
-                original = Tensor.__dict__["requires_grad"]
-                _originals["requires_grad"] = original
-                Tensor.requires_grad = _requires_grad_ignoring_trace(original)
+                for name, wrap in (("requires_grad", _requires_grad_ignoring_trace),
+                                   ("detach", _detach_traced), ("data", _data_traced),
+                                   ("grad", _grad_read_noticed)):
+                    original = Tensor.__dict__[name]
+                    _originals[name] = original
+                    setattr(Tensor, name, wrap(original))
             _guard_depth += 1
         return self
 
