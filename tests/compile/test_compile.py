@@ -337,3 +337,23 @@ def test_reading_a_grad_inside_fn_runs_that_signature_eagerly(rng):
     (w * 3.0).sum().backward()  # a new .grad tensor: the eager rerun must see it
     np.testing.assert_allclose(norm(2.0).item(), 2.0 * 9.0 * 3, rtol=1e-12)
     assert first.item() != norm(2.0).item()
+
+
+def test_array_parameters_from_traced_tensors_are_read_at_each_call(rng):
+    @tg.compile
+    def loss(logits, y, w):
+        return F.cross_entropy(logits, y, weight=w)
+
+    y = tg.tensor(rng.integers(0, 3, 5))
+    for _ in range(3):
+        logits = tg.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+        w = tg.tensor(rng.uniform(0.5, 2.0, 3))
+        got = loss(logits, y, w)
+        got.backward()
+        g = logits.grad.numpy().copy()
+        logits.grad = None
+        want = F.cross_entropy(logits, y, weight=w)
+        want.backward()
+        assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        assert_array_equal(g, logits.grad.numpy())
+    assert loss.cache_info().hits == 2

@@ -67,8 +67,12 @@ def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
     return lines
 
 
-def _call(env: _Env, fn, first: str, args: list[str], params: dict) -> str:
-    kw = "".join(f", {k}={env.bind('K', v)}" for k, v in params.items())
+def _call(env: _Env, fn, first: str, args: list[str], params: dict, slots=None) -> str:
+    """`fn(first, *args, **params)`; parameters in `slots` (name -> slot) are read from
+    slot variables (an array parameter that is a traced tensor's storage)."""
+    slots = slots or {}
+    kw = "".join(f", {k}=v{slots[k]}" if k in slots else f", {k}={env.bind('K', v)}"
+                 for k, v in params.items())
     return f"{env.bind('F', fn)}({first}{''.join(', ' + a for a in args)}{kw})"
 
 
@@ -99,7 +103,8 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     for instr in trace.instrs:
         var = f"v{instr.out}"
         args = [_slot_name(trace, env, s) for s in instr.ins]
-        call = _call(env, instr.op.forward, env.bind("X", instr.xp), args, instr.params)
+        call = _call(env, instr.op.forward, env.bind("X", instr.xp), args, instr.params,
+                     instr.param_slots)
         body.append(f"    {var} = {call}")
         body.extend(_conversion(trace, instr, env, var))
     outs = "".join(f"v{s}, " for s in outputs)
@@ -146,11 +151,15 @@ def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: l
             if trace.kinds[slot] != CONST and slot not in reads:
                 reads.append(slot)
             args.append(name)
+        for slot in instr.param_slots.values():
+            if slot not in reads:
+                reads.append(slot)
         params = dict(instr.params)
         if op.wants_needs:
             params["needs"] = instr.edges
         body.append(f"    if g{instr.out} is not None:")
-        body.append(f"        r = {_call(env, op.rule, xp + ', g' + str(instr.out), args, params)}")
+        call = _call(env, op.rule, f"{xp}, g{instr.out}", args, params, instr.param_slots)
+        body.append(f"        r = {call}")
         for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
             if not edge:
                 continue

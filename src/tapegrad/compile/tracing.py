@@ -12,6 +12,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..engine.node import ACCUMULATE
 from ..tensor import Tensor
 from . import hook
@@ -31,6 +33,7 @@ class Instr:
     xp: Any
     node: Any  # the eager graph node made while tracing (None when nothing recorded)
     edges: tuple  # per input: does the node have an edge to it (it gets a gradient)
+    param_slots: dict = field(default_factory=dict)  # array parameter -> the slot it is
 
 
 class _Alias:
@@ -66,6 +69,7 @@ class Trace:
     value_read: str | None = None  # the first value read (which makes fn eager for good)
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
     _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
+    _storage: dict = field(default_factory=dict)  # id(array) -> the traced tensor holding it
 
     # ---------------------------------------------------------------- slots
     def _new_slot(self, kind: str, value) -> int:
@@ -78,6 +82,7 @@ class Trace:
         """Make ops on `t` visible to the trace (until `unmark_all`)."""
         if id(t) not in self._marked:
             self._marked[id(t)] = (t, t._tapes)
+            self._storage.setdefault(id(t._data), t)
             t._tapes |= TRACING
 
     def add_arg(self, t: Tensor, pos: int) -> int:
@@ -101,21 +106,35 @@ class Trace:
             self.fail("a tensor with a graph that tapegrad's op table did not make (a custom "
                       "Function, or an outside value) reached an op")
         slot = self._slot_of[id(a)] = self._new_slot(EXTERNAL, a)
+        self._storage.setdefault(id(a._data), a)
         g = a._grad
         self.external_grads.append((a, g, None if g is None else g._data.copy()))
         return slot
 
     # ---------------------------------------------------------------- ops
+    def _param_slots(self, params: dict) -> dict:
+        """Array parameters that are a traced tensor's storage (batch norm's running
+        statistics, a loss's weight): the replay passes that tensor's array of the call."""
+        found = {}
+        for k, v in params.items():
+            if isinstance(v, np.ndarray):
+                t = self._storage.get(id(v))
+                if t is not None and t._data is v:
+                    found[k] = self.slot_of(t)
+        return found
+
     def append(self, op, args, params, result: Tensor) -> None:
         ins = tuple(self.slot_of(a) for a in args)
+        param_slots = self._param_slots(params) if params else {}
         out = self._slot_of[id(result)] = self._new_slot(OP, result)
         self._marked[id(result)] = (result, result._tapes & ~TRACING)
+        self._storage.setdefault(id(result._data), result)
         node = result.grad_fn
         edges = tuple(e is not None for e in node.next) if node is not None else (False,) * len(ins)
         xp = _array_module(result)
         if xp is None:
             self.fail(f"op {op.name} ran on a {type(result._data).__name__}, not a NumPy array")
-        self.instrs.append(Instr(op, ins, params, out, xp, node, edges))
+        self.instrs.append(Instr(op, ins, params, out, xp, node, edges, param_slots))
 
     def alias(self, source: Tensor, out: Tensor) -> None:
         """`out` shares `source`'s storage without any tape (`detach()`, `.data`): a slot of
