@@ -122,7 +122,7 @@ def test_new_signature_retraces_and_the_cache_is_lru_bounded(rng):
     assert f.cache_info().hits == 2
     f(a, 2.0)
     assert f.cache_info().misses == 4
-    assert len(calls) == 4  # Python ran only when tracing
+    assert len(calls) == 6  # Python ran to trace (4) and to check two first replays
     assert_array_equal(f(tg.full((3,), 2.0), 2.0).numpy(), np.full(3, 5.0, np.float32))
 
 
@@ -357,3 +357,18 @@ def test_array_parameters_from_traced_tensors_are_read_at_each_call(rng):
         assert_array_equal(got.detach().numpy(), want.detach().numpy())
         assert_array_equal(g, logits.grad.numpy())
     assert loss.cache_info().hits == 2
+
+
+def test_a_value_computed_outside_the_op_table_is_caught_at_the_first_replay(rng):
+    from tapegrad.tensor import _wrap
+
+    @tg.compile
+    def f(x):
+        hidden = _wrap(x._data * 2.0)  # library-style code that skips the dispatcher
+        return x + hidden
+
+    f(tg.ones(3))
+    with pytest.warns(CompileWarning, match="replay differs from eager"):
+        out = f(tg.full((3,), 2.0))
+    assert_array_equal(out.numpy(), np.full(3, 6.0, np.float32))
+    assert_array_equal(f(tg.full((3,), 3.0)).numpy(), np.full(3, 9.0, np.float32))

@@ -120,11 +120,31 @@ class CompiledFunction:
             if len(self._cache) > 1:
                 with self._lock:
                     self._cache.move_to_end(key)
+            if not program.verified:
+                return self._first_replay(program, key, leaves, args, kwargs)
             return program.run(leaves, args, kwargs)
         self._misses += 1
         return self._trace(key, leaves, args, kwargs)
 
     # ------------------------------------------------------------------ internals
+    def _first_replay(self, program, key, leaves, args, kwargs):
+        """The first replay of a trace is checked against an eager run (no gradients) on the
+        same arguments: a value the trace took for a constant but that depends on the
+        inputs (an array computed outside the op table) shows up here, and that signature
+        then runs eagerly. `fn` is free of side effects, or it would not have compiled."""
+        result = program.run(leaves, args, kwargs)
+        from ..autograd.modes import no_grad
+
+        with no_grad():
+            expected = self._fn(*args, **kwargs)
+        if _same_values(result, expected):
+            program.verified = True
+            return result
+        self._hits -= 1
+        self._go_eager("its replay differs from eager on new inputs (a value it computes "
+                       "outside tapegrad's ops, from raw arrays, was taken for a constant)", key)
+        return self._fn(*args, **kwargs)
+
     def _key(self, args, kwargs, leaves):
         key = [_key_of(a, leaves) for a in args]
         if kwargs:
@@ -198,6 +218,22 @@ class CompiledFunction:
         with self._lock:
             self._store(key, program)
         return result
+
+
+def _same_values(a, b) -> bool:
+    from .replay import split
+
+    left: list = []
+    right: list = []
+    if type(split(a, left)) is not type(split(b, right)) or len(left) != len(right):
+        return False
+    for x, y in zip(left, right, strict=True):
+        u, v = x._data, y._data
+        if u.shape != v.shape or u.dtype != v.dtype:
+            return False
+        if not np.array_equal(u, v, equal_nan=u.dtype.kind in "fc"):
+            return False
+    return True
 
 
 def _snapshot(tensors) -> list:

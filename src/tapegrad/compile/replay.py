@@ -138,6 +138,7 @@ class Program:
         self.input_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
                            else ("ext", trace.values[s]) for s in boundary]
         self.n_ops = len(trace.instrs)
+        self.verified = False  # its first replay is compared with eager (api.py)
 
     def run(self, leaves: list, args, kwargs):
         arrays = [leaves[p]._data for p in self.arg_positions]
