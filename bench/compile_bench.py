@@ -76,8 +76,22 @@ def _w2_compiled(tg, F, params, X, y, lr):
     return step, loss_fn
 
 
-def _median_us(fn, repeats, budget):
-    return C.stats(C.time_calls(fn, warmup=3, max_repeats=repeats, budget_s=budget))["median"] * 1e6
+def _interleaved_us(variants: dict, repeats: int, budget: float) -> dict:
+    """Median µs per call of each variant, timed in turns (variant A, B, C, A, B, C, ...) so
+    that load from other processes on a shared machine falls on all of them alike."""
+    for fn in variants.values():
+        for _ in range(3):
+            fn()
+    samples: dict = {name: [] for name in variants}
+    start = time.perf_counter()
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+        if time.perf_counter() - start > budget and len(samples[name]) >= 3:
+            break
+    return {name: C.stats(s)["median"] * 1e6 for name, s in samples.items()}
 
 
 def main() -> None:
@@ -90,14 +104,21 @@ def main() -> None:
 
     x0, ops = C.w1_data(), C.w1_ops(N_OPS)
     ref = C.w1_reference_grad(x0, ops)
+    from tapegrad.compile import inline
+
+    inline.ENABLED = False  # the optional pass, measured: a program built without it
+    plain = _w1_compiled(tg, x0, ops)
+    plain()
+    inline.ENABLED = True
     variants = {"numpy floor": numpy_manual.w1_op_chain({}, x0, ops),
                 "tapegrad eager": tapegrad_.w1_op_chain({}, x0, ops),
-                "tapegrad compiled": _w1_compiled(tg, x0, ops)}
-    reps = 100 if args.quick else 400
-    w1 = {}
-    for name, fn in variants.items():
+                "tapegrad compiled": _w1_compiled(tg, x0, ops),
+                "compiled, no inlining pass": plain}
+    for fn in variants.values():
         np.testing.assert_allclose(fn(), ref, rtol=1e-3, atol=1e-5)
-        w1[name] = _median_us(fn, reps, 3 if args.quick else 8) / N_OPS
+    reps = 100 if args.quick else 400
+    w1 = {name: us / N_OPS
+          for name, us in _interleaved_us(variants, reps, 3 if args.quick else 10).items()}
     assert np.array_equal(variants["tapegrad eager"](), variants["tapegrad compiled"]())
     for name, us in w1.items():
         rows.append((f"W1 {N_OPS} ops x (16,)", name, f"{us:.2f} µs/op",
@@ -118,11 +139,10 @@ def main() -> None:
     assert first == eager_first, (first, eager_first)  # same arithmetic: the same loss bits
     for _ in range(5):
         assert compiled() == eager()
-    w2 = {}
     reps = 10 if args.quick else 30
-    for name, fn in (("numpy floor", floor), ("tapegrad eager", eager),
-                     ("tapegrad compiled", compiled)):
-        w2[name] = _median_us(fn, reps, 5 if args.quick else 15) / 1e3
+    w2 = {name: us / 1e3 for name, us in _interleaved_us(
+        {"numpy floor": floor, "tapegrad eager": eager, "tapegrad compiled": compiled},
+        reps, 8 if args.quick else 30).items()}
     for name, ms in w2.items():
         rows.append(("W2 MLP step", name, f"{ms:.2f} ms/step",
                      f"{ms / w2['numpy floor']:.2f}x floor"))

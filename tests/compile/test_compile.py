@@ -372,3 +372,31 @@ def test_a_value_computed_outside_the_op_table_is_caught_at_the_first_replay(rng
         out = f(tg.full((3,), 2.0))
     assert_array_equal(out.numpy(), np.full(3, 6.0, np.float32))
     assert_array_equal(f(tg.full((3,), 3.0)).numpy(), np.full(3, 9.0, np.float32))
+
+
+@pytest.mark.parametrize("inlining", [True, False])
+def test_elementwise_chain_equals_eager_bitwise_with_and_without_inlining(rng, monkeypatch,
+                                                                          inlining):
+    from tapegrad.compile import inline
+
+    monkeypatch.setattr(inline, "ENABLED", inlining)
+
+    def chain(x, y):
+        h = (x * 2.0 + y).tanh() - x / (y * y + 1.0)
+        h = (-h).exp().sin() + h.cos() * (h * h + 1.0).log() + (h * h + 1.0).sqrt()
+        return (h * y).sum()
+
+    fast = tg.compile(chain)
+    for _ in range(3):
+        x0, y0 = rng.standard_normal(16), rng.standard_normal(16)
+        grads = []
+        for fn in (chain, fast):
+            x = tg.tensor(x0, dtype=tg.float32, requires_grad=True)
+            y = tg.tensor(y0, dtype=tg.float32, requires_grad=True)
+            out = fn(x, y)
+            out.backward()
+            grads.append((out.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+        for got, want in zip(grads[1], grads[0], strict=True):
+            assert_array_equal(got, want)
+    (program,) = fast._cache.values()
+    assert ("= U" in program.forward_source) is inlining

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import inline
 from .tracing import ARG, CONST, EXTERNAL, Trace
 
 _F64 = np.dtype(np.float64)
@@ -103,6 +104,11 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     for instr in trace.instrs:
         var = f"v{instr.out}"
         args = [_slot_name(trace, env, s) for s in instr.ins]
+        inlined = inline.expression(instr, args, _arrays_of(trace, instr.ins),
+                                    trace.values[instr.out]._data, env.bind)
+        if inlined is not None:
+            body.append(f"    {var} = {inlined}")
+            continue
         call = _call(env, instr.op.forward, env.bind("X", instr.xp), args, instr.params,
                      instr.param_slots)
         body.append(f"    {var} = {call}")
