@@ -400,3 +400,32 @@ def test_elementwise_chain_equals_eager_bitwise_with_and_without_inlining(rng, m
             assert_array_equal(got, want)
     (program,) = fast._cache.values()
     assert ("= U" in program.forward_source) is inlining
+
+
+def test_in_place_ops_inside_fn_run_that_signature_eagerly():
+    @tg.compile
+    def f(x):
+        h = x * 2.0
+        h.add_(1.0)
+        return h
+
+    with pytest.warns(CompileWarning, match="in place"):
+        f(tg.ones(3))
+    assert_array_equal(f(tg.full((3,), 2.0)).numpy(), np.full(3, 5.0, np.float32))
+
+
+def test_an_error_inside_fn_leaves_tensors_and_tensor_methods_as_they_were():
+    from tapegrad.tensor import Tensor
+
+    item = Tensor.__dict__["item"]
+    x = tg.ones(3, requires_grad=True)
+
+    @tg.compile
+    def f(x):
+        (x * 2.0).reshape(7)  # wrong shape: raises inside the trace
+        return x
+
+    with pytest.raises(Exception, match="reshape|shape"):
+        f(x)
+    assert x._tapes & TRACING == 0 and Tensor.__dict__["item"] is item
+    assert f.cache_info().size == 0
