@@ -178,38 +178,6 @@ def test_every_value_read_is_noticed(read):
     assert_array_equal(fast(tg.ones(2)).numpy(), np.full(2, 3.0, np.float32))
 
 
-def test_training_step_falls_back_to_eager_with_a_warning_and_matches_eager(rng):
-    def make():
-        net = _mlp(rng)
-        return net, tg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
-
-    data = [(tg.tensor(rng.standard_normal((6, 8)), dtype=tg.float32),
-             tg.tensor(rng.integers(0, 4, 6))) for _ in range(3)]
-    results = []
-    for compiled in (False, True):
-        net, opt = make()
-
-        def step(x, y, net=net, opt=opt):
-            opt.zero_grad()
-            loss = F.cross_entropy(net(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
-        run = tg.compile(step) if compiled else step
-        if compiled:
-            with pytest.warns(CompileWarning, match="training steps|gradients|in place"):
-                run(*data[0])
-            for x, y in data[1:]:
-                run(x, y)
-        else:
-            for x, y in data:
-                run(x, y)
-        results.append([p.detach().numpy().copy() for p in net.parameters()])
-    for got, want in zip(*results, strict=True):
-        assert_array_equal(got, want)
-
-
 def test_fn_sees_requires_grad_as_eager_does():
     seen = []
 

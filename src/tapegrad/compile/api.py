@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..engine.state import state
 from ..tensor import Tensor
-from . import hook
+from . import hook, step
 from .discovery import discover
 from .replay import Program
 from .tracing import CONST, Trace, value_read_guard
@@ -198,7 +198,7 @@ class CompiledFunction:
         rng_before = _rng_state()
         hook.local.trace = trace
         try:
-            with value_read_guard():
+            with value_read_guard(), step.step_guard():
                 result = self._fn(*args, **kwargs)
         finally:
             hook.local.trace = None
@@ -206,7 +206,11 @@ class CompiledFunction:
         if trace.value_read is not None:  # control flow may hang on it: never replayable
             self._go_eager(trace.value_read)
             return result
-        reason = trace.problem or _side_effects(before, trace, rng_before)
+        is_step = trace.backward is not None or bool(trace.calls)
+        reason = trace.problem or (step.step_problem(trace) if is_step else None)
+        if reason is None:
+            reason = _side_effects(before, trace, rng_before,
+                                   *(step.explained(trace) if is_step else (set(), set())))
         if reason is None:
             reason = _unreplayable_outputs(trace, result)
         if reason is not None:  # another signature (eval mode, no dropout) may replay
@@ -214,7 +218,10 @@ class CompiledFunction:
             return result
         from ..ops.registry import _NAMESPACES
 
-        program = Program(self._fn, trace, result, _NAMESPACES[np])
+        if is_step:
+            program = step.StepProgram(trace, result, _NAMESPACES[np])
+        else:
+            program = Program(self._fn, trace, result, _NAMESPACES[np])
         with self._lock:
             self._store(key, program)
         return result
@@ -261,17 +268,21 @@ _GRADIENTS = ("it writes gradients (backward() or zero_grad() inside the functio
               "backward() and step() outside")
 
 
-def _side_effects(before, trace: Trace, rng_before) -> str | None:
+def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -> str | None:
+    """Why `fn` is not free of side effects, or None. `stepped`, `graded`: ids of tensors
+    whose version (an optimizer step) or `.grad` (zero_grad, backward) the step may change."""
     for t, version, g, g_data in before:
-        if t._version[0] != version:
+        if t._version[0] != version and id(t) not in stepped:
             return _IN_PLACE
-        if t._grad is not g or (g is not None and not np.array_equal(g._data, g_data)):
+        if id(t) not in graded and (
+                t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))):
             return _GRADIENTS
     for kind, value, version in zip(trace.kinds, trace.values, trace.versions, strict=True):
-        if kind != CONST and value._version[0] != version:
+        if kind != CONST and value._version[0] != version and id(value) not in stepped:
             return _IN_PLACE
     for t, g, g_data in trace.external_grads:
-        if t._grad is not g or (g is not None and not np.array_equal(g._data, g_data)):
+        if id(t) not in graded and (
+                t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))):
             return _GRADIENTS
     if _rng_state() != rng_before:
         return "it draws random numbers (dropout in training mode, tg.randn, ...)"

@@ -66,6 +66,9 @@ class Trace:
     instrs: list = field(default_factory=list)
     external_grads: list = field(default_factory=list)  # (tensor, grad, its values) first seen
     problem: str | None = None  # why this trace can't be replayed, if it can't
+    backward: Any = None  # the backward() fn called (step.BackwardEvent), if any
+    calls: list = field(default_factory=list)  # optimizer / zero_grad calls (step.py)
+    in_call: int = 0  # inside backward() or an optimizer call: their own work isn't traced
     value_read: str | None = None  # the first value read (which makes fn eager for good)
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
     _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
@@ -124,6 +127,8 @@ class Trace:
         return found
 
     def append(self, op, args, params, result: Tensor) -> None:
+        if self.in_call:
+            self.fail(f"op {op.name} ran inside backward() or an optimizer call")
         ins = tuple(self.slot_of(a) for a in args)
         param_slots = self._param_slots(params) if params else {}
         out = self._slot_of[id(result)] = self._new_slot(OP, result)
@@ -181,7 +186,8 @@ def _caller_line() -> str:
 def _guarded(name, original):
     def read(self, *args, **kwargs):
         trace = hook.local.trace
-        if trace is not None and self._tapes & TRACING and trace.value_read is None:
+        if (trace is not None and self._tapes & TRACING and trace.value_read is None
+                and not trace.in_call):
             trace.value_read = (f"it reads a tensor's value (.{name.strip('_')}()) at "
                                 f"{_caller_line()}")
         return original(self, *args, **kwargs)
@@ -218,7 +224,7 @@ def _grad_read_noticed(original: property) -> property:
     def grad(self):
         out = original.fget(self)
         trace = hook.local.trace
-        if trace is not None and out is not None:
+        if trace is not None and out is not None and not trace.in_call:
             trace.fail("it reads a .grad (a tensor that backward() replaces between calls)")
         return out
 
