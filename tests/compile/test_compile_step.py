@@ -134,3 +134,51 @@ def test_steps_that_cannot_be_replayed_say_why(rng):
             tg.compile(fn)(x, y)
         for p in net.parameters():
             p.grad = None
+
+
+def test_gradient_clipping_between_backward_and_step_runs_eagerly(rng):
+    x, y = _batches(rng, (6, 8), 4, n=1)[0]
+    results = []
+    for compiled in (False, True):
+        net = _mlp()
+        opt = tg.optim.SGD(net.parameters(), lr=0.1)
+
+        def step(x, y, net=net, opt=opt):
+            opt.zero_grad()
+            F.cross_entropy(net(x), y).backward()
+            nn.utils.clip_grad_norm_(net.parameters(), 0.01)
+            opt.step()
+
+        run = tg.compile(step) if compiled else step
+        if compiled:
+            with pytest.warns(CompileWarning, match=r"reads a \.grad|outside backward"):
+                run(x, y)
+        else:
+            run(x, y)
+        run(x, y)
+        results.append([p.detach().numpy().copy() for p in net.parameters()])
+    for got, want in zip(*results, strict=True):
+        assert_array_equal(got, want)
+
+
+def test_freezing_a_parameter_is_a_new_signature(rng):
+    net = _mlp()
+    opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    x, y = _batches(rng, (6, 8), 4, n=1)[0]
+
+    @tg.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        opt.step()
+
+    step(x, y)
+    step(x, y)
+    first = net[0].weight
+    first.requires_grad_(False)
+    before = first.detach().numpy().copy()
+    step(x, y)
+    step(x, y)
+    assert first.grad is None
+    assert_array_equal(first.detach().numpy(), before)
+    assert step.cache_info().misses == 2

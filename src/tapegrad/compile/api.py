@@ -151,8 +151,9 @@ class CompiledFunction:
             key.append(tuple((k, _key_of(v, leaves)) for k, v in kwargs.items()))
         key.append((state.active, state.training, state.inference, state.anomaly,
                     dtypes.get_default_dtype()))
-        if self._found is not None and self._found[0]:
+        if self._found is not None:  # the modules' modes, the found tensors' tapes
             key.append(tuple(m.training for m in self._found[0]))
+            key.append(tuple(t._tapes for t in self._found[1]))
         if len(leaves) > 1 and len({id(t) for t in leaves}) != len(leaves):
             first: dict = {}
             key.append(tuple(first.setdefault(id(t), i) for i, t in enumerate(leaves)))
@@ -195,6 +196,8 @@ class CompiledFunction:
         watched = {id(t): t for t in leaves}
         watched.update((id(t), t) for t in tensors)
         before = _snapshot(watched.values())
+        trace.watched = list(watched.values())
+        trace.last_print = step.fingerprint(trace)
         rng_before = _rng_state()
         hook.local.trace = trace
         try:
@@ -208,6 +211,9 @@ class CompiledFunction:
             return result
         is_step = trace.backward is not None or bool(trace.calls)
         reason = trace.problem or (step.step_problem(trace) if is_step else None)
+        if reason is None and any(i.node is not None and (i.node.hooks or i.node.retained)
+                                  for i in trace.instrs):
+            reason = "it registers tensor hooks or retain_grad() on tensors inside it"
         if reason is None:
             reason = _side_effects(before, trace, rng_before,
                                    *(step.explained(trace) if is_step else (set(), set())))

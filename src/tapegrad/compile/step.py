@@ -69,8 +69,45 @@ def _note_backward(trace: Trace, roots, grads, options) -> None:
         slot = trace._slot_of.get(id(leaf))
         if slot is None or trace.kinds[slot] not in (ARG, EXTERNAL):
             return trace.fail("its backward() writes a leaf the trace does not know")
+    if any(i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs):
+        return trace.fail("it registers tensor hooks or retain_grad() inside the step")
     order = backward_order(trace.instrs, [r.grad_fn for r in roots])
     trace.backward = BackwardEvent(len(trace.instrs), roots, heads, order, leaves)
+
+
+def fingerprint(trace: Trace) -> list:
+    """Version and gradient (object and values) of every tensor the trace watches: the
+    arguments, the tensors found in `fn`, the externals seen so far."""
+    tensors = {id(t): t for t in trace.watched}
+    tensors.update((id(v), v) for k, v in zip(trace.kinds, trace.values, strict=True)
+                   if k == EXTERNAL)
+    out = []
+    for t in tensors.values():
+        g = t._grad
+        out.append((t, t._version[0], g, None if g is None else g._data.copy()))
+    return out
+
+
+def _untouched_since_last_event(trace: Trace) -> None:
+    """Between events only traced ops may run: a change made there (gradient clipping on
+    raw arrays, BatchNorm statistics, `p.data.mul_()`) would not be replayed."""
+    for t, version, g, data in trace.last_print or ():
+        if t._version[0] != version or t._grad is not g or (
+                g is not None and not np.array_equal(g._data, data, equal_nan=True)):
+            trace.fail("it changes a tensor in place or a .grad outside backward(), step() "
+                       "and zero_grad() (BatchNorm statistics in training, gradient clipping, "
+                       "an in-place op), which a replay would not repeat")
+            return
+
+
+def _event(trace: Trace, run):
+    _untouched_since_last_event(trace)
+    trace.in_call += 1
+    try:
+        return run()
+    finally:
+        trace.in_call -= 1
+        trace.last_print = fingerprint(trace)
 
 
 # ---------------------------------------------------------------- interception
@@ -85,11 +122,7 @@ def _wrapped_backward(original):
         if trace is None or trace.in_call:
             return original(roots, grads, **options)
         _note_backward(trace, roots, grads, options)
-        trace.in_call += 1
-        try:
-            return original(roots, grads, **options)
-        finally:
-            trace.in_call -= 1
+        return _event(trace, lambda: original(roots, grads, **options))
 
     return run_backward
 
@@ -102,11 +135,7 @@ def _wrapped_call(original):
         if any(isinstance(a, Tensor) or callable(a) for a in (*args, *kwargs.values())):
             trace.fail(f"it calls {original.__qualname__} with a tensor or a closure")
         trace.calls.append((len(trace.instrs), trace.backward, original, self, args, kwargs))
-        trace.in_call += 1
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            trace.in_call -= 1
+        return _event(trace, lambda: original(self, *args, **kwargs))
 
     call.__doc__ = original.__doc__
     call.__name__ = original.__name__
@@ -166,6 +195,9 @@ def explained(trace: Trace) -> tuple[set, set]:
 
 
 def step_problem(trace: Trace) -> str | None:
+    _untouched_since_last_event(trace)  # after the last event, up to the return
+    if trace.problem is not None:
+        return trace.problem
     event = trace.backward
     if event is None:
         return "it calls an optimizer without a backward() (only whole steps are replayed)"

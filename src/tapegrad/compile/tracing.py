@@ -69,6 +69,8 @@ class Trace:
     backward: Any = None  # the backward() fn called (step.BackwardEvent), if any
     calls: list = field(default_factory=list)  # optimizer / zero_grad calls (step.py)
     in_call: int = 0  # inside backward() or an optimizer call: their own work isn't traced
+    watched: list = field(default_factory=list)  # arguments and found tensors (step.py)
+    last_print: Any = None  # their state after the last event (step.fingerprint)
     value_read: str | None = None  # the first value read (which makes fn eager for good)
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
     _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
