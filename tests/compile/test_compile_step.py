@@ -182,3 +182,23 @@ def test_freezing_a_parameter_is_a_new_signature(rng):
     assert first.grad is None
     assert_array_equal(first.detach().numpy(), before)
     assert step.cache_info().misses == 2
+
+
+def test_a_parameter_changed_between_backward_and_step_runs_eagerly(rng):
+    net = _mlp()
+    opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    x, y = _batches(rng, (6, 8), 4, n=1)[0]
+
+    @tg.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        with tg.no_grad():
+            net[0].weight.mul_(0.5)  # a parameter the optimizer steps, changed outside it
+        opt.step()
+
+    with pytest.warns(CompileWarning, match="outside backward"):
+        step(x, y)
+    before = net[0].weight.detach().numpy().copy()
+    step(x, y)
+    assert not np.array_equal(net[0].weight.detach().numpy(), before)
