@@ -266,12 +266,11 @@ def _rng_state():
             np.random.get_state()[2])
 
 
-_IN_PLACE = ("it changes a tensor in place (an optimizer step, BatchNorm statistics, an "
-             "in-place op); compiled training steps are not replayed yet: compile the forward "
-             "(and loss) and call backward() and step() outside")
-_GRADIENTS = ("it writes gradients (backward() or zero_grad() inside the function); compiled "
-              "training steps are not replayed yet: compile the forward (and loss) and call "
-              "backward() and step() outside")
+_IN_PLACE = ("it changes a tensor in place other than through an optimizer's step() "
+             "(BatchNorm statistics in training, an in-place op), which a replay would not "
+             "repeat")
+_GRADIENTS = ("it writes gradients other than through backward() on a result it computed "
+              "and zero_grad()")
 
 
 def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -> str | None:
@@ -312,14 +311,22 @@ def compile(fn=None, *, maxsize: int = 64, fullgraph: bool = False) -> Any:  # n
     then replay later calls as straight-line array code, without per-op dispatch.
 
     The signature is every tensor argument's shape, dtype, device and requires-grad tapes,
-    the other arguments' values, the recording and training modes, the default dtype and
-    the training flags of the modules `fn` uses. The compiled call is differentiable: its
-    outputs share one graph node whose backward replays the traced backward (the same
-    floating-point operations eager runs); a backward that must itself be recorded
-    (create_graph) runs `fn` eagerly again. A function that reads a value (`.item()`,
-    `bool(t)`, `.numpy()`, `.tolist()`), draws random numbers, changes tensors in place or
-    writes gradients (a whole training step) runs eagerly from then on, after one
-    `CompileWarning` that says why (and where a value was read).
+    the other arguments' values, the recording and training modes, the default dtype, the
+    training flags of the modules `fn` uses and the tapes of the tensors it reads.
+
+    `fn` may be a forward: the compiled call is differentiable, its outputs share one graph
+    node whose backward replays the traced rules (the same floating-point operations eager
+    runs; a backward that must itself be recorded, create_graph, runs `fn` eagerly again).
+    Or a whole training step, `zero_grad()`, forward, `loss.backward()`, `opt.step()`: the
+    replay writes the same gradients, parameters and optimizer state as eager (it returns
+    the loss without a graph). Python side effects of `fn` (counters, lists, an LR
+    scheduler's step) happen when it traces only, as in every tracing compiler.
+
+    A value read (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`) makes `fn` run eagerly
+    from then on; random numbers (dropout in training), in-place changes outside the
+    optimizer (BatchNorm statistics in training) and other unreplayable steps make that
+    signature run eagerly; each reason is told once by a `CompileWarning` (a value read
+    with its file and line). See docs/compile.md.
 
     Args:
         fn: the function; omit it to use `@tg.compile(maxsize=...)` as a decorator.
