@@ -202,3 +202,24 @@ def test_a_parameter_changed_between_backward_and_step_runs_eagerly(rng):
     before = net[0].weight.detach().numpy().copy()
     step(x, y)
     assert not np.array_equal(net[0].weight.detach().numpy(), before)
+
+
+def test_a_raw_array_write_without_a_version_bump_is_noticed(rng):
+    net = _mlp()
+    opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    x, y = _batches(rng, (6, 8), 4, n=1)[0]
+
+    @tg.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        net[0].bias._data -= 0.25  # as an update loop on raw arrays would, unversioned
+        opt.step()
+
+    with pytest.warns(CompileWarning, match="outside backward"):
+        step(x, y)
+    before = net[0].bias.detach().numpy().copy()
+    step(x, y)  # eager: the raw write happens again
+    grad = net[0].bias.grad.numpy()
+    assert_array_equal(net[0].bias.detach().numpy(),
+                       (before - np.float32(0.25)) - np.float32(0.1) * grad)

@@ -210,6 +210,8 @@ class CompiledFunction:
             self._go_eager(trace.value_read)
             return result
         is_step = trace.backward is not None or bool(trace.calls)
+        if not is_step:
+            step.check_untouched(trace)
         reason = trace.problem or (step.step_problem(trace) if is_step else None)
         if reason is None and any(i.node is not None and (i.node.hooks or i.node.retained)
                                   for i in trace.instrs):

@@ -71,29 +71,40 @@ def _note_backward(trace: Trace, roots, grads, options) -> None:
             return trace.fail("its backward() writes a leaf the trace does not know")
     if any(i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs):
         return trace.fail("it registers tensor hooks or retain_grad() inside the step")
-    order = backward_order(trace.instrs, [r.grad_fn for r in roots])
+    order = backward_order(trace.instrs, [r.grad_fn for r in roots], _OWN)
     trace.backward = BackwardEvent(len(trace.instrs), roots, heads, order, leaves)
 
 
 def fingerprint(trace: Trace) -> list:
-    """Version and gradient (object and values) of every tensor the trace watches: the
-    arguments, the tensors found in `fn`, the externals seen so far."""
+    """Version, values and gradient (object and values) of every tensor the trace watches:
+    the arguments, the tensors found in `fn`, the externals seen so far. (Values too: code
+    may write into an array without bumping the version.)"""
     tensors = {id(t): t for t in trace.watched}
     tensors.update((id(v), v) for k, v in zip(trace.kinds, trace.values, strict=True)
                    if k == EXTERNAL)
     out = []
     for t in tensors.values():
         g = t._grad
-        out.append((t, t._version[0], g, None if g is None else g._data.copy()))
+        out.append((t, t._version[0], t._data, t._data.copy(), g,
+                    None if g is None else g._data.copy()))
     return out
 
 
+def _same(a, b) -> bool:
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def check_untouched(trace: Trace) -> None:
+    """Between events (and with no events, over the whole call) only traced ops may run: a
+    change made there (gradient clipping on raw arrays, BatchNorm statistics, a write into
+    `p._data`) would not be replayed."""
+    _untouched_since_last_event(trace)
+
+
 def _untouched_since_last_event(trace: Trace) -> None:
-    """Between events only traced ops may run: a change made there (gradient clipping on
-    raw arrays, BatchNorm statistics, `p.data.mul_()`) would not be replayed."""
-    for t, version, g, data in trace.last_print or ():
-        if t._version[0] != version or t._grad is not g or (
-                g is not None and not np.array_equal(g._data, data, equal_nan=True)):
+    for t, version, array, values, g, data in trace.last_print or ():
+        if t._version[0] != version or t._data is not array or not _same(array, values) \
+                or t._grad is not g or (g is not None and not _same(g._data, data)):
             trace.fail("it changes a tensor in place or a .grad outside backward(), step() "
                        "and zero_grad() (BatchNorm statistics in training, gradient clipping, "
                        "an in-place op), which a replay would not repeat")

@@ -272,11 +272,12 @@ class value_read_guard:
                 _originals.clear()
 
 
-def backward_order(instrs: list, roots: list) -> list:
+def backward_order(instrs: list, roots: list, own_mask: int = -1) -> list:
     """The traced instructions with a node, in the order the eager engine would run their
-    rules (so gradients are summed in the same order, bit for bit)."""
+    rules for a backward following tapes `own_mask` (so gradients are summed in the same
+    order, bit for bit)."""
     from ..engine.backward import _order
 
     by_node = {id(i.node): i for i in instrs if i.node is not None}
-    order, _, _ = _order(roots, -1, set())
+    order, _, _ = _order(roots, own_mask, set())
     return [by_node[id(n)] for n in reversed(order) if n.op is not ACCUMULATE and id(n) in by_node]
