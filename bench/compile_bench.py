@@ -96,6 +96,26 @@ def _w2_compiled_step(tg, F, params, X, y, lr):
     return lambda: step(Xt, yt).item(), step
 
 
+def _w3_compiled_step(tg, F, params, X, y, lr):
+    """The bench CNN step, compiled whole."""
+    P = [tg.tensor(p, requires_grad=True) for p in params]
+    Xt, yt = tg.from_numpy(X), tg.from_numpy(y)
+    opt = tg.optim.SGD(P, lr=lr)
+
+    @tg.compile
+    def step(x, labels):
+        c1w, c1b, c2w, c2b, fw, fb = P
+        opt.zero_grad(set_to_none=True)
+        h = F.max_pool2d(F.relu(F.conv2d(x, c1w, c1b, padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, c2w, c2b, padding=1)), 2)
+        loss = F.cross_entropy(h.reshape(h.shape[0], -1) @ fw + fb, labels)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return lambda: step(Xt, yt).item()
+
+
 def _interleaved_us(variants: dict, repeats: int, budget: float) -> dict:
     """Median µs per call of each variant, timed in turns (variant A, B, C, A, B, C, ...) so
     that load from other processes on a shared machine falls on all of them alike."""
@@ -112,6 +132,28 @@ def _interleaved_us(variants: dict, repeats: int, budget: float) -> dict:
         if time.perf_counter() - start > budget and len(samples[name]) >= 3:
             break
     return {name: C.stats(s)["median"] * 1e6 for name, s in samples.items()}
+
+
+def w3_rows(tg, F, args, rows) -> None:
+    """W3 (the bench CNN step): eager, compiled, and PyTorch eager when it is installed."""
+    params, X, y = C.cnn_data()
+    variants = {"tapegrad eager": tapegrad_.w3_cnn({}, params, X, y, C.LR)["step"],
+                "compiled whole step": _w3_compiled_step(tg, F, params, X, y, C.LR)}
+    try:
+        from adapters import torch_
+
+        torch_.setup({})
+        variants["torch eager"] = torch_.w3_cnn({}, params, X, y, C.LR)["step"]
+    except ImportError:
+        pass
+    for _ in range(3):
+        losses = [fn() for fn in variants.values()]
+    assert losses[0] == losses[1], losses  # tapegrad eager and compiled: the same bits
+    w3 = {name: us / 1e3 for name, us in _interleaved_us(
+        variants, 5 if args.quick else 20, 8 if args.quick else 30).items()}
+    ref = "torch eager" if "torch eager" in w3 else "tapegrad eager"
+    for name, ms in w3.items():
+        rows.append(("W3 CNN step", name, f"{ms:.2f} ms/step", f"{ms / w3[ref]:.2f}x {ref}"))
 
 
 def main() -> None:
@@ -171,6 +213,7 @@ def main() -> None:
     for name, ms in w2.items():
         rows.append(("W2 MLP step", name, f"{ms:.2f} ms/step",
                      f"{ms / w2['numpy floor']:.2f}x floor"))
+    w3_rows(tg, F, args, rows)
     for what, ms in (("forward+loss", trace_ms), ("whole step", step_trace_ms)):
         rows.append(("W2 MLP step", f"trace of {what} (first call)", f"{ms:.2f} ms",
                      f"{ms / eager_ms:.2f} first eager steps, "

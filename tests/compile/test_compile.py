@@ -397,3 +397,16 @@ def test_an_error_inside_fn_leaves_tensors_and_tensor_methods_as_they_were():
         f(x)
     assert x._tapes & TRACING == 0 and Tensor.__dict__["item"] is item
     assert f.cache_info().size == 0
+
+
+def test_dead_ops_are_left_out_of_the_replay():
+    def f(x):
+        unused = (x * 3.0).sum()  # noqa: F841 - computed and never used
+        return x.exp()
+
+    fast = tg.compile(f)
+    fast(tg.ones(4))
+    assert_array_equal(fast(tg.full((4,), 2.0)).numpy(), np.exp(np.full(4, 2.0, np.float32)))
+    (program,) = fast._cache.values()
+    assert program.n_ops == 3
+    assert program.forward_source.count("\n    v") == 1  # only exp is computed

@@ -98,10 +98,48 @@ def boundary_slots(trace: Trace) -> list[int]:
     return args + [s for s, k in enumerate(trace.kinds) if k == EXTERNAL]
 
 
+_FREE_BYTES = 1 << 16  # intermediates this large are dropped after their last use
+
+
+def _live_instrs(trace: Trace, kept: set) -> list:
+    """Dead-code elimination: the instructions whose result reaches a kept slot (traced
+    ops are free of side effects, or the function would not have compiled)."""
+    needed = set(kept)
+    live = []
+    for instr in reversed(trace.instrs):
+        if instr.out in needed:
+            live.append(instr)
+            needed.update(instr.ins)
+            needed.update(instr.param_slots.values())
+    return live[::-1]
+
+
+def _drops(trace: Trace, instrs: list, kept: set) -> dict:
+    """instruction index -> large intermediates whose last use it is (freed right after,
+    as eager frees a tensor nobody holds: big arrays then reuse memory instead of faulting
+    in fresh pages)."""
+    last: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        for s in (*instr.ins, *instr.param_slots.values()):
+            last[s] = k
+    out: dict[int, list] = {}
+    for instr in instrs:
+        s = instr.out
+        if s in kept or s not in last or trace.values[s]._data.nbytes < _FREE_BYTES:
+            continue
+        out.setdefault(last[s], []).append(s)
+    return out
+
+
 def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]):
     env = _Env()
     body = []
-    for instr in trace.instrs:
+    kept = set(outputs) | set(saved)
+    instrs = _live_instrs(trace, kept)
+    drops = _drops(trace, instrs, kept)
+    for k, instr in enumerate(instrs):
+        if k - 1 in drops:
+            body.append(f"    del {', '.join(f'v{s}' for s in drops[k - 1])}")
         var = f"v{instr.out}"
         args = [_slot_name(trace, env, s) for s in instr.ins]
         inlined = inline.expression(instr, args, _arrays_of(trace, instr.ins),
@@ -184,6 +222,8 @@ def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: l
                 body.append(f"            g{slot} = t")
             else:
                 body.append(f"            g{slot} = t if g{slot} is None else g{slot} + t")
+        if trace.values[instr.out]._data.nbytes >= _FREE_BYTES and instr.out not in wanted:
+            body.append(f"        g{instr.out} = r = t = None  # used: free it, as eager does")
     body.append(f"    return ({''.join(f'g{s}, ' for s in wanted)})")
     params = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
     fn, source = _define("backward", params, body, env)
