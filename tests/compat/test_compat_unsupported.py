@@ -22,7 +22,6 @@ CASES = [
     ("tapegrad.compat.megengine.module", "QuantStub", "quantization"),
     ("tapegrad.compat.megengine.optimizer", "LAMB", "Adam"),
     ("tapegrad.compat.megengine.distributed", "launcher", "mpiexec"),
-    ("tapegrad.compat.torch", "jit", "TorchScript"),
     ("tapegrad.compat.torch", "FloatTensor", "dtype=torch.float32"),
     ("tapegrad.compat.torch", "expand_dims", "torch.unsqueeze"),  # a tapegrad-only name
     ("tapegrad.compat.torch", "autodiff", "MegEngine"),

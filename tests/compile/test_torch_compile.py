@@ -51,3 +51,16 @@ def test_decorator_with_options_fullgraph_and_disable():
         return x
 
     assert torch.compile(h, disable=True) is h
+
+
+def test_jit_trace_runs_the_example_and_replays(rng):
+    torch.manual_seed(0)
+    net = nn.Linear(3, 2)
+    example = torch.tensor(rng.standard_normal((4, 3)), dtype=torch.float32)
+    traced = torch.jit.trace(net, example)
+    assert traced._compiled.cache_info().misses == 1
+    x = torch.tensor(rng.standard_normal((4, 3)), dtype=torch.float32)
+    assert_array_equal(traced(x).detach().numpy(), net(x).detach().numpy())
+    assert traced._compiled.cache_info().hits == 1
+    with pytest.raises(RuntimeError, match="TorchScript"):
+        torch.jit.script(net)
