@@ -2,11 +2,39 @@
 backward replays the traced backward (or, for higher order, runs `fn` eagerly again)."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .program import boundary_slots, build_backward, build_forward
 from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
+
+
+class _ArrayMeta:
+    """What the backward builder reads of a traced array (not the array: it may be large)."""
+
+    __slots__ = ("shape", "dtype", "nbytes")
+
+    def __init__(self, a) -> None:
+        self.shape, self.dtype, self.nbytes = a.shape, a.dtype, a.nbytes
+
+
+class _TensorMeta:
+    __slots__ = ("_data",)
+
+    def __init__(self, t) -> None:
+        self._data = _ArrayMeta(t._data)
+
+
+def _skeleton(trace: Trace) -> Trace:
+    """The trace without its arrays and eager graph, kept to build the lean backward later
+    (a signature whose backward never runs must not hold the first call's activations)."""
+    for instr in trace.instrs:
+        instr.node = None  # the order and the edges were taken from it already
+    values = [_TensorMeta(v) if isinstance(v, Tensor) else v for v in trace.values]
+    return dataclasses.replace(trace, values=values, _slot_of={}, _marked={}, _storage={},
+                               external_grads=[], watched=[], last_print=None)
 
 
 class _Leaf:
@@ -124,7 +152,7 @@ class Program:
             order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
                 trace, order, diff, self.wanted, ns, fired=self._fired)
-            self._lean_args = (trace, order, diff, self.wanted, ns)
+            self._lean_args = (_skeleton(trace), order, diff, self.wanted, ns)
             self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype)
                           for s in diff]
         saved_positions = {s: k for k, s in enumerate(reads)}
