@@ -217,8 +217,7 @@ class CompiledFunction:
                                   for i in trace.instrs):
             reason = "it registers tensor hooks or retain_grad() on tensors inside it"
         if reason is None:
-            reason = _side_effects(before, trace, rng_before,
-                                   *(step.explained(trace) if is_step else (set(), set())))
+            reason = _side_effects(before, trace, rng_before, *step.explained(trace))
         if reason is None:
             reason = _unreplayable_outputs(trace, result)
         if reason is not None:  # another signature (eval mode, no dropout) may replay
@@ -230,6 +229,8 @@ class CompiledFunction:
             program = step.StepProgram(trace, result, _NAMESPACES[np])
         else:
             program = Program(self._fn, trace, result, _NAMESPACES[np])
+            if trace.effects:  # an eager rerun to compare with would count the batch twice
+                program.verified = True
         with self._lock:
             self._store(key, program)
         return result

@@ -107,7 +107,7 @@ def _live_instrs(trace: Trace, kept: set) -> list:
     needed = set(kept)
     live = []
     for instr in reversed(trace.instrs):
-        if instr.out in needed:
+        if instr.out in needed or getattr(instr.op, "effect", False):
             live.append(instr)
             needed.update(instr.ins)
             needed.update(instr.param_slots.values())
@@ -141,6 +141,9 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
         if k - 1 in drops:
             body.append(f"    del {', '.join(f'v{s}' for s in drops[k - 1])}")
         var = f"v{instr.out}"
+        if getattr(instr.op, "effect", False):
+            body.append(f"    {env.bind('E', instr.op.forward)}(None)")
+            continue
         args = [_slot_name(trace, env, s) for s in instr.ins]
         inlined = inline.expression(instr, args, _arrays_of(trace, instr.ins),
                                     trace.values[instr.out]._data, env.bind)

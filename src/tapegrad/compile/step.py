@@ -157,9 +157,11 @@ def _targets():
     from ..autograd import engine_api
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
+    from . import effects
 
     return [(engine_api, "run_backward", _wrapped_backward), (Optimizer, "step", _wrapped_call),
-            (Optimizer, "zero_grad", _wrapped_call), (Module, "zero_grad", _wrapped_call)]
+            (Optimizer, "zero_grad", _wrapped_call), (Module, "zero_grad", _wrapped_call),
+            *effects.targets()]
 
 
 class step_guard:
@@ -192,8 +194,9 @@ def explained(trace: Trace) -> tuple[set, set]:
     step's events may change."""
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
+    from . import effects
 
-    versions, grads = set(), set()
+    versions, grads = effects.explained(trace), set()
     for _, _, fn, obj, _, _ in trace.calls:
         params = (list(obj.parameters()) if isinstance(obj, Module) else
                   [p for g in obj.param_groups for p in g["params"]])

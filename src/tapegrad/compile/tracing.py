@@ -70,6 +70,7 @@ class Trace:
     calls: list = field(default_factory=list)  # optimizer / zero_grad calls (step.py)
     in_call: int = 0  # inside backward() or an optimizer call: their own work isn't traced
     watched: list = field(default_factory=list)  # arguments and found tensors (step.py)
+    effects: list = field(default_factory=list)  # bookkeeping the replay redoes (effects.py)
     last_print: Any = None  # their state after the last event (step.fingerprint)
     value_read: str | None = None  # the first value read (which makes fn eager for good)
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
@@ -151,6 +152,10 @@ class Trace:
         self._marked[id(out)] = (out, out._tapes)
         out._tapes |= TRACING
         self.instrs.append(Instr(ALIAS, ins, {}, slot, _array_module(out), None, (False,)))
+
+    def effect_slot(self) -> int:
+        """A slot for an effect pseudo-instruction (it produces nothing)."""
+        return self._new_slot(CONST, None)
 
     def fail(self, why: str) -> None:
         if self.problem is None:
