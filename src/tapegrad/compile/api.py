@@ -269,8 +269,8 @@ def _rng_state():
             np.random.get_state()[2])
 
 
-_IN_PLACE = ("it changes a tensor in place other than through an optimizer's step() "
-             "(BatchNorm statistics in training, an in-place op), which a replay would not "
+_IN_PLACE = ("it changes a tensor in place other than through an optimizer's step() or a "
+             "BatchNorm layer (an in-place op, a write into .data), which a replay would not "
              "repeat")
 _GRADIENTS = ("it writes gradients other than through backward() on a result it computed "
               "and zero_grad()")
@@ -321,15 +321,15 @@ def compile(fn=None, *, maxsize: int = 64, fullgraph: bool = False) -> Any:  # n
     node whose backward replays the traced rules (the same floating-point operations eager
     runs; a backward that must itself be recorded, create_graph, runs `fn` eagerly again).
     Or a whole training step, `zero_grad()`, forward, `loss.backward()`, `opt.step()`: the
-    replay writes the same gradients, parameters and optimizer state as eager (it returns
-    the loss without a graph). Python side effects of `fn` (counters, lists, an LR
-    scheduler's step) happen when it traces only, as in every tracing compiler.
+    replay writes the same gradients, parameters, optimizer state and BatchNorm statistics
+    as eager (it returns the loss without a graph). Python side effects of `fn` (counters,
+    lists, an LR scheduler's step) happen when it traces only, as in every tracing compiler.
 
     A value read (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`) makes `fn` run eagerly
     from then on; random numbers (dropout in training), in-place changes outside the
-    optimizer (BatchNorm statistics in training) and other unreplayable steps make that
-    signature run eagerly; each reason is told once by a `CompileWarning` (a value read
-    with its file and line). See docs/compile.md.
+    optimizer and BatchNorm, and other unreplayable steps make that signature run eagerly;
+    each reason is told once by a `CompileWarning` (a value read with its file and line).
+    See docs/compile.md.
 
     Args:
         fn: the function; omit it to use `@tg.compile(maxsize=...)` as a decorator.

@@ -106,8 +106,8 @@ def _untouched_since_last_event(trace: Trace) -> None:
         if t._version[0] != version or t._data is not array or not _same(array, values) \
                 or t._grad is not g or (g is not None and not _same(g._data, data)):
             trace.fail("it changes a tensor in place or a .grad outside backward(), step() "
-                       "and zero_grad() (BatchNorm statistics in training, gradient clipping, "
-                       "an in-place op), which a replay would not repeat")
+                       "and zero_grad() (gradient clipping, an in-place op, a write into "
+                       ".data), which a replay would not repeat")
             return
 
 
