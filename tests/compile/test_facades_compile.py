@@ -70,3 +70,24 @@ def test_megengine_jit_trace_decorator_forms(rng):
     assert_array_equal(bare(x).numpy(), bare(x).numpy())
     with pytest.raises(NotImplementedError, match="dump"):
         infer.dump("model.mge")
+
+
+def test_hybridized_gluon_batch_norm_in_training_runs_eagerly(rng):
+    from tapegrad.compile import CompileWarning
+
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4), nn.BatchNorm())
+    net.initialize()
+    net.hybridize()
+    x = mx.np.array(rng.standard_normal((5, 3)).astype(np.float32))
+    with autograd.record():
+        net(x)  # eager: deferred initialisation
+    with pytest.warns(CompileWarning, match="in place"), autograd.record():
+        net(x)
+    bn = net[1]
+    stats = [p.data().asnumpy().copy() for name, p in bn.collect_params().items()
+             if "running" in name]
+    with autograd.record():
+        net(x)  # eager: the statistics move once per call, not twice
+    moved = [p.data().asnumpy() for name, p in bn.collect_params().items() if "running" in name]
+    assert stats and not all(np.array_equal(a, b) for a, b in zip(stats, moved, strict=True))

@@ -78,4 +78,20 @@ def discover(fn, flat_args) -> tuple[list, list]:
                         tensors.setdefault(id(v), v)
         elif isinstance(value, Tensor):
             tensors.setdefault(id(value), value)
+        elif callable(getattr(value, "collect_params", None)):  # a Gluon Block
+            for t in _gluon_tensors(value):
+                tensors.setdefault(id(t), t)
     return list(modules.values()), list(tensors.values())
+
+
+def _gluon_tensors(block) -> list:
+    """The initialised parameters' tensors of a Gluon Block (running statistics included)."""
+    out = []
+    for p in block.collect_params().values():
+        try:
+            t = p.data()
+        except Exception:  # noqa: BLE001 - deferred initialisation: nothing to watch yet
+            continue
+        if isinstance(t, Tensor):
+            out.append(t)
+    return out

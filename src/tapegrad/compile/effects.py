@@ -48,7 +48,11 @@ def _wrapped_batch_norm(original):
                        "count as the momentum, which a replay would not recompute")
             return original(self, input)
         _untouched_since_last_event(trace)  # what happened before this is checked as usual
-        out = original(self, input)
+        trace.in_batch_norm += 1
+        try:
+            out = original(self, input)
+        finally:
+            trace.in_batch_norm -= 1
         count = BatchNormCount(self)
         trace.effects.append(count)
         trace.instrs.append(Instr(count, (), {}, trace.effect_slot(), None, None, ()))

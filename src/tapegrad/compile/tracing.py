@@ -71,6 +71,7 @@ class Trace:
     in_call: int = 0  # inside backward() or an optimizer call: their own work isn't traced
     watched: list = field(default_factory=list)  # arguments and found tensors (step.py)
     effects: list = field(default_factory=list)  # bookkeeping the replay redoes (effects.py)
+    in_batch_norm: int = 0  # inside a BatchNorm layer whose bookkeeping effects.py records
     last_print: Any = None  # their state after the last event (step.fingerprint)
     value_read: str | None = None  # the first value read (which makes fn eager for good)
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
@@ -132,6 +133,10 @@ class Trace:
     def append(self, op, args, params, result: Tensor) -> None:
         if self.in_call:
             self.fail(f"op {op.name} ran inside backward() or an optimizer call")
+        if (op.name == "batch_norm" and params.get("running_mean") is not None
+                and params.get("training") and not self.in_batch_norm):
+            self.fail("batch norm statistics are updated outside a tapegrad BatchNorm layer "
+                      "(whose bookkeeping a replay would not redo)")
         ins = tuple(self.slot_of(a) for a in args)
         param_slots = self._param_slots(params) if params else {}
         out = self._slot_of[id(result)] = self._new_slot(OP, result)
