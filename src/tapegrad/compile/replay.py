@@ -120,7 +120,7 @@ class Program:
         self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
         self.externals = [trace.values[s] for s in boundary if trace.kinds[s] == EXTERNAL]
         op_outputs: list[int] = []
-        self.outputs = []  # per output tensor: ("op", index, tapes, cls, diff nr) or ("in", slot)
+        self.outputs = []  # per output: ("op", index, tapes, cls, diff nr); inputs: see below
         diff: list[int] = []
         for t in tensors:
             slot = trace._slot_of[id(t)]
@@ -167,6 +167,9 @@ class Program:
                            else ("ext", trace.values[s]) for s in boundary]
         self.n_ops = len(trace.instrs)
         self.verified = False  # its first replay is compared with eager (api.py)
+        # outputs that are inputs: resolved once to (kind, where) instead of per call
+        self.outputs = [(*self.input_from[boundary.index(spec[1])],) if spec[0] == "in"
+                        else spec for spec in self.outputs]
 
     def run(self, leaves: list, args, kwargs):
         arrays = [leaves[p]._data for p in self.arg_positions]
@@ -176,15 +179,14 @@ class Program:
         node = None
         if self.backward is not None:
             inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
-            checks = tuple((t._version, t._version[0], i) for i, t in enumerate(inputs))
+            checks = tuple([(t._version, t._version[0], i) for i, t in enumerate(inputs)])
             node = record_node(COMPILED, {}, (_Call(self, saved, inputs, args, kwargs),), checks,
                                input_edges(inputs, self.mask, Tensor), self.mask, self.ns,
                                self.n_out)
         values = []
         for spec in self.outputs:
-            if spec[0] == "in":
-                kind, where = self.input_from[self.boundary.index(spec[1])]
-                values.append(leaves[where] if kind == "arg" else where)
+            if spec[0] != "op":  # an input returned as it is
+                values.append(leaves[spec[1]] if spec[0] == "arg" else spec[1])
                 continue
             _, index, tapes, cls, nr = spec
             t = _wrap(outs[index], tapes if nr is not None else 0, cls)
