@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 # every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself
-from . import (  # noqa: F401  # noqa: F401  (tg.utils.tensorboard is imported on use)
+from . import (  # noqa: F401  (tg.utils.tensorboard is imported on use)
     autodiff,
     autograd,
     compat,
@@ -25,6 +25,7 @@ from . import (  # noqa: F401  # noqa: F401  (tg.utils.tensorboard is imported o
     viz,
 )
 from .autograd.modes import *  # noqa: F403
+from .compile import compile  # noqa: F401
 from .creation import *  # noqa: F403
 from .dtypes import (  # noqa: F401
     bfloat16,

@@ -17,13 +17,11 @@ CASES = [
     ("tapegrad.compat.mxnet.gluon.loss", "CTCLoss", "not provided"),
     ("tapegrad.compat.mxnet.gluon.data", "vision", "data set"),
     ("tapegrad.compat.mxnet.initializer", "Bilinear", "Constant"),
-    ("tapegrad.compat.megengine", "jit", "eagerly"),
     ("tapegrad.compat.megengine.functional", "topk", "NumPy"),
     ("tapegrad.compat.megengine.functional.nn", "nms", "not provided"),
     ("tapegrad.compat.megengine.module", "QuantStub", "quantization"),
     ("tapegrad.compat.megengine.optimizer", "LAMB", "Adam"),
     ("tapegrad.compat.megengine.distributed", "launcher", "mpiexec"),
-    ("tapegrad.compat.torch", "jit", "TorchScript"),
     ("tapegrad.compat.torch", "FloatTensor", "dtype=torch.float32"),
     ("tapegrad.compat.torch", "expand_dims", "torch.unsqueeze"),  # a tapegrad-only name
     ("tapegrad.compat.torch", "autodiff", "MegEngine"),

@@ -93,3 +93,14 @@ class ModeScope:
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+class also_recording(ModeScope):
+    """Internal: inside the block, the tapes of `mask` record too (on top of what already
+    records). A compiled function's eager fallback uses it to re-record on the tapes it traced."""
+
+    def __init__(self, mask: int) -> None:
+        self._mask = mask
+
+    def _enter(self, st: _State) -> None:
+        st.active |= self._mask

@@ -61,6 +61,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .. import backend
+from ..compile.hook import TRACING, traced_call
 from ..engine.node import ACCUMULATE, OUT
 from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
@@ -161,6 +162,8 @@ class Op:
         if out.dtype is FLOAT64:  # one identity test on the float32 path
             out = drop_unasked_float64(out, arrays, params)
         if mask:
+            if mask & TRACING:  # tg.compile is tracing this call (compile/hook.py)
+                return traced_call(self, args, params, out, mask, xp, cls)
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
                 result = _record(self, args, params, out, mask, xp, cls)
