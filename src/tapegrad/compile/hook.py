@@ -8,8 +8,12 @@ the op as usual and appends it to the trace. Eager code that traces nothing pays
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any
 
 from ..engine.state import allocate_tape_bit, state
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 TRACING = allocate_tape_bit()  # a bit of its own: no GradManager is ever handed it
 _FLOAT_KINDS = "fc"
@@ -22,7 +26,8 @@ class _Local(threading.local):
 local = _Local()
 
 
-def traced_call(op, args, params, out, mask, xp, cls):
+def traced_call(op: Any, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int,
+                xp: Any, cls: type[Tensor]) -> Tensor:
     """Finish the op call the dispatcher started (`out` is its forward's result): record it
     on the tapes that are active as eager would, then append it to this thread's trace."""
     from ..ops import registry  # the hook sits below the op table; import it when first used
