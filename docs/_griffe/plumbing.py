@@ -1,25 +1,97 @@
-"""A griffe extension for the API reference: hide the interpreter's plumbing attributes.
+"""A griffe extension for the API reference: show the live package as users get it.
 
-The reference inspects the live package (see mkdocs.yml), and inspection gives a class
-attribute such as `__module__` or `__slots__` the docstring of its value's type (`str`,
-`tuple`), so the "public" filter would show them. Special *methods* (`__add__`, ...) stay.
+The reference inspects the imported package (see mkdocs.yml). Two things of the live
+objects would otherwise go wrong:
+
+- Inspection gives a class attribute such as `__module__` or `__slots__` the docstring of
+  its value's type (`str`, `tuple`), so the "public" filter would show them. They are
+  dropped; special *methods* (`__add__`, ...) stay.
+- A function made by a small factory (`Tensor.abs_`, `Tensor.__eq__`, `tg.max`) names a
+  place it cannot be imported from (`..._extreme_public.<locals>.fn`); griffe records an
+  alias to that place, fails to resolve it, and mkdocstrings silently leaves the name
+  out. Such a member is replaced by a function built from the live object (its signature
+  and docstring), documented where users reach it.
 """
 from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
 
 import griffe
 
 
+def _lookup(path: str) -> Any:
+    """The object at a dotted path, importing as needed; raises LookupError if none."""
+    if "<locals>" in path:
+        raise LookupError(path)
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                obj = getattr(obj, part)
+        except AttributeError as e:
+            raise LookupError(path) from e
+        return obj
+    raise LookupError(path)
+
+
+def _default(value: Any) -> str | None:
+    return None if value is inspect.Parameter.empty else repr(value)
+
+
+def _annotation(value: Any) -> str | None:
+    if value is inspect.Parameter.empty:
+        return None
+    return value if isinstance(value, str) else getattr(value, "__name__", repr(value))
+
+
+def _live_function(name: str, fn: Any, agent: Any) -> griffe.Function | None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = griffe.Parameters(*[
+        griffe.Parameter(p.name, annotation=_annotation(p.annotation),
+                         kind=griffe.ParameterKind(p.kind.description), default=_default(p.default))
+        for p in sig.parameters.values()])
+    doc = inspect.cleandoc(fn.__doc__) if fn.__doc__ else None
+    docstring = doc and griffe.Docstring(
+        doc, parser=getattr(agent, "docstring_parser", None),
+        parser_options=getattr(agent, "docstring_options", None))
+    return griffe.Function(name, parameters=params, returns=_annotation(sig.return_annotation),
+                           docstring=docstring or None)
+
+
 class HidePlumbing(griffe.Extension):
-    """Drop special attributes (not methods) from every inspected class and module."""
+    """Drop special attributes; rebuild members whose alias points nowhere importable."""
 
-    def _prune(self, obj: griffe.Object) -> None:
-        for name in [n for n, m in obj.members.items()
-                     if n.startswith("__") and n.endswith("__") and not m.is_alias
-                     and m.is_attribute]:
-            obj.del_member(name)
+    def _fix(self, obj: griffe.Object, live: Any, agent: Any) -> None:
+        for name, member in list(obj.members.items()):
+            if name.startswith("__") and name.endswith("__") and not member.is_alias \
+                    and member.is_attribute:
+                obj.del_member(name)
+                continue
+            if not member.is_alias:
+                continue
+            value = getattr(live, name, None)
+            try:
+                if _lookup(member.target_path) is value:
+                    continue  # griffe will resolve it
+            except LookupError:
+                pass
+            if callable(value) and not inspect.isclass(value):
+                func = _live_function(name, value, agent)
+                if func is not None:
+                    obj.del_member(name)
+                    obj.set_member(name, func)
 
-    def on_class_members(self, *, cls: griffe.Class, **kwargs) -> None:
-        self._prune(cls)
+    def on_class_members(self, *, node: Any, cls: griffe.Class, agent: Any, **kwargs) -> None:
+        self._fix(cls, getattr(node, "obj", None), agent)
 
-    def on_module_members(self, *, mod: griffe.Module, **kwargs) -> None:
-        self._prune(mod)
+    def on_module_members(self, *, node: Any, mod: griffe.Module, agent: Any, **kwargs) -> None:
+        self._fix(mod, getattr(node, "obj", None), agent)

@@ -4,8 +4,9 @@ them, so a name without one would be a blank entry there.
 "Public" is the module's `__all__` where it has one, else every non-underscore name that
 tapegrad itself defines (a submodule, a function, a class); data such as the dtypes is
 documented on the reference page instead. Methods count too: the public methods of
-`Tensor` and of every public class below (an override may inherit its base's docstring,
-as `inspect.getdoc` and the reference do).
+`Tensor` and of every public class below, each checked once, in the class that defines it;
+an override may rely on its base's docstring (`Linear.forward` on `Module.forward`), which
+`help()` shows and the reference gives on the base class's entry.
 """
 from __future__ import annotations
 
