@@ -11,6 +11,9 @@ objects would otherwise go wrong:
   alias to that place, fails to resolve it, and mkdocstrings silently leaves the name
   out. Such a member is replaced by a function built from the live object (its signature
   and docstring), documented where users reach it.
+- Docstrings show examples doctest-style (`>>> code`, then the output) anywhere in the
+  text, and Markdown would read `>>>` as three nested quotes and `[0, 1]` as a link. Each
+  such run of lines becomes a fenced `pycon` block.
 """
 from __future__ import annotations
 
@@ -40,6 +43,28 @@ def _lookup(path: str) -> Any:
     raise LookupError(path)
 
 
+def fence_doctests(text: str) -> str:
+    """Wrap each doctest (a `>>>` line and what follows, up to a blank line) in a fence."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.lstrip().startswith(">>>"):
+            out.append(line)
+            i += 1
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        block = []
+        while i < len(lines) and lines[i].strip():
+            block.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+            i += 1
+        if len(indent) >= 4:  # Markdown would read it as an indented code block already
+            indent = ""
+        if out and out[-1].strip():
+            out.append("")  # a fence must not continue the paragraph above it
+        out += [indent + "```pycon", *[indent + b for b in block], indent + "```"]
+    return "\n".join(out)
+
+
 def _default(value: Any) -> str | None:
     return None if value is inspect.Parameter.empty else repr(value)
 
@@ -59,7 +84,7 @@ def _live_function(name: str, fn: Any, agent: Any) -> griffe.Function | None:
         griffe.Parameter(p.name, annotation=_annotation(p.annotation),
                          kind=griffe.ParameterKind(p.kind.description), default=_default(p.default))
         for p in sig.parameters.values()])
-    doc = inspect.cleandoc(fn.__doc__) if fn.__doc__ else None
+    doc = fence_doctests(inspect.cleandoc(fn.__doc__)) if fn.__doc__ else None
     docstring = doc and griffe.Docstring(
         doc, parser=getattr(agent, "docstring_parser", None),
         parser_options=getattr(agent, "docstring_options", None))
@@ -68,7 +93,8 @@ def _live_function(name: str, fn: Any, agent: Any) -> griffe.Function | None:
 
 
 class HidePlumbing(griffe.Extension):
-    """Drop special attributes; rebuild members whose alias points nowhere importable."""
+    """Drop special attributes; rebuild members whose alias points nowhere importable; fence
+    doctest examples."""
 
     def _fix(self, obj: griffe.Object, live: Any, agent: Any) -> None:
         for name, member in list(obj.members.items()):
@@ -89,6 +115,10 @@ class HidePlumbing(griffe.Extension):
                 if func is not None:
                     obj.del_member(name)
                     obj.set_member(name, func)
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:
+        if obj.docstring is not None and ">>>" in obj.docstring.value:
+            obj.docstring.value = fence_doctests(obj.docstring.value)
 
     def on_class_members(self, *, node: Any, cls: griffe.Class, agent: Any, **kwargs) -> None:
         self._fix(cls, getattr(node, "obj", None), agent)

@@ -74,6 +74,9 @@ def public_methods() -> dict[str, object]:
             attr = vars(owner)[name]
             if isinstance(attr, (staticmethod, classmethod)):
                 attr = attr.__func__
+            fn = attr.fget if isinstance(attr, property) else attr
+            if (getattr(fn, "__module__", "") or "").startswith("tapegrad.compat"):
+                continue  # put on the class by a facade at import: the facade's to document
             if _ours(owner) and (callable(attr) or isinstance(attr, property)):
                 found.setdefault(f"{owner.__module__}.{owner.__qualname__}.{name}",
                                  (cls, name))

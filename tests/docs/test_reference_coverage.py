@@ -161,3 +161,27 @@ def test_top_level_data_is_on_the_tapegrad_page():
     assert "float32" in data
     missing = [n for n in data if f"`tg.{n}`" not in text]
     assert not missing, f"docs/reference/tapegrad.md does not mention: {missing}"
+
+
+def _plumbing():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plumbing", ROOT / "docs/_griffe/plumbing.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_doctest_examples_become_fenced_code():
+    fence = _plumbing().fence_doctests
+    assert fence("Sum.\n>>> tg.ones(2).sum()\ntensor(2.)\n\nMore.") == (
+        "Sum.\n\n```pycon\n>>> tg.ones(2).sum()\ntensor(2.)\n```\n\nMore.")
+    # indented by four (a code block to Markdown already): the fence goes to column 0
+    assert fence("Top.\n\n    >>> f(1)\n    [0, 1]") == "Top.\n\n```pycon\n>>> f(1)\n[0, 1]\n```"
+    assert fence("No example here.") == "No example here."
+
+
+def test_the_reference_sees_fenced_examples(loaded):
+    package, _ = loaded
+    doc = package["randperm"].docstring.value
+    assert "```pycon\n>>> sorted(tg.randperm(4).tolist())" in doc

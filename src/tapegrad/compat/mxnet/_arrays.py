@@ -234,7 +234,6 @@ def _attach_methods() -> None:
     from .context import context_of
 
     def context(self):
-        """The array's MXNet context (`mx.cpu()` or `mx.gpu()`)."""
         return context_of(self.device)
 
     def as_in_context(self, ctx):
@@ -253,19 +252,15 @@ def _attach_methods() -> None:
         """Nothing to wait for: tapegrad runs eagerly."""
 
     def asscalar(self):
-        """The single value of a one-element array as a Python number (`item()`)."""
         return self.item()
 
     def same(self):
-        """The array itself: `mx.np` and `mx.nd` arrays are one type here."""
         return self
 
     def mx_copy(self):
-        """A copy of the array (MXNet's `copy()`; not recorded)."""
         return creation.tensor(self)
 
     def expand_dims(self, axis):
-        """A new axis of size one at `axis` (`unsqueeze`)."""
         return _core().unsqueeze(self, axis)
 
     methods = {
