@@ -285,11 +285,11 @@ class TensorSurface:
 
     # ops.elementwise.clamp_max
     def clamp_max(self, max) -> Tensor:
-        ...
+        """Elementwise `min(input, max)`: values above `max` become `max`."""
 
     # ops.elementwise.clamp_min
     def clamp_min(self, min) -> Tensor:
-        ...
+        """Elementwise `max(input, min)`: values below `min` become `min`."""
 
     # ops.elementwise.clip
     def clip(self, min=None, max=None) -> Tensor:
@@ -445,7 +445,7 @@ class TensorSurface:
 
     # ops.gather_scatter.gather
     def gather(self, dim=None, index=None, *, axis=None) -> Tensor:
-        """out[i][j] = input[index[i][j]][j] (dim=0): pick along `dim` at `index`, which has the"""
+        """`out[i][j] = input[index[i][j]][j]` (dim=0): pick along `dim` at `index`, which has the"""
 
     # ops.compare.ge
     def ge(self, other) -> Tensor:
@@ -481,7 +481,7 @@ class TensorSurface:
 
     # ops.index._index_add_
     def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
-        ...
+        """Add `alpha * source` into the rows `index` along `dim`, in place; repeats add up."""
 
     # ops.index.index_put
     def index_put(self, indices, values, accumulate=False) -> Tensor:
@@ -489,7 +489,7 @@ class TensorSurface:
 
     # ops.index._index_put_
     def index_put_(self, indices, values, accumulate=False) -> Tensor:
-        ...
+        """Write `values` at `indices` (a tuple of index tensors), in place; with"""
 
     # ops.index.index_select
     def index_select(self, dim=None, index=None, *, axis=None) -> Tensor:
@@ -537,7 +537,7 @@ class TensorSurface:
 
     # ops.pairwise._lerp_
     def lerp_(self, end, weight) -> Tensor:
-        ...
+        """In place `self + weight * (end - self)`."""
 
     # ops.compare.lt
     def less(self, other) -> Tensor:
@@ -610,7 +610,7 @@ class TensorSurface:
 
     # ops.gather_scatter._masked_fill_
     def masked_fill_(self, mask, value) -> Tensor:
-        ...
+        """Write `value` where `mask` (broadcast to the tensor's shape) is True, in place."""
 
     # ops.gather_scatter.masked_select
     def masked_select(self, mask) -> Tensor:
@@ -654,7 +654,7 @@ class TensorSurface:
 
     # ops.arith.mul
     def mul(self, other) -> Tensor:
-        ...
+        """input * other, elementwise with broadcasting (`multiply` is the same function)."""
 
     # in place: op 'mul' (registry.apply_inplace)
     def mul_(self, y) -> Tensor:
@@ -662,7 +662,7 @@ class TensorSurface:
 
     # ops.arith.mul
     def multiply(self, other) -> Tensor:
-        ...
+        """input * other, elementwise with broadcasting (`multiply` is the same function)."""
 
     # ops.linalg.mv
     def mv(self, vec) -> Tensor:
@@ -678,7 +678,7 @@ class TensorSurface:
 
     # ops.arith.neg
     def neg(self) -> Tensor:
-        ...
+        """-input, elementwise (`negative` is the same function)."""
 
     # in place: op 'neg' (registry.apply_inplace)
     def neg_(self) -> Tensor:
@@ -686,7 +686,7 @@ class TensorSurface:
 
     # ops.arith.neg
     def negative(self) -> Tensor:
-        ...
+        """-input, elementwise (`negative` is the same function)."""
 
     # ops.index.nonzero
     def nonzero(self, *, as_tuple=False) -> Any:
@@ -710,7 +710,7 @@ class TensorSurface:
 
     # ops.arith.pow
     def pow(self, exponent) -> Tensor:
-        ...
+        """input ** exponent, elementwise with broadcasting; either may be a Python number."""
 
     # in place: op 'pow' (registry.apply_inplace)
     def pow_(self, y) -> Tensor:
@@ -774,19 +774,19 @@ class TensorSurface:
 
     # ops.gather_scatter.scatter
     def scatter(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
-        """out = input with src[i][j] (or `value`) written at [index[i][j]][j] (dim=0)."""
+        """`out` = `input` with `src[i][j]` (or `value`) written at `[index[i][j]][j]` (dim=0)."""
 
     # ops.gather_scatter._scatter_
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
-        ...
+        """In place `scatter`: write `src` (or `value`) at `index` along `dim`"""
 
     # ops.gather_scatter.scatter_add
     def scatter_add(self, dim=None, index=None, src=None, *, axis=None) -> Tensor:
-        """out = input with src[i][j] added at [index[i][j]][j] (dim=0); repeats add up."""
+        """`out` = `input` with `src[i][j]` added at `[index[i][j]][j]` (dim=0); repeats add up."""
 
     # ops.gather_scatter._scatter_add_
     def scatter_add_(self, dim, index, src) -> Tensor:
-        ...
+        """In place `scatter_add`: add `src` at `index` along `dim`; repeats add up."""
 
     # ops.index.select
     def select(self, dim, index) -> Tensor:
@@ -942,7 +942,7 @@ class TensorSurface:
 
     # ops.matrix._tril_
     def tril_(self, diagonal=0) -> Tensor:
-        ...
+        """Zero the elements above the `diagonal`-th diagonal, in place."""
 
     # ops.matrix.triu
     def triu(self, diagonal=0) -> Tensor:
@@ -950,7 +950,7 @@ class TensorSurface:
 
     # ops.matrix._triu_
     def triu_(self, diagonal=0) -> Tensor:
-        ...
+        """Zero the elements below the `diagonal`-th diagonal, in place."""
 
     # ops.arith.div
     def true_divide(self, other, *, rounding_mode=None) -> Tensor:

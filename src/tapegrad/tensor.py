@@ -78,22 +78,27 @@ class Tensor(_Surface):
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, a tuple of ints."""
         return self._data.shape
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        """The element type (a NumPy dtype: `tg.float32`, `tg.int64`, ...)."""
         return self._data.dtype
 
     @property
     def device(self) -> str:
+        """Where the data lives: `"cpu"` (NumPy) or `"cuda"` (CuPy)."""
         return backend.device_of(self._data)
 
     @property
     def is_cuda(self) -> bool:
+        """True when the tensor is on the GPU (`device == "cuda"`)."""
         return self.device == "cuda"
 
     @property
@@ -102,9 +107,11 @@ class Tensor(_Surface):
         return self._vc[0]
 
     def dim(self) -> int:
+        """The number of dimensions (the same as `ndim`)."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements."""
         return int(self._data.size)
 
     @overload
@@ -126,6 +133,7 @@ class Tensor(_Surface):
         return n
 
     def element_size(self) -> int:
+        """The size of one element in bytes."""
         return self._data.itemsize
 
     # ------------------------------------------------------------------ conversion
@@ -140,6 +148,7 @@ class Tensor(_Surface):
         return value
 
     def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers; a 0-d tensor gives a number."""
         return self._data.tolist()
 
     def numpy(self) -> np.ndarray[Any, Any]:
@@ -215,9 +224,11 @@ class Tensor(_Surface):
         return out
 
     def cpu(self) -> Tensor:
+        """A copy on the CPU (`to("cpu")`; the tensor itself when it is there already)."""
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Tensor:
+        """A copy on the GPU (`to("cuda")`; needs CuPy and a GPU)."""
         return self.to("cuda")
 
     # ------------------------------------------------------------------ autograd slots
@@ -246,6 +257,7 @@ class Tensor(_Surface):
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor no recorded op produced (it has no `grad_fn`)."""
         return self.grad_fn is None
 
     @property
@@ -308,6 +320,7 @@ class Tensor(_Surface):
 
     @property
     def retains_grad(self) -> bool:
+        """True when `retain_grad()` was called on this non-leaf tensor."""
         node = self.grad_fn
         return bool(node is not None and node.retained and self._out_nr in node.retained)
 

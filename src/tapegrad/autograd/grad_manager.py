@@ -144,6 +144,7 @@ class GradManager:
     # ------------------------------------------------------------------ recording
     @property
     def is_recording(self) -> bool:
+        """True between `record()` (or entering `with gm:`) and `backward()`/`release()`."""
         return self._recording
 
     def record(self) -> GradManager:

@@ -329,7 +329,7 @@ def compile(fn=None, *, maxsize: int = 64, fullgraph: bool = False) -> Any:  # n
     from then on; random numbers (dropout in training), in-place changes outside the
     optimizer and BatchNorm, and other unreplayable steps make that signature run eagerly;
     each reason is told once by a `CompileWarning` (a value read with its file and line).
-    See docs/compile.md.
+    See docs/guides/compile.md.
 
     Args:
         fn: the function; omit it to use `@tg.compile(maxsize=...)` as a decorator.

@@ -93,6 +93,7 @@ def init(backend: str | None = None) -> None:
 
 
 def is_initialized() -> bool:
+    """True once `init()` has run (explicitly or through the first collective)."""
     return _initialized
 
 

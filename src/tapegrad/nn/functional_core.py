@@ -76,6 +76,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
     return _ew.elu(input, alpha)
 
 
@@ -85,18 +86,22 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
+    """x * sigmoid(x) (also called swish)."""
     return _ew.silu(input)
 
 
 def sigmoid(input):
+    """1 / (1 + exp(-x)), elementwise."""
     return _ew.sigmoid(input)
 
 
 def tanh(input):
+    """The hyperbolic tangent, elementwise."""
     return _ew.tanh(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold."""
     return _ew.softplus(input, beta=beta, threshold=threshold)
 
 

@@ -182,10 +182,12 @@ def clip(input, min=None, max=None):  # noqa: A002
 
 
 def clamp_min(input, min):  # noqa: A002
+    """Elementwise `max(input, min)`: values below `min` become `min`."""
     return _clip(input, min, None)
 
 
 def clamp_max(input, max):  # noqa: A002
+    """Elementwise `min(input, max)`: values above `max` become `max`."""
     return _clip(input, None, max)
 
 

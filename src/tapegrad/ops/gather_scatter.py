@@ -159,7 +159,7 @@ def _gather_args(input, dim, index, what):
 
 
 def gather(input, dim=None, index=None, *, axis=None):
-    """out[i][j] = input[index[i][j]][j] (dim=0): pick along `dim` at `index`, which has the
+    """`out[i][j] = input[index[i][j]][j]` (dim=0): pick along `dim` at `index`, which has the
     tensor's number of dimensions (and may be smaller in the others)."""
     d, idx = _gather_args(input, need_dim(dim, axis, "gather"), index, "gather")
     if any(a < b for i, (a, b) in enumerate(zip(idx.shape, input.shape, strict=False)) if i != d):
@@ -191,7 +191,7 @@ def _scatter_src(src, idx, like):
 
 
 def scatter_add(input, dim=None, index=None, src=None, *, axis=None):
-    """out = input with src[i][j] added at [index[i][j]][j] (dim=0); repeats add up."""
+    """`out` = `input` with `src[i][j]` added at `[index[i][j]][j]` (dim=0); repeats add up."""
     if src is None:
         raise TypeError("scatter_add() missing argument 'src'")
     d, idx = _gather_args(input, need_dim(dim, axis, "scatter_add"), index, "scatter_add")
@@ -199,7 +199,7 @@ def scatter_add(input, dim=None, index=None, src=None, *, axis=None):
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """out = input with src[i][j] (or `value`) written at [index[i][j]][j] (dim=0)."""
+    """`out` = `input` with `src[i][j]` (or `value`) written at `[index[i][j]][j]` (dim=0)."""
     if reduce == "add":
         return scatter_add(input, dim, index, src if src is not None else value)
     if reduce is not None:
@@ -239,12 +239,15 @@ def masked_select(input, mask):
 
 
 def _masked_fill_(self, mask, value):
+    """Write `value` where `mask` (broadcast to the tensor's shape) is True, in place."""
     check_not_view_of_leaf(self)
     m = _mask_array(mask, self.shape, "masked_fill_")
     return apply_inplace(_masked_fill, self, value, mask=m)
 
 
 def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """In place `scatter`: write `src` (or `value`) at `index` along `dim`
+    (`reduce="add"` adds instead)."""
     check_not_view_of_leaf(self)
     d, idx = _gather_args(self, dim, index, "scatter_")
     src = value if src is None else src
@@ -253,6 +256,7 @@ def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    """In place `scatter_add`: add `src` at `index` along `dim`; repeats add up."""
     check_not_view_of_leaf(self)
     d, idx = _gather_args(self, dim, index, "scatter_add_")
     return apply_inplace(_scatter_add, self, _scatter_src(src, idx, self), indices=idx, axis=d)

@@ -318,6 +318,7 @@ __all__ = [
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
+    """Add `alpha * source` into the rows `index` along `dim`, in place; repeats add up."""
     check_not_view_of_leaf(self)
     d = _axis(dim, max(self.ndim, 1))
     idx = index_array(index, "index_add_").reshape(-1)
@@ -328,6 +329,8 @@ def _index_add_(self, dim, index, source, *, alpha=1):
 
 
 def _index_put_(self, indices, values, accumulate=False):
+    """Write `values` at `indices` (a tuple of index tensors), in place; with
+    `accumulate=True` repeated indices add up."""
     check_not_view_of_leaf(self)
     key, _, _ = normalize_key(tuple(indices))
     return apply_inplace(_setitem, self, values, key=key, accumulate=accumulate)

@@ -220,11 +220,13 @@ __all__ = ["diag", "diagonal", "trace", "tril", "triu", "meshgrid"]
 
 
 def _tril_(self, diagonal=0):  # noqa: A002
+    """Zero the elements above the `diagonal`-th diagonal, in place."""
     _at_least_2d(self, "tril_")
     return apply_inplace(_tril, self, k=int(diagonal))
 
 
 def _triu_(self, diagonal=0):  # noqa: A002
+    """Zero the elements below the `diagonal`-th diagonal, in place."""
     _at_least_2d(self, "triu_")
     return apply_inplace(_triu, self, k=int(diagonal))
 

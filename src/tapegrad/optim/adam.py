@@ -15,15 +15,18 @@ class Adam(Optimizer):
     """Adam (Kingma & Ba), with optional AMSGrad and L2 weight decay, as PyTorch computes it.
 
     Args:
-        params: parameters or parameter groups. lr: step size (1e-3). betas: decay rates of
-        the first and second moment averages. eps: added to the denominator. weight_decay:
-        L2 penalty (added to the gradient; see AdamW for the decoupled form). amsgrad: keep
-        the running maximum of the second moment. maximize: ascend instead of descend.
+        params: parameters or parameter groups.
+        lr: step size (1e-3).
+        betas: decay rates of the first and second moment averages.
+        eps: added to the denominator.
+        weight_decay: L2 penalty (added to the gradient; see AdamW for the decoupled form).
+        amsgrad: keep the running maximum of the second moment.
+        maximize: ascend instead of descend.
         eps_before_correction: add `eps` to `sqrt(v)` before dividing by the bias correction
-        `sqrt(1 - beta2**t)` (MXNet's and TensorFlow's form, the paper's "epsilon hat"):
-        PyTorch adds it after, so early steps differ by a factor of that correction.
+            `sqrt(1 - beta2**t)` (MXNet's and TensorFlow's form, the paper's "epsilon hat"):
+            PyTorch adds it after, so early steps differ by a factor of that correction.
         grad_scale, clip_value, clip_after_decay: what the update does to the gradient first
-        (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
+            (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
 
     >>> net = tg.nn.Linear(3, 1)
     >>> opt = tg.optim.Adam(net.parameters(), lr=1e-3)

@@ -11,15 +11,18 @@ class SGD(Optimizer):
 
     Args:
         params: parameters or parameter groups.
-        lr: learning rate. momentum: momentum factor (0 = none). dampening: dampening of the
-        momentum. weight_decay: L2 penalty added to the gradient. nesterov: Nesterov momentum
-        (needs momentum > 0 and dampening 0). maximize: ascend instead of descend.
+        lr: learning rate.
+        momentum: momentum factor (0 = none).
+        dampening: dampening of the momentum.
+        weight_decay: L2 penalty added to the gradient.
+        nesterov: Nesterov momentum (needs momentum > 0 and dampening 0).
+        maximize: ascend instead of descend.
         lr_in_momentum: the momentum buffer accumulates `lr * gradient` and the step is the
-        buffer (MXNet's and Caffe's form: a learning-rate change affects only new
-        gradients); PyTorch's buffer accumulates gradients and the step is `lr * buffer`.
-        The two are the same while the learning rate is constant.
+            buffer (MXNet's and Caffe's form: a learning-rate change affects only new
+            gradients); PyTorch's buffer accumulates gradients and the step is `lr * buffer`.
+            The two are the same while the learning rate is constant.
         grad_scale, clip_value, clip_after_decay: what the update does to the gradient first
-        (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
+            (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
 
     >>> net, loss_fn = tg.nn.Linear(3, 1), tg.nn.MSELoss()
     >>> x, y = tg.randn(8, 3), tg.randn(8, 1)

@@ -24,7 +24,7 @@ __version__ = "1.13.0"  # the MegEngine API this facade follows
 
 
 def is_cuda_available() -> bool:
-    """True when CuPy sees a GPU (tapegrad's "cuda" device)."""
+    """True when CuPy and a GPU are there (`device="cuda"` works)."""
     from ... import backend
 
     try:
@@ -43,6 +43,7 @@ def set_default_device(device="xpux") -> None:
 
 
 def get_default_device() -> str:
+    """The device new tensors go to (`set_default_device`)."""
     return _default_device[0]
 
 
@@ -54,6 +55,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=None) -> None:
 
 
 def load(f, map_location=None, pickle_module=None):
+    """Read a file written by `mge.save` / `tg.save` (safetensors; nothing is executed)."""
     from ... import io
 
     return io.load(f)

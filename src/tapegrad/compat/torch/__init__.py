@@ -57,12 +57,14 @@ def is_tensor(obj) -> bool:
 
 
 def is_floating_point(t) -> bool:
+    """True when `t` has a floating dtype."""
     from ... import dtypes
 
     return dtypes.is_floating(t.dtype)
 
 
 def numel(t) -> int:
+    """The number of elements of `t`."""
     return t.numel()
 
 
