@@ -76,7 +76,7 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self) -> int:
-        """How many indices one pass yields (the data set's length unless `num_samples=` was given)."""
+        """How many indices one pass yields (the length, unless `num_samples=` was given)."""
         return len(self.data_source) if self._num_samples is None else int(self._num_samples)
 
     def __iter__(self) -> Iterator[int]:
