@@ -10,7 +10,7 @@ import numpy as np
 
 from . import backend, dtypes
 from .engine.node import RemovableHandle, accumulator
-from .engine.state import AMBIENT, RECORD
+from .engine.state import AMBIENT, FORWARD, RECORD
 
 _GRAD_REQS = ("write", "add", "null")
 
@@ -181,7 +181,7 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """True when any tape tracks this tensor (set it to join the ambient tape)."""
-        return self._tapes != 0
+        return bool(self._tapes & ~FORWARD)  # a dual tensor alone does not require grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:

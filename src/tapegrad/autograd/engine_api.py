@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..engine.backward import run_backward
-from ..engine.state import AMBIENT, RECORD, state
+from ..engine.state import AMBIENT, FORWARD, RECORD, state
 from ..tensor import Tensor, _wrap
 
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
@@ -43,7 +43,7 @@ def head_gradients(roots, grads, create_graph):
     for i, (t, g) in enumerate(zip(roots, grads)):
         if not isinstance(t, Tensor):
             raise TypeError(f"backward: element {i} is a {type(t).__name__}, not a Tensor")
-        if not t._tapes:
+        if not t._tapes & ~FORWARD:  # a dual tensor alone is not in a graph
             raise _not_in_graph(i)
         if g is None:
             if t._data.size != 1 and not t._tapes & RECORD:

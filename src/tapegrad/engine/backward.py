@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from .node import ACCUMULATE, FREED, OUT, leaf_of
-from .state import AMBIENT, RECORD, state
+from .state import AMBIENT, FORWARD, RECORD, state
 
 # set by tapegrad.ops at import (the engine is below the op table and must not import it)
 TENSOR_NS = None
@@ -134,7 +134,9 @@ def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_gra
         _deposit(buffers, node, nr, g)
 
     order, seen, graph_tapes = _order(root_nodes, own_mask, target_nodes)
-    higher = create_graph or bool(state.active & graph_tapes & ~own_mask & ~(AMBIENT | RECORD))
+    # a graph with dual nodes inside a dual level: run rules on tensors, so grads get tangents
+    higher = create_graph or bool(state.active & graph_tapes & (~own_mask & ~(AMBIENT | RECORD)
+                                                                 | FORWARD))
     useful = _useful(order, target_nodes) if targets is not None else None
     captured = {}
     writes = []  # (tensor, grad, is_leaf) applied at the end

@@ -6,7 +6,9 @@ A *tape* is one bit of a mask. A tensor carries the bits of the tapes that track
 
     bit 0  AMBIENT  PyTorch style: `requires_grad=True`; active unless `no_grad()`
     bit 1  RECORD   MXNet style: `attach_grad()`; active only inside `record()`
-    bit 2+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+    bit 2  FORWARD  dual tensors of forward-mode AD; active only inside `forward_ad.dual_level()`
+                    (it records no graph: the dispatcher computes the output's tangent)
+    bit 3+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import threading
 
 AMBIENT = 1
 RECORD = 2
-_FIRST_MANAGER_BIT = 2
+FORWARD = 4
+_FIRST_MANAGER_BIT = 3
 
 
 class _State(threading.local):
@@ -26,6 +29,7 @@ class _State(threading.local):
         self.inference = False  # inference_mode(): tensors made here can never join a graph
         self.anomaly = False  # detect_anomaly(): check every gradient backward produces
         self.saved_modes: list = []  # what each entered ModeScope restores on exit (LIFO)
+        self.dual_level = None  # the forward_ad level entered in this thread, if any
 
 
 state = _State()

@@ -30,7 +30,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..engine.node import ACCUMULATE, OUT
 from ..engine.recorder import input_edges, record_node
-from ..engine.state import state
+from ..engine.state import FORWARD, state
 from ..tensor import Tensor, _wrap
 from .xp import array_ns
 
@@ -47,6 +47,7 @@ class Op:
         self.name = name
         self.backward_name = backward_name or _camel(name) + "Backward"
         self.rule = None
+        self.jvp_rule = None  # forward-mode rule; None: derived from the vjp (forward_ad)
         self.wants_needs = False
         self.differentiable = differentiable
         self.samples = None  # sample-input generator, for the generated tests
@@ -59,6 +60,14 @@ class Op:
         """Register the derivative rule (decorator)."""
         self.rule = rule
         self.wants_needs = "needs" in inspect.signature(rule).parameters
+        return rule
+
+    def jvp(self, rule):
+        """Register the forward-mode rule (decorator): `rule(xp, tangents, *saved, out=out,
+        **params)` returns the output's tangent; `tangents` has one entry per input (None:
+        no tangent), `saved` are the inputs named in `saves` (not "out": that comes as `out=`).
+        """
+        self.jvp_rule = rule
         return rule
 
     def sample(self, fn):
@@ -105,7 +114,10 @@ class Op:
         if mask:
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
-                result = _record(self, args, params, out, mask, xp, cls)
+                if mask & FORWARD:  # a dual tensor (forward AD): forward_ad adds the tangent
+                    result = _dual_output(self, args, params, out, mask, xp, cls)
+                else:
+                    result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
                     result._version = args[0]._version
                 return result
@@ -180,6 +192,12 @@ def _record(op: Op, args, params, out, mask: int, xp, cls=Tensor) -> Tensor:
     return result
 
 
+def _dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
+    from ..autograd.forward_ad import dual_output
+
+    return dual_output(op, args, params, out, mask, xp, cls)
+
+
 def _save(save_idx, args, result):
     """What a node keeps for its rule, and the version of each kept tensor."""
     saved = []
@@ -246,8 +264,9 @@ def check_inplace_allowed(t: Tensor) -> None:
     """An in-place change to a tracked leaf, or to a view of one, is refused while its tape
     records (it would change the leaf behind autograd's back)."""
     node = t.grad_fn
+    active = state.active & ~FORWARD  # a dual tensor may change in place (forward_ad follows)
     if node is None:
-        if t._tapes & state.active:
+        if t._tapes & active:
             raise _leaf_inplace_error(t)
         return
     while getattr(node.op, "view", False):  # walk back through view ops to a leaf, if any
@@ -257,7 +276,7 @@ def check_inplace_allowed(t: Tensor) -> None:
         node = edge[0]
         if node.op is ACCUMULATE:
             leaf = node.saved[0]()
-            if leaf is not None and leaf._tapes & state.active:
+            if leaf is not None and leaf._tapes & active:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
@@ -290,10 +309,18 @@ def apply_inplace(op: Op, t: Tensor, *args, **params) -> Tensor:
     old.grad_fn, old._out_nr = t.grad_fn, t._out_nr
     if not keeps_old_value:
         old._version = t._version
+    if mask & FORWARD & state.active:
+        from ..autograd.forward_ad import before_inplace
+
+        before_inplace(t, old)
     result = op(old, *args, **params)
     _write_into(t, result._data, op.name)
     node = result.grad_fn
     t.grad_fn, t._out_nr, t._tapes = node, 0, result._tapes
+    if result._tapes & FORWARD:
+        from ..autograd.forward_ad import after_inplace
+
+        after_inplace(result, t)
     if node is not None and op.saves_out:  # the saved output now lives in t
         node.out_data = t._data
         node.out_version = t._version
