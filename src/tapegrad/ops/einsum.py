@@ -56,7 +56,7 @@ class _EinsumOp(NumpyStyleOp):
     """Variadic, saves every operand, and is also callable as NumPy's
     einsum(subscripts, *operands)."""
 
-    _lock = threading.Lock()
+    _lock = threading.RLock()  # re-entered when forward AD derives its tangent (einsum in its rule)
 
     def __call__(self, *args, **params):
         if args and isinstance(args[0], str):
