@@ -32,6 +32,7 @@ from ..engine.state import FORWARD, ModeScope, allocate_tape_bit, state
 from ..ops import T
 from ..ops.registry import Op, _NAMESPACES, _save, _scalar
 from ..tensor import Tensor, _wrap
+from . import forward_rules  # noqa: F401  (registers the written jvp rules)
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
