@@ -14,7 +14,7 @@ from .tensor import Tensor
 
 Tensor.backward = _tensor_backward
 
-from . import autograd, autodiff, compat, data, distributed, func, linalg, nn, optim, viz  # noqa: E402,F401,I001
+from . import autograd, autodiff, compat, data, distributed, func, linalg, nn, optim, utils, viz  # noqa: E402,F401,I001
 from .autograd.modes import *  # noqa: E402,F401,F403
 from .creation import *  # noqa: E402,F401,F403
 from .dtypes import (  # noqa: E402,F401
