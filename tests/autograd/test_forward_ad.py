@@ -48,9 +48,8 @@ def test_errors_follow_pytorch():
         d = fwAD.make_dual(x, x)
         with pytest.raises(RuntimeError, match="already has a forward gradient"):
             fwAD.make_dual(d, x)
-        with pytest.raises(RuntimeError, match="Nested forward mode AD"):
-            with fwAD.dual_level():
-                pass
+        with pytest.raises(RuntimeError, match="Nested forward mode AD"), fwAD.dual_level():
+            pass
         with pytest.raises(NotImplementedError, match="view of a dual tensor"):
             d[0:1].mul_(2.0)
 
@@ -82,7 +81,8 @@ def test_forward_over_reverse_hessian_vector_product():
     x = w.detach().numpy()
     th = np.tanh(x)
     s = 1 - th ** 2  # d2/dx2 of x tanh x = 2 sech^2 - 2 x tanh sech^2
-    np.testing.assert_allclose(hvp.detach().numpy(), (2 * s - 2 * x * th * s) * v.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(hvp.detach().numpy(), (2 * s - 2 * x * th * s) * v.numpy(),
+                               rtol=1e-10)
     np.testing.assert_allclose(fwAD.unpack_dual(g).primal.detach().numpy(), th + x * s)
 
 

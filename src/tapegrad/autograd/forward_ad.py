@@ -30,7 +30,7 @@ from ..engine.node import accumulator
 from ..engine.recorder import input_edges, record_node
 from ..engine.state import FORWARD, ModeScope, allocate_tape_bit, state
 from ..ops import T
-from ..ops.registry import Op, _NAMESPACES, _save, _scalar
+from ..ops.registry import _NAMESPACES, Op, _save, _scalar
 from ..tensor import Tensor, _wrap
 from . import forward_rules  # noqa: F401  (registers the written jvp rules)
 

@@ -14,7 +14,7 @@ see docs/migrating-from-pytorch.md.
 from __future__ import annotations
 
 from .._facade import forward_getattr
-from . import autograd, cuda, nn, optim, utils  # noqa: F401
+from . import autograd, cuda, func, nn, optim, utils  # noqa: F401
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
