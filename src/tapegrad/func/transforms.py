@@ -145,6 +145,22 @@ def _partial(func, args, nums, kwargs):
     return f
 
 
+def _top_level(primals):
+    """No enclosing transform, dual level or tape needs the Jacobian to stay differentiable."""
+    from .grad import _nesting
+
+    active = state.active
+    return (getattr(_nesting, "depth", 0) == 0 and state.dual_level is None
+            and not any(isinstance(p, Tensor) and p._tapes & active for p in primals))
+
+
+def _detached(jac, top):
+    if not top:
+        return jac
+    leaves, spec = flatten(jac)
+    return unflatten([leaf.detach() for leaf in leaves], spec)
+
+
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
     vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
@@ -160,6 +176,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     def jac_fn(*args, **kwargs):
         check_argnums(nums, args, "jacrev")
         primals = [args[n] for n in nums]
+        top = _top_level(primals)
         res = vjp(_partial(func, args, nums, kwargs), *primals, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         leaves, spec = flatten(out)
@@ -174,7 +191,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             per_arg = tuple(_stack_first([r[j] for r in rows], o.shape, shapes[j], o.dtype)
                             for j in range(len(primals)))
             jacs.append(per_arg[0] if single else per_arg)
-        jac = unflatten(jacs, spec)
+        jac = _detached(unflatten(jacs, spec), top)
         return (jac, res[2]) if has_aux else jac
 
     return jac_fn
@@ -194,6 +211,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def jac_fn(*args, **kwargs):
         check_argnums(nums, args, "jacfwd")
         primals = tuple(_float_tensor(args[n], "jacfwd", n) for n in nums)
+        top = _top_level(primals)
         f = _partial(func, args, nums, kwargs)
         per_arg_columns = []
         spec = aux = None
@@ -221,7 +239,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                                         primals[j].shape, dtype)
                             for j in range(len(primals)))
             jacs.append(per_arg[0] if single else per_arg)
-        jac = unflatten(jacs, spec)
+        jac = _detached(unflatten(jacs, spec), top)
         return (jac, aux) if has_aux else jac
 
     return jac_fn
