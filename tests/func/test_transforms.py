@@ -187,3 +187,23 @@ def test_torch_facade_exposes_func_and_forward_ad():
     with fwAD.dual_level():
         d = fwAD.make_dual(torch.tensor([1.0]), torch.tensor([2.0]))
         assert fwAD.unpack_dual(d * 3).tangent.item() == 6.0
+
+
+def test_jvp_through_layers_matches_finite_differences():
+    tg.manual_seed(0)
+    nn = tg.nn
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.GELU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.LayerNorm(12), nn.Linear(12, 4),
+                          nn.Softplus())
+    model.eval()
+    for p in model.parameters():
+        p.data = p.data.astype(np.float64)
+    for b in model.buffers():
+        b.data = b.data.astype(np.float64)
+    rng = np.random.default_rng(4)
+    x, v = rng.standard_normal((2, 2, 4, 4)), rng.standard_normal((2, 2, 4, 4))
+    with tg.no_grad():
+        f = lambda a: model(_t(a)).numpy()  # noqa: E731
+        fd = (f(x + 1e-6 * v) - f(x - 1e-6 * v)) / 2e-6
+    _, t = F.jvp(model, (_t(x),), (_t(v),))
+    np.testing.assert_allclose(t.detach().numpy(), fd, rtol=1e-5, atol=1e-7)
