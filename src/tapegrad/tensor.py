@@ -19,7 +19,7 @@ from .engine.node import (
     TensorHook,
     accumulator,
 )
-from .engine.state import AMBIENT, RECORD
+from .engine.state import AMBIENT, FORWARD, RECORD
 from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
@@ -235,7 +235,7 @@ class Tensor(_Surface):
     @property
     def requires_grad(self) -> bool:
         """True when any tape tracks this tensor (set it to join the ambient tape)."""
-        return self._tapes != 0
+        return bool(self._tapes & ~FORWARD)  # a dual tensor alone does not require grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:

@@ -192,7 +192,7 @@ def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: l
     for instr in order:
         op = instr.op
         args = []
-        for i in op.save_idx:
+        for i in op.saved_indices(len(instr.ins)):
             slot = instr.out if i == -1 else instr.ins[i]
             name = _slot_name(trace, env, slot)
             if trace.kinds[slot] != CONST and slot not in reads:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of
-from .state import AMBIENT, RECORD, state
+from .state import AMBIENT, FORWARD, RECORD, state
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -149,7 +149,9 @@ def _run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], *, own_ma
         _deposit(buffers, node, nr, g)
 
     order, seen, graph_tapes = _order(root_nodes, own_mask, target_nodes)
-    higher = create_graph or bool(state.active & graph_tapes & ~own_mask & ~(AMBIENT | RECORD))
+    # a graph with dual nodes inside a dual level: run rules on tensors, so grads get tangents
+    higher = create_graph or bool(state.active & graph_tapes & (~own_mask & ~(AMBIENT | RECORD)
+                                                                 | FORWARD))
     useful = _useful(order, target_nodes) if targets is not None else None
     captured: dict[Key, Grad] = {}
     writes: list[Write] = []

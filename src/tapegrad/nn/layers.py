@@ -74,7 +74,7 @@ class Linear(Module):
 
     def forward(self, input):
         w = self.weight
-        if w.is_lazy:
+        if getattr(w, "is_lazy", False):  # a plain tensor from func.functional_call
             w.materialize((self.out_features, input.shape[-1]), device=input.device)
             self.reset_parameters()
         return F.linear(input, w, self.bias)

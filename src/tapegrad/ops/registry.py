@@ -64,7 +64,7 @@ from .. import backend
 from ..compile.hook import TRACING, traced_call
 from ..engine.node import ACCUMULATE, OUT
 from ..engine.recorder import input_edges, record_node
-from ..engine.state import state
+from ..engine.state import FORWARD, state
 from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 from .promotion import FLOAT64, drop_unasked_float64, result_type, weak_scalar
@@ -89,7 +89,7 @@ class Op:
         self.name = name
         self.backward_name = backward_name or _camel(name) + "Backward"
         self.rule: Rule | None = None
-        self.jvp_rule: Rule | None = None
+        self.jvp_rule: Rule | None = None  # forward-mode rule; None: derived from the vjp
         self.wants_needs = False
         self.differentiable = differentiable
         self.samples: Callable[[np.random.Generator], list[Any]] | None = None
@@ -103,6 +103,10 @@ class Op:
         )
         self.saves_out = self.save_idx is not None and -1 in self.save_idx
 
+    def saved_indices(self, n_inputs: int) -> Sequence[int]:
+        """Which inputs (-1: the output) the rule gets, for a call with `n_inputs` inputs."""
+        return range(n_inputs) if self.save_idx is None else self.save_idx
+
     def vjp(self, rule: _F) -> _F:
         """Register the reverse-mode rule `rule(xp, g, *saved, **params)` (decorator)."""
         self.rule = rule
@@ -110,8 +114,10 @@ class Op:
         return rule
 
     def jvp(self, rule: _F) -> _F:
-        """Register the forward-mode rule `rule(xp, *tangents, *saved, **params)` returning
-        the tangent of the output (decorator); kept on `op.jvp_rule`."""
+        """Register the forward-mode rule (decorator): `rule(xp, tangents, *saved, out=out,
+        **params)` returns the output's tangent; `tangents` has one entry per input (None:
+        no tangent), `saved` are the inputs named in `saves` (not "out": that comes as `out=`).
+        """
         self.jvp_rule = rule
         return rule
 
@@ -166,7 +172,10 @@ class Op:
                 return traced_call(self, args, params, out, mask, xp, cls)
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
-                result = _record(self, args, params, out, mask, xp, cls)
+                if mask & FORWARD:  # a dual tensor (forward AD): forward_ad adds the tangent
+                    result = _dual_output(self, args, params, out, mask, xp, cls)
+                else:
+                    result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
                     result._vc = args[0]._vc
                 return result
@@ -274,9 +283,7 @@ _PY_NUMBERS = frozenset((float, int, bool))
 def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
             cls: type[Tensor] = Tensor) -> Tensor:
     result = _wrap(out, mask, cls)
-    save_idx: Sequence[int] | None = op.save_idx
-    if save_idx is None:  # saves="*"
-        save_idx = range(len(args))
+    save_idx = op.saved_indices(len(args))
     if save_idx:
         saved, checks = _save(save_idx, args, result)
     else:
@@ -287,6 +294,14 @@ def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mas
         node.out_data = out
         node.out_counter = result._vc
     result.grad_fn = node
+    return result
+
+
+def _dual_output(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int,
+                 xp: Any, cls: type[Tensor]) -> Tensor:
+    from ..autograd.forward_ad import dual_output
+
+    result: Tensor = dual_output(op, args, params, out, mask, xp, cls)
     return result
 
 
@@ -332,8 +347,9 @@ def check_inplace_allowed(t: Tensor) -> None:
     """An in-place change to a tracked leaf, or to a view of one, is refused while its tape
     records (it would change the leaf behind autograd's back)."""
     node = t.grad_fn
+    active = state.active & ~FORWARD  # a dual tensor may change in place (forward_ad follows)
     if node is None:
-        if t._tapes & state.active:
+        if t._tapes & active:
             raise _leaf_inplace_error(t)
         return
     while getattr(node.op, "view", False):  # walk back through view ops to a leaf, if any
@@ -343,7 +359,7 @@ def check_inplace_allowed(t: Tensor) -> None:
         node = edge[0]
         if node.op is ACCUMULATE:
             leaf = node.saved[0]()
-            if leaf is not None and leaf._tapes & state.active:
+            if leaf is not None and leaf._tapes & active:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
@@ -377,10 +393,18 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     old.grad_fn, old._out_nr = t.grad_fn, t._out_nr
     if not keeps_old_value:
         old._vc = t._vc
+    if mask & FORWARD & state.active:
+        from ..autograd.forward_ad import before_inplace
+
+        before_inplace(t, old)
     result = op(old, *args, **params)
     _write_into(t, result._data, op.name)
     node = result.grad_fn
     t.grad_fn, t._out_nr, t._tapes = node, 0, result._tapes
+    if result._tapes & FORWARD:
+        from ..autograd.forward_ad import after_inplace
+
+        after_inplace(result, t)
     if node is not None and op.saves_out:  # the saved output now lives in t
         node.out_data = t._data
         node.out_counter = t._vc

@@ -14,7 +14,7 @@ see docs/migrating-from-pytorch.md.
 from __future__ import annotations
 
 from .._facade import forward_getattr
-from . import autograd, cuda, jit, nn, optim, utils  # noqa: F401
+from . import autograd, cuda, func, jit, nn, optim, utils  # noqa: F401
 from ._compile import compile  # noqa: F401,A004
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
