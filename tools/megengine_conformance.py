@@ -61,6 +61,13 @@ STUBBED = [
     "megengine.traced_module",
 ]
 
+# upstream tests that depend on NumPy 1.x (MegEngine 1.13 requires numpy<2): why they fail
+# under NumPy 2 whatever runs them
+NUMPY2 = {
+    "test_attach_in_with_block": "int() of a 1-element array (b.grad.numpy()), an error "
+                                 "since NumPy 2; passes under numpy<2",
+}
+
 _CONFTEST = '''\
 import json
 import sys
@@ -200,7 +207,9 @@ def run(path: pathlib.Path, pytest_args: list[str]) -> int:
 def _print_report(data: dict, proc: subprocess.CompletedProcess) -> int:
     results, deselected = data["results"], data["deselected"]
     total_pass = total = 0
-    print("MegEngine 1.13 autodiff tests on the tapegrad facade\n")
+    import numpy
+
+    print(f"MegEngine 1.13 autodiff tests on the tapegrad facade (NumPy {numpy.__version__})\n")
     for rel in FILES:
         name = rel.rsplit("/", 1)[-1]
         outcomes = results.get(name, {})
@@ -211,7 +220,9 @@ def _print_report(data: dict, proc: subprocess.CompletedProcess) -> int:
         print(f"{rel:40s} {n_pass:3d}/{len(outcomes):<3d} passed   {n_desel:3d} deselected")
         for nid, outcome in sorted(outcomes.items()):
             if outcome != "passed":
-                print(f"    {outcome:12s} {nid.split('::', 1)[-1]}")
+                test = nid.split("::", 1)[-1]
+                why = NUMPY2.get(test) if int(numpy.__version__.split(".")[0]) >= 2 else None
+                print(f"    {outcome:12s} {test}" + (f"   [NumPy 2: {why}]" if why else ""))
     print(f"\n{'in scope':40s} {total_pass:3d}/{total:<3d} passed")
     print(f"\ndeselected ({len(deselected)}):")
     for nid, why in deselected:

@@ -162,11 +162,9 @@ ALIASES = core_aliases(
     floor_div="floor_divide", mod="remainder", less="lt", less_equal="le", greater="gt",
     greater_equal="ge",
 )
-ALIASES["linear"] = "tapegrad.nn.functional:linear"
+# every F.nn name is also at F's top level, as in MegEngine
+ALIASES.update({name: f"{__name__}.nn:{name}" for name in nn.__all__})
 HINTS = {
-    "topk": "not provided; use .numpy() and NumPy",
-    "sort": "not provided; use .numpy() and NumPy",
-    "argsort": "not provided; use .numpy() and NumPy",
     "cond_take": "not provided; use boolean indexing x[mask]",
     "distributed": "use mge.distributed.make_allreduce_cb with a GradManager",
     "vision": "not provided",
