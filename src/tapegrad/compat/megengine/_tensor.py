@@ -6,6 +6,8 @@ they differ from `tg.Tensor`, which keeps PyTorch's meaning): `size` is the elem
 `reset_zero`, `name`, `transpose(*pattern)` (reversed when no pattern), `T`, `max`/`min`
 (values only). An op on
 `mge.Tensor`s returns an `mge.Tensor`; `.grad` and `detach()` are `mge.Tensor`s.
+In-place operators rebind, as in MegEngine (`y *= y` is `y = y * y`: a new tensor, the
+old one and its recorded history unchanged).
 MegEngine makes Python floats and float64 arrays float32, Python ints and int64 arrays
 int32. Its tensors are not tracked by anything until a GradManager attaches them (no
 `requires_grad`).
@@ -124,6 +126,23 @@ class Tensor(_CoreTensor):
 
 
 Tensor._array_class = Tensor
+
+
+def _rebinding(name: str):
+    binary = getattr(_CoreTensor, f"__{name}__")
+
+    def inplace(self, other):
+        return binary(self, other)
+
+    inplace.__name__ = f"__i{name}__"
+    inplace.__doc__ = f"`x {name}= y` rebinds x to a new tensor (MegEngine), never in place."
+    return inplace
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+              "or", "xor", "lshift", "rshift"):
+    if hasattr(_CoreTensor, f"__{_name}__"):
+        setattr(Tensor, f"__i{_name}__", _rebinding(_name))
 
 
 class Parameter(Tensor, _CoreParameter):

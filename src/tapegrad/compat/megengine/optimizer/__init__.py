@@ -14,7 +14,30 @@ from ....optim import Adam as _Adam
 from ....optim import AdamW as _AdamW
 from ..._facade import facade_getattr
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm", "clip_grad_value"]
+
+
+def clip_grad_norm(tensors, max_norm: float, ord: float = 2.0):  # noqa: A002
+    """Scale the gradients of `tensors` so that their joint `ord`-norm is at most
+    `max_norm`; returns the norm before clipping (an mge.Tensor)."""
+    from ....nn.utils import clip_grad_norm_
+    from .._tensor import tensor
+
+    ts = [tensors] if hasattr(tensors, "grad") else list(tensors)
+    total = clip_grad_norm_(ts, max_norm, norm_type=ord)
+    return tensor(float(total))
+
+
+def clip_grad_value(tensors, lower: float, upper: float) -> None:
+    """Clip every gradient of `tensors` into [lower, upper], in place."""
+    import numpy as np
+
+    from ....tensor import write_data
+
+    ts = [tensors] if hasattr(tensors, "grad") else list(tensors)
+    for t in ts:
+        if t.grad is not None:
+            write_data(t.grad, np.clip(t.grad.numpy(), lower, upper))
 
 
 class _Chaining:
