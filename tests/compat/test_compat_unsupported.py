@@ -18,7 +18,7 @@ CASES = [
     ("tapegrad.compat.mxnet.gluon.data", "vision", "data set"),
     ("tapegrad.compat.mxnet.initializer", "Bilinear", "Constant"),
     ("tapegrad.compat.megengine", "quantization", "not supported"),
-    ("tapegrad.compat.megengine.functional", "topk", "NumPy"),
+    ("tapegrad.compat.megengine.functional", "cond_take", "boolean indexing"),
     ("tapegrad.compat.megengine.functional.nn", "nms", "not provided"),
     ("tapegrad.compat.megengine.module", "QuantStub", "quantization"),
     ("tapegrad.compat.megengine.optimizer", "LAMB", "Adam"),

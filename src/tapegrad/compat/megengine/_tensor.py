@@ -58,6 +58,18 @@ def _device(device):
     return "cpu"
 
 
+def _rebinding(name: str):
+    """`x op= y` for mge.Tensor: a new tensor, never in place (MegEngine rebinds)."""
+    binary = getattr(_CoreTensor, f"__{name}__")
+
+    def inplace(self, other):
+        return binary(self, other)
+
+    inplace.__name__ = f"__i{name}__"
+    inplace.__doc__ = f"`x {name}= y` rebinds x to a new tensor (MegEngine), never in place."
+    return inplace
+
+
 class Tensor(_CoreTensor):
     """MegEngine's Tensor: `mge.Tensor([1.0, 2.0])` (a copy, float32 / int32 by default)."""
 
@@ -124,25 +136,21 @@ class Tensor(_CoreTensor):
         """The axes reversed."""
         return self.transpose()
 
+    __iadd__ = _rebinding("add")
+    __isub__ = _rebinding("sub")
+    __imul__ = _rebinding("mul")
+    __itruediv__ = _rebinding("truediv")
+    __ifloordiv__ = _rebinding("floordiv")
+    __imod__ = _rebinding("mod")
+    __ipow__ = _rebinding("pow")
+    __imatmul__ = _rebinding("matmul")
+    __iand__ = _rebinding("and")
+    __ior__ = _rebinding("or")
+    __ixor__ = _rebinding("xor")
+
 
 Tensor._array_class = Tensor
 
-
-def _rebinding(name: str):
-    binary = getattr(_CoreTensor, f"__{name}__")
-
-    def inplace(self, other):
-        return binary(self, other)
-
-    inplace.__name__ = f"__i{name}__"
-    inplace.__doc__ = f"`x {name}= y` rebinds x to a new tensor (MegEngine), never in place."
-    return inplace
-
-
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
-              "or", "xor", "lshift", "rshift"):
-    if hasattr(_CoreTensor, f"__{_name}__"):
-        setattr(Tensor, f"__i{_name}__", _rebinding(_name))
 
 
 class Parameter(Tensor, _CoreParameter):
