@@ -251,3 +251,16 @@ def test_core_and_jit_import_and_raise_on_use():
         jit.trace(lambda x: x)
     with pytest.raises(NotImplementedError, match="set_option"):
         core.set_option("enable_drop", 1)
+
+
+def test_more_nn_functions_at_top_level():
+    x = mge.tensor(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(F.pad(x, ((1, 0), (0, 2)), constant_value=9).numpy(),
+                                  [[9, 9, 9, 9, 9], [0, 1, 2, 9, 9], [3, 4, 5, 9, 9]])
+    z = np.sqrt(1.5)  # (x - mean) / std of [0, 1, 2] is [-1, 0, 1] * sqrt(3/2)
+    np.testing.assert_allclose(F.layer_norm(x, 3, affine=False).numpy(),
+                               [[-z, 0, z]] * 2, rtol=1e-4)
+    np.testing.assert_allclose(F.hswish(mge.tensor([-4.0, 1.0, 4.0])).numpy(),
+                               [0.0, 4 / 6, 4.0], rtol=1e-6)
+    np.testing.assert_allclose(F.logsigmoid(mge.tensor([0.0])).numpy(), [-np.log(2)],
+                               rtol=1e-6)
