@@ -152,7 +152,9 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_logreport(report):
     if report.when == "call" or report.outcome != "passed":
         fname = report.nodeid.split("::")[0].rsplit("/", 1)[-1]
-        outcome = report.outcome if report.when == "call" else f"{{report.outcome}} ({{report.when}})"
+        outcome = report.outcome
+        if report.when != "call":
+            outcome = f"{{outcome}} ({{report.when}})"
         if report.nodeid not in _results.get(fname, {{}}) or report.outcome != "passed":
             _results.setdefault(fname, {{}})[report.nodeid] = outcome
 
@@ -194,7 +196,8 @@ def run(path: pathlib.Path, pytest_args: list[str]) -> int:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "no:benchmark", "--continue-on-collection-errors", "--rootdir", str(work), "-c", str(work / "pytest.ini"),
+               "-p", "no:benchmark", "--continue-on-collection-errors",
+               "--rootdir", str(work), "-c", str(work / "pytest.ini"),
                *pytest_args, *FILES]
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
         if not report.is_file():

@@ -47,11 +47,10 @@ def test_only_earlier_managers_record_a_backward():
 def test_backward_restores_the_recording_mask():
     x = tg.tensor([1.0])
     outer, inner = GradManager().attach(x), GradManager().attach(x)
-    with inner:
-        with outer:
-            before = state.active
-            inner.backward(x * 3)
-            assert state.active == before & ~inner._bit
+    with inner, outer:
+        before = state.active
+        inner.backward(x * 3)
+        assert state.active == before & ~inner._bit
     assert not state.active & (outer._bit | inner._bit)
 
 

@@ -34,10 +34,9 @@ def test_outer_manager_records_inner_backward_second_order(x_np):
 def test_a_manager_that_began_later_does_not_see_an_earlier_ones_backward(x_np):
     x = _x(x_np)
     gm, gm2 = GradManager().attach(x), GradManager().attach(x)
-    with gm2:  # gm2 began first: gm (inner) must not record gm2's backward
-        with gm:
-            gm2.backward(F.cos(x))
-            gm.backward(x.grad)
+    with gm2, gm:  # gm2 begins first: gm (inner) must not record gm2's backward
+        gm2.backward(F.cos(x))
+        gm.backward(x.grad)
     np.testing.assert_allclose(x.grad.numpy(), -np.sin(x_np))
 
 
@@ -142,10 +141,9 @@ def test_release_drops_the_recorded_history():
 def test_leaving_with_by_an_exception_drops_the_history():
     w = mge.Parameter([3.0])
     gm = GradManager().attach(w)
-    with pytest.raises(ZeroDivisionError):
-        with gm:
-            kept = w * 2
-            1 / 0
+    with pytest.raises(ZeroDivisionError), gm:
+        kept = w * 2
+        _ = 1 / 0
     assert not gm.is_recording
     with gm:
         gm.backward(kept * w)

@@ -47,13 +47,12 @@ def _guide(mge):
     # the nesting order matters: gm inside gm2 cannot see gm2's backward
     x = mge.tensor(X)
     gm, gm2 = GradManager().attach([x]), GradManager().attach([x])
-    with gm2:
-        with gm:
-            y = F.cos(x)
-            gm2.backward(y)
-            x_grad = x.grad
-            x.grad = None
-            gm.backward(x_grad)
+    with gm2, gm:
+        y = F.cos(x)
+        gm2.backward(y)
+        x_grad = x.grad
+        x.grad = None
+        gm.backward(x_grad)
     out["reversed"] = x.grad
 
     # forward mode by two reverse passes

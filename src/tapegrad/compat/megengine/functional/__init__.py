@@ -19,6 +19,7 @@ from ..._facade import core_aliases, facade_dir, facade_getattr
 from .._tensor import Tensor
 from .._tensor import tensor as _tensor
 from . import nn, vision  # noqa: F401
+from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
 from .extra import (  # noqa: F401
     argsort,
     expand_dims,
@@ -28,7 +29,6 @@ from .extra import (  # noqa: F401
     topk,
     topk_accuracy,
 )
-from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
 from .nn import dropout, one_hot  # noqa: F401
 
 
@@ -174,6 +174,7 @@ ALIASES = core_aliases(
 # every F.nn name is also at F's top level, as in MegEngine
 ALIASES.update({name: f"{__name__}.nn:{name}" for name in nn.__all__ if name not in vars()})
 from .vision import interpolate  # noqa: E402,F401  (also at F's top level in MegEngine)
+
 HINTS = {
     "cond_take": "not provided; use boolean indexing x[mask]",
     "distributed": "use mge.distributed.make_allreduce_cb with a GradManager",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-# MegEngine 1.13's functional/tensor.py __all__ (the names, not the code)
-__all__ = [
+# the names of MegEngine 1.13's functional/tensor.py (resolved lazily from F)
+_NAMES = [
     "arange", "broadcast_to", "concat", "cond_take", "copy", "cumsum", "diag", "expand_dims",
     "eye", "flatten", "full", "full_like", "gather", "linspace", "meshgrid", "ones",
     "ones_like", "repeat", "reshape", "roll", "split", "squeeze", "stack", "scatter", "tile",
@@ -19,7 +19,11 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name.startswith("__") or name not in __all__:
+    if name.startswith("__") or name not in _NAMES:
         raise AttributeError(
             f"{name!r} is not in megengine.functional.tensor; see megengine.functional")
     return getattr(importlib.import_module(__package__), name)
+
+
+def __dir__():
+    return sorted(_NAMES)

@@ -55,10 +55,10 @@ class Module(_CoreModule):
         own, children = getattr(self, table), self._modules
         for key in sorted(set(own) | (set(children) if recursive else set())):
             value = own.get(key)
-            if value is not None and id(value) not in seen:
-                if table != "_buffers" or key not in self._non_persistent:
-                    seen.add(id(value))
-                    yield prefix + key, value
+            persistent = table != "_buffers" or key not in self._non_persistent
+            if value is not None and id(value) not in seen and persistent:
+                seen.add(id(value))
+                yield prefix + key, value
             child = children.get(key) if recursive else None
             if child is not None and id(child) not in seen:
                 seen.add(id(child))

@@ -80,7 +80,9 @@ class ToMode(VisionTransform):
         image = np.asarray(image)
         if self.mode == "HWC":
             return image
-        return np.ascontiguousarray(image[..., None] if image.ndim == 2 else image).transpose(2, 0, 1)
+        if image.ndim == 2:  # a grey image: one channel
+            image = image[..., None]
+        return np.ascontiguousarray(image.transpose(2, 0, 1))
 
 
 class Normalize(VisionTransform):
