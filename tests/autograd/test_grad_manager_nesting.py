@@ -89,3 +89,18 @@ def test_group_of_one_and_type_errors():
     with pytest.raises(RuntimeError, match="already recording"):
         (gm | gm2).record()
     gm.release()
+
+
+def test_a_long_recording_keeps_its_log_small():
+    from tapegrad.engine import recorder
+
+    w = tg.tensor([1.0])
+    gm = GradManager().attach(w)
+    with gm:
+        for _ in range(3 * recorder._COMPACT_MIN):
+            _ = w * 2  # dies at once: its node too
+        assert len(recorder._history[gm._bit]) <= recorder._COMPACT_MIN
+        y = w * 3
+        gm.backward(y)
+    assert gm._bit not in recorder._history
+    np.testing.assert_allclose(w.grad.numpy(), [3.0])

@@ -28,6 +28,15 @@ Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
 
 _history: dict[int, list[weakref.ref[Node]]] = {}  # tape bit -> nodes recorded for it
 _logged = 0  # the bits in _history, for one test per recorded node
+# a long recording drops dead references now and then: when its log has doubled since the
+# last time (amortized O(1) per node)
+_COMPACT_MIN = 4096
+_compact_at: dict[int, int] = {}
+
+
+def _compact(bit: int, log: list[weakref.ref[Node]]) -> None:
+    log[:] = [r for r in log if r() is not None]
+    _compact_at[bit] = max(_COMPACT_MIN, 2 * len(log))
 
 
 def log_history(bit: int) -> None:
@@ -41,6 +50,7 @@ def drop_history(bit: int) -> None:
     """Take `bit` off every node recorded for it since `log_history(bit)`; stop logging."""
     global _logged
     refs = _history.pop(bit, ())
+    _compact_at.pop(bit, None)
     _logged &= ~bit
     for ref in refs:
         node = ref()
@@ -81,6 +91,8 @@ def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[Vers
         for bit, log in tuple(_history.items()):  # a copy: other threads may add a log
             if mask & bit:
                 log.append(ref)
+                if len(log) >= _compact_at.get(bit, _COMPACT_MIN):
+                    _compact(bit, log)
     if state.anomaly:
         node.trace = "".join(traceback.format_stack()[:-3])
     return node
