@@ -23,9 +23,11 @@ class Transform:
     """Base: `apply(sample)`, and `apply_batch(samples)` (each sample in turn)."""
 
     def apply(self, input):  # noqa: A002
+        """The transformed sample."""
         raise NotImplementedError
 
     def apply_batch(self, inputs):
+        """Each sample transformed, in order."""
         return tuple(self.apply(x) for x in inputs)
 
 
@@ -33,6 +35,7 @@ class PseudoTransform(Transform):
     """Changes nothing."""
 
     def apply(self, input):  # noqa: A002
+        """The sample unchanged."""
         return input
 
 
@@ -43,6 +46,7 @@ class VisionTransform(Transform):
         self.order = ("image",) if order is None else tuple(order)
 
     def apply(self, input):  # noqa: A002
+        """The sample with each field that `order` calls "image" transformed."""
         fields = input if isinstance(input, tuple) else (input,)
         out = list(fields)
         for i, kind in enumerate(self.order[:len(fields)]):
@@ -62,6 +66,7 @@ class Compose(Transform):
         self.transforms = list(transforms or [])
 
     def apply(self, input):  # noqa: A002
+        """The sample passed through every transform in turn."""
         for t in self.transforms:
             input = t.apply(input)
         return input

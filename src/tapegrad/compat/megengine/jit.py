@@ -1,5 +1,8 @@
 """`megengine.jit`: importable; `trace` (and `exclude_from_trace`) raise on use.
 
+A placeholder on this branch so that MegEngine scripts and tests import: main's
+`megengine.jit` (`trace` on `tg.compile`, from the compilation work) supersedes it on merge.
+
 Compiling a function is not supported yet: tapegrad runs eagerly. Decorating with
 `@trace` raises at once, naming what to do instead (call the function undecorated).
 
@@ -12,7 +15,7 @@ Compiling a function is not supported yet: tapegrad runs eagerly. Decorating wit
 """
 from __future__ import annotations
 
-from ..._facade import facade_getattr
+from .._facade import facade_getattr
 
 __all__ = ["trace", "exclude_from_trace"]
 
