@@ -40,14 +40,18 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         # the facade module itself: one object whatever name it is imported under
         target = self.target + spec.name[len(self.name):]
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
             if exc.name != target:
                 raise
             raise ModuleNotFoundError(_missing(spec.name, target), name=spec.name) from None
+        self._own_attrs = (module.__spec__, module.__loader__)
+        return module
 
     def exec_module(self, module) -> None:
-        pass
+        # importlib gave the facade module the alias's spec and loader; put its own back, so
+        # that after uninstall() nothing (pickle, inspect, doc tools) sees the framework name
+        module.__spec__, module.__loader__ = self._own_attrs
 
 
 def _missing(name: str, target: str) -> str:
