@@ -22,9 +22,11 @@ def cupy():
         except Exception as e:  # ImportError, or CUDA present but no device/driver
             _cupy_error = f"{type(e).__name__}: {e}"
     if _cupy is None:
+        from .utils.hints import install_hint
+
         raise RuntimeError(
-            "device='cuda' needs CuPy and a GPU: install tapegrad[cuda] "
-            f"(pip install 'tapegrad[cuda]') on a machine with CUDA ({_cupy_error})"
+            f"device='cuda' needs CuPy and a GPU: {install_hint('cuda')}, on a machine with "
+            f"CUDA ({_cupy_error})"
         )
     return _cupy
 

@@ -94,16 +94,3 @@ def result_array(data: Any, dtype: Any = None) -> np.ndarray:
     if dtype is not None:
         arr = arr.astype(as_dtype(dtype), copy=False)
     return arr
-
-
-def check_same_float(what: str, *arrays) -> None:
-    """Refuse floating arrays of different dtypes where PyTorch does (matmul, linear, conv):
-    NumPy would silently compute in the wider one (a float64 batch through a float32 layer)."""
-    floats = [a.dtype for a in arrays if a is not None and getattr(a, "dtype", None) is not None
-              and a.dtype.kind == "f"]
-    if len(set(floats)) > 1:
-        raise RuntimeError(
-            f"{what}: expected all operands to have the same dtype, but got "
-            f"{', '.join(str(d) for d in floats)}; convert first, e.g. "
-            "x.to(weight.dtype) or model.double()"
-        )

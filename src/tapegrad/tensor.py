@@ -20,7 +20,8 @@ from .engine.node import (
     TensorHook,
     accumulator,
 )
-from .engine.state import AMBIENT, RECORD
+from .engine.state import AMBIENT, FORWARD, RECORD
+from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
     from ._tensor_surface import TensorSurface as _Surface
@@ -78,22 +79,27 @@ class Tensor(_Surface):
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, a tuple of ints."""
         return self._data.shape
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        """The element type (a NumPy dtype: `tg.float32`, `tg.int64`, ...)."""
         return self._data.dtype
 
     @property
     def device(self) -> str:
+        """Where the data lives: `"cpu"` (NumPy) or `"cuda"` (CuPy)."""
         return backend.device_of(self._data)
 
     @property
     def is_cuda(self) -> bool:
+        """True when the tensor is on the GPU (`device == "cuda"`)."""
         return self.device == "cuda"
 
     @property
@@ -102,9 +108,11 @@ class Tensor(_Surface):
         return self._vc[0]
 
     def dim(self) -> int:
+        """The number of dimensions (the same as `ndim`)."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements."""
         return int(self._data.size)
 
     @overload
@@ -126,6 +134,7 @@ class Tensor(_Surface):
         return n
 
     def element_size(self) -> int:
+        """The size of one element in bytes."""
         return self._data.itemsize
 
     # ------------------------------------------------------------------ conversion
@@ -140,6 +149,7 @@ class Tensor(_Surface):
         return value
 
     def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers; a 0-d tensor gives a number."""
         return self._data.tolist()
 
     def numpy(self) -> np.ndarray[Any, Any]:
@@ -215,16 +225,18 @@ class Tensor(_Surface):
         return out
 
     def cpu(self) -> Tensor:
+        """A copy on the CPU (`to("cpu")`; the tensor itself when it is there already)."""
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Tensor:
+        """A copy on the GPU (`to("cuda")`; needs CuPy and a GPU)."""
         return self.to("cuda")
 
     # ------------------------------------------------------------------ autograd slots
     @property
     def requires_grad(self) -> bool:
         """True when any tape tracks this tensor (set it to join the ambient tape)."""
-        return self._tapes != 0
+        return bool(self._tapes & ~FORWARD)  # a dual tensor alone does not require grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -246,6 +258,7 @@ class Tensor(_Surface):
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor no recorded op produced (it has no `grad_fn`)."""
         return self.grad_fn is None
 
     @property
@@ -265,10 +278,13 @@ class Tensor(_Surface):
     def grad(self, value: Any) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(
-                    "assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}; wrap it: t.grad = tg.tensor(value)"
-                )
+                cls = array_class(self)
+                if cls is Tensor:  # PyTorch refuses a number or array (the facades convert)
+                    raise TypeError(
+                        "assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(value).__name__}; wrap it: t.grad = tg.tensor(value)"
+                    )
+                value = cls(value, dtype=self.dtype, device=self.device)
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
@@ -301,7 +317,8 @@ class Tensor(_Surface):
             self._tapes |= RECORD  # slot unset on tensors never attached: getattr's default
             self._record_var = False
             if self._grad is None:
-                self._grad = _wrap(backend.array_module(self._data).zeros_like(self._data))
+                zeros = backend.array_module(self._data).zeros_like(self._data)
+                self._grad = _wrap(zeros, 0, array_class(self))
 
     def retain_grad(self) -> None:
         """Keep `.grad` of this non-leaf after backward (leaves keep it anyway)."""
@@ -318,6 +335,7 @@ class Tensor(_Surface):
 
     @property
     def retains_grad(self) -> bool:
+        """True when `retain_grad()` was called on this non-leaf tensor."""
         node = self.grad_fn
         return bool(node is not None and node.retained and self._out_nr in node.retained)
 
@@ -344,9 +362,7 @@ class Tensor(_Surface):
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, tracked by no tape."""
-        t = _wrap(self._data)
-        t._vc = self._vc
-        return t
+        return as_class(self, array_class(self))
 
     def detach_(self: _T) -> _T:
         """Cut this tensor out of every graph, in place."""
@@ -357,7 +373,7 @@ class Tensor(_Surface):
     @property
     def data(self) -> Tensor:
         """Storage shared, not tracked, and in-place changes through it are not detected."""
-        return _wrap(self._data)
+        return _wrap(self._data, 0, array_class(self))
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -393,10 +409,40 @@ def _wrap(arr: Any, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
     return t
 
 
-def _move(t: Tensor, device: str) -> Tensor:
-    from .ops.registry import to_device_op
+def array_class(t: Tensor) -> type[Tensor]:
+    """The class of `t.detach()`, `t.data` and `t.grad`: a plain `Tensor` (a Parameter's
+    gradient is no Parameter, as in PyTorch), or the array type a facade class names in its
+    `_array_class` attribute (`mx.nd.NDArray` names itself, `mge.Parameter` names
+    `mge.Tensor`)."""
+    return getattr(type(t), "_array_class", Tensor)
 
-    return to_device_op(t, device=device)
+
+def as_class(t: Tensor, cls: type[Tensor]) -> Tensor:
+    """A `cls` tensor sharing `t`'s storage and version counter, tracked by no tape: what
+    `t.detach()` is, under another class. Facades turn core results into their array types
+    with it (`as_class(tg.zeros(3), mx.nd.NDArray)`)."""
+    out = _wrap(t._data, 0, cls)
+    out._vc = t._vc
+    return out
+
+
+def write_data(t: Tensor, values: Any) -> None:
+    """Overwrite `t`'s values in place (broadcast to its shape, cast to its dtype, on its
+    device) and bump its version: the one in-place write of code outside the ops (optimizer
+    -free updates such as running statistics, `set_data`, `copyto`). Never recorded."""
+    if isinstance(values, Tensor):
+        values = values._data
+    arr = backend.to_device(values, t.device) if hasattr(values, "shape") else values
+    t._data[...] = arr
+    bump_version(t)
+
+
+def _move(t: Tensor, device: str) -> Tensor:
+    # Tensor sits below the op table (ops import this module), so `to()` looks its one op
+    # up when called: a call-time import, never an import-time circle.
+    from .ops.casting import to_device
+
+    return to_device(t, device)
 
 
 def _axis(dim: SupportsIndex, ndim: int) -> int:

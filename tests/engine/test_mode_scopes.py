@@ -172,8 +172,9 @@ def test_the_helpers_change_the_mode_while_they_run():
 # Who may assign the thread's recording mask: the scopes themselves, the two plain-function
 # switches PyTorch and MXNet code calls (set_grad_enabled, set_recording), and the
 # GradManager's record()/release() of its own tape bit.
+# forward_ad.py defines the `dual_level` mode scope (the FORWARD tape's bit)
 _ALLOWED = {"engine/state.py", "autograd/modes.py", "autograd/record.py",
-            "autograd/grad_manager.py"}
+            "autograd/grad_manager.py", "autograd/forward_ad.py"}
 
 
 def _is_mode_field(attr):

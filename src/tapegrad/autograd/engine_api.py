@@ -8,7 +8,7 @@ import numpy as np
 
 from ..engine.backward import run_backward
 from ..engine.state import AMBIENT, RECORD, ModeScope
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, array_class
 from .heads import head_gradients
 from .record import _RecordingStateScope
 
@@ -103,7 +103,8 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
         result = run_backward(roots, grads, own_mask=-1, retain_graph=retain_graph,
                               create_graph=create_graph, capture=wrt, allow_unused=allow)
     if materialize_grads:
-        result = [_wrap(np.zeros_like(t._data)) if g is None else g for g, t in zip(result, wrt)]
+        result = [_wrap(np.zeros_like(t._data), 0, array_class(t)) if g is None else g
+                  for g, t in zip(result, wrt)]
     return tuple(result)
 
 

@@ -190,10 +190,14 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """Compute the outputs from the inputs; override it (a staticmethod taking `ctx`
+        first, or an instance method in the MXNet style)."""
         raise NotImplementedError("subclasses of Function must define forward()")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Return one gradient per `forward` input (None where there is none), given
+        one gradient per output; override it."""
         raise NotImplementedError("subclasses of Function must define backward()")
 
     @staticmethod

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..engine.state import RECORD
+from ..engine.state import FORWARD, RECORD
 from ..tensor import Tensor, _wrap
 
 __all__ = ["head_gradients"]
@@ -64,7 +64,7 @@ def _head(i: int, t: Any, g: Any, create_graph: bool, ones_for_any_shape: bool,
           require_graph: bool) -> Any:
     if not isinstance(t, Tensor):
         raise TypeError(f"backward: tensor {i} is a {type(t).__name__}, not a Tensor")
-    if require_graph and not t._tapes:
+    if require_graph and not t._tapes & ~FORWARD:  # a dual tensor alone is not in a graph
         raise RuntimeError(
             f"tensor {i} is not in a computational graph: it does not require grad and has "
             "no grad_fn. Set requires_grad=True on an input before computing it (PyTorch "

@@ -38,10 +38,32 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         # the facade module itself: one object whatever name it is imported under
-        return importlib.import_module(self.target + spec.name[len(self.name):])
+        target = self.target + spec.name[len(self.name):]
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            if exc.name != target:
+                raise
+            raise ModuleNotFoundError(_missing(spec.name, target), name=spec.name) from None
+        self._own_attrs = (module.__spec__, module.__loader__)
+        return module
 
     def exec_module(self, module) -> None:
+        # importlib gave the facade module the alias's spec and loader; put its own back, so
+        # that after uninstall() nothing (pickle, inspect, doc tools) sees the framework name
+        module.__spec__, module.__loader__ = self._own_attrs
+
+
+def _missing(name: str, target: str) -> str:
+    """`import fw.sub` of a submodule the facade lacks: the facade's own hint for it."""
+    parent, _, leaf = target.rpartition(".")
+    try:
+        getattr(importlib.import_module(parent), leaf)
+    except AttributeError as exc:
+        return f"No module named {name!r}: {exc}"
+    except ImportError:
         pass
+    return f"No module named {name!r}: the tapegrad facade does not provide it"
 
 
 def install(*names: str) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of
-from .state import AMBIENT, RECORD, state
+from .state import AMBIENT, FORWARD, RECORD, state
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -149,7 +149,9 @@ def _run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], *, own_ma
         _deposit(buffers, node, nr, g)
 
     order, seen, graph_tapes = _order(root_nodes, own_mask, target_nodes)
-    higher = create_graph or bool(state.active & graph_tapes & ~own_mask & ~(AMBIENT | RECORD))
+    # a graph with dual nodes inside a dual level: run rules on tensors, so grads get tangents
+    higher = create_graph or bool(state.active & graph_tapes & (~own_mask & ~(AMBIENT | RECORD)
+                                                                 | FORWARD))
     useful = _useful(order, target_nodes) if targets is not None else None
     captured: dict[Key, Grad] = {}
     writes: list[Write] = []
@@ -326,7 +328,8 @@ def _collect(capture: Sequence[Tensor], target_keys: dict[Key, list[int]],
                 "desired behavior."
             )
         if g is not None and not isinstance(g, _Tensor):
-            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g)
+            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g, 0,
+                      getattr(type(t), "_array_class", _Tensor))  # tensor.array_class(t)
         out.append(g)
     return out
 
@@ -388,6 +391,8 @@ def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
             arr = arr.reshape(t.shape)
         if type(arr) is np.ndarray and not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)  # a row-major .grad, as PyTorch's: .grad.view(-1)
-        t._grad = _wrap(arr)
+        # tensor.array_class(t), inlined (the engine does not import tensor): a facade
+        # array's gradient has its array type
+        t._grad = _wrap(arr, 0, getattr(type(t), "_array_class", _Tensor))
     else:
         old._data += g

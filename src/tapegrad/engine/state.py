@@ -6,7 +6,9 @@ A *tape* is one bit of a mask. A tensor carries the bits of the tapes that track
 
     bit 0  AMBIENT  PyTorch style: `requires_grad=True`; active unless `no_grad()`
     bit 1  RECORD   MXNet style: `attach_grad()`; active only inside `record()`
-    bit 2+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+    bit 2  FORWARD  dual tensors of forward-mode AD; active only inside `forward_ad.dual_level()`
+                    (it records no graph: the dispatcher computes the output's tangent)
+    bit 3+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
 
 The mask changes only through a `ModeScope` (`no_grad`, `enable_grad`, `record`, ...; library
 code that needs another mode for a while enters one of them, so an exception restores the
@@ -27,7 +29,8 @@ _Scope = TypeVar("_Scope", bound="ModeScope")
 
 AMBIENT = 1
 RECORD = 2
-_FIRST_MANAGER_BIT = 2
+FORWARD = 4
+_FIRST_MANAGER_BIT = 3
 
 
 class _State(threading.local):
@@ -40,6 +43,7 @@ class _State(threading.local):
         self.anomaly = False  # detect_anomaly(): check every gradient backward produces
         # what each entered ModeScope restores on exit (LIFO): (active, training, inference)
         self.saved_modes: list[tuple[int, bool, bool]] = []
+        self.dual_level: object = None  # the forward_ad level entered in this thread, if any
 
 
 state = _State()
@@ -93,3 +97,26 @@ class ModeScope:
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+class also_recording(ModeScope):
+    """Internal: inside the block, the tapes of `mask` record too (on top of what already
+    records). A compiled function's eager fallback uses it to re-record on the tapes it traced."""
+
+    def __init__(self, mask: int) -> None:
+        self._mask = mask
+
+    def _enter(self, st: _State) -> None:
+        st.active |= self._mask
+
+
+class not_recording(ModeScope):
+    """Internal: inside the block, the tapes of `mask` do not record (the others are as they
+    were). `jacfwd` evaluates a function with reverse mode off; forward AD derives a tangent
+    with its own tape off."""
+
+    def __init__(self, mask: int) -> None:
+        self._mask = mask
+
+    def _enter(self, st: _State) -> None:
+        st.active &= ~self._mask

@@ -19,8 +19,9 @@ from .. import dtypes
 from ..creation import tensor
 from . import init
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer, _activation
+from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module, ModuleList
+from .module import Module
 
 __all__ = ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 import itertools
 from math import prod
 
-from .. import dtypes
+from .promotion import check_same_float
 from .registry import defop
-from .xp import array_helper
 
 __all__: list[str] = []
 
@@ -152,9 +151,9 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
     return dw.reshape((g.shape[1], x.shape[1] // groups) + tuple(kernel))
 
 
-@defop(saves=("x", "w"), name="conv")
+@defop(saves=("x", "w"), name="conv", array_twin=True)
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
-    dtypes.check_same_float("conv", x, w, b)
+    check_same_float("conv", x, w, b)
     return _conv_forward(
         xp, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups
     )
@@ -168,7 +167,7 @@ def _(xp, g, x, w, needs, **p):
     return gx, gw, gb
 
 
-@defop(saves=("y", "w"), name="conv_transpose")
+@defop(saves=("y", "w"), name="conv_transpose", array_twin=True)
 def _conv_transpose(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
     return _conv_transpose_forward(
         xp,
@@ -191,7 +190,7 @@ def _(xp, g, y, w, needs, out_shape, **p):
     return gy, gw, gb
 
 
-@defop(saves=("x", "g"), name="conv_weight_grad")
+@defop(saves=("x", "g"), name="conv_weight_grad", array_twin=True)
 def _conv_weight_grad(xp, x, g, *, kernel, stride, padding, dilation, groups):
     return _conv_weight_grad_forward(
         xp, x, g, kernel=kernel, stride=stride, padding=padding, dilation=dilation, groups=groups
@@ -203,21 +202,6 @@ def _(xp, h, x, g, needs, kernel, **p):
     gx = xp.conv_transpose(g, h, None, out_shape=tuple(x.shape[2:]), **p) if needs[0] else None
     gg = xp.conv(x, h, None, **p) if needs[1] else None
     return gx, gg
-
-
-@array_helper
-def conv(xp, x, w, b, **p):
-    return _conv_forward(xp, x, w, b, **p)
-
-
-@array_helper
-def conv_transpose(xp, y, w, b, **p):
-    return _conv_transpose_forward(xp, y, w, b, **p)
-
-
-@array_helper
-def conv_weight_grad(xp, x, g, **p):
-    return _conv_weight_grad_forward(xp, x, g, **p)
 
 
 # ---------------------------------------------------------------- samples and references
@@ -322,6 +306,3 @@ def _(torch, x, g, kernel, stride, padding, dilation, groups):
     out = _torch_conv(torch, x, w, None, stride, padding, dilation, groups)
     return torch.autograd.grad(out, w, g, create_graph=True)[0]
 
-
-# pooling ops live in their own module; importing it here registers them with the table
-from . import pool  # noqa: E402,F401

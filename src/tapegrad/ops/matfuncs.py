@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import defop
-from .xp import array_helper
 
 
 # ------------------------------------------------------------------ matrix functions
@@ -25,13 +24,7 @@ def _check_square(what, shape):
         )
 
 
-@array_helper
-def inv(xp, x):
-    """Array twin of the inv op (rules call xp.inv)."""
-    return xp.linalg.inv(x)
-
-
-@defop(saves="out")
+@defop(saves="out", array_twin=True)
 def _inv(xp, x):
     _check_square("inv", x.shape)
     try:
@@ -46,13 +39,7 @@ def _(xp, g, out):
     return (-xp.matmul(xp.matmul(out_t, g), out_t),)
 
 
-@array_helper
-def det(xp, x):
-    """Array twin of the det op."""
-    return xp.linalg.det(x)
-
-
-@defop(saves=("x", "out"))
+@defop(saves=("x", "out"), array_twin=True)
 def _det(xp, x):
     _check_square("det", x.shape)
     return xp.linalg.det(x)
@@ -67,13 +54,7 @@ def _(xp, g, x, out):
     return (_as_matrix_scale(xp, g * out) * xp.swapaxes(xp.inv(x), -1, -2),)
 
 
-@array_helper
-def logabsdet(xp, x):
-    """Array twin of the logabsdet op."""
-    return xp.linalg.slogdet(x)[1]
-
-
-@defop(saves="x")
+@defop(saves="x", array_twin=True)
 def _logabsdet(xp, x):
     _check_square("slogdet", x.shape)
     return xp.linalg.slogdet(x)[1]
@@ -84,13 +65,7 @@ def _(xp, g, x):
     return (_as_matrix_scale(xp, g) * xp.swapaxes(xp.inv(x), -1, -2),)
 
 
-@array_helper
-def solve(xp, a, b):
-    """Array twin of the solve op."""
-    return xp.linalg.solve(a, b)
-
-
-@defop(saves=("a", "out"))
+@defop(saves=("a", "out"), array_twin=True)
 def _solve(xp, a, b):
     _check_square("solve", a.shape)
     if b.ndim < 2 or b.shape[-2] != a.shape[-1]:

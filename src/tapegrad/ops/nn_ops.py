@@ -1,47 +1,30 @@
 """Neural-network ops: softmax/log_softmax, linear, dropout, embedding, one_hot.
 
-The fused losses live in `nn_losses.py` and the normalisation ops in `nn_norm.py`; both are
-imported at the bottom (their rules use the helper ops defined here).
+The fused losses live in `nn_losses.py` and the normalisation ops in `nn_norm.py`, registered
+after this module (the losses' rules use the helper ops defined here).
 
 Fused ops whose rules must stay differentiable (softmax, the softmax cross-entropy, NLL,
 linear, embedding) compute their gradients with *helper ops* of their own (`softmax_backward`,
-`linear_grad_input`, ...). Each helper is registered twice under one name: as an op (the
-tensor namespace finds it when a backward is recorded, for second order) and as an array
-helper (a first-order backward calls it directly on arrays). So second derivatives of these
+`linear_grad_input`, ...). Each helper is an op with `array_twin=True`: the tensor namespace
+finds the op when a backward is recorded (second order) and a first-order backward calls its
+forward directly on arrays as `xp.<name>`. So second derivatives of these
 ops need nothing but this module.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from .registry import defop, nondifferentiable
-from .xp import array_helper
+from .promotion import check_same_float
+from .registry import defop
 
 __all__: list[str] = []
-
-def fused(name, saves=(), differentiable=True):
-    """Register `fn(xp, *inputs, **params)` as op `name` and as `xp.<name>` on array namespaces."""
-
-    def register(fn):
-        def helper(xp, *args, **params):
-            return fn(xp, *args, **params)
-
-        helper.__name__ = name
-        array_helper(helper)
-        if differentiable:
-            return defop(saves=saves, name=name)(fn)
-        return nondifferentiable(name=name)(fn)
-
-    return register
-
 
 def _torch_arr(torch, a, like):
     return None if a is None else torch.as_tensor(np.asarray(a), dtype=like.dtype)
 
 
 # ================================================================= softmax family
-@fused("softmax", saves="out")
+@defop(saves="out", name="softmax", array_twin=True)
 def _softmax(xp, x, *, axis=-1):
     e = xp.exp(x - x.max(axis=axis, keepdims=True))
     e /= e.sum(axis=axis, keepdims=True)
@@ -53,7 +36,7 @@ def _(xp, g, out, *, axis=-1):
     return (xp.softmax_backward(g, out, axis=axis),)
 
 
-@fused("softmax_backward", saves=("g", "y"))
+@defop(saves=("g", "y"), name="softmax_backward", array_twin=True)
 def _softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of softmax with output y: y * (g - sum(g * y))."""
     gy = g * y
@@ -90,7 +73,7 @@ _softmax_backward.sample(lambda rng: [
 ])
 
 
-@fused("log_softmax", saves="out")
+@defop(saves="out", name="log_softmax", array_twin=True)
 def _log_softmax(xp, x, *, axis=-1):
     z = x - x.max(axis=axis, keepdims=True)
     z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
@@ -102,7 +85,7 @@ def _(xp, g, out, *, axis=-1):
     return (xp.log_softmax_backward(g, out, axis=axis),)
 
 
-@fused("log_softmax_backward", saves=("g", "y"))
+@defop(saves=("g", "y"), name="log_softmax_backward", array_twin=True)
 def _log_softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of log_softmax with output y: g - exp(y) * sum(g)."""
     return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
@@ -127,9 +110,9 @@ _log_softmax_backward.sample(lambda rng: [
 
 
 # ================================================================= linear
-@fused("linear", saves=("x", "w"))
+@defop(saves=("x", "w"), name="linear", array_twin=True)
 def _linear(xp, x, w, b=None):
-    dtypes.check_same_float("linear", x, w, b)
+    check_same_float("linear", x, w, b)
     out = x @ w.T
     if b is not None:
         out += b
@@ -145,7 +128,7 @@ def _(xp, g, x, w, *, needs):
     return gx, gw, gb
 
 
-@fused("linear_grad_input", saves=("g", "w"))
+@defop(saves=("g", "w"), name="linear_grad_input", array_twin=True)
 def _linear_grad_input(xp, g, w):
     return g @ w
 
@@ -156,7 +139,7 @@ def _(xp, h, g, w, *, needs):
             xp.linear_grad_weight(g, h) if needs[1] else None)
 
 
-@fused("linear_grad_weight", saves=("g", "x"))
+@defop(saves=("g", "x"), name="linear_grad_weight", array_twin=True)
 def _linear_grad_weight(xp, g, x):
     if g.ndim != 2:  # fold every leading dimension into the batch
         g = g.reshape(-1, g.shape[-1])
@@ -170,7 +153,7 @@ def _(xp, h, g, x, *, needs):
             xp.linear_grad_input(g, h) if needs[1] else None)
 
 
-@fused("linear_grad_bias", saves=("g",))
+@defop(saves=("g",), name="linear_grad_bias", array_twin=True)
 def _linear_grad_bias(xp, g):
     return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim != 1 else g.copy()
 
@@ -228,7 +211,7 @@ def _(rng):
 _dropout.reference(lambda torch, x, mask: x * torch.as_tensor(mask, dtype=x.dtype))
 
 
-@fused("embedding", saves=("indices", "weight"))
+@defop(saves=("indices", "weight"), name="embedding", array_twin=True)
 def _embedding(xp, indices, weight, *, padding_idx=None):
     return weight[indices]
 
@@ -240,7 +223,7 @@ def _(xp, g, indices, weight, *, padding_idx=None):
                                        padding_idx=padding_idx)
 
 
-@fused("embedding_backward", saves=("indices",))
+@defop(saves=("indices",), name="embedding_backward", array_twin=True)
 def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
     """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
     flat = indices.reshape(-1)
@@ -289,9 +272,7 @@ def _(rng):
     ]
 
 
-@nondifferentiable(name="one_hot")
+@defop(differentiable=False, name="one_hot")
 def _one_hot(xp, indices, *, num_classes):
     return (xp.expand_dims(indices, -1) == xp.arange(num_classes)).astype(np.int64)
 
-
-from . import nn_losses, nn_norm  # noqa: E402,F401  (losses; layer/batch/group norm)

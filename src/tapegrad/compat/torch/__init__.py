@@ -16,10 +16,28 @@ from __future__ import annotations
 import sys
 
 from .._facade import forward_getattr, resolve
-from . import accelerator, autograd, backends, cuda, func, linalg, nn, onnx, optim, utils  # noqa: F401
+from . import (  # noqa: F401
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    func,
+    jit,
+    linalg,
+    nn,
+    onnx,
+    optim,
+    utils,
+)
+from ._compile import compile  # noqa: F401,A004
 from ._legacy import LEGACY_TYPES
 from ._out import OUT_FUNCTIONS, with_out
-from ._runtime import get_default_device, get_num_threads, set_default_device, set_num_threads  # noqa: F401
+from ._runtime import (  # noqa: F401
+    get_default_device,
+    get_num_threads,
+    set_default_device,
+    set_num_threads,
+)
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
@@ -61,12 +79,14 @@ def is_tensor(obj) -> bool:
 
 
 def is_floating_point(t) -> bool:
+    """True when `t` has a floating dtype."""
     from ... import dtypes
 
     return dtypes.is_floating(t.dtype)
 
 
 def numel(t) -> int:
+    """The number of elements of `t`."""
     return t.numel()
 
 
@@ -84,8 +104,6 @@ _DENY = {
     "torch.empty(...).uniform_()",
     "distributed": "torch.distributed is not supported; tapegrad.distributed has an MPI-based "
     "data-parallel API of its own",
-    "jit": "TorchScript is not supported; tapegrad runs eagerly",
-    "compile": "torch.compile is not supported; tapegrad runs eagerly",
     "fx": "torch.fx is not supported",
     "sparse": "sparse tensors are not supported", "fft": "torch.fft is not supported",
     "complex64": "complex tensors are not supported", "complex128": "complex tensors are not "

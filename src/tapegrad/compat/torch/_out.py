@@ -14,7 +14,7 @@ import numpy as np
 
 from ...autograd.modes import is_grad_enabled, no_grad
 from ...engine.versions import bump_version
-from ...tensor import Tensor
+from ...tensor import Tensor, write_data
 
 __all__ = ["OUT_FUNCTIONS", "with_out"]
 
@@ -44,7 +44,7 @@ def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:
     """Write `result` into `out` as PyTorch's out= does; returns `out`."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
-    data = result._data
+    data = result.detach()
     if not np.can_cast(data.dtype, out.dtype, casting="same_kind"):
         raise RuntimeError(f"{name}(): result type {data.dtype} can't be cast to the desired "
                            f"output type {out.dtype}")
@@ -55,10 +55,10 @@ def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:
                 f"{list(out.shape)}, which does not match the required output shape "
                 f"{list(data.shape)}. This behavior is deprecated; pass an out of the right "
                 "shape, or an empty one (torch.empty(0)).", UserWarning, stacklevel=3)
-        out._data = data.astype(out.dtype, copy=True)
+        out.data = data.to(dtype=out.dtype).clone()  # new storage, as resize_
+        bump_version(out)
     else:
-        out._data[...] = data
-    bump_version(out)
+        write_data(out, data.to(dtype=out.dtype))  # bumps the version
     return out
 
 

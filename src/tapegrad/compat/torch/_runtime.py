@@ -7,28 +7,18 @@
 """
 from __future__ import annotations
 
-import os
+from ...threads import get_num_threads
+from ...threads import set_num_threads as _set_blas_threads
 
 __all__ = ["set_num_threads", "get_num_threads", "set_default_device", "get_default_device"]
 
-_limits: list[object] = []  # the threadpoolctl limiter in force (kept referenced)
-
 
 def set_num_threads(num_threads: int) -> None:
-    """Use `num_threads` threads in NumPy's BLAS/OpenMP pools (tapegrad's CPU threads)."""
+    """Use `num_threads` threads in NumPy's BLAS pools (`tg.set_num_threads`); a bad count is
+    a RuntimeError, as in PyTorch."""
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {num_threads!r}")
-    from threadpoolctl import threadpool_limits
-
-    _limits[:] = [threadpool_limits(limits=num_threads)]
-
-
-def get_num_threads() -> int:
-    """The threads NumPy's BLAS uses (the CPU count when no thread pool is loaded)."""
-    from threadpoolctl import threadpool_info
-
-    counts = [int(pool["num_threads"]) for pool in threadpool_info()]
-    return max(counts) if counts else (os.cpu_count() or 1)
+    _set_blas_threads(num_threads)
 
 
 def set_default_device(device) -> None:

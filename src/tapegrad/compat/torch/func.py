@@ -1,12 +1,20 @@
-"""`torch.func` as an importable module: the transforms of tapegrad.func (`grad`,
-`value_and_grad`, and whatever else tapegrad.func provides).
+"""`torch.func`: grad, vjp, jvp, jacrev, jacfwd, hessian, vmap, functional_call (tapegrad.func).
 
-    >>> from tapegrad.compat.torch.func import grad
-    >>> grad(lambda x: (x ** 2).sum())(tg.tensor([1.0, 2.0]))
-    tensor([2., 4.])
+    >>> from tapegrad.compat.torch.func import vmap, grad
 """
 from __future__ import annotations
 
-from .._facade import forward_getattr
+from ...func import (  # noqa: F401
+    functional_call,
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    vjp,
+    vmap,
+)
 
-__getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.func)", "tapegrad.func")
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
+           "vjp", "vmap"]
