@@ -132,6 +132,13 @@ def _unary(name, forward, rule, saves=(), samples=_normal, ref=None, doc=""):
     return public
 
 
+def _square(x):
+    if x.dtype == np.bool_:
+        x = x.astype(np.int64)  # bool squared is int64, as in PyTorch
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x * x
+
+
 def _zero_grad(xp, g):
     return (xp.zeros_like(g),)
 
@@ -156,7 +163,7 @@ sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(_fl(x)), lambda xp, g, out: (g / (ou
               _positive)
 rsqrt = _unary("rsqrt", lambda xp, x: 1.0 / xp.sqrt(_fl(x)),
                lambda xp, g, out: (g * (out * out * out) * -0.5,), "out", _positive)
-square = _unary("square", lambda xp, x: x * x, lambda xp, g, x: (g * x * 2.0,), "x")
+square = _unary("square", lambda xp, x: _square(x), lambda xp, g, x: (g * x * 2.0,), "x")
 reciprocal = _unary("reciprocal", lambda xp, x: 1.0 / _fl(x), lambda xp, g, out: (-g * out * out,),
                     "out", _away_from_zero)
 sin = _unary("sin", lambda xp, x: xp.sin(_fl(x)), lambda xp, g, x: (g * xp.cos(x),), "x")

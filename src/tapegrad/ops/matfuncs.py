@@ -64,7 +64,44 @@ def _as_matrix_scale(xp, s):
 
 @_det.vjp
 def _(xp, g, x, out):
-    return (_as_matrix_scale(xp, g * out) * xp.swapaxes(xp.inv(x), -1, -2),)
+    # the cofactor matrix, not det * inv^T: it is also the gradient at a singular matrix
+    return (_as_matrix_scale(xp, g) * xp.cofactor(x),)
+
+
+def _cofactor_values(xp, x):
+    """The cofactor matrix (the adjugate transposed) from an SVD, so it exists for singular
+    matrices too: for x = U diag(s) Vh it is det(U) det(Vh) U diag(prod of the other s) Vh."""
+    n = x.shape[-1]
+    if n == 0 or x.size == 0:
+        return xp.zeros_like(x)
+    u, s, vh = xp.linalg.svd(x)
+    ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([s[..., 1:], ones], axis=-1), -1), -1), -1)
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)  # each is +-1
+    return _as_matrix_scale(xp, sign) * xp.matmul(u * xp.expand_dims(before * after, -2), vh)
+
+
+@array_helper
+def cofactor(xp, x):
+    """Array twin of the cofactor op (det's rule calls xp.cofactor)."""
+    return _cofactor_values(xp.module, x)
+
+
+@defop(saves="x", name="cofactor")
+def _cofactor(xp, x):
+    _check_square("det", x.shape)
+    return _cofactor_values(xp, x)
+
+
+@_cofactor.vjp
+def _(xp, h, x):
+    # cofactor(A) = det(A) A^-T where A is invertible, so its vjp is
+    # det(A) (<H, A^-T> A^-T - A^-T H^T A^-T) (second order at a singular matrix: not defined)
+    inv_t = xp.swapaxes(xp.inv(x), -1, -2)
+    inner = xp.sum(h * inv_t, axis=(-2, -1), keepdims=True)
+    cross = xp.matmul(xp.matmul(inv_t, xp.swapaxes(h, -1, -2)), inv_t)
+    return (_as_matrix_scale(xp, xp.det(x)) * (inner * inv_t - cross),)
 
 
 @array_helper
@@ -119,6 +156,10 @@ _inv.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
                          ((_well_conditioned(rng, (2, 2, 2)),), {})])
 _det.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
                          ((_well_conditioned(rng, (2, 2, 2)),), {})])
+_cofactor.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
+                              ((_well_conditioned(rng, (2, 2, 2)),), {})])
+_cofactor.reference(lambda torch, x: torch.linalg.det(x)[..., None, None]
+                    * torch.linalg.inv(x).mT)
 _logabsdet.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
                                ((-_well_conditioned(rng, (2, 3, 3)),), {})])
 _solve.sample(lambda rng: [

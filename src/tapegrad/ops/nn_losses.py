@@ -28,14 +28,24 @@ def _class_coefficients(xp, target, *, num_classes, dtype, weight=None, ignore_i
     safe = xp.where(valid, target, 0)
     classes = xp.arange(num_classes).reshape((1, num_classes) + (1,) * (target.ndim - 1))
     wt = valid.astype(dtype) if weight is None else weight[safe] * valid
-    coef = (classes == xp.expand_dims(safe, 1)) * xp.expand_dims((1.0 - label_smoothing) * wt, 1)
-    if label_smoothing:
-        wc = 1.0 if weight is None else weight.reshape(classes.shape)
-        coef = coef + (label_smoothing / num_classes) * wc * xp.expand_dims(valid, 1)
-    if reduction == "mean":
-        with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
-            coef = coef / wt.sum()
+    if reduction == "mean" and valid.any():  # nothing counted: zero coefficients (PyTorch's
+        with np.errstate(divide="ignore", invalid="ignore"):  # zero gradient; the loss is nan)
+            scale = 1.0 / wt.sum()  # counted weights summing to 0: inf, so NaN as in PyTorch
+    else:
+        scale = 1.0
+    picked = xp.expand_dims((1.0 - label_smoothing) * wt * scale, 1)
+    with np.errstate(invalid="ignore"):
+        coef = xp.where(classes == xp.expand_dims(safe, 1), picked, 0)
+        if label_smoothing:
+            wc = 1.0 if weight is None else weight.reshape(classes.shape)
+            coef = coef + (label_smoothing / num_classes) * wc * xp.expand_dims(valid * scale, 1)
     return coef.astype(dtype, copy=False)
+
+
+def _nothing_counted(target, ignore_index, reduction):
+    """A 'mean' over no counted target (every one ignored, or an empty batch): the loss is
+    nan, as in PyTorch, while its gradient is zero."""
+    return reduction == "mean" and not (target != ignore_index).any()
 
 
 def _reduce_rows(xp, prod, reduction):
@@ -58,6 +68,8 @@ def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoot
             return total
         with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
             return total / x.dtype.type(count)
+    if _nothing_counted(target, ignore_index, reduction):
+        return xp.full((), np.nan, dtype=x.dtype)
     coef = _class_coefficients.forward(
         xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
         ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
@@ -92,9 +104,8 @@ def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
             gx -= classes == idx
         if valid is not None:
             gx *= xp.expand_dims(valid, 1)
-        if reduction == "mean":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                scale = scale / x.dtype.type(count)
+        if reduction == "mean" and count:  # nothing counted: the gradient stays zero
+            scale = scale / x.dtype.type(count)
         gx *= scale
         return gx
     coef = _class_coefficients.forward(
@@ -124,6 +135,8 @@ def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
 
 @fused("nll_loss", saves=("x", "target"))
 def _nll_loss(xp, x, target, *, weight=None, ignore_index=-100, reduction="mean"):
+    if _nothing_counted(target, ignore_index, reduction):
+        return xp.full((), np.nan, dtype=x.dtype)
     coef = _class_coefficients.forward(
         xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
         ignore_index=ignore_index, reduction=reduction)
@@ -147,8 +160,11 @@ def _nll_loss_backward(xp, g, target, *, num_classes, dtype, weight=None, ignore
 
 @_nll_loss_backward.vjp
 def _(xp, h, target, *, num_classes, dtype, **params):
-    # the map g -> -A g is linear; its adjoint is nll_loss itself
-    return xp.nll_loss(h, target, **params), None
+    # the map g -> -A g is linear; its adjoint is g -> -sum(A * h) (nll_loss itself, except
+    # that a 'mean' over no counted target is 0 here, not nan)
+    coef = xp.class_coefficients(target, num_classes=num_classes, dtype=dtype, **params)
+    prod = coef * h
+    return (-xp.sum(prod, axis=1) if params.get("reduction") == "none" else -xp.sum(prod)), None
 
 
 def _class_samples(rng, n_classes=5):
@@ -228,11 +244,19 @@ def _(rng):
 def _reduce(xp, loss, reduction):
     if reduction == "none":
         return loss
-    return loss.sum() if reduction == "sum" else loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if loss.size == 0:  # the mean over an empty batch is nan, as in PyTorch (NumPy would warn)
+        return xp.full((), np.nan, dtype=loss.dtype)
+    return loss.mean()
 
 
 def _numel(x):
     return math.prod(x.shape)  # x.size is a method on tensors, an int on arrays
+
+
+def _shape(a):
+    return getattr(a, "shape", ())  # a Python number has none
 
 
 def _scale(g, n, reduction):
@@ -340,7 +364,8 @@ def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
         pos = t > 0
         loss = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), 0) - t * x
     if reduction == "batchmean":
-        return loss.sum() / (x.shape[0] if x.ndim else 1)
+        with np.errstate(invalid="ignore"):  # an empty batch: 0 / 0 = nan, as in PyTorch
+            return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
     return _reduce(xp, loss, reduction)
 
 
@@ -348,8 +373,8 @@ def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
 def _(xp, g, x, t, *, reduction="mean", log_target=False, needs):
     if reduction == "batchmean":
         g = g / (x.shape[0] if x.ndim else 1)
-    else:
-        g = _scale(g, _numel(x), reduction)
+    else:  # 'mean' divides by the size of the loss, which is x and t broadcast together
+        g = _scale(g, math.prod(np.broadcast_shapes(x.shape, _shape(t))), reduction)
     gx = gt = None
     if log_target:
         e = xp.exp(t)
