@@ -41,10 +41,11 @@ def save(obj, path) -> None:
     if hasattr(path, "write"):  # a binary file object (io.BytesIO, an open file)
         path.write(blob)
         return
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))  # str, bytes or os.PathLike
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tg-save-", suffix=".tmp", dir=folder)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; open() would respect umask
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
         os.replace(tmp, path)
@@ -92,13 +93,38 @@ def load(path, map_location=None, *, weights_only=True):
         return {k: _tensor(a) for k, a in arrays.items()}
     try:
         info = json.loads(meta[_META_KEY])
+        version = info["format"]
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        version = e
+    if type(version) is not int or version != _FORMAT:  # a newer (or garbled) layout: refuse
+        raise ValueError(
+            f"tg.load: '{path}' has tapegrad checkpoint format {version!r}, but this version "
+            f"of tapegrad reads format {_FORMAT} only; load it with the tapegrad that wrote "
+            "it (or read the bare tensors with safetensors.numpy.load_file)"
+        )
+    try:
         obj = _decode(info["object"], arrays)
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
         raise ValueError(
             f"tg.load: '{path}' has damaged tapegrad metadata ({e}); the tensors themselves can "
             "still be read with safetensors.numpy.load_file"
         ) from None
     return obj
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the system tells (Linux); else
+    set and restored at once."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _hint(data: bytes) -> str:

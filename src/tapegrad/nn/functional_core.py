@@ -423,12 +423,28 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores + attn_mask
         else:
             bias = m.astype(dt, copy=False)
+    alive = None
     if bias is not None:
+        bias, alive = masked_rows(bias, scores.shape)
         scores = scores + _wrap(backend.to_device(bias, scores.device))
     attn = _nn._softmax(scores, axis=-1)
+    if alive is not None:  # a query that may attend nothing gets zeros (PyTorch 2.x's SDPA)
+        attn = attn * _wrap(backend.to_device(alive, scores.device))
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, training=True)
     return attn @ value
+
+
+def masked_rows(bias, scores_shape):
+    """(bias, alive) for an additive attention mask: where a query row is masked out
+    entirely (-inf everywhere), its bias becomes 0 so the softmax stays finite, and `alive`
+    (0 there, 1 elsewhere; None when no row is dead) zeroes that row's weights afterwards."""
+    dead = np.all(np.isneginf(np.broadcast_to(bias, np.broadcast_shapes(bias.shape,
+                                                                         scores_shape))),
+                  axis=-1, keepdims=True)
+    if not dead.any():
+        return bias, None
+    return np.where(dead, 0.0, bias).astype(bias.dtype), (~dead).astype(bias.dtype)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

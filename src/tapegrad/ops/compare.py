@@ -50,9 +50,9 @@ def _integer_division(xp, what, fn, x, y):
         return fn(x, y)
 
 
-_floor_divide = _nd_op("floor_divide",
-                       lambda xp, x, y: _integer_division(xp, "floor_divide", xp.floor_divide, x, y),
-                       "floor(x / y)")
+_floor_divide = _nd_op(
+    "floor_divide", lambda xp, x, y: _integer_division(xp, "floor_divide", xp.floor_divide, x, y),
+    "floor(x / y)")
 
 
 _logical_not = _nd_op("logical_not", lambda xp, x: xp.logical_not(x), "not x")

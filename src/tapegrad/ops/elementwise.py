@@ -13,6 +13,7 @@ and half where the inputs tie.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -24,6 +25,17 @@ from .registry import apply_inplace, defop
 from .xp import array_helper
 
 _LN2 = math.log(2.0)
+
+
+def _quiet(forward):
+    """`forward` run under np.errstate(all="ignore"): log(-1), sqrt(-1), 1/0 and inf - inf
+    leave NaN/Inf in the values silently, as PyTorch does, instead of a NumPy warning."""
+    @functools.wraps(forward)  # the op table reads the forward's signature through this
+    def quiet(xp, *args, **params):
+        with np.errstate(all="ignore"):
+            return forward(xp, *args, **params)
+
+    return quiet
 
 
 def _fl(x):
@@ -139,6 +151,13 @@ def _square(x):
         return x * x
 
 
+def _sign(xp, x):
+    out = xp.sign(x)
+    if out.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in NumPy
+        return xp.where(xp.isnan(out), 0, out)
+    return out
+
+
 def _zero_grad(xp, g):
     return (xp.zeros_like(g),)
 
@@ -151,37 +170,39 @@ def _wide(rng):
     return _normal(rng, 3.0)
 
 
-exp = _unary("exp", lambda xp, x: xp.exp(_fl(x)), lambda xp, g, out: (g * out,), "out")
-expm1 = _unary("expm1", lambda xp, x: xp.expm1(_fl(x)),
+exp = _unary("exp", _quiet(lambda xp, x: xp.exp(_fl(x))), lambda xp, g, out: (g * out,), "out")
+expm1 = _unary("expm1", _quiet(lambda xp, x: xp.expm1(_fl(x))),
                lambda xp, g, out: (g * (out + 1.0),), "out")
-log = _unary("log", lambda xp, x: xp.log(_fl(x)), lambda xp, g, x: (g / x,), "x", _positive)
-log1p = _unary("log1p", lambda xp, x: xp.log1p(_fl(x)), lambda xp, g, x: (g / (x + 1.0),), "x",
-               _uniform(-0.6, 2.0))
-log2 = _unary("log2", lambda xp, x: xp.log2(_fl(x)), lambda xp, g, x: (g / (x * _LN2),), "x",
-              _positive)
-sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(_fl(x)), lambda xp, g, out: (g / (out * 2.0),), "out",
-              _positive)
-rsqrt = _unary("rsqrt", lambda xp, x: 1.0 / xp.sqrt(_fl(x)),
+log = _unary("log", _quiet(lambda xp, x: xp.log(_fl(x))), lambda xp, g, x: (g / x,), "x", _positive)
+log1p = _unary("log1p", _quiet(lambda xp, x: xp.log1p(_fl(x))),
+               lambda xp, g, x: (g / (x + 1.0),), "x", _uniform(-0.6, 2.0))
+log2 = _unary("log2", _quiet(lambda xp, x: xp.log2(_fl(x))),
+              lambda xp, g, x: (g / (x * _LN2),), "x", _positive)
+sqrt = _unary("sqrt", _quiet(lambda xp, x: xp.sqrt(_fl(x))),
+              lambda xp, g, out: (g / (out * 2.0),), "out", _positive)
+rsqrt = _unary("rsqrt", _quiet(lambda xp, x: 1.0 / xp.sqrt(_fl(x))),
                lambda xp, g, out: (g * (out * out * out) * -0.5,), "out", _positive)
 square = _unary("square", lambda xp, x: _square(x), lambda xp, g, x: (g * x * 2.0,), "x")
-reciprocal = _unary("reciprocal", lambda xp, x: 1.0 / _fl(x), lambda xp, g, out: (-g * out * out,),
-                    "out", _away_from_zero)
-sin = _unary("sin", lambda xp, x: xp.sin(_fl(x)), lambda xp, g, x: (g * xp.cos(x),), "x")
-cos = _unary("cos", lambda xp, x: xp.cos(_fl(x)), lambda xp, g, x: (-g * xp.sin(x),), "x")
-tan = _unary("tan", lambda xp, x: xp.tan(_fl(x)), lambda xp, g, out: (g * (out * out + 1.0),),
-             "out", _uniform(-1.2, 1.2))
-tanh = _unary("tanh", lambda xp, x: xp.tanh(_fl(x)), lambda xp, g, out: (g * (1.0 - out * out),),
-              "out")
+reciprocal = _unary("reciprocal", _quiet(lambda xp, x: 1.0 / _fl(x)),
+                    lambda xp, g, out: (-g * out * out,), "out", _away_from_zero)
+sin = _unary("sin", _quiet(lambda xp, x: xp.sin(_fl(x))), lambda xp, g, x: (g * xp.cos(x),), "x")
+cos = _unary("cos", _quiet(lambda xp, x: xp.cos(_fl(x))), lambda xp, g, x: (-g * xp.sin(x),), "x")
+tan = _unary("tan", _quiet(lambda xp, x: xp.tan(_fl(x))),
+             lambda xp, g, out: (g * (out * out + 1.0),), "out", _uniform(-1.2, 1.2))
+tanh = _unary("tanh", _quiet(lambda xp, x: xp.tanh(_fl(x))),
+              lambda xp, g, out: (g * (1.0 - out * out),), "out")
 sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid_values(xp, _fl(x)),
                  lambda xp, g, out: (g * out * (1.0 - out),), "out")
 erf = _unary("erf", lambda xp, x: _erf_values(xp, _fl(x)),
              lambda xp, g, x: (g * xp.exp(-x * x) * (2.0 / math.sqrt(math.pi)),), "x")
-abs = _unary("abs", lambda xp, x: xp.abs(x), lambda xp, g, x: (g * xp.sign(x),), "x")  # noqa: A001
+abs = _unary("abs", lambda xp, x: xp.abs(x),  # noqa: A001
+             # sign(x) without NumPy's sign(nan) = nan: PyTorch's gradient there is 0
+             lambda xp, g, x: (xp.where(x > 0, g, xp.where(x < 0, -g, 0.0)),), "x")
 relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
               # a mask product: ~9x faster than where() on large arrays (a NaN gradient at a
               # dead unit stays NaN, where PyTorch's threshold_backward would give 0)
               lambda xp, g, out: (g * (out > 0),), "out")
-sign = _unary("sign", lambda xp, x: xp.sign(x), _zero_grad)
+sign = _unary("sign", lambda xp, x: _sign(xp, x), _zero_grad)
 floor = _unary("floor", lambda xp, x: xp.floor(x), _zero_grad, samples=_wide)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x), _zero_grad, samples=_wide)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x), _zero_grad, samples=_wide)
@@ -260,8 +281,9 @@ def _extremum_grad(xp, g, x, y, needs, wins):
     tie (as PyTorch)."""
     tie = x == y
     half = g * 0.5
-    gx = xp.where(tie, half, xp.where(wins(x, y), g, 0.0)) if needs[0] else None
-    gy = xp.where(tie, half, xp.where(wins(y, x), g, 0.0)) if needs[1] else None
+    # "not beaten" rather than "wins": with a NaN neither is beaten and both get g (PyTorch)
+    gx = xp.where(tie, half, xp.where(wins(y, x), 0.0, g)) if needs[0] else None
+    gy = xp.where(tie, half, xp.where(wins(x, y), 0.0, g)) if needs[1] else None
     return gx, gy
 
 

@@ -200,7 +200,8 @@ def _index_put_arrays(xp, x, v, key, accumulate=False):
 
 @numpy_op(params=("key", "accumulate"), inputs=2)
 def _index_put(xp, x, v, *, key, accumulate=False):
-    return _put(xp, x.copy(), v, key, accumulate)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _put(xp, x.copy(), v, key, accumulate)
 
 
 @_index_put.vjp

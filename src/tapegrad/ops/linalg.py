@@ -34,10 +34,11 @@ def _mismatch(a_shape, b_shape) -> ValueError:
 
 @numpy_op(saves=("x1", "x2"), inputs=2)
 def _matmul(xp, x1, x2):
-    try:
-        return xp.matmul(x1, x2)
-    except ValueError:
-        raise _mismatch(np.shape(x1), np.shape(x2)) from None
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        try:
+            return xp.matmul(x1, x2)
+        except ValueError:
+            raise _mismatch(np.shape(x1), np.shape(x2)) from None
 
 
 @_matmul.vjp

@@ -33,11 +33,12 @@ def inv(xp, x):
 
 @defop(saves="out")
 def _inv(xp, x):
-    _check_square("inv", x.shape)
-    try:
-        return xp.linalg.inv(x)
-    except xp.linalg.LinAlgError as e:
-        raise _linalg_error("inv", x.shape, e) from None
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("inv", x.shape)
+        try:
+            return xp.linalg.inv(x)
+        except xp.linalg.LinAlgError as e:
+            raise _linalg_error("inv", x.shape, e) from None
 
 
 @_inv.vjp
@@ -54,8 +55,9 @@ def det(xp, x):
 
 @defop(saves=("x", "out"))
 def _det(xp, x):
-    _check_square("det", x.shape)
-    return xp.linalg.det(x)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("det", x.shape)
+        return xp.linalg.det(x)
 
 
 def _as_matrix_scale(xp, s):
@@ -74,6 +76,10 @@ def _cofactor_values(xp, x):
     n = x.shape[-1]
     if n == 0 or x.size == 0:
         return xp.zeros_like(x)
+    finite = xp.all(xp.isfinite(x), axis=(-2, -1))
+    if not xp.all(finite):  # an inf or NaN: NaN cofactors (PyTorch's), not a failed SVD
+        out = _cofactor_values(xp, xp.where(finite[..., None, None], x, 0.0))
+        return xp.where(finite[..., None, None], out, xp.nan)
     u, s, vh = xp.linalg.svd(x)
     ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
     before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
@@ -112,8 +118,9 @@ def logabsdet(xp, x):
 
 @defop(saves="x")
 def _logabsdet(xp, x):
-    _check_square("slogdet", x.shape)
-    return xp.linalg.slogdet(x)[1]
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("slogdet", x.shape)
+        return xp.linalg.slogdet(x)[1]
 
 
 @_logabsdet.vjp
@@ -129,16 +136,17 @@ def solve(xp, a, b):
 
 @defop(saves=("a", "out"))
 def _solve(xp, a, b):
-    _check_square("solve", a.shape)
-    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
-        raise RuntimeError(
-            f"linalg.solve: A has shape {tuple(a.shape)}, so B must have shape (..., "
-            f"{a.shape[-1]}, k) or ({a.shape[-1]},), got {tuple(b.shape)}"
-        )
-    try:
-        return xp.linalg.solve(a, b)
-    except xp.linalg.LinAlgError as e:
-        raise _linalg_error("solve", a.shape, e) from None
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("solve", a.shape)
+        if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+            raise RuntimeError(
+                f"linalg.solve: A has shape {tuple(a.shape)}, so B must have shape (..., "
+                f"{a.shape[-1]}, k) or ({a.shape[-1]},), got {tuple(b.shape)}"
+            )
+        try:
+            return xp.linalg.solve(a, b)
+        except xp.linalg.LinAlgError as e:
+            raise _linalg_error("solve", a.shape, e) from None
 
 
 @_solve.vjp

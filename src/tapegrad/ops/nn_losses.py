@@ -55,25 +55,16 @@ def _reduce_rows(xp, prod, reduction):
 @defop(saves=("x", "target"), name="cross_entropy")
 def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0,
                    reduction="mean"):
-    logp = _log_softmax.forward(xp, x, axis=1)
-    if weight is None and not label_smoothing:  # the common case: pick, no coefficient array
-        idx, valid, count = _plain_targets(xp, target, ignore_index)
-        picked = xp.take_along_axis(logp, idx, axis=1)[:, 0]
-        if valid is not None:
-            picked *= valid
-        if reduction == "none":
-            return -picked
-        total = -picked.sum()
-        if reduction == "sum":
-            return total
-        with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
-            return total / x.dtype.type(count)
-    if _nothing_counted(target, ignore_index, reduction):
-        return xp.full((), np.nan, dtype=x.dtype)
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-        ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    return _reduce_rows(xp, coef * logp, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        logp = _log_softmax.forward(xp, x, axis=1)
+        if not label_smoothing:  # pick the targets' log-probabilities: no coefficient array
+            return _picked_loss(xp, logp, target, weight, ignore_index, reduction)
+        if _nothing_counted(target, ignore_index, reduction):
+            return xp.full((), np.nan, dtype=x.dtype)
+        coef = _class_coefficients.forward(
+            xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+            ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+        return _reduce_rows(xp, coef * logp, reduction)
 
 
 def _plain_targets(xp, target, ignore_index):
@@ -93,28 +84,29 @@ def _(xp, g, x, target, **params):
 @fused("cross_entropy_backward", saves=("g", "x", "target"))
 def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
                             label_smoothing=0.0, reduction="mean"):
-    gx = _softmax.forward(xp, x, axis=1)
-    scale = g if reduction != "none" else xp.expand_dims(g, 1)
-    if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
-        idx, valid, count = _plain_targets(xp, target, ignore_index)
-        if gx.ndim == 2:
-            gx[xp.arange(gx.shape[0]), idx[:, 0]] -= 1  # each row once: no repeated index
-        else:
-            classes = xp.arange(gx.shape[1]).reshape((1, -1) + (1,) * (gx.ndim - 2))
-            gx -= classes == idx
-        if valid is not None:
-            gx *= xp.expand_dims(valid, 1)
-        if reduction == "mean" and count:  # nothing counted: the gradient stays zero
-            scale = scale / x.dtype.type(count)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        gx = _softmax.forward(xp, x, axis=1)
+        scale = g if reduction != "none" else xp.expand_dims(g, 1)
+        if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
+            idx, valid, count = _plain_targets(xp, target, ignore_index)
+            if gx.ndim == 2:
+                gx[xp.arange(gx.shape[0]), idx[:, 0]] -= 1  # each row once: no repeated index
+            else:
+                classes = xp.arange(gx.shape[1]).reshape((1, -1) + (1,) * (gx.ndim - 2))
+                gx -= classes == idx
+            if valid is not None:
+                gx *= xp.expand_dims(valid, 1)
+            if reduction == "mean" and count:  # nothing counted: the gradient stays zero
+                scale = scale / x.dtype.type(count)
+            gx *= scale
+            return gx
+        coef = _class_coefficients.forward(
+            xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+            ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+        gx *= coef.sum(axis=1, keepdims=True)
+        gx -= coef
         gx *= scale
         return gx
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-        ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    gx *= coef.sum(axis=1, keepdims=True)
-    gx -= coef
-    gx *= scale
-    return gx
 
 
 @_cross_entropy_backward.vjp
@@ -135,12 +127,29 @@ def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
 
 @fused("nll_loss", saves=("x", "target"))
 def _nll_loss(xp, x, target, *, weight=None, ignore_index=-100, reduction="mean"):
-    if _nothing_counted(target, ignore_index, reduction):
-        return xp.full((), np.nan, dtype=x.dtype)
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-        ignore_index=ignore_index, reduction=reduction)
-    return _reduce_rows(xp, coef * x, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _picked_loss(xp, x, target, weight, ignore_index, reduction)
+
+
+def _picked_loss(xp, logp, target, weight, ignore_index, reduction):
+    """-logp at each target, weighted: only the targets' entries are read, so a -inf
+    log-probability of another class (a masked class) leaves the loss finite, as in PyTorch."""
+    idx, valid, _ = _plain_targets(xp, target, ignore_index)
+    loss = -xp.take_along_axis(logp, idx, axis=1)[:, 0]
+    safe = idx[:, 0]
+    wt = None if weight is None else weight[safe].astype(logp.dtype, copy=False)
+    if wt is not None:
+        loss = loss * wt
+    if valid is not None:
+        loss = xp.where(valid, loss, 0)
+        wt = valid.astype(logp.dtype) if wt is None else xp.where(valid, wt, 0)
+    if reduction == "none":
+        return loss.astype(logp.dtype, copy=False)
+    total = loss.sum(dtype=logp.dtype)
+    if reduction == "sum":
+        return total
+    count = logp.dtype.type(target.size) if wt is None else wt.sum(dtype=logp.dtype)
+    return total / count  # nothing counted: 0 / 0 = nan, as PyTorch
 
 
 @_nll_loss.vjp
@@ -266,12 +275,13 @@ def _scale(g, n, reduction):
 
 @defop(saves=("x", "y"), name="binary_cross_entropy_with_logits")
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
-    sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
-    lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
-    loss = (1 - y) * x + lw * sp
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(xp, loss, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
+        lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
+        loss = (1 - y) * x + lw * sp
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(xp, loss, reduction)
 
 
 @_bce_logits.vjp
@@ -318,13 +328,14 @@ _BCE_EPS = 1e-12
 
 @defop(saves=("x", "y"), name="binary_cross_entropy")
 def _bce(xp, x, y, *, weight=None, reduction="mean"):
-    with np.errstate(divide="ignore"):
-        log_p = xp.maximum(xp.log(x), _LOG_FLOOR)
-        log_q = xp.maximum(xp.log(1 - x), _LOG_FLOOR)
-    loss = -(y * log_p + (1 - y) * log_q)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(xp, loss, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        with np.errstate(divide="ignore"):
+            log_p = xp.maximum(xp.log(x), _LOG_FLOOR)
+            log_q = xp.maximum(xp.log(1 - x), _LOG_FLOOR)
+        loss = -(y * log_p + (1 - y) * log_q)
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(xp, loss, reduction)
 
 
 @_bce.vjp
@@ -358,15 +369,16 @@ def _(torch, x, y, weight=None, reduction="mean"):
 
 @defop(saves=("x", "t"), name="kl_div")
 def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
-    if log_target:
-        loss = xp.exp(t) * (t - x)
-    else:  # xlogy(t, t) - t * x: zero where t == 0
-        pos = t > 0
-        loss = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), 0) - t * x
-    if reduction == "batchmean":
-        with np.errstate(invalid="ignore"):  # an empty batch: 0 / 0 = nan, as in PyTorch
-            return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
-    return _reduce(xp, loss, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        if log_target:
+            loss = xp.exp(t) * (t - x)
+        else:  # xlogy(t, t) - t * x: zero where t == 0
+            pos = t > 0
+            loss = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), 0) - t * x
+        if reduction == "batchmean":
+            with np.errstate(invalid="ignore"):  # an empty batch: 0 / 0 = nan, as in PyTorch
+                return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
+        return _reduce(xp, loss, reduction)
 
 
 @_kl_div.vjp

@@ -12,6 +12,8 @@ ops need nothing but this module.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .registry import defop, nondifferentiable
@@ -42,9 +44,12 @@ def _torch_arr(torch, a, like):
 # ================================================================= softmax family
 @fused("softmax", saves="out")
 def _softmax(xp, x, *, axis=-1):
-    e = xp.exp(x - x.max(axis=axis, keepdims=True))
-    e /= e.sum(axis=axis, keepdims=True)
-    return e
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        if x.size == 0:  # nothing to normalise (max over an empty axis has no identity)
+            return x.copy()
+        e = xp.exp(x - x.max(axis=axis, keepdims=True))
+        e /= e.sum(axis=axis, keepdims=True)
+        return e
 
 
 @_softmax.vjp
@@ -55,8 +60,9 @@ def _(xp, g, out, *, axis=-1):
 @fused("softmax_backward", saves=("g", "y"))
 def _softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of softmax with output y: y * (g - sum(g * y))."""
-    gy = g * y
-    return gy - y * gy.sum(axis=axis, keepdims=True)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        gy = g * y
+        return gy - y * gy.sum(axis=axis, keepdims=True)
 
 
 @_softmax_backward.vjp
@@ -91,9 +97,12 @@ _softmax_backward.sample(lambda rng: [
 
 @fused("log_softmax", saves="out")
 def _log_softmax(xp, x, *, axis=-1):
-    z = x - x.max(axis=axis, keepdims=True)
-    z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-    return z
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        if x.size == 0:
+            return x.copy()
+        z = x - x.max(axis=axis, keepdims=True)
+        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+        return z
 
 
 @_log_softmax.vjp
@@ -104,7 +113,8 @@ def _(xp, g, out, *, axis=-1):
 @fused("log_softmax_backward", saves=("g", "y"))
 def _log_softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of log_softmax with output y: g - exp(y) * sum(g)."""
-    return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
 
 
 @_log_softmax_backward.vjp
@@ -128,10 +138,11 @@ _log_softmax_backward.sample(lambda rng: [
 # ================================================================= linear
 @fused("linear", saves=("x", "w"))
 def _linear(xp, x, w, b=None):
-    out = x @ w.T
-    if b is not None:
-        out += b
-    return out
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        out = x @ w.T
+        if b is not None:
+            out += b
+        return out
 
 
 @_linear.vjp
@@ -145,7 +156,8 @@ def _(xp, g, x, w, *, needs):
 
 @fused("linear_grad_input", saves=("g", "w"))
 def _linear_grad_input(xp, g, w):
-    return g @ w
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return g @ w
 
 
 @_linear_grad_input.vjp
@@ -156,10 +168,12 @@ def _(xp, h, g, w, *, needs):
 
 @fused("linear_grad_weight", saves=("g", "x"))
 def _linear_grad_weight(xp, g, x):
-    if g.ndim != 2:  # fold every leading dimension into the batch
-        g = g.reshape(-1, g.shape[-1])
-        x = x.reshape(-1, x.shape[-1])
-    return g.T @ x
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        if g.ndim != 2:  # fold every leading dimension into the batch (not -1: maybe empty)
+            rows = math.prod(g.shape[:-1])
+            g = g.reshape(rows, g.shape[-1])
+            x = x.reshape(rows, x.shape[-1])
+        return g.T @ x
 
 
 @_linear_grad_weight.vjp
@@ -170,7 +184,9 @@ def _(xp, h, g, x, *, needs):
 
 @fused("linear_grad_bias", saves=("g",))
 def _linear_grad_bias(xp, g):
-    return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim != 1 else g.copy()
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return g.reshape(math.prod(g.shape[:-1]), g.shape[-1]).sum(axis=0) if g.ndim != 1 \
+            else g.copy()
 
 
 @_linear_grad_bias.vjp
@@ -209,7 +225,8 @@ _linear_grad_bias.sample(lambda rng: [
 @defop(name="dropout")
 def _dropout(xp, x, *, mask):
     """x * mask, where mask (kept / (1 - p)) was drawn by the caller and is kept for backward."""
-    return x * mask
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return x * mask
 
 
 @_dropout.vjp

@@ -8,6 +8,8 @@ of their difference).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import Tensor
 from .registry import apply_inplace, defop
 from .statistics import norm
@@ -15,7 +17,8 @@ from .statistics import norm
 
 @defop(saves=("x", "y", "weight"), name="lerp")
 def _lerp(xp, x, y, weight):
-    return x + weight * (y - x)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return x + weight * (y - x)
 
 
 @_lerp.vjp

@@ -105,13 +105,14 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
 
 @_reduction(name="mean")
 def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    n = _count(x.shape, axis)
-    if n == 0:  # the mean of nothing is NaN, as in PyTorch (NumPy would warn)
-        return xp.full(np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape, math.nan,
-                       dtype=x.dtype if x.dtype.kind == "f" else np.float64)
-    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy accumulates float16 in float32
-        return xp.mean(x, axis=axis, keepdims=keepdims)
-    return xp.sum(x, axis=axis, keepdims=keepdims) / n
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        n = _count(x.shape, axis)
+        if n == 0:  # the mean of nothing is NaN, as in PyTorch (NumPy would warn)
+            return xp.full(np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape, math.nan,
+                           dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+        if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy accumulates float16 in float32
+            return xp.mean(x, axis=axis, keepdims=keepdims)
+        return xp.sum(x, axis=axis, keepdims=keepdims) / n
 
 
 @_mean.vjp

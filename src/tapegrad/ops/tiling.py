@@ -157,7 +157,10 @@ def flip(input, dims=None, *, axis=None):
     dims = _pick(dims, axis, "dims")
     if dims is None:
         raise TypeError("flip() missing argument 'dims' (the dimensions to reverse)")
-    return _call(_flip, input, axis=_norm_axes(dims, input.ndim))
+    axes = _norm_axes(dims, input.ndim)  # checks the dims (a 0-d tensor takes 0 and -1)
+    if input.ndim == 0:
+        return input.clone()  # nothing to reverse
+    return _call(_flip, input, axis=axes)
 
 
 def fliplr(input):
