@@ -374,7 +374,22 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if p.size and (float(p.min()) < 0 or float(p.max()) > 1):
         raise ValueError("binary_cross_entropy: input values must be probabilities in [0, 1]; "
                          "for logits use binary_cross_entropy_with_logits")
+    _check_weight_shape("binary_cross_entropy", "weight", weight, input.shape)
     return _loss._bce(input, target, weight=_array(weight), reduction=reduction)
+
+
+def _check_weight_shape(what, name, weight, shape):
+    """A weight broadcasts to the input's shape, never beyond it (as PyTorch)."""
+    if weight is None:
+        return
+    w_shape = tuple(np.shape(weight._data if isinstance(weight, Tensor) else weight))
+    try:
+        ok = np.broadcast_shapes(w_shape, tuple(shape)) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"{what}: {name} of shape {w_shape} doesn't broadcast to the input "
+                           f"shape {tuple(shape)}; give one weight per element (or per class)")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -384,6 +399,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: target shape "
                          f"{tuple(target.shape)} must match the input shape {tuple(input.shape)}")
+    _check_weight_shape("binary_cross_entropy_with_logits", "weight", weight, input.shape)
+    _check_weight_shape("binary_cross_entropy_with_logits", "pos_weight", pos_weight, input.shape)
     return _loss._bce_logits(input, target, weight=_array(weight), pos_weight=_array(pos_weight),
                            reduction=reduction)
 

@@ -372,9 +372,10 @@ def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         if log_target:
             loss = xp.exp(t) * (t - x)
-        else:  # xlogy(t, t) - t * x: zero where t == 0
+        else:  # xlogy(t, t) - t * x: zero where t == 0, NaN where t < 0 (as PyTorch)
             pos = t > 0
-            loss = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), 0) - t * x
+            xlogy = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), xp.where(t == 0, 0, np.nan))
+            loss = xlogy - t * x
         if reduction == "batchmean":
             with np.errstate(invalid="ignore"):  # an empty batch: 0 / 0 = nan, as in PyTorch
                 return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
@@ -394,9 +395,9 @@ def _(xp, g, x, t, *, reduction="mean", log_target=False, needs):
         gt = g * e * (t - x + 1) if needs[1] else None
     else:
         gx = -g * t if needs[0] else None
-        if needs[1]:
-            pos = t > 0
-            gt = g * xp.where(pos, xp.log(xp.where(pos, t, 1)) + 1 - x, 0)
+        if needs[1]:  # PyTorch's xlogy rule: NaN unless 0 < t < inf (log 0 + 0/0 at t = 0)
+            ok = (t > 0) & (t < math.inf)
+            gt = g * xp.where(ok, xp.log(xp.where(ok, t, 1)) + 1 - x, np.nan)
     return gx, gt
 
 

@@ -314,7 +314,23 @@ def _apply_per_dim(xp, x, mats):
     return x
 
 
+def _adaptive_windows(xp, x, out_size):
+    """The same averages window by window: an inf stays in the windows that hold it (the
+    matrix product would spread inf * 0 = NaN over its whole row)."""
+    for i, (size, out) in enumerate(zip(x.shape[2:], out_size, strict=False)):
+        axis = 2 + i
+        parts = []
+        for j in range(out):
+            lo, hi = (j * size) // out, -((-(j + 1) * size) // out)
+            window = xp.take(x, xp.arange(lo, hi), axis=axis)
+            parts.append(xp.sum(window, axis=axis, keepdims=True) / (hi - lo))
+        x = xp.concatenate(parts, axis=axis).astype(x.dtype, copy=False)
+    return x
+
+
 def _adaptive_forward(xp, x, out_size):
+    if x.dtype.kind == "f" and not xp.isfinite(x).all():
+        return _adaptive_windows(xp, x, out_size)
     return _apply_per_dim(
         xp, x, [_adaptive_matrix(s, o) for s, o in zip(x.shape[2:], out_size, strict=False)]
     )

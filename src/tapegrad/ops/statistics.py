@@ -167,8 +167,7 @@ def _cumsum(xp, x, *, axis):
 
 @_cumsum.vjp
 def _(xp, g, axis):
-    # reversed cumulative sum: total - (inclusive prefix sum) + own term
-    return (xp.sum(g, axis=axis, keepdims=True) - xp.cumsum(g, axis=axis) + g,)
+    return (_revcumsum(xp, g, axis),)
 
 
 _cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
@@ -179,8 +178,9 @@ _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
 
 
 def _revcumsum(xp, t, axis):
-    """Sum over positions j >= i along `axis` (the adjoint of cumsum)."""
-    return xp.sum(t, axis=axis, keepdims=True) - xp.cumsum(t, axis=axis) + t
+    """Sum over positions j >= i along `axis` (the adjoint of cumsum): a cumulative sum of
+    the reversed values, not total - prefix + own (an inf there gives inf - inf = NaN)."""
+    return xp.flip(xp.cumsum(xp.flip(t, axis=axis), axis=axis), axis=axis)
 
 
 @defop(saves=("x", "out"), name="cumprod")
