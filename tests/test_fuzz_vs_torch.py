@@ -50,6 +50,11 @@ KNOWN = {
     ("cumprod", "nan-inf"): "a zero and an inf in one row: PyTorch's exclusive products differ",
     ("logabsdet", "nan-inf"): "inverse of a matrix holding inf/NaN: LAPACK's NaN pattern",
     ("solve", "nan-inf"): "solve with inf/NaN in A: LAPACK's NaN pattern",
+    ("inv", "nan-inf"): "inverse of a matrix holding inf/NaN: LAPACK's NaN pattern",
+    ("det", "nan-inf"): "LU (PyTorch) and SVD (our cofactor) spread a NaN differently",
+    ("cofactor", "nan-inf"): "as det",
+    ("batch_norm", "nan-inf"): "an inf affine weight: PyTorch's fused scale-shift gives NaN",
+    ("group_norm", "nan-inf"): "as batch_norm",
 }
 
 

@@ -134,10 +134,13 @@ def _(xp, g, x, y, out, needs):
     # d/dy x**y = x**y * log(x); where x == 0 the limit is 0 (as PyTorch defines it)
     gy = None
     if needs[1]:
-        if hasattr(x, "shape"):
-            gy = g * out * xp.log(xp.where(x > 0, x, 1))
+        if hasattr(x, "shape"):  # log of a negative base is NaN, as in PyTorch
+            zero_base = x == 0
+            if hasattr(y, "shape"):
+                zero_base = zero_base & (y >= 0)
+            gy = g * xp.where(zero_base, 0.0, out * xp.log(xp.where(x == 0, 1, x)))
         else:  # a Python scalar base
-            gy = g * out * (math.log(x) if x > 0 else 0.0)
+            gy = g * out * (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan)
     return gx, gy
 
 

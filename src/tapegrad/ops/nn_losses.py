@@ -161,10 +161,11 @@ def _(xp, g, x, target, **params):
 @fused("nll_loss_backward", saves=("target",))
 def _nll_loss_backward(xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100,
                        reduction="mean"):
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=num_classes, dtype=dtype, weight=weight,
-        ignore_index=ignore_index, reduction=reduction)
-    return -coef * (g if reduction != "none" else xp.expand_dims(g, 1))
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        coef = _class_coefficients.forward(
+            xp, target, num_classes=num_classes, dtype=dtype, weight=weight,
+            ignore_index=ignore_index, reduction=reduction)
+        return -coef * (g if reduction != "none" else xp.expand_dims(g, 1))
 
 
 @_nll_loss_backward.vjp

@@ -258,18 +258,19 @@ def _(xp, g, indices, weight, *, padding_idx=None):
 @fused("embedding_backward", saves=("indices",))
 def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
     """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
-    flat = indices.reshape(-1)
-    gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
-    rows = g.reshape((flat.size,) + gw.shape[1:])
-    if xp is np or getattr(xp, "module", None) is np:
-        np.add.at(gw, flat, rows)
-    else:  # CuPy
-        import cupyx
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        flat = indices.reshape(-1)
+        gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
+        rows = g.reshape((flat.size,) + gw.shape[1:])
+        if xp is np or getattr(xp, "module", None) is np:
+            np.add.at(gw, flat, rows)
+        else:  # CuPy
+            import cupyx
 
-        cupyx.scatter_add(gw, flat, rows)
-    if padding_idx is not None:
-        gw[padding_idx] = 0
-    return gw
+            cupyx.scatter_add(gw, flat, rows)
+        if padding_idx is not None:
+            gw[padding_idx] = 0
+        return gw
 
 
 @_embedding_backward.vjp
