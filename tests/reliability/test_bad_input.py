@@ -220,3 +220,22 @@ def test_flip_and_movedim_of_a_zero_d_tensor():
     assert tg.movedim(x, 0, 0).item() == 1.5
     with pytest.raises(IndexError):
         x.flip(1)
+
+
+# ------------------------------------------------------------ NumPy errors name the op
+@pytest.mark.parametrize("expr,kind,words", [
+    (lambda: tg.ones(2, 3) + tg.ones(4), ValueError, ["add:", "(2, 3) float32", "(4,) float32"]),
+    (lambda: tg.zeros(0).amax(), ValueError, ["amax:", "(0,) float32"]),
+    (lambda: tg.take_along_dim(tg.ones(2, 3), tg.tensor([[5]]), 1), IndexError,
+     ["take_along_axis:", "out of bounds"]),
+])
+def test_numpy_errors_inside_an_op_name_the_op_and_its_inputs(expr, kind, words):
+    with pytest.raises(kind) as info:
+        expr()
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_an_op_that_names_itself_keeps_its_message():
+    with pytest.raises(ValueError, match="^matmul: shapes \\(3,\\) and \\(4,\\) don't align"):
+        tg.ones(3) @ tg.ones(4)
