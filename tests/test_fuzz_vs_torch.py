@@ -111,18 +111,19 @@ def _ours(op, args, params):
     return out, grads, error, [str(w.message) for w in caught]
 
 
-def _theirs(op, args, params):
+def _theirs(ref, args, params, differentiable=True):
     inputs = []
     for a in args:
         if isinstance(a, np.ndarray):
             t = torch.from_numpy(a.copy())
-            inputs.append(t.requires_grad_() if a.dtype == np.float64 else t)
+            grad = differentiable and a.dtype == np.float64
+            inputs.append(t.requires_grad_() if grad else t)
         else:
             inputs.append(a)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            out = op.torch_ref(torch, *inputs, **params)
+            out = ref(torch, *inputs, **params)
             grads = None
             if out.requires_grad:
                 wrt = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -153,9 +154,10 @@ def _check(name, op, variant, args, params):
     problems = [f"leaked warning: {m}" for m in leaked]
     if error is not None and not isinstance(error, CONTRACT):
         problems.append(f"non-contract exception {type(error).__name__}: {error}")
-    if op.torch_ref is None:
+    reference = op.torch_ref or GENERIC.get(name, (None, None))[1]
+    if reference is None:
         return problems
-    ref, ref_grads, ref_error = _theirs(op, args, params)
+    ref, ref_grads, ref_error = _theirs(reference, args, params, op.differentiable)
     if ref_error is not None:
         if error is None and variant in ("0-size", "0-d"):
             problems.append(f"accepted what PyTorch refuses ({type(ref_error).__name__})")
@@ -178,11 +180,64 @@ def _check(name, op, variant, args, params):
     return problems
 
 
+def _float_pair(rng):
+    return [((rng.standard_normal((3, 4)), rng.standard_normal((3, 4))), {}),
+            ((rng.standard_normal((2, 3)), rng.standard_normal((3,))), {})]
+
+
+def _one_float(rng, **params):
+    return [((rng.standard_normal((3, 4)),), params), ((rng.standard_normal((5,)),), {})]
+
+
+def _int_pair(rng):
+    return [((rng.integers(-8, 8, (3, 4)), rng.integers(-8, 8, (3, 4))), {}),
+            ((rng.integers(0, 2, (4,)).astype(bool), rng.integers(0, 2, (4,)).astype(bool)), {})]
+
+
+def _reduction_ref(fn):
+    return lambda torch, x, axis=None, keepdims=False: (
+        fn(x) if axis is None else fn(x, dim=axis, keepdim=keepdims))
+
+
+# The non-differentiable ops declare no samples (the generated gradient tests skip them):
+# their inputs and PyTorch twins for the fuzz.
+GENERIC = {
+    **{name: (_float_pair, ref) for name, ref in {
+        "equal": lambda t, x, y: t.eq(x, y), "not_equal": lambda t, x, y: t.ne(x, y),
+        "greater": lambda t, x, y: t.gt(x, y), "greater_equal": lambda t, x, y: t.ge(x, y),
+        "less": lambda t, x, y: t.lt(x, y), "less_equal": lambda t, x, y: t.le(x, y),
+        "logical_and": lambda t, x, y: t.logical_and(x, y),
+        "logical_or": lambda t, x, y: t.logical_or(x, y),
+        "logical_xor": lambda t, x, y: t.logical_xor(x, y),
+        "floor_divide": lambda t, x, y: t.floor_divide(x, y),
+        "isclose": lambda t, x, y: t.isclose(x, y),
+    }.items()},
+    **{name: (_int_pair, ref) for name, ref in {
+        "bitwise_and": lambda t, x, y: x & y, "bitwise_or": lambda t, x, y: x | y,
+        "bitwise_xor": lambda t, x, y: x ^ y,
+    }.items()},
+    "invert": (lambda rng: [((rng.integers(-8, 8, (3, 4)),), {})], lambda t, x: ~x),
+    **{name: (_one_float, ref) for name, ref in {
+        "isfinite": lambda t, x: t.isfinite(x), "isinf": lambda t, x: t.isinf(x),
+        "isnan": lambda t, x: t.isnan(x), "logical_not": lambda t, x: t.logical_not(x),
+    }.items()},
+    **{name: (lambda rng: _one_float(rng, axis=1) + _one_float(rng, axis=0, keepdims=True),
+              _reduction_ref(ref)) for name, ref in {
+        "argmax": lambda x, **kw: x.argmax(**kw), "argmin": lambda x, **kw: x.argmin(**kw),
+        "all": lambda x, **kw: x.all(**kw), "any": lambda x, **kw: x.any(**kw),
+    }.items()},
+}
+
+
+def _samples(name, op, rng):
+    if op.samples is not None:
+        return op.samples(rng)
+    return GENERIC[name][0](rng) if name in GENERIC else []
+
+
 def _cases():
     for name, op in sorted(OPS.items()):
-        if op.samples is None:
-            continue
-        for index, (args, params) in enumerate(op.samples(np.random.default_rng(0))
+        for index, (args, params) in enumerate(_samples(name, op, np.random.default_rng(0))
                                                [:MAX_SAMPLES]):
             rng = np.random.default_rng(index + 1)
             for variant, vargs in _variants(list(args), rng):

@@ -93,23 +93,27 @@ def load(path, map_location=None, *, weights_only=True):
         return {k: _tensor(a) for k, a in arrays.items()}
     try:
         info = json.loads(meta[_META_KEY])
-        version = info["format"]
-    except (ValueError, KeyError, TypeError, RecursionError) as e:
-        version = e
-    if type(version) is not int or version != _FORMAT:  # a newer (or garbled) layout: refuse
+        version = info.get("format") if isinstance(info, dict) else None
+        if type(version) is not int or version != _FORMAT:  # a newer or unknown layout
+            raise _FormatError(version)
+        return _decode(info["object"], arrays)
+    except _FormatError as e:
         raise ValueError(
-            f"tg.load: '{path}' has tapegrad checkpoint format {version!r}, but this version "
+            f"tg.load: '{path}' has tapegrad checkpoint format {e.version!r}, but this version "
             f"of tapegrad reads format {_FORMAT} only; load it with the tapegrad that wrote "
             "it (or read the bare tensors with safetensors.numpy.load_file)"
-        )
-    try:
-        obj = _decode(info["object"], arrays)
-    except (ValueError, KeyError, TypeError, RecursionError) as e:
-        raise ValueError(
-            f"tg.load: '{path}' has damaged tapegrad metadata ({e}); the tensors themselves can "
-            "still be read with safetensors.numpy.load_file"
         ) from None
-    return obj
+    except (ValueError, KeyError, TypeError, RecursionError) as e:  # deep nesting: Recursion
+        raise ValueError(
+            f"tg.load: '{path}' has damaged tapegrad metadata ({type(e).__name__}: {e}); the "
+            "tensors themselves can still be read with safetensors.numpy.load_file"
+        ) from None
+
+
+class _FormatError(Exception):
+    def __init__(self, version):
+        super().__init__(version)
+        self.version = version
 
 
 def _umask() -> int:

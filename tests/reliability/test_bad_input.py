@@ -256,3 +256,25 @@ def test_quiet_forwards_silence_numpy_either_way(fast, monkeypatch):
     np.testing.assert_array_equal(np.isnan(out), [True, False, False])
     with pytest.warns(RuntimeWarning):  # and the user's own NumPy state is left as it was
         np.log(np.array([-1.0]))
+
+
+def _with_metadata(blob: bytes, text: str) -> bytes:
+    n = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + n])
+    header["__metadata__"]["tapegrad"] = text
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    return len(raw).to_bytes(8, "little") + raw + blob[8 + n:]
+
+
+@pytest.mark.parametrize("skeleton", [
+    '{"format": 1, "object": ' + "[" * 100_000 + "]" * 100_000 + "}",  # json: RecursionError
+    '{"format": 1, "object": ' + '{"t": "list", "items": [' * 5000 + "]}" * 5000 + "}",
+])
+def test_deeply_nested_metadata_is_refused_naming_the_file(skeleton, tmp_path):
+    buf = io.BytesIO()
+    tg.save({"w": tg.ones(2)}, buf)
+    path = tmp_path / "deep.safetensors"
+    path.write_bytes(_with_metadata(buf.getvalue(), skeleton))
+    with pytest.raises(ValueError, match="deep.safetensors' has damaged tapegrad metadata"):
+        tg.load(path)
