@@ -316,3 +316,32 @@ def test_kl_div_non_positive_targets_match_torch():
                          x, t)
     for a, b in zip([ours[0], *ours[1]], [theirs[0], *theirs[1]], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_encoder_layer_with_an_all_padding_sequence_stays_finite(rng):
+    torch = _torch()
+    theirs = torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True).double()
+    ours = tg.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    x = rng.standard_normal((2, 3, 4))
+    pad = np.zeros((2, 3), bool)
+    pad[1] = True
+    xo, xt = tg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out = ours(xo, src_key_padding_mask=tg.tensor(pad))
+    ref = theirs(xt, src_key_padding_mask=torch.tensor(pad))  # training mode: no fast path
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-10)
+    out.sum().backward()
+    ref.sum().backward()
+    assert np.isfinite(xo.grad.numpy()).all()
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), atol=1e-10)
+
+
+def test_slogdet_gradient_at_a_singular_matrix_is_infinite_not_an_error(rng):
+    x = tg.tensor([[1.0, 2.0], [2.0, 4.0]], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tg.linalg.slogdet(x)[1].backward()
+    assert np.isinf(x.grad.numpy()).all()  # PyTorch: +-inf too (the sign follows rounding)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)  # invertible: inv(x)^T exactly
+    _, (g,) = _grad(lambda t: tg.linalg.slogdet(t)[1], a)
+    np.testing.assert_allclose(g, np.linalg.inv(a).T, rtol=1e-10)

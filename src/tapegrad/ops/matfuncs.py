@@ -125,7 +125,9 @@ def _logabsdet(xp, x):
 
 @_logabsdet.vjp
 def _(xp, g, x):
-    return (_as_matrix_scale(xp, g) * xp.swapaxes(xp.inv(x), -1, -2),)
+    # inv(x)^T, written as cofactor / det so that a singular matrix gives +-inf (PyTorch's)
+    # instead of a failed inversion
+    return (_as_matrix_scale(xp, g / xp.det(x)) * xp.cofactor(x),)
 
 
 @array_helper
