@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .quiet import quiet
 from .registry import defop
 
 
@@ -85,7 +86,7 @@ _mul.sample(_binary_samples)
 
 @defop(saves=("y", "out"), name="div")
 def _div(xp, x, y):
-    with np.errstate(divide="ignore", invalid="ignore"):  # 1 / 0 = inf, 0 / 0 = nan silently
+    with quiet():  # 1 / 0 = inf, 0 / 0 = nan silently
         return x / y
 
 
@@ -119,7 +120,7 @@ def _pow(xp, x, y):
         x = x.astype(np.int64)  # bool ** int is int64, as in PyTorch (NumPy gives int8)
     elif type(x) is bool and getattr(y, "dtype", None) == np.bool_:
         y = y.astype(np.int64)
-    with np.errstate(all="ignore"):  # 0 ** -1 = inf, (-1) ** 0.5 = nan silently, as PyTorch
+    with quiet():  # 0 ** -1 = inf, (-1) ** 0.5 = nan silently, as PyTorch
         return x ** y
 
 

@@ -13,65 +13,19 @@ and half where the inputs tie.
 """
 from __future__ import annotations
 
-import functools
 import math
 import operator
-import warnings
 
 import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from .quiet import quiet
+from .quiet import quiet_forward as _quiet
 from .registry import apply_inplace, defop
 from .xp import array_helper
 
 _LN2 = math.log(2.0)
-
-
-def _ignore_state():
-    """NumPy 2's error-state context variable and an "ignore all" value for it: setting it
-    directly costs a quarter of entering np.errstate (0.5 vs 2 us), which doubled log() on
-    small tensors. None where NumPy lacks it or it doesn't silence (then np.errstate)."""
-    try:
-        from numpy._core import _ufunc_config as config
-
-        var, ignore = config._extobj_contextvar, config._make_extobj(all="ignore")
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            token = var.set(ignore)
-            try:
-                np.log(np.array([-1.0, 0.0]))
-            finally:
-                var.reset(token)
-    except Exception:  # noqa: BLE001  any NumPy without it, or where it still warns
-        return None
-    return var, ignore
-
-
-_IGNORE = _ignore_state()
-
-
-def _quiet(forward):
-    """`forward` run with NumPy's floating-point warnings off: log(-1), sqrt(-1), 1/0 and
-    inf - inf leave NaN/Inf in the values silently, as PyTorch does."""
-    if _IGNORE is None:
-        @functools.wraps(forward)  # the op table reads the forward's signature through this
-        def quiet(xp, *args, **params):
-            with np.errstate(all="ignore"):
-                return forward(xp, *args, **params)
-
-        return quiet
-    var, ignore = _IGNORE
-
-    @functools.wraps(forward)
-    def quiet(xp, *args, **params):
-        token = var.set(ignore)
-        try:
-            return forward(xp, *args, **params)
-        finally:
-            var.reset(token)
-
-    return quiet
 
 
 def _fl(x):
@@ -132,7 +86,7 @@ def _erf_helper(xp, x):
 
 
 def _sigmoid_values(xp, x):
-    with np.errstate(over="ignore"):  # exp(-x) = inf for very negative x gives exactly 0
+    with quiet():  # exp(-x) = inf for very negative x gives exactly 0
         return 1.0 / (1.0 + xp.exp(-x))
 
 
@@ -183,7 +137,7 @@ def _unary(name, forward, rule, saves=(), samples=_normal, ref=None, doc=""):
 def _square(x):
     if x.dtype == np.bool_:
         x = x.astype(np.int64)  # bool squared is int64, as in PyTorch
-    with np.errstate(over="ignore", invalid="ignore"):
+    with quiet():
         return x * x
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .quiet import quiet
 from .shape import _call, numpy_op, reshape
 
 
@@ -34,7 +35,7 @@ def _mismatch(a_shape, b_shape) -> ValueError:
 
 @numpy_op(saves=("x1", "x2"), inputs=2)
 def _matmul(xp, x1, x2):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         try:
             return xp.matmul(x1, x2)
         except ValueError:

@@ -377,9 +377,8 @@ def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
             pos = t > 0
             xlogy = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), xp.where(t == 0, 0, np.nan))
             loss = xlogy - t * x
-        if reduction == "batchmean":
-            with np.errstate(invalid="ignore"):  # an empty batch: 0 / 0 = nan, as in PyTorch
-                return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
+        if reduction == "batchmean":  # an empty batch: 0 / 0 = nan, as in PyTorch
+            return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
         return _reduce(xp, loss, reduction)
 
 

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .quiet import quiet
 from .registry import defop, nondifferentiable
 from .xp import array_helper
 
@@ -44,7 +45,7 @@ def _torch_arr(torch, a, like):
 # ================================================================= softmax family
 @fused("softmax", saves="out")
 def _softmax(xp, x, *, axis=-1):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if x.size == 0:  # nothing to normalise (max over an empty axis has no identity)
             return x.copy()
         e = xp.exp(x - x.max(axis=axis, keepdims=True))
@@ -60,7 +61,7 @@ def _(xp, g, out, *, axis=-1):
 @fused("softmax_backward", saves=("g", "y"))
 def _softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of softmax with output y: y * (g - sum(g * y))."""
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         gy = g * y
         return gy - y * gy.sum(axis=axis, keepdims=True)
 
@@ -97,7 +98,7 @@ _softmax_backward.sample(lambda rng: [
 
 @fused("log_softmax", saves="out")
 def _log_softmax(xp, x, *, axis=-1):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if x.size == 0:
             return x.copy()
         z = x - x.max(axis=axis, keepdims=True)
@@ -113,7 +114,7 @@ def _(xp, g, out, *, axis=-1):
 @fused("log_softmax_backward", saves=("g", "y"))
 def _log_softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of log_softmax with output y: g - exp(y) * sum(g)."""
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
 
 
@@ -138,7 +139,7 @@ _log_softmax_backward.sample(lambda rng: [
 # ================================================================= linear
 @fused("linear", saves=("x", "w"))
 def _linear(xp, x, w, b=None):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         out = x @ w.T
         if b is not None:
             out += b
@@ -156,7 +157,7 @@ def _(xp, g, x, w, *, needs):
 
 @fused("linear_grad_input", saves=("g", "w"))
 def _linear_grad_input(xp, g, w):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return g @ w
 
 
@@ -168,7 +169,7 @@ def _(xp, h, g, w, *, needs):
 
 @fused("linear_grad_weight", saves=("g", "x"))
 def _linear_grad_weight(xp, g, x):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if g.ndim != 2:  # fold every leading dimension into the batch (not -1: maybe empty)
             rows = math.prod(g.shape[:-1])
             g = g.reshape(rows, g.shape[-1])
@@ -184,7 +185,7 @@ def _(xp, h, g, x, *, needs):
 
 @fused("linear_grad_bias", saves=("g",))
 def _linear_grad_bias(xp, g):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return g.reshape(math.prod(g.shape[:-1]), g.shape[-1]).sum(axis=0) if g.ndim != 1 \
             else g.copy()
 
@@ -225,7 +226,7 @@ _linear_grad_bias.sample(lambda rng: [
 @defop(name="dropout")
 def _dropout(xp, x, *, mask):
     """x * mask, where mask (kept / (1 - p)) was drawn by the caller and is kept for backward."""
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return x * mask
 
 
@@ -258,7 +259,7 @@ def _(xp, g, indices, weight, *, padding_idx=None):
 @fused("embedding_backward", saves=("indices",))
 def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
     """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         flat = indices.reshape(-1)
         gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
         rows = g.reshape((flat.size,) + gw.shape[1:])

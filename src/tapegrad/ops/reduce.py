@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from .quiet import quiet
 from .registry import Op, defop, nondifferentiable
 
 _inf = math.inf
@@ -105,7 +106,7 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
 
 @_reduction(name="mean")
 def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         n = _count(x.shape, axis)
         if n == 0:  # the mean of nothing is NaN, as in PyTorch (NumPy would warn)
             return xp.full(np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape, math.nan,
