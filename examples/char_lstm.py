@@ -12,16 +12,11 @@ import argparse
 import math
 import os
 
-# The LSTM cell runs many tiny GEMMs (32 x 160 by 160 x 512): BLAS threads cost more than they
-# give there, and on a busy machine their spin-waiting slows every step tenfold.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import tapegrad as tg  # noqa: E402
-import tapegrad.nn.functional as F  # noqa: E402
-from tapegrad import nn  # noqa: E402
+import tapegrad as tg
+import tapegrad.nn.functional as F
+from tapegrad import nn
 
 TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sonnets.txt")
 
@@ -56,12 +51,17 @@ def sample(model, stoi, itos, prompt: str, n: int, temperature: float, rng) -> s
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=500, help="training steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--steps", type=count, default=500, help="training steps")
     p.add_argument("--seq-len", type=int, default=32)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sample", type=int, default=300, help="characters to generate at the end")
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     with open(TEXT, encoding="utf-8") as f:
         text = f.read()

@@ -8,6 +8,7 @@ cosine decay, and a safetensors checkpoint (model + optimizer) that is reloaded 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import tempfile
@@ -46,11 +47,16 @@ def accuracy(model, x, y) -> float:
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=8, help="passes over the training set")
-    p.add_argument("--steps", type=int, default=None, help="stop after this many batches")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--epochs", type=count, default=8, help="passes over the training set")
+    p.add_argument("--steps", type=count, default=None, help="stop after this many batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default=None, help="checkpoint path (default: a temporary file)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     tg.manual_seed(args.seed)
     data = tg.data.digits_dataset()  # (1, 8, 8) images
@@ -83,13 +89,16 @@ def main(argv=None) -> dict:
         if args.steps is not None and step >= args.steps:
             break
 
-    path = args.save or os.path.join(tempfile.mkdtemp(), "cnn_digits.safetensors")
-    tg.save({"model": model.state_dict(), "optim": opt.state_dict(), "step": step}, path)
-    ck = tg.load(path)
+    with contextlib.ExitStack() as scratch:  # without --save: a folder removed at the end
+        folder = scratch.enter_context(tempfile.TemporaryDirectory()) if not args.save else ""
+        path = args.save or os.path.join(folder, "cnn_digits.safetensors")
+        tg.save({"model": model.state_dict(), "optim": opt.state_dict(), "step": step}, path)
+        ck = tg.load(path)
     fresh = Net()
     fresh.load_state_dict(ck["model"])
     reloaded = accuracy(fresh, x_test, y_test)
-    print(f"saved {path}; reloaded model: test accuracy {reloaded:.2%}")
+    print(f"saved {args.save}; " if args.save else "checkpoint saved and reloaded; ", end="")
+    print(f"reloaded model: test accuracy {reloaded:.2%}")
     return {"loss": loss.item(), "test_acc": acc, "reload_acc": reloaded, "steps": step}
 
 

@@ -32,11 +32,16 @@ def shard(dataset, rank: int, world: int):
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=10, help="passes over the training set")
-    p.add_argument("--steps", type=int, default=None, help="stop after this many steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--epochs", type=count, default=10, help="passes over the training set")
+    p.add_argument("--steps", type=count, default=None, help="stop after this many steps")
     p.add_argument("--batch-size", type=int, default=64, help="global batch (all processes)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     dist.init()
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -16,10 +16,15 @@ from tapegrad import nn
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=20, help="passes over the training set")
-    p.add_argument("--steps", type=int, default=None, help="stop after this many batches")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--epochs", type=count, default=20, help="passes over the training set")
+    p.add_argument("--steps", type=count, default=None, help="stop after this many batches")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     tg.manual_seed(args.seed)
     data = tg.data.digits_dataset(flatten=True)  # (64,) float32 images in [0, 1], int64 labels
@@ -38,22 +43,27 @@ def main(argv=None) -> dict:
 
     step = 0
     for epoch in range(args.epochs):
+        lr = opt.param_groups[0]["lr"]  # this epoch's rate (sched.step() below sets the next)
+        loss_sum, seen = 0.0, 0
         for x, y in loader:
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
+            loss_sum += loss.item() * len(y)
+            seen += len(y)
             step += 1
             if args.steps is not None and step >= args.steps:
                 break
         sched.step()
         with tg.no_grad():
             acc = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
-        print(f"epoch {epoch + 1:>2}  loss {loss.item():.4f}  test accuracy {acc:.2%}  "
-              f"lr {sched.get_last_lr()[0]:.4f}")
+        epoch_loss = loss_sum / seen  # the mean over the epoch's samples, not the last batch
+        print(f"epoch {epoch + 1:>2}  loss {epoch_loss:.4f}  test accuracy {acc:.2%}  "
+              f"lr {lr:.4f}")
         if args.steps is not None and step >= args.steps:
             break
-    return {"loss": loss.item(), "test_acc": acc, "steps": step}
+    return {"loss": epoch_loss, "test_acc": acc, "steps": step, "lr": lr}
 
 
 if __name__ == "__main__":

@@ -9,18 +9,12 @@ there once sorted. Reports the per-token and whole-sequence accuracy on fresh se
 from __future__ import annotations
 
 import argparse
-import os
 
-# Small matrices (64-wide layers): BLAS threads cost more than they give here, and on a
-# busy machine their spin-waiting slows every step several times over.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import tapegrad as tg  # noqa: E402
-import tapegrad.nn.functional as F  # noqa: E402
-from tapegrad import nn  # noqa: E402
+import tapegrad as tg
+import tapegrad.nn.functional as F
+from tapegrad import nn
 
 
 class Sorter(nn.Module):
@@ -51,12 +45,17 @@ def batch(rng, n: int, length: int, vocab: int):
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1000, help="training steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--steps", type=count, default=1000, help="training steps")
     p.add_argument("--length", type=int, default=8, help="sequence length")
     p.add_argument("--vocab", type=int, default=10, help="distinct tokens (digits)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     tg.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)

@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 
-# Small matrices (64-unit MLPs): BLAS threads cost more than they give here, and on a
-# busy machine their spin-waiting slows every step several times over.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import tapegrad as tg  # noqa: E402
-from tapegrad import nn  # noqa: E402
+import tapegrad as tg
+from tapegrad import nn
 
 CENTERS = np.array([(2 * math.cos(a), 2 * math.sin(a))
                     for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)], dtype=np.float32)
@@ -59,7 +53,8 @@ def mode_stats(points: np.ndarray):
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1500, help="generator steps")
+    count = tg.utils.cli.positive_int  # --epochs 0 is a usage error, not a traceback
+    p.add_argument("--steps", type=count, default=1500, help="generator steps")
     p.add_argument("--critic-steps", type=int, default=5, help="critic updates per step")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--width", type=int, default=64, help="hidden units of both networks")
@@ -67,7 +62,11 @@ def main(argv=None) -> dict:
     p.add_argument("--gp", type=float, default=0.1, help="gradient-penalty weight")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--plot", default=None, help="save a scatter plot of samples (matplotlib)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
+                        "see docs/performance.md)")
     args = p.parse_args(argv)
+    tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
     tg.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)

@@ -448,12 +448,12 @@ def test_comparisons_give_bool_and_never_require_grad():
 
 def test_inplace_operators_bump_version_and_keep_identity():
     t = tg.tensor([1.0, 2.0])
-    same, v0 = t, t._version[0]  # a one-element list shared by views (docs/design.md)
+    same, v0 = t, t._version  # an int, as in PyTorch (the counter is shared by views)
     t += 1
     t -= 0.5
     t *= 4
     t /= 2
-    assert t is same and t.tolist() == [3.0, 5.0] and t._version[0] == v0 + 4
+    assert t is same and t.tolist() == [3.0, 5.0] and t._version == v0 + 4
 
 
 def test_inplace_methods_and_alpha():

@@ -78,3 +78,91 @@ def test_bench_forwards_to_the_harness():
     r = subprocess.run([sys.executable, "-m", "tapegrad", "bench", "--help"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "usage: run.py" in r.stdout
+
+
+def test_cli_rejects_zero_epochs_and_has_a_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--epochs", "0"])
+    assert e.value.code == 2
+    assert "argument --epochs: must be at least 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"tapegrad {tg.__version__}"
+
+
+@pytest.mark.parametrize(("argv0", "prog"), [("/venv/bin/tapegrad", "tapegrad"),
+                                             ("/src/tapegrad/__main__.py", "python -m tapegrad")])
+def test_usage_names_the_real_program(monkeypatch, capsys, argv0, prog):
+    monkeypatch.setattr(sys, "argv", [argv0])
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    assert capsys.readouterr().out.startswith(f"usage: {prog} demo ")
+
+
+def test_history_has_test_loss_and_the_curve_a_log_loss_axis(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = demo.run(epochs=2, model_kind="mlp", out=str(tmp_path), progress=False,
+                      log=lambda s: None)
+    h = result["history"]
+    assert len(h["test_loss"]) == 2 and 0 < h["test_loss"][1] < h["test_loss"][0] < 2.4
+    # the test loss is the mean cross-entropy of the reloaded model on the test split
+    import tapegrad.nn.functional as F
+
+    ck = tg.load(result["checkpoint"])
+    model = demo.build_model("mlp")
+    model.load_state_dict(ck["model"])
+    images, labels, _ = tg.data.load_digits()
+    x = (images.astype(np.float32) / 16.0).reshape(len(images), -1)
+    _, test = tg.data.random_split(tg.data.TensorDataset(x, labels), [0.8, 0.2], seed=0)
+    model.eval()
+    with tg.no_grad():
+        ref = F.cross_entropy(model(tg.tensor(x[test.indices])),
+                              tg.tensor(labels[test.indices])).item()
+    assert abs(ref - h["test_loss"][1]) < 1e-5
+    fig = demo.history_figure(h)
+    loss_ax = fig.axes[0]
+    assert loss_ax.get_yscale() == "log"
+    curves = {line.get_label(): line.get_ydata().tolist() for line in loss_ax.get_lines()}
+    assert curves == {"train": h["loss"], "test": h["test_loss"]}
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_demo_applies_the_thread_policy_and_restores_it(monkeypatch, tmp_path):
+    from threadpoolctl import threadpool_info
+
+    if not any(lib["user_api"] == "blas" for lib in threadpool_info()):
+        pytest.skip("NumPy's BLAS is not visible to threadpoolctl")
+    before = tg.get_num_threads()
+    tg.set_num_threads(2)
+    seen = []
+    monkeypatch.delenv("TAPEGRAD_NUM_THREADS", raising=False)
+    try:
+        demo.run(epochs=1, model_kind="mlp", out=str(tmp_path), progress=False,
+                 log=lambda s: seen.append(tg.get_num_threads()))
+    finally:
+        after = tg.get_num_threads()
+        tg.set_num_threads(before)
+    assert set(seen) == {1} and after == 2
+
+
+def test_install_hints_give_the_checkout_and_the_package_form(monkeypatch):
+    import pathlib
+    import re
+
+    src = pathlib.Path(tg.__file__).parent
+    stale = [f"{p.relative_to(src)}:{i}" for p in src.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"install '?tapegrad\[", line)]
+    assert stale == []  # every hint goes through tg.utils.install_hint
+    both = r'pip install -e "\.\[{0}\]" \(from a checkout\) or pip install "tapegrad\[{0}\]"'
+    assert re.fullmatch(both.format("plot"), tg.utils.install_hint("plot"))
+    assert re.search(both.format("plot"), demo.PLOT_HINT)
+    monkeypatch.setitem(sys.modules, "graphviz", None)
+    with pytest.raises(ImportError, match=both.format("viz")):
+        tg.viz._graphviz()
+    for name in ("sklearn", "sklearn.datasets"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=both.format("sklearn")):
+        tg.data.load_digits(source="sklearn")

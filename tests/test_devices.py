@@ -19,7 +19,8 @@ def _cuda_works() -> bool:
 
 HAS_CUDA = _cuda_works()
 no_cuda = pytest.mark.skipif(HAS_CUDA, reason="checks the error shown without CuPy/GPU")
-NEEDS = r"device='cuda' needs CuPy and a GPU: install tapegrad\[cuda\]"
+NEEDS = (r"device='cuda' needs CuPy and a GPU: pip install -e \"\.\[cuda\]\" \(from a "
+         r"checkout\) or pip install \"tapegrad\[cuda\]\"")
 
 
 @no_cuda

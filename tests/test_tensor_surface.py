@@ -135,7 +135,6 @@ def test_package_ships_py_typed():
     assert '"py.typed"' in pyproject
 
 
-@pytest.mark.xfail(strict=False, reason="facade grafting removed on wt-facade")
 def test_importing_facades_changes_nothing_in_tensor():
     changed = _run(
         "import json, tapegrad as tg\n"

@@ -1,7 +1,8 @@
-"""The `tapegrad` command (`python -m tapegrad ...`).
+"""The `tapegrad` command (the console script, or `python -m tapegrad ...`).
 
-    python -m tapegrad demo [--epochs N] [--model mlp|cnn] [--seed S] [--out DIR]
-    python -m tapegrad bench [bench/run.py options]
+    tapegrad demo [--epochs N] [--model mlp|cnn] [--seed S] [--out DIR] [--threads N]
+    tapegrad bench [bench/run.py options]
+    tapegrad --version
 """
 from __future__ import annotations
 
@@ -10,11 +11,31 @@ import os
 import sys
 
 
+def _prog() -> str:
+    """How the user started us, for the usage line: `tapegrad` (the console script) or
+    `python -m tapegrad` (argv[0] is then this file)."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m tapegrad" if name in ("", "__main__.py", "-c") else name
+
+
+def _threads(text: str) -> int:
+    value = int(text) if text.strip().lstrip("-").isdigit() else -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of threads (0 or more), got "
+                                         f"{text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from .utils.cli import positive_int
+    from .utils.hints import install_hint
+
     p = argparse.ArgumentParser(
-        prog="python -m tapegrad",
+        prog=_prog(),
         description="tapegrad: reverse-mode autograd on NumPy. Subcommands: demo, bench.",
     )
+    p.add_argument("--version", action="version", version=f"tapegrad {__version__}")
     sub = p.add_subparsers(dest="command", metavar="{demo,bench}")
     d = sub.add_parser(
         "demo",
@@ -23,10 +44,10 @@ def _parser() -> argparse.ArgumentParser:
             "Train a small network on the 8x8 handwritten digits (1,797 images; scikit-learn's "
             "copy when installed, else the one shipped with tapegrad), with a progress bar. "
             "Writes a safetensors checkpoint, history.json and, with matplotlib "
-            "(pip install tapegrad[plot]), training_curve.png into --out."
+            f"({install_hint('plot')}), training_curve.png into --out."
         ),
     )
-    d.add_argument("--epochs", type=int, default=None,
+    d.add_argument("--epochs", type=positive_int, default=None,
                    help="passes over the training set (default: 10 for cnn, 20 for mlp)")
     d.add_argument("--model", choices=("cnn", "mlp"), default="cnn",
                    help="cnn (default): two 3x3 conv layers, max-pool and two linear layers; "
@@ -37,14 +58,14 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="tapegrad-demo", metavar="DIR",
                    help="folder for the checkpoint, history.json and the curve PNG "
                         "(default: ./tapegrad-demo)")
-    d.add_argument("--batch-size", type=int, default=32,
+    d.add_argument("--batch-size", type=positive_int, default=32,
                    help="training batch size (default: 32)")
     d.add_argument("--lr", type=float, default=3e-3,
                    help="Adam's initial learning rate (default: 0.003)")
-    d.add_argument("--threads", type=int, default=1,
-                   help="BLAS threads while training, via threadpoolctl when installed "
-                        "(default: 1; the matrices are small, so more threads rarely help; "
-                        "0 leaves BLAS as it is)")
+    d.add_argument("--threads", type=_threads, default=None,
+                   help="BLAS threads while training (default: $TAPEGRAD_NUM_THREADS, else 1: "
+                        "the matrices are small, so more threads rarely help; 0 leaves BLAS "
+                        "as it is; see docs/performance.md)")
     d.add_argument("--no-progress", action="store_true", help="no progress bars")
     sub.add_parser("bench", help="run the benchmark harness bench/run.py (source checkout)",
                    add_help=False)
@@ -63,7 +84,7 @@ def main(argv=None) -> int:
 
     result = run(epochs=args.epochs, model_kind=args.model, seed=args.seed, out=args.out,
                  batch_size=args.batch_size, lr=args.lr,
-                 progress=not args.no_progress, threads=args.threads or None)
+                 progress=not args.no_progress, threads=args.threads)
     return 0 if result["test_acc"] > 0.1 else 1
 
 
@@ -74,8 +95,8 @@ def _bench(argv) -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     script = os.path.join(here, os.pardir, os.pardir, "bench", "run.py")
     if not os.path.exists(script):
-        print("python -m tapegrad bench needs the source checkout: bench/run.py is not part of "
-              "the installed package", file=sys.stderr)
+        print(f"{_prog()} bench needs the source checkout: bench/run.py is not part of the "
+              "installed package", file=sys.stderr)
         return 2
     sys.argv = [script, *argv]
     try:

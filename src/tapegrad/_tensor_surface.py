@@ -23,9 +23,9 @@ class TensorSurface:
     def T(self) -> Tensor:
         """All dimensions reversed."""
 
-    # ops.elementwise.abs
-    def __abs__(self) -> Tensor:
-        """Elementwise abs of `input` (differentiable)."""
+    # ops.unary.abs
+    def __abs__(self: Tensor) -> Tensor:
+        """|input|, elementwise; the gradient at 0 is 0."""
 
     # ops.tensor_methods.__add__
     def __add__(self, other) -> Tensor:
@@ -179,17 +179,17 @@ class TensorSurface:
     def __xor__(self, other) -> Tensor:
         ...
 
-    # ops.elementwise.abs
-    def abs(self) -> Tensor:
-        """Elementwise abs of `input` (differentiable)."""
+    # ops.unary.abs
+    def abs(self: Tensor) -> Tensor:
+        """|input|, elementwise; the gradient at 0 is 0."""
 
     # in place: op 'abs' (registry.apply_inplace)
     def abs_(self) -> Tensor:
         """In-place abs: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.abs
-    def absolute(self) -> Tensor:
-        """Elementwise abs of `input` (differentiable)."""
+    # ops.unary.abs
+    def absolute(self: Tensor) -> Tensor:
+        """|input|, elementwise; the gradient at 0 is 0."""
 
     # ops.arith.add
     def add(self, other, *, alpha=1) -> Tensor:
@@ -263,9 +263,9 @@ class TensorSurface:
     def byte(self) -> Tensor:
         """This tensor as uint8 (itself when it already is)."""
 
-    # ops.elementwise.ceil
-    def ceil(self) -> Tensor:
-        """Elementwise ceil of `input` (differentiable)."""
+    # ops.unary.ceil
+    def ceil(self: Tensor) -> Tensor:
+        """The smallest integer >= input, elementwise; the gradient is zero."""
 
     # in place: op 'ceil' (registry.apply_inplace)
     def ceil_(self) -> Tensor:
@@ -285,11 +285,11 @@ class TensorSurface:
 
     # ops.elementwise.clamp_max
     def clamp_max(self, max) -> Tensor:
-        ...
+        """Elementwise `min(input, max)`: values above `max` become `max`."""
 
     # ops.elementwise.clamp_min
     def clamp_min(self, min) -> Tensor:
-        ...
+        """Elementwise `max(input, min)`: values below `min` become `min`."""
 
     # ops.elementwise.clip
     def clip(self, min=None, max=None) -> Tensor:
@@ -311,9 +311,9 @@ class TensorSurface:
     def copy_(self, src, non_blocking=False) -> Tensor:
         """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor."""
 
-    # ops.elementwise.cos
-    def cos(self) -> Tensor:
-        """Elementwise cos of `input` (differentiable)."""
+    # ops.unary.cos
+    def cos(self: Tensor) -> Tensor:
+        """The cosine, elementwise (radians)."""
 
     # in place: op 'cos' (registry.apply_inplace)
     def cos_(self) -> Tensor:
@@ -371,17 +371,17 @@ class TensorSurface:
     def equal(self, other) -> builtins.bool:
         """True when both tensors have the same shape and the same elements (PyTorch's"""
 
-    # ops.elementwise.erf
-    def erf(self) -> Tensor:
+    # ops.unary.erf
+    def erf(self: Tensor) -> Tensor:
         """The error function (no SciPy needed; relative error < 1e-14 in float64)."""
 
     # in place: op 'erf' (registry.apply_inplace)
     def erf_(self) -> Tensor:
         """In-place erf: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.exp
-    def exp(self) -> Tensor:
-        """Elementwise exp of `input` (differentiable)."""
+    # ops.unary.exp
+    def exp(self: Tensor) -> Tensor:
+        """e ** input, elementwise."""
 
     # in place: op 'exp' (registry.apply_inplace)
     def exp_(self) -> Tensor:
@@ -395,9 +395,9 @@ class TensorSurface:
     def expand_as(self, other) -> Tensor:
         """`input` broadcast (without copying) to `other`'s shape."""
 
-    # ops.elementwise.expm1
-    def expm1(self) -> Tensor:
-        """Elementwise expm1 of `input` (differentiable)."""
+    # ops.unary.expm1
+    def expm1(self: Tensor) -> Tensor:
+        """exp(input) - 1, accurate near 0."""
 
     # in place: op 'expm1' (registry.apply_inplace)
     def expm1_(self) -> Tensor:
@@ -427,9 +427,9 @@ class TensorSurface:
     def float(self) -> Tensor:
         """This tensor as float32 (itself when it already is)."""
 
-    # ops.elementwise.floor
-    def floor(self) -> Tensor:
-        """Elementwise floor of `input` (differentiable)."""
+    # ops.unary.floor
+    def floor(self: Tensor) -> Tensor:
+        """The largest integer <= input, elementwise; the gradient is zero."""
 
     # in place: op 'floor' (registry.apply_inplace)
     def floor_(self) -> Tensor:
@@ -445,7 +445,7 @@ class TensorSurface:
 
     # ops.gather_scatter.gather
     def gather(self, dim=None, index=None, *, axis=None) -> Tensor:
-        """out[i][j] = input[index[i][j]][j] (dim=0): pick along `dim` at `index`, which has the"""
+        """`out[i][j] = input[index[i][j]][j]` (dim=0): pick along `dim` at `index`, which has the"""
 
     # ops.compare.ge
     def ge(self, other) -> Tensor:
@@ -481,7 +481,7 @@ class TensorSurface:
 
     # ops.index._index_add_
     def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
-        ...
+        """Add `alpha * source` into the rows `index` along `dim`, in place; repeats add up."""
 
     # ops.index.index_put
     def index_put(self, indices, values, accumulate=False) -> Tensor:
@@ -489,7 +489,7 @@ class TensorSurface:
 
     # ops.index._index_put_
     def index_put_(self, indices, values, accumulate=False) -> Tensor:
-        ...
+        """Write `values` at `indices` (a tuple of index tensors), in place; with"""
 
     # ops.index.index_select
     def index_select(self, dim=None, index=None, *, axis=None) -> Tensor:
@@ -537,7 +537,7 @@ class TensorSurface:
 
     # ops.pairwise._lerp_
     def lerp_(self, end, weight) -> Tensor:
-        ...
+        """In place `self + weight * (end - self)`."""
 
     # ops.compare.lt
     def less(self, other) -> Tensor:
@@ -547,21 +547,21 @@ class TensorSurface:
     def less_equal(self, other) -> Tensor:
         """Elementwise input <= other."""
 
-    # ops.elementwise.log
-    def log(self) -> Tensor:
-        """Elementwise log of `input` (differentiable)."""
+    # ops.unary.log
+    def log(self: Tensor) -> Tensor:
+        """The natural logarithm, elementwise."""
 
-    # ops.elementwise.log1p
-    def log1p(self) -> Tensor:
-        """Elementwise log1p of `input` (differentiable)."""
+    # ops.unary.log1p
+    def log1p(self: Tensor) -> Tensor:
+        """log(1 + input), accurate near 0."""
 
     # in place: op 'log1p' (registry.apply_inplace)
     def log1p_(self) -> Tensor:
         """In-place log1p: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.log2
-    def log2(self) -> Tensor:
-        """Elementwise log2 of `input` (differentiable)."""
+    # ops.unary.log2
+    def log2(self: Tensor) -> Tensor:
+        """The base-2 logarithm, elementwise."""
 
     # in place: op 'log' (registry.apply_inplace)
     def log_(self) -> Tensor:
@@ -610,7 +610,7 @@ class TensorSurface:
 
     # ops.gather_scatter._masked_fill_
     def masked_fill_(self, mask, value) -> Tensor:
-        ...
+        """Write `value` where `mask` (broadcast to the tensor's shape) is True, in place."""
 
     # ops.gather_scatter.masked_select
     def masked_select(self, mask) -> Tensor:
@@ -654,7 +654,7 @@ class TensorSurface:
 
     # ops.arith.mul
     def mul(self, other) -> Tensor:
-        ...
+        """input * other, elementwise with broadcasting (`multiply` is the same function)."""
 
     # in place: op 'mul' (registry.apply_inplace)
     def mul_(self, y) -> Tensor:
@@ -662,7 +662,7 @@ class TensorSurface:
 
     # ops.arith.mul
     def multiply(self, other) -> Tensor:
-        ...
+        """input * other, elementwise with broadcasting (`multiply` is the same function)."""
 
     # ops.linalg.mv
     def mv(self, vec) -> Tensor:
@@ -678,7 +678,7 @@ class TensorSurface:
 
     # ops.arith.neg
     def neg(self) -> Tensor:
-        ...
+        """-input, elementwise (`negative` is the same function)."""
 
     # in place: op 'neg' (registry.apply_inplace)
     def neg_(self) -> Tensor:
@@ -686,7 +686,7 @@ class TensorSurface:
 
     # ops.arith.neg
     def negative(self) -> Tensor:
-        ...
+        """-input, elementwise (`negative` is the same function)."""
 
     # ops.index.nonzero
     def nonzero(self, *, as_tuple=False) -> Any:
@@ -710,7 +710,7 @@ class TensorSurface:
 
     # ops.arith.pow
     def pow(self, exponent) -> Tensor:
-        ...
+        """input ** exponent, elementwise with broadcasting; either may be a Python number."""
 
     # in place: op 'pow' (registry.apply_inplace)
     def pow_(self, y) -> Tensor:
@@ -720,16 +720,16 @@ class TensorSurface:
     def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
         """Product over `dim`; the gradient is exact where elements are zero."""
 
-    # ops.elementwise.reciprocal
-    def reciprocal(self) -> Tensor:
-        """Elementwise reciprocal of `input` (differentiable)."""
+    # ops.unary.reciprocal
+    def reciprocal(self: Tensor) -> Tensor:
+        """1 / input, elementwise."""
 
     # in place: op 'reciprocal' (registry.apply_inplace)
     def reciprocal_(self) -> Tensor:
         """In-place reciprocal: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.relu
-    def relu(self) -> Tensor:
+    # ops.unary.relu
+    def relu(self: Tensor) -> Tensor:
         """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
 
     # in place: op 'relu' (registry.apply_inplace)
@@ -756,17 +756,17 @@ class TensorSurface:
     def reshape_as(self, other) -> Tensor:
         """`input` reshaped to `other`'s shape."""
 
-    # ops.elementwise.round
-    def round(self, decimals=0) -> Tensor:
+    # ops.unary.round
+    def round(self: Tensor, decimals: builtins.int = 0) -> Tensor:
         """Round half to even (as PyTorch and NumPy); `decimals` shifts the rounding position."""
 
     # in place: op 'round' (registry.apply_inplace)
     def round_(self) -> Tensor:
         """In-place round: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.rsqrt
-    def rsqrt(self) -> Tensor:
-        """Elementwise rsqrt of `input` (differentiable)."""
+    # ops.unary.rsqrt
+    def rsqrt(self: Tensor) -> Tensor:
+        """1 / sqrt(input), elementwise."""
 
     # in place: op 'rsqrt' (registry.apply_inplace)
     def rsqrt_(self) -> Tensor:
@@ -774,19 +774,19 @@ class TensorSurface:
 
     # ops.gather_scatter.scatter
     def scatter(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
-        """out = input with src[i][j] (or `value`) written at [index[i][j]][j] (dim=0)."""
+        """`out` = `input` with `src[i][j]` (or `value`) written at `[index[i][j]][j]` (dim=0)."""
 
     # ops.gather_scatter._scatter_
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
-        ...
+        """In place `scatter`: write `src` (or `value`) at `index` along `dim`"""
 
     # ops.gather_scatter.scatter_add
     def scatter_add(self, dim=None, index=None, src=None, *, axis=None) -> Tensor:
-        """out = input with src[i][j] added at [index[i][j]][j] (dim=0); repeats add up."""
+        """`out` = `input` with `src[i][j]` added at `[index[i][j]][j]` (dim=0); repeats add up."""
 
     # ops.gather_scatter._scatter_add_
     def scatter_add_(self, dim, index, src) -> Tensor:
-        ...
+        """In place `scatter_add`: add `src` at `index` along `dim`; repeats add up."""
 
     # ops.index.select
     def select(self, dim, index) -> Tensor:
@@ -796,17 +796,17 @@ class TensorSurface:
     def short(self) -> Tensor:
         """This tensor as int16 (itself when it already is)."""
 
-    # ops.elementwise.sigmoid
-    def sigmoid(self) -> Tensor:
+    # ops.unary.sigmoid
+    def sigmoid(self: Tensor) -> Tensor:
         """1 / (1 + exp(-input)), computed without overflow."""
 
     # in place: op 'sigmoid' (registry.apply_inplace)
     def sigmoid_(self) -> Tensor:
         """In-place sigmoid: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.sign
-    def sign(self) -> Tensor:
-        """Elementwise sign of `input` (differentiable)."""
+    # ops.unary.sign
+    def sign(self: Tensor) -> Tensor:
+        """-1, 0 or 1 by the sign of input; the gradient is zero."""
 
     # in place: op 'sign' (registry.apply_inplace)
     def sign_(self) -> Tensor:
@@ -816,9 +816,9 @@ class TensorSurface:
     def silu(self) -> Tensor:
         """x * sigmoid(x) (also called swish)."""
 
-    # ops.elementwise.sin
-    def sin(self) -> Tensor:
-        """Elementwise sin of `input` (differentiable)."""
+    # ops.unary.sin
+    def sin(self: Tensor) -> Tensor:
+        """The sine, elementwise (radians)."""
 
     # in place: op 'sin' (registry.apply_inplace)
     def sin_(self) -> Tensor:
@@ -840,17 +840,17 @@ class TensorSurface:
     def split(self, split_size_or_sections, dim=0, *, axis=None) -> builtins.tuple[Tensor, ...]:
         """PyTorch's split: chunks of size `split_size_or_sections` (the last may be smaller), or"""
 
-    # ops.elementwise.sqrt
-    def sqrt(self) -> Tensor:
-        """Elementwise sqrt of `input` (differentiable)."""
+    # ops.unary.sqrt
+    def sqrt(self: Tensor) -> Tensor:
+        """The square root, elementwise."""
 
     # in place: op 'sqrt' (registry.apply_inplace)
     def sqrt_(self) -> Tensor:
         """In-place sqrt: writes the result into this tensor and returns it."""
 
-    # ops.elementwise.square
-    def square(self) -> Tensor:
-        """Elementwise square of `input` (differentiable)."""
+    # ops.unary.square
+    def square(self: Tensor) -> Tensor:
+        """input * input, elementwise."""
 
     # in place: op 'square' (registry.apply_inplace)
     def square_(self) -> Tensor:
@@ -900,13 +900,13 @@ class TensorSurface:
     def take_along_dim(self, indices, dim=None) -> Tensor:
         """NumPy's take_along_axis (indices broadcast); without `dim` the tensor is flattened."""
 
-    # ops.elementwise.tan
-    def tan(self) -> Tensor:
-        """Elementwise tan of `input` (differentiable)."""
+    # ops.unary.tan
+    def tan(self: Tensor) -> Tensor:
+        """The tangent, elementwise (radians)."""
 
-    # ops.elementwise.tanh
-    def tanh(self) -> Tensor:
-        """Elementwise tanh of `input` (differentiable)."""
+    # ops.unary.tanh
+    def tanh(self: Tensor) -> Tensor:
+        """The hyperbolic tangent, elementwise."""
 
     # in place: op 'tanh' (registry.apply_inplace)
     def tanh_(self) -> Tensor:
@@ -942,7 +942,7 @@ class TensorSurface:
 
     # ops.matrix._tril_
     def tril_(self, diagonal=0) -> Tensor:
-        ...
+        """Zero the elements above the `diagonal`-th diagonal, in place."""
 
     # ops.matrix.triu
     def triu(self, diagonal=0) -> Tensor:
@@ -950,15 +950,15 @@ class TensorSurface:
 
     # ops.matrix._triu_
     def triu_(self, diagonal=0) -> Tensor:
-        ...
+        """Zero the elements below the `diagonal`-th diagonal, in place."""
 
     # ops.arith.div
     def true_divide(self, other, *, rounding_mode=None) -> Tensor:
         """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like"""
 
-    # ops.elementwise.trunc
-    def trunc(self) -> Tensor:
-        """Elementwise trunc of `input` (differentiable)."""
+    # ops.unary.trunc
+    def trunc(self: Tensor) -> Tensor:
+        """input rounded toward zero, elementwise; the gradient is zero."""
 
     # in place: op 'trunc' (registry.apply_inplace)
     def trunc_(self) -> Tensor:

@@ -1,6 +1,8 @@
 """Array backends: NumPy on the CPU, CuPy on a GPU. The only module that imports CuPy."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 _cupy = None
@@ -20,9 +22,11 @@ def cupy():
         except Exception as e:  # ImportError, or CUDA present but no device/driver
             _cupy_error = f"{type(e).__name__}: {e}"
     if _cupy is None:
+        from .utils.hints import install_hint
+
         raise RuntimeError(
-            "device='cuda' needs CuPy and a GPU: install tapegrad[cuda] "
-            f"(pip install 'tapegrad[cuda]') on a machine with CUDA ({_cupy_error})"
+            f"device='cuda' needs CuPy and a GPU: {install_hint('cuda')}, on a machine with "
+            f"CUDA ({_cupy_error})"
         )
     return _cupy
 
@@ -31,7 +35,7 @@ def cupy():
 _ARRAY_MODULES: dict[type, object] = {np.ndarray: np}
 
 
-def array_module(arr):
+def array_module(arr: Any) -> Any:
     """numpy or cupy, whichever owns `arr`."""
     return _ARRAY_MODULES.get(type(arr), np)
 

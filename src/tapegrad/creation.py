@@ -148,6 +148,7 @@ def linspace(start, end, steps, dtype=None, device="cpu", requires_grad=False) -
 
 
 def eye(n, m=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """An `n` x `m` matrix (square when `m` is None) with ones on the diagonal."""
     return _finish(np.eye(n, m), dtype or dtypes.get_default_dtype(), device, requires_grad)
 
 
@@ -209,8 +210,12 @@ def uniform(low=0.0, high=1.0, size=(), dtype=None, device="cpu", requires_grad=
 
 
 def rand_like(t, dtype=None) -> Tensor:
+    """Uniform samples on [0, 1) with the shape and device of `t` (and its dtype
+    unless `dtype`)."""
     return rand(t.shape, dtype=_like(t, dtype), device=t.device)
 
 
 def randn_like(t, dtype=None) -> Tensor:
+    """Standard normal samples with the shape and device of `t` (and its dtype
+    unless `dtype`)."""
     return randn(t.shape, dtype=_like(t, dtype), device=t.device)

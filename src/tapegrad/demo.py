@@ -6,14 +6,17 @@ that is reloaded and checked, and a training-curve PNG.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 
 import numpy as np
 
+from .utils.hints import install_hint
+
 DEFAULT_EPOCHS = {"cnn": 10, "mlp": 20}
-PLOT_HINT = "install tapegrad[plot] for the training-curve PNG"
+PLOT_HINT = f"for the training-curve PNG: {install_hint('plot')}"
 
 
 def build_model(kind: str):
@@ -40,38 +43,49 @@ def build_model(kind: str):
 
 def evaluate(model, x, y, batch_size: int = 512) -> float:
     """Accuracy of `model` on tensors `x`, `y` (eval mode, nothing recorded)."""
+    return evaluate_with_loss(model, x, y, batch_size)[0]
+
+
+def evaluate_with_loss(model, x, y, batch_size: int = 512) -> tuple[float, float]:
+    """(accuracy, mean cross-entropy) of `model` on tensors `x`, `y` (eval mode)."""
     import tapegrad as tg
+    import tapegrad.nn.functional as F
 
     model.eval()
-    correct = 0
+    correct, loss_sum = 0, 0.0
     with tg.no_grad():
         for start in range(0, len(y), batch_size):
             logits = model(x[start:start + batch_size])
+            yb = y[start:start + batch_size]
+            loss_sum += F.cross_entropy(logits, yb, reduction="sum").item()
             pred = logits.detach().numpy().argmax(axis=1)
-            correct += int((pred == y.numpy()[start:start + batch_size]).sum())
+            correct += int((pred == yb.numpy()).sum())
     model.train()
-    return correct / len(y)
+    return correct / len(y), loss_sum / len(y)
 
 
-def blas_threads(n: int | None):
-    """A context limiting BLAS to `n` threads while the demo trains (threadpoolctl, a
-    dependency; should it be missing, or with n=None, nothing changes). The demo's
-    matrices are small: one thread is as fast on a quiet machine, and on a busy one BLAS
-    threads spin-wait and can make every step several times slower."""
-    import contextlib
+@contextlib.contextmanager
+def thread_policy(threads: int | None):
+    """The project's thread policy while the demo trains (`tg.threads.apply_thread_policy`:
+    `threads`, else $TAPEGRAD_NUM_THREADS, else one BLAS thread), restored afterwards;
+    `threads=0` leaves BLAS as it is. The matrices are small: one thread is as fast on a
+    quiet machine, and on a busy one BLAS threads spin-wait and slow every step."""
+    from . import threads as _threads
 
-    if n is None:
-        return contextlib.nullcontext()
+    if threads == 0:
+        yield
+        return
+    before = _threads.get_num_threads()
+    _threads.apply_thread_policy(threads)
     try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n, user_api="blas")
+        yield
+    finally:
+        _threads.set_num_threads(before)
 
 
 def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         out: str = "tapegrad-demo", batch_size: int = 32, lr: float = 3e-3,
-        progress: bool = True, log=print, threads: int | None = 1) -> dict:
+        progress: bool = True, log=print, threads: int | None = None) -> dict:
     """Train, evaluate, checkpoint and plot; returns the history and the final accuracy.
 
     Args:
@@ -79,9 +93,10 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         model_kind: "cnn" or "mlp". seed: seeds the split, the initialisation and the shuffling.
         out: folder for the checkpoint, the curve PNG and history.json (created).
         progress: show a tqdm bar (loss and accuracy so far) for each epoch.
-        threads: BLAS threads while training (None: leave BLAS alone); see `blas_threads`.
+        threads: BLAS threads while training (None: the policy, one thread unless
+            $TAPEGRAD_NUM_THREADS says otherwise; 0: leave BLAS alone); see `thread_policy`.
     """
-    with blas_threads(threads):
+    with thread_policy(threads):
         return _run(epochs, model_kind, seed, out, batch_size, lr, progress, log)
 
 
@@ -114,7 +129,7 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
     sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs, eta_min=lr * 0.05)
     log(f"{n_params:,} parameters; Adam(lr={lr}) with cosine annealing")
 
-    history: dict[str, list] = {"loss": [], "train_acc": [], "test_acc": []}
+    history: dict[str, list] = {"loss": [], "train_acc": [], "test_acc": [], "test_loss": []}
     for epoch in range(1, epochs + 1):
         total, correct, loss_sum = 0, 0, 0.0
         bar = tqdm(loader, desc=f"epoch {epoch:>2}/{epochs}", leave=False,
@@ -134,12 +149,14 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
             bar.set_postfix(loss=f"{loss_sum / total:.4f}", acc=f"{correct / total:.1%}",
                             refresh=i == last)
         sched.step()
-        test_acc = evaluate(model, x_test, y_test)
+        test_acc, test_loss = evaluate_with_loss(model, x_test, y_test)
         history["loss"].append(loss_sum / total)
         history["train_acc"].append(correct / total)
         history["test_acc"].append(test_acc)
-        log(f"epoch {epoch:>2}/{epochs}  loss {loss_sum / total:.4f}  train acc "
-            f"{correct / total:6.2%}  test acc {test_acc:6.2%}  ({time.perf_counter() - t0:.1f}s)")
+        history["test_loss"].append(test_loss)
+        log(f"epoch {epoch:>2}/{epochs}  loss {loss_sum / total:.4f}  test loss {test_loss:.4f}"
+            f"  train acc {correct / total:6.2%}  test acc {test_acc:6.2%}  "
+            f"({time.perf_counter() - t0:.1f}s)")
 
     os.makedirs(out, exist_ok=True)
     ckpt = os.path.join(out, f"digits_{model_kind}.safetensors")
@@ -160,7 +177,8 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
 
 
 def plot_history(history: dict, path: str) -> str | None:
-    """Loss and accuracy per epoch as a PNG; None when matplotlib is not installed."""
+    """Loss (train and test, on a log axis: the late epochs stay visible) and accuracy per
+    epoch as a PNG; None when matplotlib is not installed."""
     try:
         import matplotlib
 
@@ -168,16 +186,28 @@ def plot_history(history: dict, path: str) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
+    fig = history_figure(history)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def history_figure(history: dict):
+    """The matplotlib figure `plot_history` saves (loss panel, accuracy panel)."""
+    import matplotlib.pyplot as plt
+
     epochs = np.arange(1, len(history["loss"]) + 1)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
-    ax1.plot(epochs, history["loss"], marker="o")
-    ax1.set(title="training loss", xlabel="epoch", ylabel="cross-entropy")
+    ax1.plot(epochs, history["loss"], marker="o", label="train")
+    if history.get("test_loss"):
+        ax1.plot(epochs, history["test_loss"], marker="s", label="test")
+    ax1.set_yscale("log")
+    ax1.set(title="loss", xlabel="epoch", ylabel="cross-entropy (log scale)")
+    ax1.legend()
     ax2.plot(epochs, np.array(history["train_acc"]) * 100, marker="o", label="train")
     ax2.plot(epochs, np.array(history["test_acc"]) * 100, marker="s", label="test")
     ax2.set(title="accuracy", xlabel="epoch", ylabel="%")
     ax2.legend()
     fig.suptitle("tapegrad demo: 8x8 handwritten digits")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig

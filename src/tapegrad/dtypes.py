@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def is_floating(dtype) -> bool:
     return dtype.kind == "f" or dtype == bfloat16
 
 
-def result_array(data, dtype=None):
+def result_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`data` as a NumPy array with tapegrad's rules: Python floats take the default dtype,
     Python ints int64, bools bool; arrays keep their dtype unless `dtype` is given."""
     if isinstance(data, np.ndarray):

@@ -10,23 +10,36 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
+import warnings
 
 import numpy as np
 
 from . import backend
 from .tensor import Tensor, _wrap
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load"]  # PickleNameWarning: as tg.io.PickleNameWarning
 
 _META_KEY = "tapegrad"  # metadata entry holding the JSON skeleton of the saved object
 _FORMAT = 1
+_TORCH_SUFFIXES = (".pt", ".pth")
+
+
+class PickleNameWarning(UserWarning):
+    """tg.save was given a `.pt`/`.pth` name, which promises a pickle that torch.load reads."""
 
 
 def save(obj, path) -> None:
     """Write `obj` (a tensor, or a dict of tensors, numbers, strings, lists and dicts) to
     `path` (a file name or a binary file object) in the safetensors format. A named file is
     replaced atomically: an error (or a crash) while saving leaves an old checkpoint intact.
+    A new file gets the usual permissions (0666 less the umask, as `open()` gives); a
+    replaced one keeps its own.
+
+    Naming the file `.pt`/`.pth` warns (`tg.io.PickleNameWarning`): it is still safetensors,
+    which `torch.load` before 2.13 rejects; PyTorch reads its tensors (a flat dict, dotted
+    keys) with `safetensors.torch.load_file`.
 
     >>> net = tg.nn.Linear(3, 1); opt = tg.optim.SGD(net.parameters(), lr=0.1)
     >>> ck = {"model": net.state_dict(), "optim": opt.state_dict(), "epoch": 3}
@@ -42,17 +55,58 @@ def save(obj, path) -> None:
         path.write(blob)
         return
     path = os.fsdecode(os.fspath(path))  # str, bytes or os.PathLike
+    if str(path).lower().endswith(_TORCH_SUFFIXES):
+        warnings.warn(
+            f"tg.save: '{path}' is a safetensors file (tapegrad never pickles), not the pickle "
+            "a .pt/.pth name promises: torch.load before 2.13 rejects it, and PyTorch reads "
+            "only its tensors, as one flat dict with dotted keys "
+            "(safetensors.torch.load_file(path)). Name it .safetensors; tg.load reads it whole.",
+            PickleNameWarning, stacklevel=_caller_level())
     folder = os.path.dirname(os.path.abspath(path))
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=".tg-save-", suffix=".tmp", dir=folder)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; open() would respect umask
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
+            os.fchmod(f.fileno(), mode)  # mkstemp's 0600 would hide the checkpoint
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _file_mode(path: str) -> int:
+    """The permissions `open(path, "w")` would leave: the old file's, or 0666 less umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:  # Linux: read it without changing it (os.umask has no read-only form)
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def _caller_level() -> int:
+    """Point the warning at the user's line, through facade wrappers (torch.save ...)."""
+    import sys
+    import types
+
+    frame: types.FrameType | None = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tapegrad"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def load(path, map_location=None, *, weights_only=True):
@@ -114,21 +168,6 @@ class _FormatError(Exception):
     def __init__(self, version):
         super().__init__(version)
         self.version = version
-
-
-def _umask() -> int:
-    """The process umask, read without changing it where the system tells (Linux); else
-    set and restored at once."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _hint(data: bytes) -> str:

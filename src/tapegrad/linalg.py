@@ -12,9 +12,10 @@ from collections import namedtuple
 from .backend import array_module
 from .ops.elementwise import abs as _abs
 from .ops.linalg import _det, _inv, _logabsdet, _solve, matmul
-from .ops.reduce import _vector_norm, amax, amin
+from .ops.reduce import amax, amin
 from .ops.reduce import sum as _sum
 from .ops.shape import expand_dims, squeeze
+from .ops.statistics import _vector_norm
 from .tensor import Tensor, _axis, _wrap
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])

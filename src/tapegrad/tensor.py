@@ -6,13 +6,21 @@ package is imported; type checkers see them through `_tensor_surface.TensorSurfa
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import backend, dtypes
-from .engine.node import RemovableHandle, accumulator
-from .engine.state import AMBIENT, RECORD
+from .engine.node import (
+    Node,
+    PostAccumulateHook,
+    RemovableHandle,
+    TensorHook,
+    accumulator,
+)
+from .engine.state import AMBIENT, FORWARD, RECORD
+from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
     from ._tensor_surface import TensorSurface as _Surface
@@ -20,6 +28,8 @@ else:
     _Surface = object
 
 _GRAD_REQS = ("write", "add", "null")
+_T = TypeVar("_T", bound="Tensor")
+Scalar = int | float | bool  # what item() gives back
 
 
 class Tensor(_Surface):
@@ -35,12 +45,26 @@ class Tensor(_Surface):
     """
 
     __slots__ = (
-        "_data", "_tapes", "grad_fn", "_out_nr", "_version", "_grad", "_grad_req",
+        "_data", "_tapes", "grad_fn", "_out_nr", "_vc", "_grad", "_grad_req",
         "_accum", "_hooks", "_post_hooks", "_record_var", "__weakref__",
     )
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
-    def __init__(self, data=None, dtype=None, requires_grad=False, device=None, *, ctx=None):
+    # the slots, as `_init` sets them (declared for readers and type checkers)
+    _data: npt.NDArray[Any]  # the backend array (NumPy, or CuPy's, which has its interface)
+    _tapes: int  # mask of the tapes that track this tensor (engine/state.py)
+    grad_fn: Node | None  # the node that made it; None for a leaf
+    _out_nr: int  # which output of grad_fn it is
+    _vc: list[int]  # version counter, shared with views and detach() (engine/versions.py)
+    _grad: Tensor | None
+    _grad_req: str  # "write", "add" or "null"
+    _accum: Node | None  # its AccumulateGrad node, made on first use (engine/node.py)
+    _hooks: dict[int, TensorHook] | None  # handle id -> hook, from register_hook on a leaf
+    _post_hooks: dict[int, PostAccumulateHook] | None
+    _record_var: bool  # a record-scope variable switched off by grad_req="null"
+
+    def __init__(self, data: Any = None, dtype: Any = None, requires_grad: bool = False,
+                 device: Any = None, *, ctx: Any = None) -> None:
         if isinstance(data, Tensor):
             data = data._data
         arr = dtypes.result_array(0.0 if data is None else data, dtype)
@@ -53,77 +77,98 @@ class Tensor(_Surface):
 
     # ------------------------------------------------------------------ metadata
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, a tuple of ints."""
         return self._data.shape
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
+        """The element type (a NumPy dtype: `tg.float32`, `tg.int64`, ...)."""
         return self._data.dtype
 
     @property
     def device(self) -> str:
+        """Where the data lives: `"cpu"` (NumPy) or `"cuda"` (CuPy)."""
         return backend.device_of(self._data)
 
     @property
     def is_cuda(self) -> bool:
+        """True when the tensor is on the GPU (`device == "cuda"`)."""
         return self.device == "cuda"
 
     @property
-    def _version_value(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """How many times the storage was changed in place (PyTorch's `t._version`)."""
+        return self._vc[0]
 
     def dim(self) -> int:
+        """The number of dimensions (the same as `ndim`)."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements."""
         return int(self._data.size)
 
-    def size(self, dim=None):
+    @overload
+    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def size(self, dim: SupportsIndex) -> int: ...
+
+    def size(self, dim: SupportsIndex | None = None) -> tuple[int, ...] | int:
         """The shape, or one dimension of it (`size(-1)`)."""
         if dim is None:
             return self._data.shape
-        return self._data.shape[_axis(dim, self._data.ndim)]
+        n: int = self._data.shape[_axis(dim, self._data.ndim)]
+        return n
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        n: int = self._data.shape[0]
+        return n
 
     def element_size(self) -> int:
+        """The size of one element in bytes."""
         return self._data.itemsize
 
     # ------------------------------------------------------------------ conversion
-    def item(self):
+    def item(self) -> Scalar:
         """The single value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise ValueError(
                 f"item(): only one-element tensors can be converted to Python scalars, "
                 f"this one has shape {self.shape} ({self._data.size} elements)"
             )
-        return self._data.item()
+        value: Scalar = self._data.item()
+        return value
 
-    def tolist(self):
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers; a 0-d tensor gives a number."""
         return self._data.tolist()
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray[Any, Any]:
         """The underlying array (shares memory). Raises for a tensor that requires grad."""
         if self._tapes & AMBIENT:
             raise RuntimeError(
                 "Can't call numpy() on a tensor that requires grad: its changes would not be "
                 "tracked. Use tensor.detach().numpy() instead."
             )
-        return backend.to_device(self._data, "cpu") if self.device != "cpu" else self._data
+        if self.device != "cpu":
+            cpu: np.ndarray[Any, Any] = backend.to_device(self._data, "cpu")
+            return cpu
+        return self._data
 
-    def asnumpy(self):
+    def asnumpy(self) -> np.ndarray[Any, Any]:
         """A NumPy copy of the values (MXNet's name); works whatever the tensor tracks."""
         return np.array(backend.to_device(self._data, "cpu"), copy=True)
 
-    def __array__(self, dtype=None, copy=None):
-        arr = backend.to_device(self._data, "cpu")
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        arr: np.ndarray[Any, Any] = backend.to_device(self._data, "cpu")
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def __float__(self) -> float:
@@ -163,7 +208,7 @@ class Tensor(_Surface):
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
     # ------------------------------------------------------------------ devices
-    def to(self, device=None, dtype=None, **kwargs):
+    def to(self, device: Any = None, dtype: Any = None, **kwargs: Any) -> Tensor:
         """A copy on `device` and/or as `dtype` (self when nothing changes). Differentiable."""
         names_a_dtype = isinstance(device, str) and device in dtypes._NAMES
         if isinstance(device, (np.dtype, type)) or names_a_dtype:
@@ -173,28 +218,30 @@ class Tensor(_Surface):
             raise TypeError(f"to(): unexpected arguments {sorted(kwargs)}")
         out = self
         if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
-            out = out.astype(dtype)
+            out = out.astype(dtype)  # declared in the typed surface (ops/tensor_methods.py)
         if device is not None and backend.normalize_device(device) != self.device:
             out = _move(out, backend.normalize_device(device))
         return out
 
-    def cpu(self):
+    def cpu(self) -> Tensor:
+        """A copy on the CPU (`to("cpu")`; the tensor itself when it is there already)."""
         return self.to("cpu")
 
-    def cuda(self, device=None):
+    def cuda(self, device: Any = None) -> Tensor:
+        """A copy on the GPU (`to("cuda")`; needs CuPy and a GPU)."""
         return self.to("cuda")
 
     # ------------------------------------------------------------------ autograd slots
     @property
     def requires_grad(self) -> bool:
         """True when any tape tracks this tensor (set it to join the ambient tape)."""
-        return self._tapes != 0
+        return bool(self._tapes & ~FORWARD)  # a dual tensor alone does not require grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
 
-    def requires_grad_(self, requires_grad: bool = True):
+    def requires_grad_(self: _T, requires_grad: bool = True) -> _T:
         """Join (or leave) the ambient tape. Only floating leaves can require grad."""
         if requires_grad:
             _check_differentiable_dtype(self, "requires_grad")
@@ -210,15 +257,16 @@ class Tensor(_Surface):
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor no recorded op produced (it has no `grad_fn`)."""
         return self.grad_fn is None
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         """The accumulated gradient (a Tensor), or None."""
         return self._grad
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Any) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(
@@ -262,7 +310,8 @@ class Tensor(_Surface):
             self._tapes |= RECORD  # slot unset on tensors never attached: getattr's default
             self._record_var = False
             if self._grad is None:
-                self._grad = _wrap(backend.array_module(self._data).zeros_like(self._data))
+                zeros = backend.array_module(self._data).zeros_like(self._data)
+                self._grad = _wrap(zeros, 0, array_class(self))
 
     def retain_grad(self) -> None:
         """Keep `.grad` of this non-leaf after backward (leaves keep it anyway)."""
@@ -279,66 +328,62 @@ class Tensor(_Surface):
 
     @property
     def retains_grad(self) -> bool:
+        """True when `retain_grad()` was called on this non-leaf tensor."""
         node = self.grad_fn
         return bool(node is not None and node.retained and self._out_nr in node.retained)
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: TensorHook) -> RemovableHandle:
         """Call `hook(grad)` when this tensor's gradient is computed; a non-None return value
         replaces the gradient. Returns a handle with `remove()`."""
         if not self._tapes:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            self.grad_fn.add_tensor_hook(self._out_nr, hook)
-            return RemovableHandle(self.grad_fn.hooks[self._out_nr], hook)
+            return self.grad_fn.add_tensor_hook(self._out_nr, hook)
         if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(hook)
+            self._hooks = {}
         return RemovableHandle(self._hooks, hook)
 
-    def register_post_accumulate_grad_hook(self, hook):
+    def register_post_accumulate_grad_hook(self, hook: PostAccumulateHook) -> RemovableHandle:
         """On a leaf: call `hook(tensor)` after its `.grad` has been updated."""
         if self.grad_fn is not None:
             raise RuntimeError(
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
         if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(hook)
+            self._post_hooks = {}
         return RemovableHandle(self._post_hooks, hook)
 
-    def detach(self):
+    def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, tracked by no tape."""
-        t = _wrap(self._data)
-        t._version = self._version
-        return t
+        return as_class(self, array_class(self))
 
-    def detach_(self):
+    def detach_(self: _T) -> _T:
         """Cut this tensor out of every graph, in place."""
         self.grad_fn = None
         self._tapes = 0
         return self
 
     @property
-    def data(self):
+    def data(self) -> Tensor:
         """Storage shared, not tracked, and in-place changes through it are not detected."""
-        return _wrap(self._data)
+        return _wrap(self._data, 0, array_class(self))
 
     @data.setter
-    def data(self, value) -> None:
+    def data(self, value: Any) -> None:
         value = value._data if isinstance(value, Tensor) else dtypes.result_array(value)
         self._data = value
 
     @property
-    def _accumulate_node(self):
+    def _accumulate_node(self) -> Node:
         return accumulator(self)
 
 
-def _init(t: Tensor, arr, tapes: int = 0) -> None:
+def _init(t: Tensor, arr: Any, tapes: int = 0) -> None:
     t._data = arr
     t._tapes = tapes
     t.grad_fn = None
     t._out_nr = 0
-    t._version = [0]
+    t._vc = [0]  # version counter, shared with views (engine/versions.py)
     t._grad = None
     t._grad_req = "add"
     t._accum = None
@@ -349,7 +394,7 @@ def _init(t: Tensor, arr, tapes: int = 0) -> None:
 _new = Tensor.__new__
 
 
-def _wrap(arr, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
+def _wrap(arr: Any, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
     """A `cls` (Tensor or a facade's subclass) around `arr`, without copying or checking
     (internal fast path)."""
     t = _new(cls)
@@ -357,13 +402,43 @@ def _wrap(arr, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
     return t
 
 
+def array_class(t: Tensor) -> type[Tensor]:
+    """The class of `t.detach()`, `t.data` and `t.grad`: a plain `Tensor` (a Parameter's
+    gradient is no Parameter, as in PyTorch), or the array type a facade class names in its
+    `_array_class` attribute (`mx.nd.NDArray` names itself, `mge.Parameter` names
+    `mge.Tensor`)."""
+    return getattr(type(t), "_array_class", Tensor)
+
+
+def as_class(t: Tensor, cls: type[Tensor]) -> Tensor:
+    """A `cls` tensor sharing `t`'s storage and version counter, tracked by no tape: what
+    `t.detach()` is, under another class. Facades turn core results into their array types
+    with it (`as_class(tg.zeros(3), mx.nd.NDArray)`)."""
+    out = _wrap(t._data, 0, cls)
+    out._vc = t._vc
+    return out
+
+
+def write_data(t: Tensor, values: Any) -> None:
+    """Overwrite `t`'s values in place (broadcast to its shape, cast to its dtype, on its
+    device) and bump its version: the one in-place write of code outside the ops (optimizer
+    -free updates such as running statistics, `set_data`, `copyto`). Never recorded."""
+    if isinstance(values, Tensor):
+        values = values._data
+    arr = backend.to_device(values, t.device) if hasattr(values, "shape") else values
+    t._data[...] = arr
+    bump_version(t)
+
+
 def _move(t: Tensor, device: str) -> Tensor:
-    from .ops.registry import to_device_op
+    # Tensor sits below the op table (ops import this module), so `to()` looks its one op
+    # up when called: a call-time import, never an import-time circle.
+    from .ops.casting import to_device
 
-    return to_device_op(t, device=device)
+    return to_device(t, device)
 
 
-def _axis(dim, ndim: int) -> int:
+def _axis(dim: SupportsIndex, ndim: int) -> int:
     d = int(dim)
     if not -max(ndim, 1) <= d < max(ndim, 1):
         raise IndexError(

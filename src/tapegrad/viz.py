@@ -1,7 +1,8 @@
 """tg.viz.draw: render the graph behind a tensor to SVG/PNG/PDF with Graphviz.
 
-Needs the optional `graphviz` Python package (`pip install 'tapegrad[viz]'`) and the
-Graphviz `dot` program; `tg.autograd.graph.to_dot` gives the DOT text without either.
+Needs the optional `graphviz` Python package (`pip install -e ".[viz]"` from a checkout, or
+`pip install "tapegrad[viz]"`) and the Graphviz `dot` program; `tg.autograd.graph.to_dot`
+gives the DOT text without either.
 
     >>> tg.viz.draw(loss, "graph.svg", params=dict(model.named_parameters()))
     'graph.svg'
@@ -21,9 +22,11 @@ def _graphviz():
     try:
         import graphviz
     except ImportError:
+        from .utils.hints import install_hint
+
         raise ImportError(
-            "tg.viz.draw needs the graphviz package: install tapegrad[viz] "
-            "(pip install 'tapegrad[viz]'), or use tg.autograd.graph.to_dot(t) for the DOT text"
+            f"tg.viz.draw needs the graphviz package: {install_hint('viz')}; or use "
+            "tg.autograd.graph.to_dot(t) for the DOT text"
         ) from None
     return graphviz
 

@@ -145,7 +145,7 @@ def test_to_dot_rejects_bad_params():
 def test_draw_without_graphviz_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "graphviz", None)  # import graphviz -> ImportError
     y = tg.tensor(1.0, requires_grad=True) * 2
-    with pytest.raises(ImportError, match=r"pip install 'tapegrad\[viz\]'"):
+    with pytest.raises(ImportError, match=r'pip install "tapegrad\[viz\]"'):
         tg.viz.draw(y, tmp_path / "g.svg")
 
 

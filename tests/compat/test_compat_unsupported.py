@@ -17,13 +17,11 @@ CASES = [
     ("tapegrad.compat.mxnet.gluon.loss", "CTCLoss", "not provided"),
     ("tapegrad.compat.mxnet.gluon.data", "vision", "data set"),
     ("tapegrad.compat.mxnet.initializer", "Bilinear", "Constant"),
-    ("tapegrad.compat.megengine", "jit", "eagerly"),
     ("tapegrad.compat.megengine.functional", "topk", "NumPy"),
     ("tapegrad.compat.megengine.functional.nn", "nms", "not provided"),
     ("tapegrad.compat.megengine.module", "QuantStub", "quantization"),
     ("tapegrad.compat.megengine.optimizer", "LAMB", "Adam"),
     ("tapegrad.compat.megengine.distributed", "launcher", "mpiexec"),
-    ("tapegrad.compat.torch", "jit", "TorchScript"),
     ("tapegrad.compat.torch", "FloatTensor", "dtype=torch.float32"),
     ("tapegrad.compat.torch", "expand_dims", "torch.unsqueeze"),  # a tapegrad-only name
     ("tapegrad.compat.torch", "autodiff", "MegEngine"),
@@ -32,7 +30,7 @@ CASES = [
     ("tapegrad.compat.torch.nn", "DataParallel", "tapegrad.distributed"),
     ("tapegrad.compat.torch.nn", "module", "not supported"),  # core layout stays hidden
     ("tapegrad.compat.torch.optim", "LBFGS", "Adam or SGD"),
-    ("tapegrad.compat.torch.utils.data", "IterableDataset", "map-style"),
+    ("tapegrad.compat.torch.utils.data", "DistributedSampler", "tapegrad.distributed"),
 ]
 
 
@@ -61,7 +59,7 @@ def test_supported_names_are_the_core_objects():
     assert torch.no_grad is tg.no_grad and torch.Tensor is tg.Tensor
     assert mx.np.exp is tg.exp and mx.autograd.record is tg.autograd.record
     assert F.exp is tg.exp
-    assert mx.np.ndarray is tg.Tensor and mx.nd.NDArray is tg.Tensor
+    assert issubclass(mx.np.ndarray, mx.nd.NDArray) and issubclass(mx.nd.NDArray, tg.Tensor)
 
 
 def test_package_trees_import_as_documented():

@@ -15,7 +15,8 @@ def test_tensor_dtype_defaults():
     assert mge.tensor([1.0]).dtype == np.float32
     assert mge.tensor(np.array([1.0])).dtype == np.float32  # float64 arrays too
     assert mge.Tensor([1.0, 2.0]).shape == (2,)
-    assert isinstance(tg.ones(1), mge.Tensor) and issubclass(tg.Tensor, mge.Tensor)
+    assert type(mge.tensor([1.0])) is mge.Tensor and issubclass(mge.Tensor, tg.Tensor)
+    assert not isinstance(tg.ones(1), mge.Tensor)  # its own type, not an alias of the core's
     assert mge.tensor([1.0], dtype="float16").dtype == np.float16
 
 

@@ -144,5 +144,5 @@ def test_random_split_errors():
 def test_pytorch_loader_arguments_are_accepted():
     loader = DataLoader(_ds(4), batch_size=2, num_workers=0, pin_memory=True)
     assert len(list(loader)) == 2
-    with pytest.raises(ValueError, match="num_workers must be a non-negative int"):
+    with pytest.raises(ValueError, match="num_workers option should be non-negative"):
         DataLoader(_ds(4), num_workers=-1)

@@ -43,3 +43,19 @@ def test_digits_dataset():
     assert flat[5][0].shape == (64,)
     with pytest.raises(ValueError, match="source must be"):
         tg.data.load_digits("web")
+
+
+def test_the_fallback_to_the_shipped_copy_is_a_logged_notice(monkeypatch, caplog):
+    import logging
+    import sys
+
+    import tapegrad as tg
+
+    for name in ("sklearn", "sklearn.datasets"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with caplog.at_level(logging.INFO, logger="tapegrad"):
+        images, _, source = tg.data.load_digits()
+    assert source == "package" and images.shape == (1797, 8, 8)
+    (record,) = [r for r in caplog.records if r.name.startswith("tapegrad")]
+    assert record.name == "tapegrad.data.digits" and "scikit-learn is not installed" in \
+        record.getMessage()

@@ -73,7 +73,7 @@ def test_allreduce_cb_rejects_other_reductions():
 
 @pytest.mark.skipif(HAS_MPI, reason="checks the message shown when mpi4py is missing")
 def test_mpi_needed_without_mpi4py_says_how_to_install(fresh):
-    with pytest.raises(ImportError, match=r"pip install tapegrad\[mpi\]"):
+    with pytest.raises(ImportError, match=r'pip install "tapegrad\[mpi\]"'):
         dist.init(backend="mpi")
     assert not dist.is_initialized()
     fresh.setenv("OMPI_COMM_WORLD_SIZE", "4")  # launched by mpiexec -n 4

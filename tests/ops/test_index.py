@@ -64,7 +64,7 @@ def test_basic_index_is_a_view_advanced_is_a_copy():
     v = x[1]
     v.add_(1.0)
     assert x.tolist() == [[0, 0], [1, 1], [0, 0]]
-    assert x._version_value == 1
+    assert x._version == 1
     c = x[[1]]
     c.add_(5.0)
     assert x.tolist() == [[0, 0], [1, 1], [0, 0]]
@@ -99,7 +99,7 @@ def test_setitem_values(rng):
     a[a > 5] = 0.0
     a[[2, 2], [3, 0]] = [4.0, 5.0]
     np.testing.assert_array_equal(x.numpy(), a)
-    assert x._version_value == 4
+    assert x._version == 4
 
 
 def test_setitem_on_a_non_leaf_that_requires_grad():

@@ -109,13 +109,13 @@ def test_param_groups_with_their_own_options_match_torch(rng):
 def test_update_is_in_place_and_bumps_the_version():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     storage = w._data
-    v0 = w._version[0]
+    v0 = w._version
     opt = optim.SGD([w], lr=0.5)
     w.grad = tg.tensor([1.0, 1.0])
     opt.step()
     assert w._data is storage
     np.testing.assert_allclose(w.detach().numpy(), [0.5, 1.5])
-    assert w._version[0] == v0 + 1
+    assert w._version == v0 + 1
     assert w.grad_fn is None and w.requires_grad
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..engine.backward import run_backward
-from ..engine.state import AMBIENT, RECORD, state
-from ..tensor import Tensor, _wrap
+from ..engine.state import AMBIENT, RECORD, ModeScope
+from ..tensor import Tensor, _wrap, array_class
+from .heads import head_gradients
+from .record import _RecordingStateScope
 
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
 
@@ -22,60 +23,11 @@ def _as_list(x):
     return list(x)
 
 
-def _not_in_graph(i: int) -> RuntimeError:
-    return RuntimeError(
-        f"element {i} of tensors is not in a computational graph: it does not require grad and "
-        "has no grad_fn. Set requires_grad=True on an input before computing it (PyTorch "
-        "style), or compute it inside autograd.record() after x.attach_grad() (MXNet style)."
-    )
-
-
-def head_gradients(roots, grads, create_graph):
-    """Validated head gradients: ones for scalars (and record-scope outputs), else as given."""
-    if grads is None:
-        grads = [None] * len(roots)
-    if len(grads) != len(roots):
-        raise RuntimeError(
-            f"got {len(roots)} tensors but {len(grads)} gradients; pass one gradient per tensor "
-            "(None for a scalar)"
-        )
-    out = []
-    for i, (t, g) in enumerate(zip(roots, grads)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"backward: element {i} is a {type(t).__name__}, not a Tensor")
-        if not t._tapes:
-            raise _not_in_graph(i)
-        if g is None:
-            if t._data.size != 1 and not t._tapes & RECORD:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for scalar outputs; tensor {i} has "
-                    f"shape {t.shape}. Pass gradient= (e.g. tg.ones_like(y)), or reduce it "
-                    "first (y.sum())."
-                )
-            out.append(np.ones_like(t._data) if not create_graph else _wrap(np.ones_like(t._data)))
-            continue
-        g_t = g if isinstance(g, Tensor) else None
-        arr = g._data if g_t is not None else np.asarray(g)
-        if arr.shape != t.shape:
-            if arr.size == t._data.size == 1:
-                arr = arr.reshape(t.shape)
-            else:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {arr.shape} and "
-                    f"output[{i}] has a shape of {t.shape}; the gradient must match its tensor"
-                )
-        if arr.dtype != t.dtype:
-            if not dtypes.is_floating(arr.dtype):
-                raise TypeError(
-                    f"gradient {i} has dtype {arr.dtype} but tensor {i} is {t.dtype}; pass a "
-                    "floating gradient"
-                )
-            arr = arr.astype(t.dtype)
-        if create_graph and g_t is not None and arr is g_t._data:
-            out.append(g_t)  # keep it in the graph: grads of grads may flow into it
-        else:
-            out.append(_wrap(arr) if create_graph else arr)
-    return out
+def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
+    """The mode a backward runs in: MXNet's `train_mode=` (None: the caller's), and under
+    `create_graph` recording on, since the backward itself records (PyTorch: grad mode;
+    MXNet: is_recording). Restored on exit, exceptions included."""
+    return _RecordingStateScope(True if create_graph else None, train_mode)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None,
@@ -91,8 +43,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         train_mode: run the backward in training (True) or predict (False) mode (MXNet).
     """
     roots = _as_list(tensors)
-    grads = head_gradients(roots, _as_list(grad_tensors) if grad_tensors is not None else None,
-                           create_graph)
+    grads = head_gradients(roots, _as_list(grad_tensors), create_graph=create_graph)
     write_only = _as_list(inputs)
     if write_only is not None:
         if not write_only:
@@ -102,16 +53,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError(f"backward: inputs[{i}] does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    prev = state.training, state.active
-    if train_mode is not None:
-        state.training = bool(train_mode)
-    if create_graph:  # the backward itself records (PyTorch: grad mode; MXNet: is_recording)
-        state.active |= _AMBIENT_AND_RECORD
-    try:
+    with _backward_scope(train_mode, create_graph):
         run_backward(roots, grads, own_mask=_AMBIENT_AND_RECORD, retain_graph=retain_graph,
                      create_graph=create_graph, write_only=write_only)
-    finally:
-        state.training, state.active = prev
 
 
 def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -151,23 +95,16 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
                 f"One of the differentiated Tensors (inputs[{i}]) does not require grad; call "
                 "requires_grad_() or attach_grad() on it before computing the outputs"
             )
-    grads = head_gradients(roots, _as_list(grad_outputs) if grad_outputs is not None else None,
-                           create_graph)
+    grads = head_gradients(roots, _as_list(grad_outputs), create_graph=create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     allow = bool(allow_unused) or materialize_grads
-    prev = state.training, state.active
-    if train_mode is not None:
-        state.training = bool(train_mode)
-    if create_graph:  # the backward itself records (PyTorch: grad mode; MXNet: is_recording)
-        state.active |= _AMBIENT_AND_RECORD
-    try:
+    with _backward_scope(train_mode, create_graph):
         result = run_backward(roots, grads, own_mask=-1, retain_graph=retain_graph,
                               create_graph=create_graph, capture=wrt, allow_unused=allow)
-    finally:
-        state.training, state.active = prev
     if materialize_grads:
-        result = [_wrap(np.zeros_like(t._data)) if g is None else g for g, t in zip(result, wrt)]
+        result = [_wrap(np.zeros_like(t._data), 0, array_class(t)) if g is None else g
+                  for g, t in zip(result, wrt)]
     return tuple(result)
 
 

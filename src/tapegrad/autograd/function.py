@@ -50,6 +50,7 @@ from .function_backward import (  # noqa: F401  (re-exported: this module's name
     _run_backward,
     once_differentiable,
 )
+from .modes import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -130,7 +131,7 @@ class FunctionCtx:
         if node is not None:
             t.grad_fn = node
             t._out_nr = index
-        t._version = counter
+        t._vc = counter
         return t
 
 
@@ -189,10 +190,14 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """Compute the outputs from the inputs; override it (a staticmethod taking `ctx`
+        first, or an instance method in the MXNet style)."""
         raise NotImplementedError("subclasses of Function must define forward()")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Return one gradient per `forward` input (None where there is none), given
+        one gradient per output; override it."""
         raise NotImplementedError("subclasses of Function must define backward()")
 
     @staticmethod
@@ -262,11 +267,8 @@ def _apply(cls, ctx, args, kwargs):
             fwd_args.append(d)
         else:
             fwd_args.append(a)
-    state.active = 0
-    try:
+    with no_grad():
         out = _call_forward(cls, ctx, fwd_args, kwargs)
-    finally:
-        state.active = active
 
     is_tuple = isinstance(out, (tuple, list))
     outs = list(out) if is_tuple else [out]
@@ -322,7 +324,7 @@ def _apply(cls, ctx, args, kwargs):
                 t.grad_fn, t._out_nr, t._tapes = None, 0, 0
         else:
             t = _wrap(o._data, mask if differentiable else 0)
-            t._version = o._version
+            t._vc = o._vc
             if differentiable:
                 t.grad_fn, t._out_nr = node, i
         result.append(t)
@@ -339,15 +341,15 @@ def _apply(cls, ctx, args, kwargs):
             i = out_pos[id(t)]
             r = result[i]
             if r.grad_fn is node:  # rebuilt on demand: holding r would be a reference cycle
-                packed.append((_OUTPUT, r._data, r._version, r._version[0], i))
+                packed.append((_OUTPUT, r._data, r._vc, r._vc[0], i))
             else:  # a non-differentiable output: no graph, safe to hold
-                packed.append((_OTHER, r, r._version, r._version[0], None))
+                packed.append((_OTHER, r, r._vc, r._vc[0], None))
         elif id(t) in in_pos:
             i = in_pos[id(t)]
             a = args[i]
-            packed.append((_INPUT, a, a._version, a._version[0], i))
+            packed.append((_INPUT, a, a._vc, a._vc[0], i))
         else:
-            packed.append((_OTHER, t, t._version, t._version[0], None))
+            packed.append((_OTHER, t, t._vc, t._vc[0], None))
     ctx._tg_saved = packed
     ctx._tg_to_save = ()
     ctx._tg_node = weakref.ref(node)

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..engine.recorder import input_edges, record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
+from .modes import no_grad
 
 
 def _fn_name(ctx) -> str:
@@ -65,12 +66,8 @@ def _run_backward(op, ctx, g):
     if higher:  # create_graph: the user's backward is recorded like any computation
         res = _call_backward(op, ctx, wrapped)
     else:  # first order: nothing it does may record, even inside record() or enable_grad()
-        prev = state.active
-        state.active = 0
-        try:
+        with no_grad():
             res = _call_backward(op, ctx, wrapped)
-        finally:
-            state.active = prev
     return _check_grads(op, ctx, res, higher)
 
 
@@ -140,12 +137,8 @@ def once_differentiable(fn):
     def wrapper(ctx, *grads):
         if not ctx.__dict__.get("_tg_higher"):
             return fn(ctx, *grads)
-        prev = state.active
-        state.active = 0
-        try:
+        with no_grad():
             res = fn(ctx, *grads)
-        finally:
-            state.active = prev
         return _delay_error(ctx, grads, res)
 
     return wrapper

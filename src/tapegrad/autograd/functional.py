@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.state import AMBIENT, state
+from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .engine_api import grad as _grad
+from .modes import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -106,17 +107,6 @@ def _finish(ts, single, create_graph):
     return ts[0] if single else ts
 
 
-class _enable_ambient:
-    """Record on the ambient tape whatever the caller's mode (functional transforms need it)."""
-
-    def __enter__(self):
-        self.prev = state.active
-        state.active |= AMBIENT
-
-    def __exit__(self, *exc):
-        state.active = self.prev
-
-
 # ------------------------------------------------------------------ transforms
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """Vector-Jacobian product: `(func(inputs), v^T J)`.
@@ -132,7 +122,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     tensor([2., 4.])
     """
     ins, single_in = _as_tuple(inputs, "inputs", "vjp")
-    with _enable_ambient():
+    with enable_grad():  # the transforms record whatever the caller's mode
         args = _prepare(ins, create_graph)
         outs, single_out = _outputs(func, args, "vjp")
         vs = _check_v(v, outs, "vjp")
@@ -167,7 +157,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                     f"jvp: v[{i}] has shape {tuple(a.shape)} but input {i} has shape "
                     f"{tuple(b.shape)}"
                 )
-    with _enable_ambient():
+    with enable_grad():  # the transforms record whatever the caller's mode
         args = _prepare(ins, create_graph)
         outs, single_out = _outputs(func, args, "jvp")
         # u -> u^T J is linear in u; its vjp with v is J v
@@ -233,7 +223,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if strategy != "reverse-mode":
         raise ValueError(f"jacobian: only strategy='reverse-mode' is supported, got {strategy!r}")
     ins, single_in = _as_tuple(inputs, "inputs", "jacobian")
-    with _enable_ambient():
+    with enable_grad():  # the transforms record whatever the caller's mode
         args = _prepare(ins, create_graph)
         outs, single_out = _outputs(func, args, "jacobian")
         per_out = [_jacobian_rows(o, args, create_graph, strict) for o in outs]
@@ -293,7 +283,7 @@ def _second_order(func, inputs, v, create_graph, strict, fn):
         vs = (_wrap(np.ones_like(ins[0]._data)),)
     else:
         vs = _check_v(v, ins, fn)
-    with _enable_ambient():
+    with enable_grad():  # the transforms record whatever the caller's mode
         args = _prepare(ins, create_graph)
         outs, _ = _outputs(func, args, fn)
         if len(outs) != 1 or outs[0]._data.size != 1:

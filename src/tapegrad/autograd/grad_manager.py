@@ -28,6 +28,7 @@ from ..engine import backward as _engine
 from ..engine.node import ACCUMULATE
 from ..engine.state import allocate_tape_bit, free_tape_bit, state
 from ..tensor import Tensor, _wrap
+from .heads import head_gradients
 
 __all__ = ["GradManager"]
 
@@ -143,6 +144,7 @@ class GradManager:
     # ------------------------------------------------------------------ recording
     @property
     def is_recording(self) -> bool:
+        """True between `record()` (or entering `with gm:`) and `backward()`/`release()`."""
         return self._recording
 
     def record(self) -> GradManager:
@@ -197,10 +199,12 @@ class GradManager:
                 "allows one backward."
             )
         bit = self._bit
-        ys, dys = _pair_heads(y, dy)
+        ys, dys = _as_heads(y), _as_heads(dy)
+        # validate every head before anything runs (None: ones, whatever y's shape)
+        all_heads = head_gradients(ys, dys if dy is not None else None,
+                                   ones_for_any_shape=True, require_graph=False)
         roots, heads = [], []
-        for i, (t, g) in enumerate(zip(ys, dys, strict=True)):
-            head = _head(i, t, g)  # validate every head before anything runs
+        for t, head in zip(ys, all_heads, strict=True):
             if t._tapes & bit:  # a y that no attached tensor reaches contributes nothing
                 roots.append(t)
                 heads.append(head)
@@ -257,49 +261,11 @@ class GradManager:
         return f"GradManager(attached={n}, recording={self._recording})"
 
 
-def _pair_heads(y, dy):
-    if y is None:
-        ys = []
-    elif isinstance(y, (list, tuple)):
-        ys = list(y)
-    else:
-        ys = [y]
-    if dy is None:
-        dys = [None] * len(ys)
-    elif isinstance(dy, (list, tuple)):
-        dys = list(dy)
-    else:
-        dys = [dy]
-    if len(ys) != len(dys):
-        raise ValueError(
-            f"GradManager.backward: got {len(ys)} tensors y but {len(dys)} gradients dy; pass "
-            "one dy per y (None for ones)"
-        )
-    return ys, dys
-
-
-def _head(i, t, g):
-    """The validated head gradient array for y[i] (ones when g is None)."""
-    if not isinstance(t, Tensor):
-        raise TypeError(f"GradManager.backward: y[{i}] is a {type(t).__name__}, not a Tensor")
-    if g is None:
-        return np.ones_like(t._data)
-    arr = g._data if isinstance(g, Tensor) else np.asarray(g)
-    if arr.shape != t.shape:
-        if arr.size == t._data.size == 1:
-            return arr.reshape(t.shape)
-        raise ValueError(
-            f"GradManager.backward: dy[{i}] has shape {arr.shape} but y[{i}] has shape "
-            f"{t.shape}; they must match"
-        )
-    if arr.dtype != t.dtype:
-        if not dtypes.is_floating(arr.dtype):
-            raise TypeError(
-                f"GradManager.backward: dy[{i}] has dtype {arr.dtype} but y[{i}] is {t.dtype}; "
-                "pass a floating gradient"
-            )
-        arr = arr.astype(t.dtype)
-    return arr
+def _as_heads(x) -> list:
+    """y or dy as a list: None is no tensor, a single one a list of one."""
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def _accumulate(targets, grads) -> None:

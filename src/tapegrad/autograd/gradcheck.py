@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .engine_api import grad
+from .modes import no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -27,12 +27,8 @@ def _differentiable_outputs(outputs):
 
 def _evaluate(fn, inputs):
     """fn(*inputs) with recording off, as flat float64 arrays of each floating output."""
-    saved = state.active
-    state.active = 0
-    try:
+    with no_grad():
         outs = _differentiable_outputs(_as_tuple(fn(*inputs)))
-    finally:
-        state.active = saved
     return [np.array(o._data, dtype=np.float64).ravel() for o in outs]
 
 

@@ -18,7 +18,7 @@ import functools
 import inspect
 import threading
 
-from ..engine.state import AMBIENT, ModeScope, state
+from ..engine.state import AMBIENT, FORWARD, ModeScope, state
 
 __all__ = [
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -96,7 +96,7 @@ class no_grad(_BareDecoratable):
     """
 
     def _enter(self, st) -> None:
-        st.active = 0
+        st.active &= FORWARD  # forward AD goes on under no_grad, as in PyTorch
 
 
 class enable_grad(_BareDecoratable):
@@ -140,7 +140,7 @@ class set_grad_enabled(_Mode):
         if self.mode:
             st.active |= AMBIENT
         else:
-            st.active = 0
+            st.active &= FORWARD
 
     def __enter__(self):
         before = getattr(self._before, "value", None)

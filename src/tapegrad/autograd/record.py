@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import dtypes
 from ..engine.state import AMBIENT, RECORD, ModeScope, state
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, array_class
 
 __all__ = [
     "record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -192,7 +192,7 @@ def attach_grad(self, grad_req: str = "write", stype=None):
     _check_floating(self, "attach_grad")
     if stype not in (None, "default"):
         raise ValueError(f"attach_grad: stype {stype!r} is not supported; only dense storage")
-    _mark(self, _wrap(np.zeros_like(self._data)), grad_req)
+    _mark(self, _wrap(np.zeros_like(self._data), 0, array_class(self)), grad_req)
 
 
 def mark_variables(variables, gradients, grad_reqs="write") -> None:

@@ -13,6 +13,7 @@ there is no silent fallback to a similarly named core function.
 from __future__ import annotations
 import __future__
 
+import functools
 import importlib
 import sys
 import types
@@ -50,8 +51,39 @@ def core_aliases(*same: str, **renamed: str) -> dict:
     return table
 
 
-def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | None = None):
-    """A module `__getattr__` resolving `aliases` lazily and refusing everything else."""
+def returning(cls: type, fn):
+    """`fn` whose results are `cls` arrays: a plain `tg.Tensor` that nothing records (made
+    by a creation function, or from inputs that were no arrays) becomes a `cls` sharing its
+    storage; a facade's ops on its own arrays already return its class (the dispatcher's
+    rule), and a recorded core result is left as it is."""
+    from ..tensor import Tensor, as_class
+
+    def convert(out):
+        if type(out) is Tensor and not out.requires_grad:
+            return as_class(out, cls)
+        if isinstance(out, (tuple, list)) and any(type(o) is Tensor for o in out):
+            return type(out)(convert(o) for o in out) if type(out) in (tuple, list) else out
+        return out
+
+    @functools.wraps(fn)
+    def made(*args, **kwargs):
+        return convert(fn(*args, **kwargs))
+
+    return made
+
+
+def returns(cls: type):
+    """Decorator form of `returning`: `@returns(mge.Tensor)`."""
+    return lambda fn: returning(cls, fn)
+
+
+def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | None = None,
+                   array_class: type | None = None, creating: tuple = ()):
+    """A module `__getattr__` resolving `aliases` lazily and refusing everything else.
+
+    An alias is the core object itself, except the names in `creating` (core functions
+    that make new arrays, such as `zeros_like`), which return `array_class` arrays (see
+    `returning`). Ops need no wrapping: on a facade's arrays they return its class."""
     hints = hints or {}
 
     def __getattr__(name: str):
@@ -66,6 +98,8 @@ def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | N
                     f"{name!r} of {facade} maps to {target.replace(':', '.')}, which this build "
                     f"of tapegrad does not provide ({exc})"
                 ) from None
+            if name in creating:
+                value = returning(array_class, value)
             setattr(sys.modules[module_name], name, value)  # resolve once
             return value
         raise unsupported(facade, name, hints.get(name))

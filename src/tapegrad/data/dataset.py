@@ -1,6 +1,8 @@
-"""Datasets: the Dataset protocol, TensorDataset, Subset and random_split."""
+"""Datasets: the map-style and iterable protocols, TensorDataset, ConcatDataset, Subset and
+random_split."""
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -8,7 +10,8 @@ import numpy as np
 from ..random import generator as _thread_generator
 from ..tensor import Tensor, _wrap
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
+           "random_split"]
 
 
 class Dataset:
@@ -24,6 +27,25 @@ class Dataset:
 
     def __len__(self) -> int:
         raise NotImplementedError(f"{type(self).__name__} must implement __len__")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
+
+class IterableDataset:
+    """A stream of samples: implement `__iter__()`. With `num_workers > 0` every worker
+    process iterates its own copy, so split the stream with `tg.data.get_worker_info()`
+    (or each sample arrives `num_workers` times).
+
+    >>> class Count(tg.data.IterableDataset):
+    ...     def __iter__(self):
+    ...         info = tg.data.get_worker_info()
+    ...         start, step = (0, 1) if info is None else (info.id, info.num_workers)
+    ...         return iter(range(start, 10, step))
+    """
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
 class TensorDataset(Dataset):
@@ -62,9 +84,47 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return self._arrays[0].shape[0]
 
-    def _get_batch(self, indices):
-        """A whole batch at once: one fancy index per tensor (a list, as default_collate)."""
-        return list(_wrap(a[indices]) for a in self._arrays)
+    def _batch_getter(self):
+        """A function taking a whole batch of indices at once (one fancy index per tensor,
+        a list as default_collate gives), or None where a subclass changed `__getitem__`."""
+        if type(self).__getitem__ is not TensorDataset.__getitem__:
+            return None
+        arrays = self._arrays
+        return lambda indices: [_wrap(a[indices]) for a in arrays]
+
+
+class ConcatDataset(Dataset):
+    """The samples of several map-style datasets, one after the other (`ds1 + ds2`).
+
+    >>> train = tg.data.TensorDataset(tg.zeros(5, 2)); extra = tg.data.TensorDataset(tg.ones(3, 2))
+    >>> both = tg.data.ConcatDataset([train, extra]); len(both), both[5][0].tolist()
+    (8, [1.0, 1.0])
+    """
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets is empty; pass at least one dataset")
+        for i, d in enumerate(self.datasets):
+            if isinstance(d, IterableDataset):
+                raise TypeError(
+                    f"ConcatDataset: dataset {i} is an IterableDataset, which has no indices; "
+                    "chain iterable datasets with itertools.chain in your own IterableDataset"
+                )
+        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]).tolist())
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"ConcatDataset: index {index} is out of range for {n} samples")
+        if index < 0:
+            index += n
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
 
 
 class Subset(Dataset):
@@ -73,8 +133,6 @@ class Subset(Dataset):
     def __init__(self, dataset, indices):
         self.dataset = dataset
         self.indices = np.asarray(indices, dtype=np.int64)
-        if hasattr(dataset, "_get_batch"):  # keep the loader's one-index-per-batch fast path
-            self._get_batch = lambda idx: dataset._get_batch(self.indices[idx])
 
     def __getitem__(self, index):
         if isinstance(index, (list, np.ndarray)):
@@ -84,6 +142,16 @@ class Subset(Dataset):
     def __len__(self) -> int:
         return len(self.indices)
 
+    def _batch_getter(self):
+        """The inner dataset's whole-batch fast path, through `indices` (None without one)."""
+        if type(self).__getitem__ is not Subset.__getitem__:
+            return None
+        inner = getattr(self.dataset, "_batch_getter", None)
+        inner = inner() if inner is not None else None
+        if inner is None:
+            return None
+        indices = self.indices
+        return lambda idx: inner(indices[idx])
 
 
 def random_split(dataset, lengths, seed=None, generator=None) -> list:

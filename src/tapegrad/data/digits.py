@@ -5,6 +5,7 @@ Loaded through scikit-learn when it is installed, otherwise from the copy shippe
 """
 from __future__ import annotations
 
+import logging
 from importlib import resources
 
 import numpy as np
@@ -14,6 +15,7 @@ from .dataset import TensorDataset
 __all__ = ["load_digits", "digits_dataset"]
 
 _N, _SIDE = 1797, 8
+_log = logging.getLogger(__name__)  # under the "tapegrad" logger
 
 
 def load_digits(source: str = "auto"):
@@ -38,10 +40,14 @@ def load_digits(source: str = "auto"):
             from sklearn.datasets import load_digits as sk_load
         except ImportError:
             if source == "sklearn":
+                from ..utils.hints import install_hint
+
                 raise ImportError(
-                    "load_digits(source='sklearn') needs scikit-learn: pip install "
-                    "tapegrad[sklearn], or use source='package'"
+                    f"load_digits(source='sklearn') needs scikit-learn: "
+                    f"{install_hint('sklearn')}; or use source='package'"
                 ) from None
+            _log.info("load_digits: scikit-learn is not installed; using the copy shipped "
+                      "with tapegrad (the same values)")
         else:
             d = sk_load()
             return d.images.astype(np.uint8), d.target.astype(np.int64), "sklearn"

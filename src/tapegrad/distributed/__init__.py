@@ -10,7 +10,7 @@ gradients, e.g. with a GradManager callback:
 Without MPI (a plain `python train.py`) the world is one process: rank 0, size 1, and
 every collective returns its input. mpi4py is imported only when a launcher says there is
 more than one process (or `init(backend="mpi")` asks for it); if it is missing then, the
-error says to `pip install tapegrad[mpi]`.
+error says to `pip install -e ".[mpi]"` (from a checkout) or `pip install "tapegrad[mpi]"`.
 
 Or wrap the model, PyTorch style (gradients averaged in buckets during `loss.backward()`):
 
@@ -24,7 +24,9 @@ import os
 
 import numpy as np
 
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
+from .ddp import DistributedDataParallel
 
 __all__ = [
     "init", "is_initialized", "get_rank", "get_world_size", "all_reduce", "broadcast",
@@ -56,10 +58,12 @@ def _import_mpi():
     try:
         from mpi4py import MPI
     except ImportError:
+        from ..utils.hints import install_hint
+
         raise ImportError(
             "tg.distributed: this run needs MPI (more than one process was launched, or "
             "backend='mpi' was asked for) but mpi4py is not installed; install it with "
-            "`pip install tapegrad[mpi]` (and an MPI library such as Open MPI or MPICH)"
+            f"{install_hint('mpi')} (and an MPI library such as Open MPI or MPICH)"
         ) from None
     return MPI
 
@@ -71,6 +75,9 @@ def init(backend: str | None = None) -> None:
     Args:
         backend: None (decide from the launcher), "mpi" (require MPI) or "local" (one
             process, whatever the environment says).
+
+    With MPI each rank applies the thread policy (`tg.threads.apply_thread_policy`: one
+    BLAS thread, or `TAPEGRAD_NUM_THREADS`).
     """
     global _comm, _initialized
     if backend not in (None, "mpi", "local"):
@@ -79,10 +86,14 @@ def init(backend: str | None = None) -> None:
         return
     if backend == "mpi" or (backend is None and _launcher_size() > 1):
         _comm = _import_mpi().COMM_WORLD
+        from ..threads import apply_thread_policy
+
+        apply_thread_policy()  # N ranks x N BLAS threads would oversubscribe the cores
     _initialized = True
 
 
 def is_initialized() -> bool:
+    """True once `init()` has run (explicitly or through the first collective)."""
     return _initialized
 
 
@@ -123,7 +134,7 @@ def _store(t: Tensor, arr: np.ndarray) -> None:
     from .. import backend
 
     t._data[...] = backend.to_device(arr, t.device)
-    t._version[0] += 1
+    bump_version(t)
 
 
 def all_reduce(tensor: Tensor, op: str = "sum") -> Tensor:
@@ -256,5 +267,3 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
     allreduce_cb.__name__ = f"allreduce_{name}_cb"
     return allreduce_cb
 
-
-from .ddp import DistributedDataParallel  # noqa: E402  (needs the collectives above)

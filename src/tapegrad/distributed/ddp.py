@@ -8,7 +8,6 @@ import numpy as np
 from ..autograd.modes import is_grad_enabled
 from ..nn.module import Module
 from ..tensor import Tensor
-from . import _world, broadcast
 from .reducer import Reducer
 
 __all__ = ["DistributedDataParallel"]
@@ -69,6 +68,8 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "broadcast_buffers", bool(broadcast_buffers))
         object.__setattr__(self, "find_unused_parameters", bool(find_unused_parameters))
         object.__setattr__(self, "require_backward_grad_sync", True)
+        from . import _world, broadcast  # the package imports this module: look up at call time
+
         comm = _world()
         size = 1 if comm is None else comm.Get_size()
         object.__setattr__(self, "world_size", size)
@@ -88,6 +89,8 @@ class DistributedDataParallel(Module):
             return self.module(*args, **kwargs)
         reducer.check_finished()
         if self.broadcast_buffers:
+            from . import broadcast
+
             for b in self.module.buffers():
                 broadcast(b, src=0)
         out = self.module(*args, **kwargs)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import backend
 from ..engine.node import ACCUMULATE, leaf_of
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
 
@@ -194,4 +195,4 @@ def _write_grad(p: Tensor, mean: np.ndarray) -> None:
         return
     # in place: whoever holds p.grad (an optimizer, a user) sees the average
     g._data[...] = backend.to_device(mean, g.device)
-    g._version[0] += 1
+    bump_version(g)

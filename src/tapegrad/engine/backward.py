@@ -10,26 +10,36 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .node import ACCUMULATE, FREED, OUT, leaf_of
-from .state import AMBIENT, RECORD, state
+from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of
+from .state import AMBIENT, FORWARD, RECORD, state
 
-# set by tapegrad.ops at import (the engine is below the op table and must not import it)
-TENSOR_NS = None
-_wrap = None
-_Tensor = None
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+# Bound by tapegrad.ops at import, through `configure` (the engine is below the op table
+# and `tensor.py` and must not import them). Used before that, they raise NameError.
+TENSOR_NS: Any  # the tensor namespace `ops.xp.T`: rules run on it for a higher-order backward
+_wrap: Callable[..., Tensor]  # tensor.py's `_wrap(array, tapes=0)`
+_Tensor: type[Tensor]
 
 _write_lock = threading.Lock()  # leaves may be shared between threads running backward
 
+Grad = Any  # a gradient: a backend array (first order) or a Tensor (create_graph)
+Key = tuple[Node, int]  # where a tensor's gradient arrives: (node, output index)
+Write = tuple["Tensor", Grad, bool]  # (tensor, gradient, is a leaf) applied at the end
 
-def configure(tensor_ns, wrap, tensor_type) -> None:
+
+def configure(tensor_ns: Any, wrap: Callable[..., Tensor], tensor_type: type[Tensor]) -> None:
     global TENSOR_NS, _wrap, _Tensor
     TENSOR_NS, _wrap, _Tensor = tensor_ns, wrap, tensor_type
 
 
-def _freed_error(node) -> RuntimeError:
+def _freed_error(node: Node) -> RuntimeError:
     return RuntimeError(
         f"Trying to backward through the graph a second time (through {node.name()}), or to "
         "use saved values after backward freed them. Saved intermediate values are freed when "
@@ -38,7 +48,7 @@ def _freed_error(node) -> RuntimeError:
     )
 
 
-def _version_error(node, counter, expected, index) -> RuntimeError:
+def _version_error(node: Node, counter: list[int], expected: int, index: int) -> RuntimeError:
     which = "its output" if index == -1 else f"input {index}"
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
@@ -48,16 +58,18 @@ def _version_error(node, counter, expected, index) -> RuntimeError:
     )
 
 
-def _order(root_nodes, own_mask, target_nodes):
+def _order(root_nodes: list[Node], own_mask: int,
+           target_nodes: set[Node]) -> tuple[list[Node], set[Node], int]:
     """Nodes reachable from the roots through nodes of the backward's tapes, children first."""
-    seen = set()
-    order = []
+    seen: set[Node] = set()
+    order: list[Node] = []
     tapes = 0
     for root in root_nodes:
         if root in seen:
             continue
         seen.add(root)
-        stack = [(root, iter(root.next))]  # each entry resumes its own edge iterator
+        # each entry resumes its own edge iterator
+        stack: list[tuple[Node, Iterator[Edge | None]]] = [(root, iter(root.next))]
         while stack:
             node, edges = stack[-1]
             for edge in edges:
@@ -77,20 +89,20 @@ def _order(root_nodes, own_mask, target_nodes):
     return order, seen, tapes
 
 
-def _useful(order, target_nodes):
+def _useful(order: list[Node], target_nodes: set[Node]) -> set[Node]:
     """Nodes from which some target can be reached (order is children first)."""
-    useful = set()
+    useful: set[Node] = set()
     for node in order:
         if node in target_nodes or any(e is not None and e[0] in useful for e in node.next):
             useful.add(node)
     return useful
 
 
-def _add(a, b):
+def _add(a: Grad, b: Grad) -> Grad:
     return b if a is None else a + b
 
 
-def run_backward(roots, head_grads, **options):
+def run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], **options: Any) -> Any:
     """Backpropagate (see `_run_backward`), with Python's cyclic garbage collector paused.
 
     The graph being consumed is large, live and freed as the backward goes: a collection in
@@ -110,8 +122,11 @@ def run_backward(roots, head_grads, **options):
             gc.enable()
 
 
-def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_graph=False,
-                  capture=None, write_only=None, force_add=False, allow_unused=False):
+def _run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], *, own_mask: int,
+                  retain_graph: bool = False, create_graph: bool = False,
+                  capture: Sequence[Tensor] | None = None,
+                  write_only: Sequence[Tensor] | None = None, force_add: bool = False,
+                  allow_unused: bool = False) -> list[Tensor | None] | None:
     """Backpropagate `head_grads` from `roots` (tensors with a graph, validated by the caller).
 
     own_mask: the tapes this backward follows and whose leaves it writes.
@@ -120,15 +135,15 @@ def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_gra
     force_add: accumulate into `.grad` whatever the leaf's grad_req says (GradManager).
     """
     targets = capture if capture is not None else write_only
-    target_keys = {}
+    target_keys: dict[Key, list[int]] = {}
     if targets is not None:
         for i, t in enumerate(targets):
             target_keys.setdefault(_key(t), []).append(i)
     target_nodes = {k[0] for k in target_keys}
 
-    root_nodes = []
-    buffers = {}
-    head_ids = set()
+    root_nodes: list[Node] = []
+    buffers: dict[Node, Any] = {}  # gradient so far (n_out > 1: a list, one per output)
+    head_ids: set[int] = set()
     for t, g in zip(roots, head_grads):
         node, nr = _key(t)
         root_nodes.append(node)
@@ -136,10 +151,12 @@ def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_gra
         _deposit(buffers, node, nr, g)
 
     order, seen, graph_tapes = _order(root_nodes, own_mask, target_nodes)
-    higher = create_graph or bool(state.active & graph_tapes & ~own_mask & ~(AMBIENT | RECORD))
+    # a graph with dual nodes inside a dual level: run rules on tensors, so grads get tangents
+    higher = create_graph or bool(state.active & graph_tapes & (~own_mask & ~(AMBIENT | RECORD)
+                                                                 | FORWARD))
     useful = _useful(order, target_nodes) if targets is not None else None
-    captured = {}
-    writes = []  # (tensor, grad, is_leaf) applied at the end
+    captured: dict[Key, Grad] = {}
+    writes: list[Write] = []
     anomaly = state.anomaly
 
     pop = buffers.pop
@@ -166,6 +183,7 @@ def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_gra
                     gi = g if node.n_out == 1 else g[nr]
                     captured[node, nr] = gi
                     if capture is None and gi is not None:
+                        assert targets is not None  # target_nodes come from targets
                         writes.append((targets[target_keys[node, nr][0]], gi, False))
         if not node.tapes & own_mask:
             continue  # a target snapshotted by this tape: its history is not ours to follow
@@ -177,7 +195,7 @@ def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_gra
         i = -1
         for gi, edge, meta in zip(grads, node.next, node.in_meta):
             i += 1
-            if gi is None or edge is None:
+            if gi is None or edge is None or meta is None:  # meta is None only with edge
                 continue
             child = edge[0]
             if child not in seen or (useful is not None and child not in useful):
@@ -200,7 +218,7 @@ def _run_backward(roots, head_grads, *, own_mask, retain_graph=False, create_gra
     return None
 
 
-def _key(t):
+def _key(t: Tensor) -> Key:
     fn = t.grad_fn
     if fn is not None:
         return fn, t._out_nr
@@ -209,7 +227,7 @@ def _key(t):
     return accumulator(t), 0
 
 
-def _deposit(buffers, node, nr, g):
+def _deposit(buffers: dict[Node, Any], node: Node, nr: int, g: Grad) -> None:
     if node.n_out == 1:
         prev = buffers.get(node)
         buffers[node] = g if prev is None else prev + g
@@ -220,7 +238,8 @@ def _deposit(buffers, node, nr, g):
         slots[nr] = _add(slots[nr], g)
 
 
-def _apply_rule(node, g, higher, seen, useful):
+def _apply_rule(node: Node, g: Grad, higher: bool, seen: set[Node],
+                useful: set[Node] | None) -> Sequence[Grad]:
     saved = node.saved
     if saved is FREED:
         raise _freed_error(node)
@@ -228,6 +247,7 @@ def _apply_rule(node, g, higher, seen, useful):
         if counter[0] != expected:
             raise _version_error(node, counter, expected, index)
     op = node.op
+    args: Sequence[Any]
     if higher:
         xp = TENSOR_NS
         g = _as_tensor(g)
@@ -238,6 +258,7 @@ def _apply_rule(node, g, higher, seen, useful):
             g = g._data
         args = [node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
                 for s in saved] if saved else ()
+    grads: Sequence[Grad]
     if op.wants_needs:
         needs = tuple(e is not None and e[0] in seen and (useful is None or e[0] in useful)
                       for e in node.next)
@@ -252,27 +273,29 @@ def _apply_rule(node, g, higher, seen, useful):
     return grads
 
 
-def _as_tensor(g):
+def _as_tensor(g: Any) -> Any:
     if isinstance(g, (list, tuple)):
         return tuple(None if x is None else _as_tensor(x) for x in g)
     return g if isinstance(g, _Tensor) else _wrap(np.asarray(g) if np.isscalar(g) else g)
 
 
-def _rebuild_output(node):
+def _rebuild_output(node: Node) -> Tensor:
+    counter = node.out_counter
+    assert counter is not None  # the recorder sets it whenever a node saves its output
     t = _wrap(node.out_data, node.tapes)
     t.grad_fn = node
-    t._version = node.out_version
+    t._vc = counter
     return t
 
 
-def _run_tensor_hooks(node, g, writes, write):
+def _run_tensor_hooks(node: Node, g: Grad, writes: list[Write], write: bool) -> Grad:
     """Hooks and retain_grad on a non-leaf's gradient, output by output."""
     slots = [g] if node.n_out == 1 else list(g)
     for nr in range(node.n_out):
         gi = slots[nr]
         if gi is None:
             continue
-        for hook in (node.hooks or {}).get(nr, ()):
+        for hook in list((node.hooks or {}).get(nr, {}).values()):
             new = hook(_as_tensor(gi))
             if new is not None:
                 gi = new if isinstance(gi, _Tensor) else new._data
@@ -284,7 +307,7 @@ def _run_tensor_hooks(node, g, writes, write):
     return slots[0] if node.n_out == 1 else slots
 
 
-def _check_finite(node, i, g):
+def _check_finite(node: Node, i: int, g: Grad) -> None:
     data = g._data if isinstance(g, _Tensor) else g
     # one test for arrays, NumPy scalars (0-d results) and CuPy arrays alike; NaN < inf is False
     if not bool((abs(data) < np.inf).all()):
@@ -295,8 +318,9 @@ def _check_finite(node, i, g):
         )
 
 
-def _collect(capture, target_keys, captured, allow_unused, higher):
-    out = []
+def _collect(capture: Sequence[Tensor], target_keys: dict[Key, list[int]],
+             captured: dict[Key, Grad], allow_unused: bool, higher: bool) -> list[Tensor | None]:
+    out: list[Tensor | None] = []
     for i, t in enumerate(capture):
         g = captured.get(_key(t))
         if g is None and not allow_unused:
@@ -306,12 +330,13 @@ def _collect(capture, target_keys, captured, allow_unused, higher):
                 "desired behavior."
             )
         if g is not None and not isinstance(g, _Tensor):
-            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g)
+            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g, 0,
+                      getattr(type(t), "_array_class", _Tensor))  # tensor.array_class(t)
         out.append(g)
     return out
 
 
-def _owned(arr, head_ids, stored_ids):
+def _owned(arr: Array, head_ids: set[int], stored_ids: set[int]) -> Array:
     """An array safe to keep as `.grad`: not the caller's, not another leaf's, not a view
     (later in-place accumulation into it must not write anywhere else)."""
     if np.isscalar(arr) or isinstance(arr, np.generic):
@@ -322,13 +347,14 @@ def _owned(arr, head_ids, stored_ids):
     return arr
 
 
-def _apply_writes(writes, head_ids, higher, force_add):
+def _apply_writes(writes: list[Write], head_ids: set[int], higher: bool,
+                  force_add: bool) -> None:
     """Hooks first (they may replace gradients), then every write under one lock, then the
     post-accumulate hooks: a hook that raises leaves every `.grad` as it was."""
-    final = []
+    final: list[tuple[Tensor, Grad, str]] = []
     for t, g, is_leaf in writes:
         if is_leaf and t._hooks:
-            for hook in list(t._hooks):
+            for hook in list(t._hooks.values()):
                 new = hook(_as_tensor(g))
                 if new is not None:
                     g = new if higher else new._data
@@ -336,7 +362,7 @@ def _apply_writes(writes, head_ids, higher, force_add):
         req = "add" if force_add or not is_leaf else t._grad_req
         if req != "null":
             final.append((t, g, req))
-    stored_ids: set = set()
+    stored_ids: set[int] = set()
     with _write_lock:
         for t, g, req in final:
             if not higher and isinstance(g, _Tensor):
@@ -344,11 +370,11 @@ def _apply_writes(writes, head_ids, higher, force_add):
             accumulate_grad(t, g if higher else _owned(g, head_ids, stored_ids), req)
     for t, _, _ in final:
         if t._post_hooks and t.grad_fn is None:
-            for hook in list(t._post_hooks):
+            for hook in list(t._post_hooks.values()):
                 hook(t)
 
 
-def accumulate_grad(t, g, req="add") -> None:
+def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
     """Write (`req="write"`) or add (`"add"`) gradient `g` into `t.grad`.
 
     `g` is an array the caller owns (it may be kept as `.grad` and later added into in
@@ -357,7 +383,7 @@ def accumulate_grad(t, g, req="add") -> None:
     """
     old = t._grad
     if isinstance(g, _Tensor):
-        t._grad = g if (old is None or req == "write") else old + g
+        t._grad = g if (old is None or req == "write") else TENSOR_NS.add(old, g)
         return
     if old is None or req == "write" or old.grad_fn is not None:
         arr = g if (old is None or req == "write") else old._data + g
@@ -365,6 +391,8 @@ def accumulate_grad(t, g, req="add") -> None:
             arr = np.asarray(arr)
         if arr.shape != t.shape:
             arr = arr.reshape(t.shape)
-        t._grad = _wrap(arr)
+        # tensor.array_class(t), inlined (the engine does not import tensor): a facade
+        # array's gradient has its array type
+        t._grad = _wrap(arr, 0, getattr(type(t), "_array_class", _Tensor))
     else:
         old._data += g

@@ -6,8 +6,24 @@ counter instead, and rebuilds a tensor when a higher-order backward needs one.
 """
 from __future__ import annotations
 
-import contextlib
+import itertools
+import threading
 import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+# What the engine's types mean (aliases for readers and for mypy; nothing checks them at run
+# time). Arrays are NumPy's or CuPy's: `Any`, as the engine never looks inside one.
+Array = Any
+Edge = tuple["Node", int]  # (the node that made an input, which of its outputs)
+InputMeta = tuple[tuple[int, ...], Any]  # an input's (shape, dtype)
+VersionCheck = tuple[list[int], int, int]  # (version counter, version when saved, input index)
+TensorHook = Callable[["Tensor"], Optional["Tensor"]]
+PostAccumulateHook = Callable[["Tensor"], None]
+Hook = TensorHook | PostAccumulateHook
 
 # marks "the op's output" inside Node.saved
 OUT = object()
@@ -20,40 +36,47 @@ class Node:
 
     __slots__ = (
         "op", "params", "saved", "checks", "next", "in_meta", "tapes", "xp",
-        "out_data", "out_version", "n_out", "hooks", "retained", "trace", "__weakref__",
+        "out_data", "out_counter", "n_out", "hooks", "retained", "trace", "__weakref__",
     )
 
-    def __init__(self, op, params, saved, checks, nxt, in_meta, tapes, xp, n_out=1):
-        self.op = op
-        self.params = params
-        self.saved = saved  # tuple: input Tensors, constants, or OUT
-        self.checks = checks  # tuple of (version counter, version when saved, index) to verify
+    def __init__(self, op: Any, params: Any, saved: Any, checks: tuple[VersionCheck, ...],
+                 nxt: tuple[Edge | None, ...], in_meta: tuple[InputMeta | None, ...], tapes: int,
+                 xp: Any, n_out: int = 1) -> None:
+        self.op = op  # an ops.registry.Op, a custom Function's op, or ACCUMULATE
+        self.params = params  # the op's keyword parameters, passed to its rule
+        # input Tensors, constants, or OUT; FREED after backward; a leaf's weakref (ACCUMULATE)
+        self.saved = saved
+        self.checks = checks  # versions to verify before the rule runs
         self.next = nxt  # per input: (Node, output index) or None for a constant
         self.in_meta = in_meta  # per input: (shape, dtype) or None for a constant
         self.tapes = tapes
         self.xp = xp  # array namespace the forward ran on
-        self.out_data = None
-        self.out_version = None
+        self.out_data: Array = None
+        self.out_counter: list[int] | None = None  # the output's version counter (Tensor._vc)
         self.n_out = n_out
-        self.hooks = None  # {output index: [hook, ...]} from Tensor.register_hook
-        self.retained = None  # {output index: weakref to tensor} from retain_grad()
-        self.trace = None  # creation traceback, in anomaly mode
+        # {output index: {handle id: hook}} from Tensor.register_hook
+        self.hooks: dict[int, dict[int, Hook]] | None = None
+        # {output index: weakref to tensor} from retain_grad()
+        self.retained: dict[int, weakref.ReferenceType[Tensor]] | None = None
+        self.trace: str | None = None  # creation traceback, in anomaly mode
 
     # --- the PyTorch-style grad_fn interface ---------------------------------------
     def name(self) -> str:
-        return self.op.backward_name
+        name: str = self.op.backward_name
+        return name
 
     @property
-    def next_functions(self):
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
         return tuple((None, 0) if e is None else e for e in self.next)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
-    def add_tensor_hook(self, index: int, hook) -> None:
+    def add_tensor_hook(self, index: int, hook: TensorHook) -> RemovableHandle:
+        """Run `hook(grad)` on the gradient of output `index`; returns its handle."""
         if self.hooks is None:
             self.hooks = {}
-        self.hooks.setdefault(index, []).append(hook)
+        return RemovableHandle(self.hooks.setdefault(index, {}), hook)
 
 
 class _Accumulate:
@@ -64,35 +87,56 @@ ACCUMULATE = _Accumulate()
 ALL_TAPES = -1  # an accumulator passes every tape filter; the leaf's own mask decides
 
 
-def accumulator(leaf) -> Node:
-    """The AccumulateGrad node of a leaf, made once and cached on the leaf."""
+_accum_lock = threading.Lock()
+
+
+def accumulator(leaf: Tensor) -> Node:
+    """The AccumulateGrad node of a leaf, made once and cached on the leaf.
+
+    Thread-safe: graphs built at once in several threads from a fresh leaf must all end
+    in the *same* node, or a backward that looks for the leaf (`inputs=`, `autograd.grad`)
+    misses the gradients that reached the other one. The lock is taken only while the
+    node does not exist yet, so the common path stays one attribute read.
+    """
     node = leaf._accum
     if node is None:
-        node = Node(ACCUMULATE, None, (weakref.ref(leaf),), (), (), (), ALL_TAPES, None)
-        leaf._accum = node
+        with _accum_lock:
+            node = leaf._accum  # another thread may have made it while we waited
+            if node is None:
+                node = Node(ACCUMULATE, None, (weakref.ref(leaf),), (), (), (), ALL_TAPES, None)
+                leaf._accum = node
     return node
 
 
-def leaf_of(node: Node):
+def leaf_of(node: Node) -> Tensor | None:
     """The live leaf tensor of an AccumulateGrad node, or None."""
-    return node.saved[0]()
+    leaf: Tensor | None = node.saved[0]()
+    return leaf
+
+
+_handle_ids = itertools.count()  # next() on a count is atomic under the GIL
 
 
 class RemovableHandle:
-    """Returned by register_hook; `remove()` takes the hook out again."""
+    """Returned by register_hook; `remove()` takes the hook out again.
 
-    __slots__ = ("_list", "_hook")
+    The hook is stored in `table` under this handle's own id, so `remove()` takes out
+    exactly this registration: the same function registered twice has two handles, and
+    removing one of them (once or twice, harmless as in PyTorch) leaves the other.
+    """
 
-    def __init__(self, hook_list: list, hook) -> None:
-        self._list = hook_list
-        self._hook = hook
+    __slots__ = ("_table", "id")
+
+    def __init__(self, table: dict[int, Any], hook: Hook) -> None:
+        self.id = next(_handle_ids)
+        self._table = table
+        table[self.id] = hook
 
     def remove(self) -> None:
-        with contextlib.suppress(ValueError):  # removed twice: harmless, as in PyTorch
-            self._list.remove(self._hook)
+        self._table.pop(self.id, None)
 
-    def __enter__(self):
+    def __enter__(self) -> RemovableHandle:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()

@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .node import Node, accumulator
+from .node import Edge, InputMeta, Node, VersionCheck, accumulator
 from .state import state
 
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
-def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type) -> tuple[tuple, tuple]:
+Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
+
+
+def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> Edges:
     """Per input: the edge a node keeps to it, and its (shape, dtype).
 
     The edge goes to the input's `grad_fn` when it has one, else to its leaf accumulator,
     and exists only for inputs tracked by a tape in `mask`; anything that is not a
     `tensor_type` (passed in: the engine does not import `tensor.py`) is a constant.
     """
-    nxt: list = []
-    meta: list = []
+    nxt: list[Edge | None] = []
+    meta: list[InputMeta | None] = []
     for a in inputs:
         if isinstance(a, tensor_type):
             data = a._data
@@ -38,8 +43,8 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type) -> tuple[tu
     return tuple(nxt), tuple(meta)
 
 
-def record_node(op: Any, params: Any, saved: tuple, checks: tuple, edges: tuple[tuple, tuple],
-                mask: int, xp: Any, n_out: int = 1) -> Node:
+def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[VersionCheck, ...],
+                edges: Edges, mask: int, xp: Any, n_out: int = 1) -> Node:
     """A Node for `op`, tracked by tapes `mask`, with `edges` from `input_edges`."""
     nxt, meta = edges
     node = Node(op, params, saved, checks, nxt, meta, mask, xp, n_out)

@@ -6,15 +6,31 @@ A *tape* is one bit of a mask. A tensor carries the bits of the tapes that track
 
     bit 0  AMBIENT  PyTorch style: `requires_grad=True`; active unless `no_grad()`
     bit 1  RECORD   MXNet style: `attach_grad()`; active only inside `record()`
-    bit 2+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+    bit 2  FORWARD  dual tensors of forward-mode AD; active only inside `forward_ad.dual_level()`
+                    (it records no graph: the dispatcher computes the output's tangent)
+    bit 3+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+
+The mask changes only through a `ModeScope` (`no_grad`, `enable_grad`, `record`, ...; library
+code that needs another mode for a while enters one of them, so an exception restores the
+caller's state), the two plain-function switches PyTorch and MXNet code calls
+(`set_grad_enabled(b)`, `set_recording(b)`), and a GradManager's `record()`/`release()` of
+its own bit. `tests/engine/test_mode_scopes.py` fails on an assignment anywhere else.
 """
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_Scope = TypeVar("_Scope", bound="ModeScope")
 
 AMBIENT = 1
 RECORD = 2
-_FIRST_MANAGER_BIT = 2
+FORWARD = 4
+_FIRST_MANAGER_BIT = 3
 
 
 class _State(threading.local):
@@ -25,7 +41,9 @@ class _State(threading.local):
         self.training = False  # MXNet's is_training(): Dropout/BatchNorm with training=None
         self.inference = False  # inference_mode(): tensors made here can never join a graph
         self.anomaly = False  # detect_anomaly(): check every gradient backward produces
-        self.saved_modes: list = []  # what each entered ModeScope restores on exit (LIFO)
+        # what each entered ModeScope restores on exit (LIFO): (active, training, inference)
+        self.saved_modes: list[tuple[int, bool, bool]] = []
+        self.dual_level: object = None  # the forward_ad level entered in this thread, if any
 
 
 state = _State()
@@ -60,7 +78,7 @@ class ModeScope:
     def _enter(self, st: _State) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def __enter__(self):
+    def __enter__(self: _Scope) -> _Scope:
         st = state
         # one LIFO stack per thread, so the same object can be entered again (nested, by
         # recursion through a decorator, or by another thread) without sharing saved state
@@ -68,16 +86,37 @@ class ModeScope:
         self._enter(st)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         st = state
         st.active, st.training, st.inference = st.saved_modes.pop()
 
-    def __call__(self, fn):
-        import functools
-
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             with self:  # the saved-state stack makes re-entry (recursion, threads) safe
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+class also_recording(ModeScope):
+    """Internal: inside the block, the tapes of `mask` record too (on top of what already
+    records). A compiled function's eager fallback uses it to re-record on the tapes it traced."""
+
+    def __init__(self, mask: int) -> None:
+        self._mask = mask
+
+    def _enter(self, st: _State) -> None:
+        st.active |= self._mask
+
+
+class not_recording(ModeScope):
+    """Internal: inside the block, the tapes of `mask` do not record (the others are as they
+    were). `jacfwd` evaluates a function with reverse mode off; forward AD derives a tangent
+    with its own tape off."""
+
+    def __init__(self, mask: int) -> None:
+        self._mask = mask
+
+    def _enter(self, st: _State) -> None:
+        st.active &= ~self._mask

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import functional, init, utils  # noqa: F401
 from .attention import *  # noqa: F401,F403
+from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403

@@ -22,8 +22,9 @@ from ..creation import zeros
 from ..tensor import Tensor, _wrap
 from . import functional_core as F
 from . import init
+from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module, ModuleList, Parameter
+from .module import Module, Parameter
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
 

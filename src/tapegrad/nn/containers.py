@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict (exported from nn.module)."""
+"""Containers: Sequential, ModuleList, ModuleDict."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -51,15 +51,18 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def append(self, module):
+        """Add `module` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules):
+        """Add each of `modules` at the end; returns self."""
         for m in modules:
             self.append(m)
         return self
 
     def insert(self, index: int, module):
+        """Put `module` at position `index`, shifting the later ones; returns self."""
         mods = list(self._modules.values())
         mods.insert(index, module)
         self._modules.clear()
@@ -68,6 +71,7 @@ class Sequential(Module):
         return self
 
     def forward(self, x):
+        """Feed `x` through each module in turn and return the last output."""
         for m in self._modules.values():
             x = m(x)
         return x
@@ -111,21 +115,25 @@ class ModuleList(Module):
         return self.extend(modules)
 
     def append(self, module):
+        """Add `module` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules):
+        """Add each of `modules` at the end; returns self."""
         for m in modules:
             self.append(m)
         return self
 
     def insert(self, index: int, module) -> None:
+        """Put `module` at position `index`, shifting the later ones."""
         mods = list(self._modules.values())
         mods.insert(index, module)
         self._modules.clear()
         self.extend(mods)
 
     def forward(self, *args, **kwargs):
+        """Not callable: iterate over the list in your own `forward`."""
         raise NotImplementedError("ModuleList has no forward; iterate over it in your own forward")
 
     def __repr__(self) -> str:
@@ -173,24 +181,31 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self):
+        """The names, in insertion order."""
         return self._modules.keys()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def items(self):
+        """(name, module) pairs, in insertion order."""
         return self._modules.items()
 
     def pop(self, key: str) -> Module:
+        """Remove the module named `key` and return it."""
         return self._modules.pop(key)
 
     def clear(self) -> None:
+        """Remove every module."""
         self._modules.clear()
 
     def update(self, modules) -> None:
+        """Add (or replace) modules from a mapping or from (name, module) pairs."""
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:
             self.add_module(k, m)
 
     def forward(self, *args, **kwargs):
+        """Not callable: index the dict in your own `forward`."""
         raise NotImplementedError("ModuleDict has no forward; index it in your own forward")

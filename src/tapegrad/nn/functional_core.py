@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import backend
+from ..engine.versions import bump_version
 from ..ops import elementwise as _ew
 from ..ops import nn_losses as _loss
 from ..ops import nn_norm as _norm
@@ -75,6 +76,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
     return _ew.elu(input, alpha)
 
 
@@ -84,18 +86,22 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
+    """x * sigmoid(x) (also called swish)."""
     return _ew.silu(input)
 
 
 def sigmoid(input):
+    """1 / (1 + exp(-x)), elementwise."""
     return _ew.sigmoid(input)
 
 
 def tanh(input):
+    """The hyperbolic tangent, elementwise."""
     return _ew.tanh(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold."""
     return _ew.softplus(input, beta=beta, threshold=threshold)
 
 
@@ -176,7 +182,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm: expected an input of at least 2 dims (N, C, ...), got "
                          f"shape {tuple(input.shape)}")
     use_batch = training or running_mean is None or running_var is None
-    if use_batch and input.size(0) * math.prod(input.shape[2:]) <= 1 and training:
+    if use_batch and input.shape[0] * math.prod(input.shape[2:]) <= 1 and training:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{tuple(input.shape)}")
     rm = None if running_mean is None else running_mean._data
@@ -190,8 +196,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                             running_mean=rm if update else None,
                             running_var=rv if update else None)
     if update:  # the running statistics were written in place
-        running_mean._version[0] += 1
-        running_var._version[0] += 1
+        bump_version(running_mean)
+        bump_version(running_var)
     return out
 
 

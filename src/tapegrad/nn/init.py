@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import backend
+from ..engine.versions import bump_version
 from ..random import generator
 from ..tensor import Tensor
 
@@ -30,7 +31,7 @@ def _fill(tensor: Tensor, values) -> Tensor:
     data = tensor._data
     arr = np.asarray(values, dtype=data.dtype)
     data[...] = arr if type(data) is np.ndarray else backend.to_device(arr, "cuda")
-    tensor._version[0] += 1
+    bump_version(tensor)
     return tensor
 
 
@@ -101,18 +102,22 @@ def trunc_normal_(tensor: Tensor, mean=0.0, std=1.0, a=-2.0, b=2.0) -> Tensor:
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill `tensor` with `val`, in place (not recorded); returns it."""
     return _fill(tensor, np.full(tensor.shape, val))
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill `tensor` with zeros, in place (not recorded); returns it."""
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill `tensor` with ones, in place (not recorded); returns it."""
     return constant_(tensor, 1.0)
 
 
 def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-d `tensor` with the identity matrix, in place (not recorded); returns it."""
     if tensor.ndim != 2:
         raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tuple(tensor.shape)}")
     return _fill(tensor, np.eye(*tensor.shape))

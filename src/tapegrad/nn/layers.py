@@ -62,9 +62,11 @@ class Linear(Module):
 
     @property
     def in_features(self):
+        """The input size (None until a lazy layer has seen its first input)."""
         return None if self.weight.is_lazy else self.weight.shape[1]
 
     def reset_parameters(self) -> None:
+        """Draw fresh weights and bias (PyTorch's Kaiming-uniform scheme)."""
         if self.weight.is_lazy:
             return
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -75,7 +77,7 @@ class Linear(Module):
 
     def forward(self, input):
         w = self.weight
-        if w.is_lazy:
+        if getattr(w, "is_lazy", False):  # a plain tensor from func.functional_call
             w.materialize((self.out_features, input.shape[-1]), device=input.device)
             self.reset_parameters()
         return F.linear(input, w, self.bias)
@@ -127,6 +129,7 @@ class Unflatten(Module):
 
 # ================================================================= activations
 class ReLU(Module):
+    """max(x, 0), elementwise (`F.relu`)."""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -139,6 +142,7 @@ class ReLU(Module):
 
 
 class LeakyReLU(Module):
+    """x where x > 0, else negative_slope * x (`F.leaky_relu`)."""
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -151,6 +155,7 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
+    """x where x > 0, else alpha * (exp(x) - 1) (`F.elu`)."""
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -163,6 +168,7 @@ class ELU(Module):
 
 
 class GELU(Module):
+    """x * Phi(x), exact (`approximate="none"`) or the tanh form (`F.gelu`)."""
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -175,6 +181,7 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    """x * sigmoid(x), also called swish (`F.silu`)."""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
 
@@ -183,16 +190,19 @@ class SiLU(Module):
 
 
 class Sigmoid(Module):
+    """1 / (1 + exp(-x)), elementwise."""
     def forward(self, input):
         return F.sigmoid(input)
 
 
 class Tanh(Module):
+    """The hyperbolic tangent, elementwise."""
     def forward(self, input):
         return F.tanh(input)
 
 
 class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear above `threshold` (`F.softplus`)."""
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -205,6 +215,7 @@ class Softplus(Module):
 
 
 class Softmax(Module):
+    """exp(x) / sum(exp(x)) along `dim` (`F.softmax`)."""
     def __init__(self, dim=None) -> None:
         super().__init__()
         self.dim = dim
@@ -217,6 +228,7 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """log(softmax(x)) along `dim`, computed stably (`F.log_softmax`)."""
     def forward(self, input):
         return F.log_softmax(input, self.dim)
 
@@ -273,12 +285,14 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", None)
 
     def reset_running_stats(self) -> None:
+        """Running mean 0, running variance 1, batch count 0."""
         if self.track_running_stats:
             self.running_mean._data[...] = 0
             self.running_var._data[...] = 1
             self.num_batches_tracked._data[...] = 0
 
     def reset_parameters(self) -> None:
+        """Reset the running statistics and set weight 1, bias 0."""
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
@@ -394,6 +408,7 @@ class Embedding(Module):
             self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw fresh standard normal embeddings (the `padding_idx` row zero)."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             self.weight._data[self.padding_idx] = 0

@@ -69,6 +69,7 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Half the squared error below `delta`, `delta` * (|error| - delta / 2) above it."""
     def __init__(self, reduction="mean", delta: float = 1.0):
         super().__init__(reduction=reduction)
         self.delta = delta

@@ -24,7 +24,7 @@ from ..tensor import Tensor, _wrap
 from .parameter import Parameter
 from .state_dict import _as_array, _IncompatibleKeys, _kind, _StateDictMixin  # noqa: F401
 
-__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Module", "Parameter"]
 
 
 class Module(_StateDictMixin):
@@ -166,6 +166,7 @@ class Module(_StateDictMixin):
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path (`net.get_parameter("0.weight")`)."""
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
         if name not in mod._parameters:
@@ -189,10 +190,12 @@ class Module(_StateDictMixin):
                                            remove_duplicate)
 
     def modules(self):
+        """This module and every descendant, depth first, each once."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self):
+        """(name, module) for each direct child, each once."""
         seen = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -200,6 +203,7 @@ class Module(_StateDictMixin):
                 yield name, child
 
     def children(self):
+        """The direct children, each once."""
         for _, m in self.named_children():
             yield m
 
@@ -225,9 +229,11 @@ class Module(_StateDictMixin):
             yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(dotted name, tensor) for every buffer (BatchNorm's running statistics, ...)."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True):
+        """Every buffer of this module and (recurse=True) its descendants, each once."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
@@ -252,6 +258,7 @@ class Module(_StateDictMixin):
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True):
+        """Set `requires_grad` on every parameter (False freezes them); returns self."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -305,25 +312,33 @@ class Module(_StateDictMixin):
         return self._convert(convert)
 
     def cpu(self):
+        """Move every parameter and buffer to the CPU, in place; returns self."""
         return self.to("cpu")
 
     def cuda(self, device=None):
+        """Move every parameter and buffer to the GPU (CuPy), in place; returns self."""
         return self.to("cuda")
 
     def float(self):  # noqa: A003
+        """Cast floating parameters and buffers to float32, in place; returns self."""
         return self.to(dtype=dtypes.float32)
 
     def double(self):
+        """Cast floating parameters and buffers to float64, in place; returns self."""
         return self.to(dtype=dtypes.float64)
 
     def half(self):
+        """Cast floating parameters and buffers to float16, in place; returns self."""
         return self.to(dtype=dtypes.float16)
 
     def type(self, dst_type):  # noqa: A003
+        """Cast floating parameters and buffers to `dst_type`, in place; returns self."""
         return self.to(dtype=dst_type)
 
     # ------------------------------------------------------------------ calling
     def forward(self, *args, **kwargs):
+        """The computation: define it in a subclass, then call the module (`net(x)`),
+        which runs the hooks around it."""
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function; '
             "define forward(self, ...) in your subclass"
@@ -403,5 +418,3 @@ def _is_device(x) -> bool:
     except (ValueError, TypeError):
         return False
 
-
-from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402  (they subclass Module)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend, dtypes
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _init
 
 __all__ = ["Parameter"]
@@ -41,7 +42,7 @@ class Parameter(Tensor):
         dt = dtypes.as_dtype(dtype) if dtype is not None else self._data.dtype
         xp = backend.namespace(backend.normalize_device(device or self.device))
         self._data = xp.zeros(tuple(shape), dtype=dt)
-        self._version[0] += 1
+        bump_version(self)
         self.is_lazy = False
 
     def __repr__(self) -> str:

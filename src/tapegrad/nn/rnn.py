@@ -174,6 +174,7 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
+        """The parameters, one list per layer and direction (PyTorch's order)."""
         dirs = 2 if self.bidirectional else 1
         out = []
         for layer in range(self.num_layers):

@@ -9,6 +9,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import backend
+from ..engine.versions import bump_version
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -103,7 +104,7 @@ class _StateDictMixin:
                 target.materialize(arr.shape)
             data = target._data
             data[...] = backend.to_device(arr, target.device)
-            target._version[0] += 1
+            bump_version(target)
         return _IncompatibleKeys(missing, unexpected)
 
 

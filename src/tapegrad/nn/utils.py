@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
@@ -49,8 +50,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         )
     coef = max_norm / (total + 1e-6)
     if coef < 1.0:
-        for g in grads:
-            g *= g.dtype.type(coef)
+        for p in params:
+            g = p.grad
+            g._data *= g.dtype.type(coef)
+            bump_version(g)  # a graph that saved this gradient must see it changed
     return _wrap(np.array(total, dtype=dtype))
 
 
@@ -58,7 +61,9 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
     clip_value = float(clip_value)
     for p in _with_grads(parameters):
-        np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+        g = p.grad
+        np.clip(g._data, -clip_value, clip_value, out=g._data)
+        bump_version(g)
 
 
 def parameters_to_vector(parameters) -> Tensor:
@@ -73,5 +78,5 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
     for p in parameters:
         n = p._data.size
         p._data[...] = data[offset:offset + n].reshape(p.shape)
-        p._version[0] += 1
+        bump_version(p)
         offset += n

@@ -1,21 +1,53 @@
-"""Floor 3: the op table. Importing it registers every op and attaches Tensor's methods."""
+"""Floor 3: the op table. Importing it registers every op, then installs Tensor's methods.
+
+Each family module registers its ops with `@defop` (registry.py) as it is imported; this
+file owns the order. A family's rules may call the ops of the families before it by name
+(`xp.<name>` resolves when a rule runs), and a module imports only what it uses, from
+modules that never import it back (tests/test_import_graph.py checks there is no circle).
+
+    registry.py     Op, defop, the dispatcher, apply_inplace      xp.py  the rule namespaces
+    promotion.py    the dtype and tensor class of an op's result
+    arguments.py    dim= / axis= parsing of the public functions
+    arith.py        + - * / ** neg      tensor_methods.py  Tensor's methods: one table
+    unary.py        exp log sin ... sigmoid erf abs relu rounding
+    activation.py   leaky_relu elu gelu silu softplus             casting.py  clone astype to
+    elementwise.py  clamp maximum minimum where (and the family's names)
+    compare.py      == < ... logical, bitwise, // %
+    reduce.py       sum mean prod amax amin max min argmax all any
+    statistics.py   var std logsumexp norm cumsum cumprod
+    views.py        reshape broadcast_to sum_to expand_dims squeeze transpose ...
+    tiling.py       flip tile repeat     joins.py  cat stack pad split chunk unbind
+    shape.py        the shape family's names
+    index.py        t[key], t[key] = v, index_select, index_put ...
+    gather_scatter.py  gather scatter take_along_dim masked_fill masked_select
+    einsum.py       einsum tensordot     matfuncs.py  inv det slogdet solve
+    linalg.py       matmul mm bmm mv dot inner outer (and the family's names)
+    nn_ops.py       softmax log_softmax linear dropout embedding one_hot
+    nn_losses.py    cross_entropy nll_loss bce kl_div     nn_norm.py  layer/batch/group norm
+    conv.py         conv conv_transpose      pool.py  max/avg/adaptive pooling
+    sorting.py      sort argsort topk ...    matrix.py  diagonal tril triu trace ...
+    pairwise.py     cdist, cosine similarity ...
+"""
+# ruff: noqa: I001  (the family imports are in registration order, not alphabetical)
 from __future__ import annotations
 
 from ..engine import backward as _engine
 from ..tensor import Tensor, _wrap
-from .registry import OPS, Op, apply_inplace, defop, nondifferentiable
-from .xp import T, array_helper, array_ns
+from .registry import OPS, NumpyStyleOp, Op, apply_inplace, defop, dispatch
+from .xp import T, array_ns
+
+# registration order (see the docstring)
+from . import arith  # noqa: F401
+from . import unary, activation, casting, elementwise, compare  # noqa: F401
+from . import reduce, statistics  # noqa: F401
+from . import views, tiling, joins, shape  # noqa: F401
+from . import index, gather_scatter  # noqa: F401
+from . import einsum, matfuncs, linalg  # noqa: F401
+from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401
+from . import sorting, matrix, pairwise  # noqa: F401
+from .tensor_methods import install as _install_tensor_methods
 
 _engine.configure(T, _wrap, Tensor)
-
-# registration order: each module may use ops of the ones before it in its rules
-from . import arith  # noqa: E402,F401,I001
-from . import elementwise, compare, reduce, shape, index, linalg  # noqa: E402,F401
-from . import nn_ops, conv  # noqa: E402,F401
-from . import sorting, matrix, pairwise  # noqa: E402,F401
-from .tensor_methods import install as _install_tensor_methods  # noqa: E402,I001
-
 _install_tensor_methods(Tensor)  # after every op module: the one place Tensor gets its methods
 
-__all__ = ["OPS", "Op", "T", "apply_inplace", "array_helper", "array_ns", "defop",
-           "nondifferentiable"]
+__all__ = ["OPS", "NumpyStyleOp", "Op", "T", "apply_inplace", "array_ns", "defop", "dispatch"]

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from .elementwise import _erf_values, _fl, _normal, _sigmoid_values
 from .registry import defop
+from .unary import _erf_values, _fl, _normal, _sigmoid_values
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

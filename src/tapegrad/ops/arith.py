@@ -168,6 +168,7 @@ def sub(input, other, *, alpha=1):
 
 
 def mul(input, other):
+    """input * other, elementwise with broadcasting (`multiply` is the same function)."""
     return _mul(input, other)
 
 
@@ -183,10 +184,12 @@ def div(input, other, *, rounding_mode=None):
 
 
 def neg(input):
+    """-input, elementwise (`negative` is the same function)."""
     return _neg(input)
 
 
 def pow(input, exponent):  # noqa: A001
+    """input ** exponent, elementwise with broadcasting; either may be a Python number."""
     return _pow(input, exponent)
 
 

@@ -1,5 +1,5 @@
-"""Copies, dtype casts and in-place writes: clone, astype (and float() double() ... type()),
-fill_, zero_, copy_.
+"""Copies, dtype and device casts and in-place writes: clone, astype (and float() double()
+... type()), to_device (behind `Tensor.to()`), fill_, zero_, copy_.
 
 `astype` is an op of the table because the engine casts gradients with `.astype(dtype)` on
 arrays and tensors alike; its rule passes the gradient through and the engine casts it back
@@ -10,7 +10,7 @@ to the input's dtype.
 """
 from __future__ import annotations
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..tensor import Tensor
 from .registry import apply_inplace, defop
 
@@ -77,6 +77,28 @@ def _type(self, dtype=None):
     if dtype is None:
         return "tapegrad." + _TYPE_NAMES.get(str(self.dtype), str(self.dtype))
     return astype(self, dtype, copy=False)
+
+
+# ------------------------------------------------------------ devices
+@defop(name="to_device", backward_name="ToCopyBackward")
+def _to_device(xp, x, *, device, source):
+    return backend.to_device(x, device)
+
+
+@_to_device.vjp
+def _(xp, g, device, source):
+    return (xp.to_device(g, device=source, source=device),)
+
+
+_to_device.sample(
+    lambda rng: [((rng.standard_normal((2, 3)),), {"device": "cpu", "source": "cpu"})]
+)
+
+
+def to_device(input: Tensor, device: str) -> Tensor:
+    """`input` on `device` (a normalized name: "cpu", "cuda"); the gradient goes back to
+    the input's device. `Tensor.to()` calls this."""
+    return _to_device(input, device=device, source=input.device)
 
 
 # ------------------------------------------------------------ in-place writes

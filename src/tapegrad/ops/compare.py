@@ -12,31 +12,83 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .registry import defop, nondifferentiable
-
-
-def _nd_op(name, fn, doc):
-    """A non-differentiable op `name` from `fn(xp, *inputs)` (binary or unary)."""
-    fn.__name__ = name
-    op = nondifferentiable(name=name)(fn)
-    op.__doc__ = doc
-    return op
+from .registry import defop
 
 
 # Internal ops carry NumPy's names (rules call xp.equal, xp.logical_and, ...); the public
-# functions below carry PyTorch's.
-_equal = _nd_op("equal", lambda xp, x, y: x == y, "x == y")
-_not_equal = _nd_op("not_equal", lambda xp, x, y: x != y, "x != y")
-_less = _nd_op("less", lambda xp, x, y: x < y, "x < y")
-_less_equal = _nd_op("less_equal", lambda xp, x, y: x <= y, "x <= y")
-_greater = _nd_op("greater", lambda xp, x, y: x > y, "x > y")
-_greater_equal = _nd_op("greater_equal", lambda xp, x, y: x >= y, "x >= y")
-_logical_and = _nd_op("logical_and", lambda xp, x, y: xp.logical_and(x, y), "x and y")
-_logical_or = _nd_op("logical_or", lambda xp, x, y: xp.logical_or(x, y), "x or y")
-_logical_xor = _nd_op("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), "x xor y")
-_bitwise_and = _nd_op("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), "x & y")
-_bitwise_or = _nd_op("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), "x | y")
-_bitwise_xor = _nd_op("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), "x ^ y")
+# functions below carry PyTorch's. Comparisons and logic never join a graph.
+@defop(differentiable=False)
+def _equal(xp, x, y):
+    """x == y"""
+    return x == y
+
+
+@defop(differentiable=False)
+def _not_equal(xp, x, y):
+    """x != y"""
+    return x != y
+
+
+@defop(differentiable=False)
+def _less(xp, x, y):
+    """x < y"""
+    return x < y
+
+
+@defop(differentiable=False)
+def _less_equal(xp, x, y):
+    """x <= y"""
+    return x <= y
+
+
+@defop(differentiable=False)
+def _greater(xp, x, y):
+    """x > y"""
+    return x > y
+
+
+@defop(differentiable=False)
+def _greater_equal(xp, x, y):
+    """x >= y"""
+    return x >= y
+
+
+@defop(differentiable=False)
+def _logical_and(xp, x, y):
+    """x and y"""
+    return xp.logical_and(x, y)
+
+
+@defop(differentiable=False)
+def _logical_or(xp, x, y):
+    """x or y"""
+    return xp.logical_or(x, y)
+
+
+@defop(differentiable=False)
+def _logical_xor(xp, x, y):
+    """x xor y"""
+    return xp.logical_xor(x, y)
+
+
+@defop(differentiable=False)
+def _bitwise_and(xp, x, y):
+    """x & y"""
+    return xp.bitwise_and(x, y)
+
+
+@defop(differentiable=False)
+def _bitwise_or(xp, x, y):
+    """x | y"""
+    return xp.bitwise_or(x, y)
+
+
+@defop(differentiable=False)
+def _bitwise_xor(xp, x, y):
+    """x ^ y"""
+    return xp.bitwise_xor(x, y)
+
+
 def _integer_division(xp, what, fn, x, y):
     """`fn(x, y)` (floor_divide, remainder); an integer division by zero is refused, as in
     PyTorch (NumPy returns 0), and a float one gives inf/nan without a warning."""
@@ -50,19 +102,43 @@ def _integer_division(xp, what, fn, x, y):
         return fn(x, y)
 
 
-_floor_divide = _nd_op(
-    "floor_divide", lambda xp, x, y: _integer_division(xp, "floor_divide", xp.floor_divide, x, y),
-    "floor(x / y)")
+@defop(differentiable=False)
+def _floor_divide(xp, x, y):
+    """floor(x / y)"""
+    return _integer_division(xp, "floor_divide", xp.floor_divide, x, y)
 
 
-_logical_not = _nd_op("logical_not", lambda xp, x: xp.logical_not(x), "not x")
-_invert = _nd_op("invert", lambda xp, x: xp.invert(x), "~x")
-_isnan = _nd_op("isnan", lambda xp, x: xp.isnan(x), "x is NaN")
-_isinf = _nd_op("isinf", lambda xp, x: xp.isinf(x), "x is +-inf")
-_isfinite = _nd_op("isfinite", lambda xp, x: xp.isfinite(x), "x is neither inf nor NaN")
+@defop(differentiable=False)
+def _logical_not(xp, x):
+    """not x"""
+    return xp.logical_not(x)
 
 
-@nondifferentiable(name="isclose")
+@defop(differentiable=False)
+def _invert(xp, x):
+    """~x"""
+    return xp.invert(x)
+
+
+@defop(differentiable=False)
+def _isnan(xp, x):
+    """x is NaN"""
+    return xp.isnan(x)
+
+
+@defop(differentiable=False)
+def _isinf(xp, x):
+    """x is +-inf"""
+    return xp.isinf(x)
+
+
+@defop(differentiable=False)
+def _isfinite(xp, x):
+    """x is neither inf nor NaN"""
+    return xp.isfinite(x)
+
+
+@defop(differentiable=False, name="isclose")
 def _isclose(xp, x, y, *, rtol=1e-05, atol=1e-08, equal_nan=False):
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
 

@@ -22,7 +22,6 @@ from math import prod
 import numpy as np
 
 from .registry import defop
-from .xp import array_helper
 
 __all__: list[str] = []
 
@@ -152,7 +151,7 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
     return dw.reshape((g.shape[1], x.shape[1] // groups) + tuple(kernel))
 
 
-@defop(saves=("x", "w"), name="conv")
+@defop(saves=("x", "w"), name="conv", array_twin=True)
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _conv_forward(
@@ -168,7 +167,7 @@ def _(xp, g, x, w, needs, **p):
     return gx, gw, gb
 
 
-@defop(saves=("y", "w"), name="conv_transpose")
+@defop(saves=("y", "w"), name="conv_transpose", array_twin=True)
 def _conv_transpose(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _conv_transpose_forward(
@@ -192,7 +191,7 @@ def _(xp, g, y, w, needs, out_shape, **p):
     return gy, gw, gb
 
 
-@defop(saves=("x", "g"), name="conv_weight_grad")
+@defop(saves=("x", "g"), name="conv_weight_grad", array_twin=True)
 def _conv_weight_grad(xp, x, g, *, kernel, stride, padding, dilation, groups):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _conv_weight_grad_forward(xp, x, g, kernel=kernel, stride=stride, padding=padding,
@@ -204,21 +203,6 @@ def _(xp, h, x, g, needs, kernel, **p):
     gx = xp.conv_transpose(g, h, None, out_shape=tuple(x.shape[2:]), **p) if needs[0] else None
     gg = xp.conv(x, h, None, **p) if needs[1] else None
     return gx, gg
-
-
-@array_helper
-def conv(xp, x, w, b, **p):
-    return _conv_forward(xp, x, w, b, **p)
-
-
-@array_helper
-def conv_transpose(xp, y, w, b, **p):
-    return _conv_transpose_forward(xp, y, w, b, **p)
-
-
-@array_helper
-def conv_weight_grad(xp, x, g, **p):
-    return _conv_weight_grad_forward(xp, x, g, **p)
 
 
 # ---------------------------------------------------------------- samples and references
@@ -323,6 +307,3 @@ def _(torch, x, g, kernel, stride, padding, dilation, groups):
     out = _torch_conv(torch, x, w, None, stride, padding, dilation, groups)
     return torch.autograd.grad(out, w, g, create_graph=True)[0]
 
-
-# pooling ops live in their own module; importing it here registers them with the table
-from . import pool  # noqa: E402,F401

@@ -1,14 +1,10 @@
 """einsum (with repeated labels, '...' and implicit output) and tensordot, which is one
 einsum. The rule of an einsum is an einsum per operand; a repeated label on an input (a
-diagonal) scatters its gradient back with an identity (`eye_like`). Re-exported by linalg.py.
+diagonal) scatters its gradient back with an identity (`eye_like`).
 """
 from __future__ import annotations
 
-import threading
-
-from .registry import Op, nondifferentiable
-from .shape import NumpyStyleOp, numpy_op
-from .xp import array_helper
+from .registry import NumpyStyleOp, defop
 
 
 # ------------------------------------------------------------------ einsum
@@ -52,23 +48,18 @@ def _parse_einsum(subscripts, ndims):
 
 
 class _EinsumOp(NumpyStyleOp):
-    """Variadic, saves every operand, and is also callable as NumPy's
-    einsum(subscripts, *operands)."""
+    """Variadic, and also callable as NumPy's einsum(subscripts, *operands)."""
 
-    _lock = threading.Lock()
-
-    def __call__(self, *args, **params):
+    def arguments(self, args, params):
         if args and isinstance(args[0], str):
             params["subscripts"] = args[0]
             args = args[1:]
         elif args and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
-        with self._lock:  # what to save depends on the number of operands
-            self.save_idx = tuple(range(len(args)))
-            return Op.__call__(self, *args, **params)
+        return args, params
 
 
-@numpy_op(params=("subscripts",), inputs=None)
+@defop(saves="*", params=("subscripts",), inputs=None, op_class=_EinsumOp)
 def _einsum(xp, *operands, subscripts):
     if "..." in subscripts and "->" in subscripts and "..." not in subscripts.split("->")[1]:
         # PyTorch sums an ellipsis the output leaves out; NumPy refuses: spell it out
@@ -77,16 +68,7 @@ def _einsum(xp, *operands, subscripts):
     return xp.einsum(subscripts, *operands, optimize=len(operands) > 2)
 
 
-_einsum.__class__ = _EinsumOp
-
-
-@array_helper
-def eye_like(xp, g, n):
-    """An n-by-n identity of g's dtype (a constant)."""
-    return xp.eye(n, dtype=g.dtype)
-
-
-@nondifferentiable(name="eye_like")
+@defop(differentiable=False, name="eye_like", array_twin=True)
 def _eye_like(xp, g, n):
     return xp.eye(n, dtype=g.dtype)
 

@@ -1,11 +1,10 @@
-"""Elementwise ops: unary math, clamp, maximum/minimum, where (activations with parameters
-are in activation.py, copies and casts in casting.py).
+"""Elementwise ops: clamp, maximum/minimum, where; and the elementwise family's public names
+(unary math from unary.py, activations with parameters from activation.py, copies and casts
+from casting.py), so `tg.ops.elementwise` lists them all.
 
 Each op is one table entry (forward + rule); the public functions below them follow PyTorch
-(`clamp(min=, max=)`, `gelu(approximate=)`, `softplus(beta=, threshold=)`). Unary math on an
-integer tensor gives the default float dtype, as in PyTorch. `sign floor ceil round trunc`
-have a zero gradient (PyTorch's convention); `maximum`/`minimum` split the gradient half
-and half where the inputs tie.
+(`clamp(min=, max=)`). `maximum`/`minimum` split the gradient half and half where the
+inputs tie.
 
     >>> x = tg.tensor([-1.0, 0.5], requires_grad=True)
     >>> tg.clamp(x, min=0).sum().backward(); x.grad
@@ -13,203 +12,38 @@ and half where the inputs tie.
 """
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
 
-from .. import dtypes
 from ..tensor import Tensor
-from .quiet import quiet
-from .quiet import quiet_forward as _quiet
+from .activation import elu, gelu, leaky_relu, silu, softplus
+from .casting import astype, clone  # noqa: F401  (public names of the family)
 from .registry import apply_inplace, defop
-from .xp import array_helper
-
-_LN2 = math.log(2.0)
-
-
-def _fl(x):
-    """Integer and bool arrays become the default float dtype (PyTorch's rule for math ops)."""
-    return x if x.dtype.kind not in "iub" else x.astype(dtypes.get_default_dtype())
-
-
-# ------------------------------------------------------------ erf without SciPy
-# |x| < 0.75: the Maclaurin series of erf(x)/x in t = x*x (exact coefficients).
-# |x| >= 0.75: erf = 1 - exp(-x*x) * erfcx(|x|), erfcx fitted (Chebyshev interpolation,
-# converted to powers) in s = (z - c) / ((z + c) * u), which maps [0.75, top] onto [-1, 1];
-# beyond `top`, erf rounds to +-1. float64: relative error < 2e-15 on the whole line;
-# float32/float16 use shorter polynomials (error < 2e-8).
-def _series(n):
-    return tuple(2 / math.sqrt(math.pi) * (-1) ** k / (math.factorial(k) * (2 * k + 1))
-                 for k in range(n - 1, -1, -1))
-
-
-_ERF64 = (_series(15), 2.1213203435596424, 0.47759225007251715, 6.0, (
-    -7.717318452922494e-12, 5.410161790434208e-11, 3.8265037329074054e-10,
-    -3.096775001069863e-10, -9.042898528904496e-09, -1.5591819489920803e-08,
-    1.7708915832248429e-07, 7.12139206463888e-07, -3.917119917494129e-06,
-    -2.3516703562651765e-05, 0.00014441064640346237, 0.0006382010492706208,
-    -0.010068627414034085, 0.05621383169819681, -0.19715257577994758, 0.24302789671112493,
-))
-_ERF32 = (_series(9), 1.7320508075688772, 0.39566104149607556, 4.0, (
-    -8.596641336566791e-07, 7.114629095195111e-06, 5.177862984040438e-05,
-    -0.0002928903329732503, -0.0027290420753256217, 0.03491308006280903,
-    -0.18229097321488696, 0.2873412516455932,
-))
-
-
-def _horner(coefs, t):
-    acc = t * coefs[0] + coefs[1]
-    for c in coefs[2:]:
-        acc *= t
-        acc += c
-    return acc
-
-
-def _erf_values(xp, x):
-    """erf on an array; `xp` is NumPy/CuPy or a rule's array namespace."""
-    series, c, u, top, erfcx = _ERF64 if x.dtype.itemsize > 4 else _ERF32
-    a = xp.abs(x)
-    t = x * x
-    near = x * _horner(series, xp.minimum(t, 0.5625))
-    z = xp.maximum(xp.minimum(a, top), 0.75)  # NaN stays NaN
-    s = (z - c) / ((z + c) * u)
-    far = xp.exp(-z * z)
-    far *= _horner(erfcx, s)
-    far = 1.0 - far
-    far *= xp.sign(x)
-    return xp.where(a < 0.75, near, far)
-
-
-def _erf_helper(xp, x):
-    return _erf_values(xp, x)
-
-
-def _sigmoid_values(xp, x):
-    with quiet():  # exp(-x) = inf for very negative x gives exactly 0
-        return 1.0 / (1.0 + xp.exp(-x))
-
-
-def _sigmoid_helper(xp, x):
-    return _sigmoid_values(xp, x)
-
-
-# array namespaces get xp.erf / xp.sigmoid; on tensors they are the ops of the same name
-_erf_helper.__name__ = "erf"
-_sigmoid_helper.__name__ = "sigmoid"
-array_helper(_erf_helper)
-array_helper(_sigmoid_helper)
-
-
-# ------------------------------------------------------------ samples shared by unary ops
-def _normal(rng, scale=1.0):
-    return [((rng.standard_normal((3, 4)) * scale,), {}),
-            ((np.asarray(rng.standard_normal(()) * scale),), {}),  # 0-d
-            ((rng.standard_normal((2, 1, 3)) * scale,), {})]
-
-
-def _positive(rng):
-    return [((rng.uniform(0.3, 2.5, (3, 4)),), {}), ((rng.uniform(0.3, 2.5, ()),), {})]
-
-
-def _away_from_zero(rng):
-    x = rng.uniform(0.4, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
-    return [((x,), {}), ((rng.uniform(0.4, 2.0, ()),), {})]
-
-
-def _unary(name, forward, rule, saves=(), samples=_normal, ref=None, doc=""):
-    """Register a one-input op `name` and return its public function."""
-    forward.__name__ = name
-    op = defop(saves=saves, name=name)(forward)
-    op.vjp(rule)
-    op.sample(samples)
-    op.reference(ref or (lambda torch, x: getattr(torch, name)(x)))
-
-    def public(input):
-        return op(input)
-
-    public.__name__ = public.__qualname__ = name
-    public.__doc__ = doc or f"Elementwise {name} of `input` (differentiable)."
-    public.op = op
-    return public
-
-
-def _square(x):
-    if x.dtype == np.bool_:
-        x = x.astype(np.int64)  # bool squared is int64, as in PyTorch
-    with quiet():
-        return x * x
-
-
-def _sign(xp, x):
-    out = xp.sign(x)
-    if out.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in NumPy
-        return xp.where(xp.isnan(out), 0, out)
-    return out
-
-
-def _zero_grad(xp, g):
-    return (xp.zeros_like(g),)
-
-
-def _uniform(lo, hi):
-    return lambda rng: [((rng.uniform(lo, hi, (3, 4)),), {}), ((rng.uniform(lo, hi, ()),), {})]
-
-
-def _wide(rng):
-    return _normal(rng, 3.0)
-
-
-exp = _unary("exp", _quiet(lambda xp, x: xp.exp(_fl(x))), lambda xp, g, out: (g * out,), "out")
-expm1 = _unary("expm1", _quiet(lambda xp, x: xp.expm1(_fl(x))),
-               lambda xp, g, out: (g * (out + 1.0),), "out")
-log = _unary("log", _quiet(lambda xp, x: xp.log(_fl(x))), lambda xp, g, x: (g / x,), "x", _positive)
-log1p = _unary("log1p", _quiet(lambda xp, x: xp.log1p(_fl(x))),
-               lambda xp, g, x: (g / (x + 1.0),), "x", _uniform(-0.6, 2.0))
-log2 = _unary("log2", _quiet(lambda xp, x: xp.log2(_fl(x))),
-              lambda xp, g, x: (g / (x * _LN2),), "x", _positive)
-sqrt = _unary("sqrt", _quiet(lambda xp, x: xp.sqrt(_fl(x))),
-              lambda xp, g, out: (g / (out * 2.0),), "out", _positive)
-rsqrt = _unary("rsqrt", _quiet(lambda xp, x: 1.0 / xp.sqrt(_fl(x))),
-               lambda xp, g, out: (g * (out * out * out) * -0.5,), "out", _positive)
-square = _unary("square", lambda xp, x: _square(x), lambda xp, g, x: (g * x * 2.0,), "x")
-reciprocal = _unary("reciprocal", _quiet(lambda xp, x: 1.0 / _fl(x)),
-                    lambda xp, g, out: (-g * out * out,), "out", _away_from_zero)
-sin = _unary("sin", _quiet(lambda xp, x: xp.sin(_fl(x))), lambda xp, g, x: (g * xp.cos(x),), "x")
-cos = _unary("cos", _quiet(lambda xp, x: xp.cos(_fl(x))), lambda xp, g, x: (-g * xp.sin(x),), "x")
-tan = _unary("tan", _quiet(lambda xp, x: xp.tan(_fl(x))),
-             lambda xp, g, out: (g * (out * out + 1.0),), "out", _uniform(-1.2, 1.2))
-tanh = _unary("tanh", _quiet(lambda xp, x: xp.tanh(_fl(x))),
-              lambda xp, g, out: (g * (1.0 - out * out),), "out")
-sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid_values(xp, _fl(x)),
-                 lambda xp, g, out: (g * out * (1.0 - out),), "out")
-erf = _unary("erf", lambda xp, x: _erf_values(xp, _fl(x)),
-             lambda xp, g, x: (g * xp.exp(-x * x) * (2.0 / math.sqrt(math.pi)),), "x")
-abs = _unary("abs", lambda xp, x: xp.abs(x),  # noqa: A001
-             # g * sign(x), without NumPy's sign(nan) = nan (PyTorch's slope there is 0)
-             lambda xp, g, x: (g * xp.where(x != x, 0.0, xp.sign(x)),), "x")
-relu = _unary("relu", lambda xp, x: xp.maximum(x, 0),
-              # a mask product: ~9x faster than where() on large arrays (a NaN gradient at a
-              # dead unit stays NaN, where PyTorch's threshold_backward would give 0). "Not
-              # out <= 0" rather than "out > 0": at relu(NaN) = NaN the slope is 1, as PyTorch
-              lambda xp, g, out: (g * ~(out <= 0),), "out")
-sign = _unary("sign", lambda xp, x: _sign(xp, x), _zero_grad)
-floor = _unary("floor", lambda xp, x: xp.floor(x), _zero_grad, samples=_wide)
-ceil = _unary("ceil", lambda xp, x: xp.ceil(x), _zero_grad, samples=_wide)
-trunc = _unary("trunc", lambda xp, x: xp.trunc(x), _zero_grad, samples=_wide)
-_round0 = _unary("round", lambda xp, x: xp.round(x), _zero_grad, samples=_wide)
-sigmoid.__doc__ = "1 / (1 + exp(-input)), computed without overflow."
-erf.__doc__ = "The error function (no SciPy needed; relative error < 1e-14 in float64)."
-relu.__doc__ = "max(input, 0); the gradient at 0 is 0, as in PyTorch."
-
-
-def round(input, decimals=0):  # noqa: A001
-    """Round half to even (as PyTorch and NumPy); `decimals` shifts the rounding position.
-    The gradient is zero."""
-    if decimals == 0:
-        return _round0(input)
-    scale = 10.0 ** decimals
-    return _round0(input * scale) / scale
+from .unary import (  # noqa: F401  (public names of the family)
+    abs,
+    ceil,
+    cos,
+    erf,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    log2,
+    reciprocal,
+    relu,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    tan,
+    tanh,
+    trunc,
+)
 
 
 # ------------------------------------------------------------ clamp, maximum, minimum, where
@@ -349,10 +183,12 @@ def clip(input, min=None, max=None):  # noqa: A002
 
 
 def clamp_min(input, min):  # noqa: A002
+    """Elementwise `max(input, min)`: values below `min` become `min`."""
     return _clip(input, min, None)
 
 
 def clamp_max(input, max):  # noqa: A002
+    """Elementwise `min(input, max)`: values above `max` become `max`."""
     return _clip(input, None, max)
 
 
@@ -397,10 +233,6 @@ def _where_method(self, condition, other):
 
 absolute, fix = abs, trunc
 
-# activations with parameters and the copy/cast/in-place-write ops live next door; they are
-# registered (and re-exported) with this module
-from .activation import elu, gelu, leaky_relu, silu, softplus  # noqa: E402
-from .casting import astype, clone  # noqa: E402,F401  (astype: for reduce.py)
 
 __all__ = [
     "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",

@@ -3,7 +3,7 @@ scatter_add, masked_fill, masked_select (with in-place scatter_, scatter_add_, m
 
 The internal ops are NumPy's take_along_axis and its scatter counterparts, which work with an
 index array of the input's rank (`_fancy` turns one into a full NumPy key). Repeated indices
-add up in scatter_add and in the gradient of take_along_axis. Re-exported by index.py.
+add up in scatter_add and in the gradient of take_along_axis.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor, _axis
-from .index import _index_array, _named, check_not_view_of_leaf, getitem
-from .numpy_style import _need_dim, _pick
-from .registry import apply_inplace
-from .shape import _call, numpy_op, reshape
+from .arguments import need_dim, pick
+from .index import check_not_view_of_leaf, getitem, index_array
+from .registry import apply_inplace, defop, dispatch
+from .views import reshape
 
 _slice = builtins.slice
 
@@ -36,7 +36,7 @@ def _fancy(indices, axis):
     return tuple(key)
 
 
-@numpy_op(params=("indices", "axis"), in_shape=True)
+@defop(params=("indices", "axis"), in_shape=True)
 def _take_along_axis(xp, x, *, indices, axis, in_shape=None):
     return xp.take_along_axis(x, indices, axis)
 
@@ -63,7 +63,7 @@ _take_along_axis.reference(lambda torch, x, indices, axis: torch.take_along_dim(
     x, torch.as_tensor(indices), axis))
 
 
-@numpy_op(params=("indices", "axis"), inputs=2)
+@defop(params=("indices", "axis"), inputs=2)
 def _scatter_add(xp, x, src, *, indices, axis):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         out = x.copy()
@@ -90,14 +90,7 @@ _scatter_add.reference(lambda torch, x, src, indices, axis: torch.scatter_add(
     x, axis, torch.as_tensor(indices), src))
 
 
-@_named("scatter")
-def _scatter_arrays(xp, x, src, indices, axis):
-    out = x.copy()
-    out[_fancy(indices, axis % indices.ndim)] = src
-    return out
-
-
-@numpy_op(params=("indices", "axis"), inputs=2)
+@defop(params=("indices", "axis"), inputs=2, array_twin=True)
 def _scatter(xp, x, src, *, indices, axis):
     out = x.copy()
     out[_fancy(indices, axis % indices.ndim)] = src
@@ -124,12 +117,7 @@ def _(torch, x, src, indices, axis):
     return torch.scatter(x, axis, torch.as_tensor(indices), src)
 
 
-@_named("masked_fill")
-def _masked_fill_arrays(xp, x, value, mask):
-    return xp.where(mask, value, x).astype(x.dtype, copy=False)
-
-
-@numpy_op(params=("mask",), inputs=2)
+@defop(params=("mask",), inputs=2, array_twin=True)
 def _masked_fill(xp, x, value, *, mask):
     return xp.where(mask, value, x).astype(x.dtype, copy=False)
 
@@ -156,7 +144,7 @@ _masked_fill.reference(lambda torch, x, value, mask: torch.masked_fill(
 # ================================================================== public (PyTorch) API
 def _gather_args(input, dim, index, what):
     d = _axis(dim, input.ndim)
-    idx = _index_array(index, what)
+    idx = index_array(index, what)
     if idx.ndim != input.ndim:
         raise RuntimeError(f"{what}: index (shape {idx.shape}) must have as many dimensions as "
                            f"the tensor (shape {tuple(input.shape)})")
@@ -172,27 +160,27 @@ def _gather_args(input, dim, index, what):
 
 
 def gather(input, dim=None, index=None, *, axis=None):
-    """out[i][j] = input[index[i][j]][j] (dim=0): pick along `dim` at `index`, which has the
+    """`out[i][j] = input[index[i][j]][j]` (dim=0): pick along `dim` at `index`, which has the
     tensor's number of dimensions (and may be smaller in the others)."""
-    d, idx = _gather_args(input, _need_dim(dim, axis, "gather"), index, "gather")
+    d, idx = _gather_args(input, need_dim(dim, axis, "gather"), index, "gather")
     if any(a < b for i, (a, b) in enumerate(zip(idx.shape, input.shape, strict=False)) if i != d):
         input = getitem(input, tuple(_slice(None) if i == d else _slice(0, a)
                                      for i, a in enumerate(idx.shape)))
-    return _call(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
+    return dispatch(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
 
 
 def take_along_dim(input, indices, dim=None):
     """NumPy's take_along_axis (indices broadcast); without `dim` the tensor is flattened."""
-    idx = _index_array(indices, "take_along_dim")
+    idx = index_array(indices, "take_along_dim")
     if dim is None:
         input, idx, dim = reshape(input, (-1,)), idx.reshape(-1), 0
     d = _axis(dim, input.ndim)
-    return _call(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
+    return dispatch(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
 
 
 def take_along_axis(input, indices, axis=None, *, dim=None):
     """NumPy's name for take_along_dim (`axis` or `dim`; None flattens)."""
-    return take_along_dim(input, indices, _pick(dim, axis))
+    return take_along_dim(input, indices, pick(dim, axis))
 
 
 def _scatter_src(src, idx, like):
@@ -204,22 +192,22 @@ def _scatter_src(src, idx, like):
 
 
 def scatter_add(input, dim=None, index=None, src=None, *, axis=None):
-    """out = input with src[i][j] added at [index[i][j]][j] (dim=0); repeats add up."""
+    """`out` = `input` with `src[i][j]` added at `[index[i][j]][j]` (dim=0); repeats add up."""
     if src is None:
         raise TypeError("scatter_add() missing argument 'src'")
-    d, idx = _gather_args(input, _need_dim(dim, axis, "scatter_add"), index, "scatter_add")
-    return _call(_scatter_add, input, _scatter_src(src, idx, input), indices=idx, axis=d)
+    d, idx = _gather_args(input, need_dim(dim, axis, "scatter_add"), index, "scatter_add")
+    return dispatch(_scatter_add, input, _scatter_src(src, idx, input), indices=idx, axis=d)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """out = input with src[i][j] (or `value`) written at [index[i][j]][j] (dim=0)."""
+    """`out` = `input` with `src[i][j]` (or `value`) written at `[index[i][j]][j]` (dim=0)."""
     if reduce == "add":
         return scatter_add(input, dim, index, src if src is not None else value)
     if reduce is not None:
         raise NotImplementedError(f"scatter: reduce={reduce!r} (only 'add' is supported)")
     d, idx = _gather_args(input, dim, index, "scatter")
     src = value if src is None else src
-    return _call(_scatter, input, _scatter_src(src, idx, input), indices=idx, axis=d)
+    return dispatch(_scatter, input, _scatter_src(src, idx, input), indices=idx, axis=d)
 
 
 def _mask_array(mask, shape, what):
@@ -237,7 +225,7 @@ def _mask_array(mask, shape, what):
 def masked_fill(input, mask, value):
     """`input` with `value` where the boolean `mask` (broadcast to input) is True."""
     m = _mask_array(mask, input.shape, "masked_fill")
-    return _call(_masked_fill, input, value, mask=m)
+    return dispatch(_masked_fill, input, value, mask=m)
 
 
 def masked_select(input, mask):
@@ -252,12 +240,15 @@ def masked_select(input, mask):
 
 
 def _masked_fill_(self, mask, value):
+    """Write `value` where `mask` (broadcast to the tensor's shape) is True, in place."""
     check_not_view_of_leaf(self)
     m = _mask_array(mask, self.shape, "masked_fill_")
     return apply_inplace(_masked_fill, self, value, mask=m)
 
 
 def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """In place `scatter`: write `src` (or `value`) at `index` along `dim`
+    (`reduce="add"` adds instead)."""
     check_not_view_of_leaf(self)
     d, idx = _gather_args(self, dim, index, "scatter_")
     src = value if src is None else src
@@ -266,6 +257,7 @@ def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 
 def _scatter_add_(self, dim, index, src):
+    """In place `scatter_add`: add `src` at `index` along `dim`; repeats add up."""
     check_not_view_of_leaf(self)
     d, idx = _gather_args(self, dim, index, "scatter_add_")
     return apply_inplace(_scatter_add, self, _scatter_src(src, idx, self), indices=idx, axis=d)

@@ -1,7 +1,7 @@
 """Indexing: `t[key]` and `t[key] = v` (basic, integer-array, boolean, None, ...), narrow,
 select, index_select, index_put, index_add, nonzero. gather, scatter, scatter_add,
-take_along_dim, masked_fill and masked_select live in gather_scatter.py and are re-exported
-here.
+take_along_dim, masked_fill and masked_select live in gather_scatter.py, which builds on
+this module (`getitem`, `index_array`, `check_not_view_of_leaf`).
 
 Keys are normalized once, in `normalize_key`: tensors and lists become integer arrays,
 boolean masks become the integer arrays of their nonzero positions (NumPy's own meaning), so
@@ -17,10 +17,8 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor, _axis
-from .numpy_style import _need_dim
-from .registry import apply_inplace, check_inplace_allowed
-from .shape import _call, numpy_op, reshape  # noqa: F401  (reshape: importable from here)
-from .xp import array_helper
+from .arguments import need_dim
+from .registry import apply_inplace, check_inplace_allowed, defop, dispatch
 
 _slice = builtins.slice
 _BASIC = (int, _slice, type(None), type(Ellipsis))
@@ -69,17 +67,7 @@ def normalize_key(key):
     return tuple(out), advanced, accumulate
 
 
-def _scatter_into_zeros(xp, g, shape, key, accumulate):
-    return _put(xp, xp.zeros(shape, dtype=g.dtype), g, key, accumulate)
-
-
-@array_helper
-def getitem_backward(xp, g, shape, key, accumulate=False):
-    """Zeros of `shape` with `g` put (or added, when indices may repeat) at `key`."""
-    return _scatter_into_zeros(xp, g, shape, key, accumulate)
-
-
-@numpy_op(params=("key",), in_shape=True, view=True)
+@defop(params=("key",), in_shape=True, view=True)
 def _getitem(xp, x, *, key, in_shape=None):
     return x[key]
 
@@ -114,7 +102,7 @@ def _(torch, x, key):
     return x[tuple(fixed)]
 
 
-@numpy_op(params=("key", "accumulate"), in_shape=True)
+@defop(params=("key", "accumulate"), in_shape=True)
 def _index(xp, x, *, key, accumulate=True, in_shape=None):
     return x[key]
 
@@ -140,9 +128,10 @@ _index.reference(lambda torch, x, key, accumulate=True: x[tuple(
     torch.as_tensor(k) if isinstance(k, np.ndarray) else k for k in key)])
 
 
-@numpy_op(params=("shape", "key", "accumulate"))
+@defop(params=("shape", "key", "accumulate"), array_twin=True)
 def _getitem_backward(xp, g, *, shape, key, accumulate=False):
-    return _scatter_into_zeros(xp, g, shape, key, accumulate)
+    """Zeros of `shape` with `g` put (or added, when indices may repeat) at `key`."""
+    return _put(xp, xp.zeros(shape, dtype=g.dtype), g, key, accumulate)
 
 
 @_getitem_backward.vjp
@@ -183,22 +172,7 @@ def _put(xp, x, v, key, accumulate):
     return x
 
 
-def _named(name):
-    """Register an array helper under `name` (the public function of that name is another)."""
-
-    def register(fn):
-        fn.__name__ = name
-        return array_helper(fn)
-
-    return register
-
-
-@_named("index_put")
-def _index_put_arrays(xp, x, v, key, accumulate=False):
-    return _put(xp, x.copy(), v, key, accumulate)
-
-
-@numpy_op(params=("key", "accumulate"), inputs=2)
+@defop(params=("key", "accumulate"), inputs=2, array_twin=True)
 def _index_put(xp, x, v, *, key, accumulate=False):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _put(xp, x.copy(), v, key, accumulate)
@@ -229,7 +203,7 @@ def _(torch, x, v, key, accumulate=False):
 
 
 # `t[key] = v`: the same rule, but the forward writes into x's storage (apply_inplace only)
-@numpy_op(params=("key", "accumulate"), inputs=2, backward_name="CopySlices")
+@defop(params=("key", "accumulate"), inputs=2, backward_name="CopySlices")
 def _setitem(xp, x, v, *, key, accumulate=False):
     return _put(xp, x, v, key, accumulate)
 
@@ -249,10 +223,10 @@ def getitem(input, key):
     key, advanced, accumulate = normalize_key(key)
     try:
         if advanced:
-            return _call(_index, input, key=key, accumulate=accumulate, in_shape=input.shape)
+            return dispatch(_index, input, key=key, accumulate=accumulate, in_shape=input.shape)
         if Ellipsis not in key:  # x[3, ...] is a 0-d view where x[3] would be a scalar copy
             key = key + (Ellipsis,)
-        return _call(_getitem, input, key=key, in_shape=input.shape)
+        return dispatch(_getitem, input, key=key, in_shape=input.shape)
     except IndexError as e:
         raise _out_of_range(e, input.shape) from None
 
@@ -273,7 +247,8 @@ def setitem(input, key, value):
         raise _out_of_range(e, input.shape) from None
 
 
-def _index_array(index, what):
+def index_array(index, what):
+    """`index` (a tensor or array-like) as an integer array; `what` names the caller."""
     if index is None:
         raise TypeError(f"{what}() missing argument 'index'")
     arr = index._data if isinstance(index, Tensor) else np.asarray(index)
@@ -301,24 +276,24 @@ def select(input, dim, index):
 
 def index_select(input, dim=None, index=None, *, axis=None):
     """The entries of `input` at the 1-D integer `index` along `dim` (or `axis`)."""
-    d = _axis(_need_dim(dim, axis, "index_select"), max(input.ndim, 1))
-    idx = _index_array(index, "index_select").reshape(-1)
+    d = _axis(need_dim(dim, axis, "index_select"), max(input.ndim, 1))
+    idx = index_array(index, "index_select").reshape(-1)
     return getitem(input, (_slice(None),) * d + (idx,))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
     """out = input with alpha * source added at `index` along `dim` (repeats add up)."""
     d = _axis(dim, max(input.ndim, 1))
-    idx = _index_array(index, "index_add").reshape(-1)
+    idx = index_array(index, "index_add").reshape(-1)
     if alpha != 1:
         source = source * alpha
-    return _call(_index_put, input, source, key=(_slice(None),) * d + (idx,), accumulate=True)
+    return dispatch(_index_put, input, source, key=(_slice(None),) * d + (idx,), accumulate=True)
 
 
 def index_put(input, indices, values, accumulate=False):
     """out = input with values written (or added, accumulate=True) at the index tuple."""
     key, _, _ = normalize_key(tuple(indices))
-    return _call(_index_put, input, values, key=key, accumulate=accumulate)
+    return dispatch(_index_put, input, values, key=key, accumulate=accumulate)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -338,16 +313,16 @@ def argwhere(input):
 
 
 __all__ = [
-    "getitem", "narrow", "select", "index_select", "gather", "take_along_dim",
-    "take_along_axis", "scatter_add", "scatter", "masked_fill", "index_add", "index_put",
-    "nonzero", "argwhere", "masked_select",
+    "getitem", "narrow", "select", "index_select", "index_add", "index_put", "nonzero",
+    "argwhere",
 ]
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
+    """Add `alpha * source` into the rows `index` along `dim`, in place; repeats add up."""
     check_not_view_of_leaf(self)
     d = _axis(dim, max(self.ndim, 1))
-    idx = _index_array(index, "index_add_").reshape(-1)
+    idx = index_array(index, "index_add_").reshape(-1)
     if alpha != 1:
         source = source * alpha
     return apply_inplace(_setitem, self, source, key=(_slice(None),) * d + (idx,),
@@ -355,6 +330,8 @@ def _index_add_(self, dim, index, source, *, alpha=1):
 
 
 def _index_put_(self, indices, values, accumulate=False):
+    """Write `values` at `indices` (a tuple of index tensors), in place; with
+    `accumulate=True` repeated indices add up."""
     check_not_view_of_leaf(self)
     key, _, _ = normalize_key(tuple(indices))
     return apply_inplace(_setitem, self, values, key=key, accumulate=accumulate)
@@ -368,27 +345,3 @@ def _iter(self):
     return iter(unbind(self, 0))
 
 
-
-# gather, scatter, masked ops: registered after the ops above, re-exported from here
-from .gather_scatter import (  # noqa: E402,F401
-    _fancy,
-    _gather_args,
-    _mask_array,
-    _masked_fill,
-    _masked_fill_,
-    _masked_fill_arrays,
-    _scatter,
-    _scatter_,
-    _scatter_add,
-    _scatter_add_,
-    _scatter_arrays,
-    _scatter_src,
-    _take_along_axis,
-    gather,
-    masked_fill,
-    masked_select,
-    scatter,
-    scatter_add,
-    take_along_axis,
-    take_along_dim,
-)

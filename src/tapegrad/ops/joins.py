@@ -9,8 +9,8 @@ import builtins
 import numpy as np
 
 from ..tensor import Tensor, _axis
-from .numpy_style import NumpyStyleOp, _call, _pick, numpy_op
-from .registry import Op
+from .arguments import pick
+from .registry import NumpyStyleOp, defop, dispatch
 from .views import reshape
 
 _slice = builtins.slice
@@ -20,21 +20,16 @@ class _ConcatenateOp(NumpyStyleOp):
     """concatenate(*xs, axis) or NumPy's concatenate([a, b], axis); the rule needs each
     input's size along `axis`, which the call records as `sizes`."""
 
-    def __call__(self, *args, **params):
-        if args and isinstance(args[0], (list, tuple)):
-            params.update(zip(("axis",), args[1:], strict=False))
-            args = tuple(args[0])
+    def arguments(self, args, params):
+        args, params = NumpyStyleOp.arguments(self, args, params)
         axis = params.get("axis", 0)
         params["sizes"] = tuple(a.shape[axis] for a in args)
-        return Op.__call__(self, *args, **params)
+        return args, params
 
 
-@numpy_op(params=("axis",), inputs=None)
+@defop(params=("axis",), inputs=None, op_class=_ConcatenateOp)
 def _concatenate(xp, *xs, axis=0, sizes=()):
     return xp.concatenate(xs, axis)
-
-
-_concatenate.__class__ = _ConcatenateOp
 
 
 @_concatenate.vjp
@@ -60,7 +55,7 @@ def _(rng):
 _concatenate.reference(lambda torch, *xs, axis=0: torch.cat(xs, axis))
 
 
-@numpy_op(params=("axis",), inputs=None)
+@defop(params=("axis",), inputs=None)
 def _stack(xp, *xs, axis=0):
     return xp.stack(xs, axis)
 
@@ -88,7 +83,7 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
               "circular": "wrap", "edge": "edge", "wrap": "wrap"}
 
 
-@numpy_op(params=("pad_width", "mode", "value"), in_shape=True)
+@defop(params=("pad_width", "mode", "value"), in_shape=True)
 def _pad(xp, x, *, pad_width, mode="constant", value=0.0, in_shape=None):
     if mode == "constant":
         return xp.pad(x, pad_width, mode="constant", constant_values=value)
@@ -145,7 +140,7 @@ def cat(tensors, dim=0, *, axis=None):
                 f"cat: sizes of tensors must match except in dimension {dim}: tensor 0 has shape "
                 f"{ref} but tensor {i} has shape {s}"
             )
-    return _call(_concatenate, *tensors, axis=d, sizes=tuple(x.shape[d] for x in tensors))
+    return dispatch(_concatenate, *tensors, axis=d, sizes=tuple(x.shape[d] for x in tensors))
 
 
 concatenate = concat = cat
@@ -166,7 +161,7 @@ def stack(tensors, dim=0, *, axis=None):
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
         )
-    return _call(_stack, *tensors, axis=dim % nd)
+    return dispatch(_stack, *tensors, axis=dim % nd)
 
 
 def hstack(tensors):
@@ -183,7 +178,7 @@ def vstack(tensors):
 def _join_args(tensors, dim, axis, what):
     """(dim, tensors) of cat/stack: dim= or axis=, a non-empty list, non-tensors converted to
     the first tensor's dtype."""
-    dim = _pick(dim if dim != 0 or axis is None else None, axis)
+    dim = pick(dim if dim != 0 or axis is None else None, axis)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError(f"{what}: expected a non-empty list of tensors")
@@ -217,7 +212,7 @@ def split(tensor, split_size_or_sections, dim=0, *, axis=None):
     """PyTorch's split: chunks of size `split_size_or_sections` (the last may be smaller), or
     pieces of the listed sizes (which must add up to the dimension). Returns a tuple of views.
     """
-    d = _axis(_pick(dim if dim != 0 or axis is None else None, axis), tensor.ndim)
+    d = _axis(pick(dim if dim != 0 or axis is None else None, axis), tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -257,7 +252,7 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def chunk(input, chunks, dim=0, *, axis=None):
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when they run out)."""
-    dim = _pick(dim if dim != 0 or axis is None else None, axis)
+    dim = pick(dim if dim != 0 or axis is None else None, axis)
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)):
         raise TypeError(f"chunk(): `chunks` must be an int, got {chunks!r}")
     if chunks <= 0:
@@ -312,7 +307,7 @@ def pad(input, pad, mode="constant", value=None):
                     f"pad: reflect padding ({lo}, {hi}) must be smaller than the dimension it "
                     f"pads (size {n}, input shape {tuple(input.shape)})"
                 )
-    return _call(_pad, input, pad_width=tuple(widths), mode=mode,
+    return dispatch(_pad, input, pad_width=tuple(widths), mode=mode,
                  value=0.0 if value is None else value, in_shape=input.shape)
 
 

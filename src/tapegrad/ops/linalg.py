@@ -1,6 +1,6 @@
 """Linear algebra ops: matmul (and `@`), mm, bmm, mv, dot, inner, outer. einsum and tensordot
 (einsum.py) and the matrix functions behind `tg.linalg`, inv, det, slogdet, solve
-(matfuncs.py), are re-exported from here (norms live in reduce.py).
+(matfuncs.py), are importable from here too (norms live in statistics.py).
 
 matmul's rule is one GEMM per wanted input gradient (and none for an input that wants no
 gradient): the training speed of every dense layer rests on it.
@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .einsum import _einsum, einsum, tensordot  # noqa: F401  (public names of the family)
+from .matfuncs import _det, _inv, _logabsdet, _solve  # noqa: F401  (for tg.linalg)
 from .quiet import quiet
-from .shape import _call, numpy_op, reshape
+from .registry import defop, dispatch
+from .views import reshape
 
 
 def _mismatch(a_shape, b_shape) -> ValueError:
@@ -33,7 +36,7 @@ def _mismatch(a_shape, b_shape) -> ValueError:
     )
 
 
-@numpy_op(saves=("x1", "x2"), inputs=2)
+@defop(saves=("x1", "x2"), inputs=2)
 def _matmul(xp, x1, x2):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         try:
@@ -92,7 +95,7 @@ def matmul(input, other):
     >>> (tg.ones(2, 3) @ tg.ones(3, 4)).shape
     (2, 4)
     """
-    return _call(_matmul, input, other)
+    return dispatch(_matmul, input, other)
 
 
 def mm(input, mat2):
@@ -100,7 +103,7 @@ def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected two 2-D matrices, got shapes {tuple(input.shape)} and "
                            f"{tuple(mat2.shape)}; use matmul for vectors or batches")
-    return _call(_matmul, input, mat2)
+    return dispatch(_matmul, input, mat2)
 
 
 def bmm(input, mat2):
@@ -108,7 +111,7 @@ def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expected 3-D tensors with the same batch size, got shapes "
                            f"{tuple(input.shape)} and {tuple(mat2.shape)}")
-    return _call(_matmul, input, mat2)
+    return dispatch(_matmul, input, mat2)
 
 
 def mv(input, vec):
@@ -116,7 +119,7 @@ def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a matrix and a vector, got shapes "
                            f"{tuple(input.shape)} and {tuple(vec.shape)}")
-    return _call(_matmul, input, vec)
+    return dispatch(_matmul, input, vec)
 
 
 def dot(input, other):
@@ -127,7 +130,7 @@ def dot(input, other):
     if input.shape != other.shape:
         raise RuntimeError(f"dot: inconsistent tensor size, shapes {tuple(input.shape)} and "
                            f"{tuple(other.shape)}")
-    return _call(_matmul, input, other)
+    return dispatch(_matmul, input, other)
 
 
 def inner(input, other):
@@ -159,11 +162,11 @@ def _as_operand(other, like):
 def _matmul_op(self, other):
     if not isinstance(other, Tensor):
         other = _as_operand(other, self)
-    return _call(_matmul, self, other)
+    return dispatch(_matmul, self, other)
 
 
 def _rmatmul(self, other):
-    return _call(_matmul, _as_operand(other, self), self)
+    return dispatch(_matmul, _as_operand(other, self), self)
 
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "einsum", "tensordot"]
@@ -171,5 +174,3 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "einsum"
 
 
 # einsum, tensordot, inv, det, logabsdet, solve: registered after matmul, re-exported from here
-from .einsum import _einsum, _eye_like, einsum, eye_like, tensordot  # noqa: E402,F401
-from .matfuncs import _det, _inv, _logabsdet, _solve, det, inv, logabsdet, solve  # noqa: E402,F401

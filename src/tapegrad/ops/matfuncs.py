@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import defop
-from .xp import array_helper
 
 
 # ------------------------------------------------------------------ matrix functions
@@ -25,13 +24,7 @@ def _check_square(what, shape):
         )
 
 
-@array_helper
-def inv(xp, x):
-    """Array twin of the inv op (rules call xp.inv)."""
-    return xp.linalg.inv(x)
-
-
-@defop(saves="out")
+@defop(saves="out", array_twin=True)
 def _inv(xp, x):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("inv", x.shape)
@@ -47,13 +40,7 @@ def _(xp, g, out):
     return (-xp.matmul(xp.matmul(out_t, g), out_t),)
 
 
-@array_helper
-def det(xp, x):
-    """Array twin of the det op."""
-    return xp.linalg.det(x)
-
-
-@defop(saves=("x", "out"))
+@defop(saves=("x", "out"), array_twin=True)
 def _det(xp, x):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("det", x.shape)
@@ -88,13 +75,7 @@ def _cofactor_values(xp, x):
     return _as_matrix_scale(xp, sign) * xp.matmul(u * xp.expand_dims(before * after, -2), vh)
 
 
-@array_helper
-def cofactor(xp, x):
-    """Array twin of the cofactor op (det's rule calls xp.cofactor)."""
-    return _cofactor_values(xp.module, x)
-
-
-@defop(saves="x", name="cofactor")
+@defop(saves="x", name="cofactor", array_twin=True)  # det's rule calls xp.cofactor
 def _cofactor(xp, x):
     _check_square("det", x.shape)
     return _cofactor_values(xp, x)
@@ -110,13 +91,7 @@ def _(xp, h, x):
     return (_as_matrix_scale(xp, xp.det(x)) * (inner * inv_t - cross),)
 
 
-@array_helper
-def logabsdet(xp, x):
-    """Array twin of the logabsdet op."""
-    return xp.linalg.slogdet(x)[1]
-
-
-@defop(saves="x")
+@defop(saves="x", array_twin=True)
 def _logabsdet(xp, x):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("slogdet", x.shape)
@@ -130,13 +105,7 @@ def _(xp, g, x):
     return (_as_matrix_scale(xp, g / xp.det(x)) * xp.cofactor(x),)
 
 
-@array_helper
-def solve(xp, a, b):
-    """Array twin of the solve op."""
-    return xp.linalg.solve(a, b)
-
-
-@defop(saves=("a", "out"))
+@defop(saves=("a", "out"), array_twin=True)
 def _solve(xp, a, b):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("solve", a.shape)

@@ -14,9 +14,8 @@ is that same op. Public functions follow PyTorch (`diagonal(input, offset, dim1,
 from __future__ import annotations
 
 from ..tensor import Tensor, _axis
-from .registry import apply_inplace
-from .shape import _call, broadcast_to, numpy_op, reshape
-from .xp import array_helper
+from .registry import apply_inplace, defop, dispatch
+from .views import broadcast_to, reshape
 
 
 def _diagonal_key(xp, shape, offset, axis1, axis2):
@@ -27,16 +26,7 @@ def _diagonal_key(xp, shape, offset, axis1, axis2):
     return i + max(-offset, 0), i + max(offset, 0)
 
 
-@array_helper
-def diagonal_backward(xp, g, shape, offset=0, axis1=0, axis2=1):
-    """Zeros of `shape` with `g` written on diagonal `offset` of axes (axis1, axis2)."""
-    out = xp.zeros(shape, dtype=g.dtype)
-    rows, cols = _diagonal_key(xp, shape, offset, axis1, axis2)
-    xp.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = g
-    return out
-
-
-@numpy_op(params=("offset", "axis1", "axis2"), in_shape=True)
+@defop(params=("offset", "axis1", "axis2"), in_shape=True)
 def _diagonal(xp, x, *, offset=0, axis1=0, axis2=1, in_shape=None):
     return xp.diagonal(x, offset, axis1, axis2).copy()  # NumPy's is a read-only view
 
@@ -60,9 +50,13 @@ _diagonal.reference(lambda torch, x, offset=0, axis1=0, axis2=1: torch.diagonal(
     x, offset, axis1, axis2))
 
 
-@numpy_op(params=("shape", "offset", "axis1", "axis2"))
+@defop(params=("shape", "offset", "axis1", "axis2"), array_twin=True)
 def _diagonal_backward(xp, g, *, shape, offset=0, axis1=0, axis2=1):
-    return diagonal_backward(xp, g, tuple(shape), offset, axis1, axis2)
+    """Zeros of `shape` with `g` written on diagonal `offset` of axes (axis1, axis2)."""
+    out = xp.zeros(tuple(shape), dtype=g.dtype)
+    rows, cols = _diagonal_key(xp, shape, offset, axis1, axis2)
+    xp.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = g
+    return out
 
 
 @_diagonal_backward.vjp
@@ -94,23 +88,26 @@ def _triangle_samples(rng):
     ]
 
 
-def _triangle_op(name):
-    """tril / triu: keep one triangle (from the k-th diagonal); linear, so the rule keeps the
-    same triangle of g."""
-
-    def forward(xp, x, *, k=0):
-        return getattr(xp, name)(x, k)
-
-    forward.__name__ = forward.__qualname__ = "_" + name
-    op = numpy_op(params=("k",))(forward)
-    op.vjp(lambda xp, g, k=0: (getattr(xp, name)(g, k),))
-    op.sample(_triangle_samples)
-    op.reference(lambda torch, x, k=0: getattr(torch, name)(x, k))
-    return op
+# tril / triu keep one triangle (from the k-th diagonal); linear, so each rule keeps the same
+# triangle of g
+@defop(params=("k",))
+def _tril(xp, x, *, k=0):
+    return xp.tril(x, k)
 
 
-_tril = _triangle_op("tril")
-_triu = _triangle_op("triu")
+_tril.vjp(lambda xp, g, k=0: (xp.tril(g, k),))
+
+
+@defop(params=("k",))
+def _triu(xp, x, *, k=0):
+    return xp.triu(x, k)
+
+
+_triu.vjp(lambda xp, g, k=0: (xp.triu(g, k),))
+for _op in (_tril, _triu):
+    _op.sample(_triangle_samples)
+_tril.reference(lambda torch, x, k=0: torch.tril(x, k))
+_triu.reference(lambda torch, x, k=0: torch.triu(x, k))
 
 
 # ================================================================== public (PyTorch) API
@@ -130,7 +127,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     a1, a2 = _axis(dim1, input.ndim), _axis(dim2, input.ndim)
     if a1 == a2:
         raise RuntimeError(f"diagonal: dim1 and dim2 are the same dimension ({dim1}, {dim2})")
-    return _call(_diagonal, input, offset=int(offset), axis1=a1, axis2=a2, in_shape=input.shape)
+    return dispatch(_diagonal, input, offset=int(offset), axis1=a1, axis2=a2, in_shape=input.shape)
 
 
 def diag(input, diagonal=0):  # noqa: A002 - PyTorch's argument name shadows the function
@@ -144,9 +141,9 @@ def diag(input, diagonal=0):  # noqa: A002 - PyTorch's argument name shadows the
     k = int(diagonal)
     if input.ndim == 1:
         n = input.shape[0] + abs(k)
-        return _call(_diagonal_backward, input, shape=(n, n), offset=k, axis1=0, axis2=1)
+        return dispatch(_diagonal_backward, input, shape=(n, n), offset=k, axis1=0, axis2=1)
     if input.ndim == 2:
-        return _call(_diagonal, input, offset=k, axis1=0, axis2=1, in_shape=input.shape)
+        return dispatch(_diagonal, input, offset=k, axis1=0, axis2=1, in_shape=input.shape)
     raise RuntimeError(f"diag: expected a 1-D or 2-D tensor, got shape {tuple(input.shape)}; "
                        "use tg.diagonal for batches of matrices")
 
@@ -160,7 +157,7 @@ def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a 2-D tensor (a matrix), got shape "
                            f"{tuple(input.shape)}")
-    return _call(_diagonal, input, offset=0, axis1=0, axis2=1, in_shape=input.shape).sum()
+    return dispatch(_diagonal, input, offset=0, axis1=0, axis2=1, in_shape=input.shape).sum()
 
 
 def tril(input, diagonal=0):  # noqa: A002
@@ -172,7 +169,7 @@ def tril(input, diagonal=0):  # noqa: A002
             [1., 1.]])
     """
     _at_least_2d(input, "tril")
-    return _call(_tril, input, k=int(diagonal))
+    return dispatch(_tril, input, k=int(diagonal))
 
 
 def triu(input, diagonal=0):  # noqa: A002
@@ -184,7 +181,7 @@ def triu(input, diagonal=0):  # noqa: A002
             [0., 1.]])
     """
     _at_least_2d(input, "triu")
-    return _call(_triu, input, k=int(diagonal))
+    return dispatch(_triu, input, k=int(diagonal))
 
 
 def meshgrid(*tensors, indexing="ij"):
@@ -223,11 +220,13 @@ __all__ = ["diag", "diagonal", "trace", "tril", "triu", "meshgrid"]
 
 
 def _tril_(self, diagonal=0):  # noqa: A002
+    """Zero the elements above the `diagonal`-th diagonal, in place."""
     _at_least_2d(self, "tril_")
     return apply_inplace(_tril, self, k=int(diagonal))
 
 
 def _triu_(self, diagonal=0):  # noqa: A002
+    """Zero the elements below the `diagonal`-th diagonal, in place."""
     _at_least_2d(self, "triu_")
     return apply_inplace(_triu, self, k=int(diagonal))
 

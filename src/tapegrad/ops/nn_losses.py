@@ -10,14 +10,14 @@ import math
 
 import numpy as np
 
-from .nn_ops import _log_softmax, _softmax, _torch_arr, fused
+from .nn_ops import _log_softmax, _softmax, _torch_arr
 from .registry import defop
 
 _REDUCTIONS = ("none", "mean", "sum")
 
 
 # ================================================================= class-index losses
-@fused("class_coefficients", differentiable=False)
+@defop(differentiable=False, name="class_coefficients", array_twin=True)
 def _class_coefficients(xp, target, *, num_classes, dtype, weight=None, ignore_index=-100,
                         label_smoothing=0.0, reduction="mean"):
     """A (N, C, d...) array A such that the loss is -sum(A * logp) (per row for 'none').
@@ -81,7 +81,7 @@ def _(xp, g, x, target, **params):
     return xp.cross_entropy_backward(g, x, target, **params), None
 
 
-@fused("cross_entropy_backward", saves=("g", "x", "target"))
+@defop(saves=("g", "x", "target"), name="cross_entropy_backward", array_twin=True)
 def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
                             label_smoothing=0.0, reduction="mean"):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
@@ -125,7 +125,7 @@ def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
     return gg, gx, None
 
 
-@fused("nll_loss", saves=("x", "target"))
+@defop(saves=("x", "target"), name="nll_loss", array_twin=True)
 def _nll_loss(xp, x, target, *, weight=None, ignore_index=-100, reduction="mean"):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _picked_loss(xp, x, target, weight, ignore_index, reduction)
@@ -158,7 +158,7 @@ def _(xp, g, x, target, **params):
     return xp.nll_loss_backward(g, target, num_classes=x.shape[1], dtype=x.dtype, **params), None
 
 
-@fused("nll_loss_backward", saves=("target",))
+@defop(saves=("target",), name="nll_loss_backward", array_twin=True)
 def _nll_loss_backward(xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100,
                        reduction="mean"):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch

@@ -1,13 +1,13 @@
 """Neural-network ops: softmax/log_softmax, linear, dropout, embedding, one_hot.
 
-The fused losses live in `nn_losses.py` and the normalisation ops in `nn_norm.py`; both are
-imported at the bottom (their rules use the helper ops defined here).
+The fused losses live in `nn_losses.py` and the normalisation ops in `nn_norm.py`, registered
+after this module (the losses' rules use the helper ops defined here).
 
 Fused ops whose rules must stay differentiable (softmax, the softmax cross-entropy, NLL,
 linear, embedding) compute their gradients with *helper ops* of their own (`softmax_backward`,
-`linear_grad_input`, ...). Each helper is registered twice under one name: as an op (the
-tensor namespace finds it when a backward is recorded, for second order) and as an array
-helper (a first-order backward calls it directly on arrays). So second derivatives of these
+`linear_grad_input`, ...). Each helper is an op with `array_twin=True`: the tensor namespace
+finds the op when a backward is recorded (second order) and a first-order backward calls its
+forward directly on arrays as `xp.<name>`. So second derivatives of these
 ops need nothing but this module.
 """
 from __future__ import annotations
@@ -17,33 +17,16 @@ import math
 import numpy as np
 
 from .quiet import quiet
-from .registry import defop, nondifferentiable
-from .xp import array_helper
+from .registry import defop
 
 __all__: list[str] = []
-
-def fused(name, saves=(), differentiable=True):
-    """Register `fn(xp, *inputs, **params)` as op `name` and as `xp.<name>` on array namespaces."""
-
-    def register(fn):
-        def helper(xp, *args, **params):
-            return fn(xp, *args, **params)
-
-        helper.__name__ = name
-        array_helper(helper)
-        if differentiable:
-            return defop(saves=saves, name=name)(fn)
-        return nondifferentiable(name=name)(fn)
-
-    return register
-
 
 def _torch_arr(torch, a, like):
     return None if a is None else torch.as_tensor(np.asarray(a), dtype=like.dtype)
 
 
 # ================================================================= softmax family
-@fused("softmax", saves="out")
+@defop(saves="out", name="softmax", array_twin=True)
 def _softmax(xp, x, *, axis=-1):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if x.size == 0:  # nothing to normalise (max over an empty axis has no identity)
@@ -58,7 +41,7 @@ def _(xp, g, out, *, axis=-1):
     return (xp.softmax_backward(g, out, axis=axis),)
 
 
-@fused("softmax_backward", saves=("g", "y"))
+@defop(saves=("g", "y"), name="softmax_backward", array_twin=True)
 def _softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of softmax with output y: y * (g - sum(g * y))."""
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
@@ -96,7 +79,7 @@ _softmax_backward.sample(lambda rng: [
 ])
 
 
-@fused("log_softmax", saves="out")
+@defop(saves="out", name="log_softmax", array_twin=True)
 def _log_softmax(xp, x, *, axis=-1):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if x.size == 0:
@@ -111,7 +94,7 @@ def _(xp, g, out, *, axis=-1):
     return (xp.log_softmax_backward(g, out, axis=axis),)
 
 
-@fused("log_softmax_backward", saves=("g", "y"))
+@defop(saves=("g", "y"), name="log_softmax_backward", array_twin=True)
 def _log_softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of log_softmax with output y: g - exp(y) * sum(g)."""
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
@@ -137,7 +120,7 @@ _log_softmax_backward.sample(lambda rng: [
 
 
 # ================================================================= linear
-@fused("linear", saves=("x", "w"))
+@defop(saves=("x", "w"), name="linear", array_twin=True)
 def _linear(xp, x, w, b=None):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         out = x @ w.T
@@ -155,7 +138,7 @@ def _(xp, g, x, w, *, needs):
     return gx, gw, gb
 
 
-@fused("linear_grad_input", saves=("g", "w"))
+@defop(saves=("g", "w"), name="linear_grad_input", array_twin=True)
 def _linear_grad_input(xp, g, w):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return g @ w
@@ -167,7 +150,7 @@ def _(xp, h, g, w, *, needs):
             xp.linear_grad_weight(g, h) if needs[1] else None)
 
 
-@fused("linear_grad_weight", saves=("g", "x"))
+@defop(saves=("g", "x"), name="linear_grad_weight", array_twin=True)
 def _linear_grad_weight(xp, g, x):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if g.ndim != 2:  # fold every leading dimension into the batch (not -1: maybe empty)
@@ -183,7 +166,7 @@ def _(xp, h, g, x, *, needs):
             xp.linear_grad_input(g, h) if needs[1] else None)
 
 
-@fused("linear_grad_bias", saves=("g",))
+@defop(saves=("g",), name="linear_grad_bias", array_twin=True)
 def _linear_grad_bias(xp, g):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return g.reshape(math.prod(g.shape[:-1]), g.shape[-1]).sum(axis=0) if g.ndim != 1 \
@@ -244,7 +227,7 @@ def _(rng):
 _dropout.reference(lambda torch, x, mask: x * torch.as_tensor(mask, dtype=x.dtype))
 
 
-@fused("embedding", saves=("indices", "weight"))
+@defop(saves=("indices", "weight"), name="embedding", array_twin=True)
 def _embedding(xp, indices, weight, *, padding_idx=None):
     return weight[indices]
 
@@ -256,7 +239,7 @@ def _(xp, g, indices, weight, *, padding_idx=None):
                                        padding_idx=padding_idx)
 
 
-@fused("embedding_backward", saves=("indices",))
+@defop(saves=("indices",), name="embedding_backward", array_twin=True)
 def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
     """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
@@ -306,9 +289,7 @@ def _(rng):
     ]
 
 
-@nondifferentiable(name="one_hot")
+@defop(differentiable=False, name="one_hot")
 def _one_hot(xp, indices, *, num_classes):
     return (xp.expand_dims(indices, -1) == xp.arange(num_classes)).astype(np.int64)
 
-
-from . import nn_losses, nn_norm  # noqa: E402,F401  (losses; layer/batch/group norm)

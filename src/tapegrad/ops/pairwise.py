@@ -77,6 +77,7 @@ def dist(input, other, p=2):
 
 
 def _lerp_(self, end, weight):
+    """In place `self + weight * (end - self)`."""
     return apply_inplace(_lerp, self, end, weight)
 
 

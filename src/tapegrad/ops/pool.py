@@ -18,7 +18,6 @@ import numpy as np
 
 from .conv import _offset_slices, _out_size, _padded
 from .registry import defop
-from .xp import array_helper
 
 
 # ---------------------------------------------------------------- max pooling
@@ -160,7 +159,7 @@ _max_pool.vjp(_pool_vjp("max_pool_backward"))
 
 # The gradient ops take x as an input (as PyTorch's do): linear in g, derivative 0 in x
 # (returned as zeros, as PyTorch does).
-@defop(saves="x", name="max_pool_backward")
+@defop(saves="x", name="max_pool_backward", array_twin=True)
 def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
@@ -169,23 +168,13 @@ def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
 _max_pool_backward.vjp(_grad_op_vjp("max_pool_gather"))
 
 
-@defop(saves="x", name="max_pool_gather")
+@defop(saves="x", name="max_pool_gather", array_twin=True)
 def _max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
 
 
 _max_pool_gather.vjp(_grad_op_vjp("max_pool_backward"))
-
-
-@array_helper
-def max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
-    return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
-
-
-@array_helper
-def max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
-    return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
 
 
 # ---------------------------------------------------------------- average pooling
@@ -267,7 +256,7 @@ def _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, **op
 
 
 # optional params (dilation, count_include_pad, ceil_extra, divisor_override): see _avg_setup
-@defop(saves="x", name="avg_pool")
+@defop(saves="x", name="avg_pool", array_twin=True)
 def _avg_pool(xp, x, *, kernel, stride, padding, **opts):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts)
@@ -276,23 +265,13 @@ def _avg_pool(xp, x, *, kernel, stride, padding, **opts):
 _avg_pool.vjp(_pool_vjp("avg_pool_backward"))
 
 
-@defop(saves="x", name="avg_pool_backward")
+@defop(saves="x", name="avg_pool_backward", array_twin=True)
 def _avg_pool_backward(xp, g, x, *, kernel, stride, padding, **opts):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _avg_pool_backward_op_forward(xp, g, x.shape, kernel, stride, padding, **opts)
 
 
 _avg_pool_backward.vjp(_grad_op_vjp("avg_pool", takes_x=False))
-
-
-@array_helper
-def avg_pool(xp, x, **p):
-    return _avg_pool_op_forward(xp, x, **p)
-
-
-@array_helper
-def avg_pool_backward(xp, g, x, **p):
-    return _avg_pool_backward_op_forward(xp, g, x.shape, **p)
 
 
 # ---------------------------------------------------------------- adaptive average pooling
@@ -342,7 +321,7 @@ def _adaptive_backward_forward(xp, g, in_size):
     )
 
 
-@defop(saves="x", name="adaptive_avg_pool")
+@defop(saves="x", name="adaptive_avg_pool", array_twin=True)
 def _adaptive_avg_pool(xp, x, *, out_size):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _adaptive_forward(xp, x, out_size)
@@ -351,23 +330,13 @@ def _adaptive_avg_pool(xp, x, *, out_size):
 _adaptive_avg_pool.vjp(_pool_vjp("adaptive_avg_pool_backward"))
 
 
-@defop(saves="x", name="adaptive_avg_pool_backward")
+@defop(saves="x", name="adaptive_avg_pool_backward", array_twin=True)
 def _adaptive_avg_pool_backward(xp, g, x, *, out_size):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _adaptive_backward_forward(xp, g, x.shape[2:])
 
 
 _adaptive_avg_pool_backward.vjp(_grad_op_vjp("adaptive_avg_pool", takes_x=False))
-
-
-@array_helper
-def adaptive_avg_pool(xp, x, *, out_size):
-    return _adaptive_forward(xp, x, out_size)
-
-
-@array_helper
-def adaptive_avg_pool_backward(xp, g, x, *, out_size):
-    return _adaptive_backward_forward(xp, g, x.shape[2:])
 
 
 _ADAPTIVE_CASES = [

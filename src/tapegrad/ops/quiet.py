@@ -12,12 +12,11 @@ doubled `log` on a 3-element tensor). Elsewhere it is np.errstate itself.
 """
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as np
 
-__all__ = ["quiet", "quiet_forward"]
+__all__ = ["quiet"]
 
 
 def _ignore_state():
@@ -60,13 +59,3 @@ def _errstate():
 
 
 quiet = _Quiet if _STATE is not None else _errstate
-
-
-def quiet_forward(forward):
-    """`forward(xp, ...)` run under `quiet()`; the op table still reads its signature."""
-    @functools.wraps(forward)
-    def run(xp, *args, **params):
-        with quiet():
-            return forward(xp, *args, **params)
-
-    return run

@@ -1,5 +1,5 @@
 """Reductions: sum mean prod amax amin max min argmax argmin all any (var std logsumexp norm
-cumsum cumprod are in statistics.py and re-exported here).
+cumsum cumprod are in statistics.py).
 
 Internal ops have NumPy's names and signatures (`sum(x, axis=None, keepdims=False)`, also
 callable NumPy-style with `axis` positional), because rules call `xp.sum(g, axis=..)` on
@@ -23,30 +23,26 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor
 from .quiet import quiet
-from .registry import Op, defop, nondifferentiable
+from .registry import NumpyStyleOp, defop
 
 _inf = math.inf
 _nan = math.nan
 
 
-class _ReductionOp(Op):
-    """A reduction callable the NumPy way (`xp.sum(g, 0)`) whose rule learns the input's
-    shape as the `in_shape` parameter, so the input itself need not be saved."""
+class _ReductionOp(NumpyStyleOp):
+    """A reduction callable the NumPy way (`xp.sum(g, 0)`, an axis list or tuple) whose rule
+    learns the input's shape as the `in_shape` parameter, so the input need not be saved."""
 
-    def __call__(self, x, axis=None, **params):
-        if axis is not None:
-            params["axis"] = tuple(axis) if isinstance(axis, list) else axis
-        params["in_shape"] = x.shape
-        return Op.__call__(self, x, **params)
+    def arguments(self, args, params):
+        args, params = NumpyStyleOp.arguments(self, args, params)
+        axis = params.get("axis")
+        if isinstance(axis, list):
+            params["axis"] = tuple(axis)
+        return args, params
 
 
-def _reduction(**kw):
-    def register(forward):
-        op = defop(**kw)(forward)
-        op.__class__ = _ReductionOp
-        return op
-
-    return register
+# the options every differentiable reduction registers with
+_REDUCTION = {"params": ("axis", "keepdims"), "in_shape": True, "op_class": _ReductionOp}
 
 
 def _axes(axis, ndim):
@@ -94,7 +90,7 @@ def _torch_dim(axis):
 
 
 # ------------------------------------------------------------ sum, mean, prod
-@_reduction(name="sum")
+@defop(name="sum", **_REDUCTION)
 def _sum(xp, x, *, axis=None, keepdims=False, in_shape=None):
     return xp.sum(x, axis=axis, keepdims=keepdims)
 
@@ -104,7 +100,7 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
     return (xp.broadcast_to(_kept(xp, g, in_shape, axis, keepdims), in_shape),)
 
 
-@_reduction(name="mean")
+@defop(name="mean", **_REDUCTION)
 def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         n = _count(x.shape, axis)
@@ -122,7 +118,7 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
     return (xp.broadcast_to(g, in_shape),)
 
 
-@_reduction(saves=("x", "out"), name="prod")
+@defop(saves=("x", "out"), name="prod", **_REDUCTION)
 def _prod(xp, x, *, axis=None, keepdims=False, in_shape=None):
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is nan, as in PyTorch
         return xp.prod(x, axis=axis, keepdims=keepdims)
@@ -176,36 +172,57 @@ def _extreme_rule(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
     return (hit * share,)  # ties share the gradient equally
 
 
-def _extreme(name, np_name):
-    def forward(xp, x, *, axis=None, keepdims=False, in_shape=None):
-        return getattr(xp, np_name)(x, axis=axis, keepdims=keepdims)
-
-    forward.__name__ = name
-    op = _reduction(saves=("x", "out"), name=name)(forward)
-    op.vjp(_extreme_rule)
-    op.sample(_reduce_samples)
-    torch_name = "amax" if np_name == "max" else "amin"
-    op.reference(lambda torch, x, axis=None, keepdims=False: getattr(torch, torch_name)(
-        x, dim=_torch_dim(axis) if axis is not None else (), keepdim=keepdims))
-    return op
+@defop(saves=("x", "out"), name="amax", **_REDUCTION)
+def _amax(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.max(x, axis=axis, keepdims=keepdims)
 
 
-_amax, _amin = _extreme("amax", "max"), _extreme("amin", "min")
-_max_op, _min_op = _extreme("max", "max"), _extreme("min", "min")  # NumPy's names, for rules
+@defop(saves=("x", "out"), name="amin", **_REDUCTION)
+def _amin(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.min(x, axis=axis, keepdims=keepdims)
 
 
-def _nd_reduction(name):
-    """A non-differentiable reduction op `name`(x, axis=None, keepdims=False), as NumPy's."""
-
-    def forward(xp, x, *, axis=None, keepdims=False):
-        return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
-
-    forward.__name__ = forward.__qualname__ = "_" + name
-    return nondifferentiable(name=name)(forward)
+# NumPy's names for the same two, for rules (`xp.max(g, axis)`)
+@defop(saves=("x", "out"), name="max", **_REDUCTION)
+def _max_op(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.max(x, axis=axis, keepdims=keepdims)
 
 
-_argmax, _argmin = _nd_reduction("argmax"), _nd_reduction("argmin")
-_all, _any = _nd_reduction("all"), _nd_reduction("any")
+@defop(saves=("x", "out"), name="min", **_REDUCTION)
+def _min_op(xp, x, *, axis=None, keepdims=False, in_shape=None):
+    return xp.min(x, axis=axis, keepdims=keepdims)
+
+
+def _torch_extreme(torch_name):
+    return lambda torch, x, axis=None, keepdims=False: getattr(torch, torch_name)(
+        x, dim=_torch_dim(axis) if axis is not None else (), keepdim=keepdims)
+
+
+for _op, _torch_name in ((_amax, "amax"), (_amin, "amin"), (_max_op, "amax"), (_min_op, "amin")):
+    _op.vjp(_extreme_rule)
+    _op.sample(_reduce_samples)
+    _op.reference(_torch_extreme(_torch_name))
+
+
+# non-differentiable reductions, NumPy's signatures
+@defop(differentiable=False)
+def _argmax(xp, x, *, axis=None, keepdims=False):
+    return xp.argmax(x, axis=axis, keepdims=keepdims)
+
+
+@defop(differentiable=False)
+def _argmin(xp, x, *, axis=None, keepdims=False):
+    return xp.argmin(x, axis=axis, keepdims=keepdims)
+
+
+@defop(differentiable=False)
+def _all(xp, x, *, axis=None, keepdims=False):
+    return xp.all(x, axis=axis, keepdims=keepdims)
+
+
+@defop(differentiable=False)
+def _any(xp, x, *, axis=None, keepdims=False):
+    return xp.any(x, axis=axis, keepdims=keepdims)
 
 
 # ------------------------------------------------------------ public functions
@@ -372,8 +389,4 @@ def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
     return _any(input, axis=d, keepdims=_keep(keepdim, keepdims))
 
 
-# var, std, logsumexp, norm, cumsum, cumprod: registered and re-exported with this module
-from .statistics import _vector_norm, cumprod, cumsum, logsumexp, norm, std, var  # noqa: E402,F401
-
-__all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
-           "logsumexp", "norm", "cumsum", "cumprod", "all", "any"]
+__all__ = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any"]

@@ -1,84 +1,149 @@
 """The op table and its dispatcher: the only place in tapegrad that records a graph.
 
-An op is a forward written on backend arrays plus one derivative rule beside it:
+Every op is registered one way, with `@defop`, and its derivative rule sits right below it:
 
     @defop(saves="out")
-    def exp(xp, x):
+    def _exp(xp, x):
         return xp.exp(x)
 
-    @exp.vjp
+    @_exp.vjp
     def _(xp, g, out):
         return (g * out,)
 
-Positional arguments of an op are its inputs (tensors or Python scalars); keyword
-arguments are parameters (axis, shape, ...). `saves` names the inputs (or "out") that the
-rule needs; the rule receives them after `g`, then the parameters as keywords, and returns
-one gradient per input (None where there is none). A rule that declares a `needs` keyword
-gets a tuple of booleans saying which inputs want a gradient, so it can skip the others.
+    _exp.sample(lambda rng: [((rng.standard_normal((3, 4)),), {})])
+    _exp.reference(lambda torch, x: torch.exp(x))
+
+`defop` returns the `Op` (the table entry, callable on tensors); public functions call it.
+
+Forward: `forward(xp, *inputs, **params)` runs on backend arrays (`xp` is NumPy or CuPy).
+Positional arguments of an op are its inputs (tensors or Python scalars), keyword arguments
+its parameters (axis, shape, ...). The op's name is the function's name without leading
+underscores (`_exp` -> "exp"), or `name=`; derivative rules call other ops by that name.
+
+Reverse mode, `@op.vjp`: `rule(xp, g, *saved, **params) -> one gradient per input` (None
+where an input gets none). `saves` names the inputs the rule needs (or "out" for the result,
+"*" for every input); they come after `g`, in the order of `saves`. A rule that declares a
+`needs` keyword gets a tuple of booleans saying which inputs want a gradient. Gradients that
+come back broadcast are summed back to each input's shape by the engine.
+
+Forward mode, `@op.jvp`: `jvp(xp, *tangents, *saved, **params) -> the tangent of out`, one
+tangent per input (None for an input that carries none), then the saved values as for the
+vjp. Stored on `op.jvp_rule` (None by default) for the forward-mode transform.
+
+Tests, `@op.sample` and `@op.reference`: `sample(rng) -> [(inputs, params), ...]` feeds the
+generated gradcheck tests; `reference(torch, *inputs, **params)` computes the op in PyTorch
+for the differential tests.
 
 Rules are written against `xp`: the engine passes the array namespace for a first-order
 backward and the tensor namespace (`ops.xp.T`) when the backward itself must be recorded.
-Gradients that come back broadcast are summed back to the input's shape by the engine.
+Options of `defop` say how a rule may call the op:
+
+- `params=("axis", ...)`, `inputs=N|None`, `in_shape=True`: NumPy-style. Parameters may come
+  positionally after the first `inputs` arguments (`xp.swapaxes(g, -1, -2)` on tensors, as on
+  arrays); `inputs=None` is variadic and also takes one sequence (`xp.concatenate([a, b], 0)`);
+  `in_shape=True` passes the first input's shape as the `in_shape` parameter, so the rule need
+  not save the input. Such an op is a `NumpyStyleOp`; public functions, which pass every
+  parameter by keyword, call it through `dispatch(op, *inputs, **params)` and skip the mapping.
+- `array_twin=True`: `xp.<name>` also exists on the array namespaces (the forward itself), for
+  rules that call an op the array modules lack (`xp.softmax_backward`, `xp.conv`, `xp.inv`).
+- `op_class=`: a `NumpyStyleOp` subclass whose `arguments()` maps a call the framework's way
+  (einsum's subscripts first, concatenate's per-input sizes).
+- `view=True`: the output is a view of input 0 and shares its version counter;
+  `differentiable=False`: the output never joins a graph (comparisons, argmax).
 """
 from __future__ import annotations
 
 import contextlib
 import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend
+from ..compile.hook import TRACING, traced_call
 from ..engine.node import ACCUMULATE, OUT
 from ..engine.recorder import input_edges, record_node
-from ..engine.state import state
+from ..engine.state import FORWARD, state
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
-from .xp import array_ns
+from .promotion import FLOAT64, drop_unasked_float64, result_type, weak_scalar
+from .xp import array_ns, register_array_twin
+
+Forward = Callable[..., Any]
+Rule = Callable[..., Any]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 OPS: dict[str, Op] = {}  # name -> op: the table tests are generated from
 _FLOAT_KINDS = "fc"
+_ALL_INPUTS = "*"
 
 
 class Op:
     """One entry of the op table. Call it with tensors to run (and maybe record) it."""
 
-    def __init__(self, forward, name, saves, differentiable, backward_name, view=False):
+    def __init__(self, forward: Forward, name: str, saves: Sequence[str], differentiable: bool,
+                 backward_name: str | None, view: bool = False) -> None:
         self.forward = forward
         self.view = view  # output shares storage with input 0, so it shares its version counter
         self.name = name
         self.backward_name = backward_name or _camel(name) + "Backward"
-        self.rule = None
+        self.rule: Rule | None = None
+        self.jvp_rule: Rule | None = None  # forward-mode rule; None: derived from the vjp
         self.wants_needs = False
         self.differentiable = differentiable
-        self.samples = None  # sample-input generator, for the generated tests
-        self.torch_ref = None  # the same computation in PyTorch, for differential tests
+        self.samples: Callable[[np.random.Generator], list[Any]] | None = None
+        self.torch_ref: Callable[..., Any] | None = None
+        self.__doc__ = forward.__doc__
         params = list(inspect.signature(forward).parameters)[1:]  # drop xp
-        self.save_idx = tuple(-1 if s == "out" else params.index(s) for s in saves)
-        self.saves_out = -1 in self.save_idx
+        # None: the rule gets every input, however many the call has (einsum)
+        self.save_idx: tuple[int, ...] | None = (
+            None if tuple(saves) == (_ALL_INPUTS,)
+            else tuple(-1 if s == "out" else params.index(s) for s in saves)
+        )
+        self.saves_out = self.save_idx is not None and -1 in self.save_idx
 
-    def vjp(self, rule):
-        """Register the derivative rule (decorator)."""
+    def saved_indices(self, n_inputs: int) -> Sequence[int]:
+        """Which inputs (-1: the output) the rule gets, for a call with `n_inputs` inputs."""
+        return range(n_inputs) if self.save_idx is None else self.save_idx
+
+    def vjp(self, rule: _F) -> _F:
+        """Register the reverse-mode rule `rule(xp, g, *saved, **params)` (decorator)."""
         self.rule = rule
         self.wants_needs = "needs" in inspect.signature(rule).parameters
         return rule
 
-    def sample(self, fn):
+    def jvp(self, rule: _F) -> _F:
+        """Register the forward-mode rule (decorator): `rule(xp, tangents, *saved, out=out,
+        **params)` returns the output's tangent; `tangents` has one entry per input (None:
+        no tangent), `saved` are the inputs named in `saves` (not "out": that comes as `out=`).
+        """
+        self.jvp_rule = rule
+        return rule
+
+    def sample(self, fn: _F) -> _F:
         """Register a generator of sample inputs `fn(rng) -> [(args, params), ...]` (decorator)."""
         self.samples = fn
         return fn
 
-    def reference(self, fn):
+    def reference(self, fn: _F) -> _F:
         """Register `fn(torch, *args, **params)` computing this op in PyTorch (decorator);
         the generated tests compare values, gradients and second-order gradients with it."""
         self.torch_ref = fn
         return fn
 
+    def arguments(self, args: tuple[Any, ...],
+                  params: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """(inputs, parameters) of a call; a plain op takes them as given."""
+        return args, params
+
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
-    def __call__(self, *args, **params):
+    def __call__(self, *args: Any, **params: Any) -> Tensor:
         # hot path: keep it a handful of attribute reads when nothing records
         mask = 0
-        arrays = []
+        arrays: list[Any] = []
         append = arrays.append
         xp = None
         cls = Tensor
@@ -89,12 +154,12 @@ class Op:
                 if type(a) is not cls:
                     cls = result_type(cls, type(a), self.name)
                 if xp is None:
-                    xp = _MODULES.get(type(data)) or backend.array_module(data)
+                    xp = _MODULES.get(type(data)) or _array_module(data)
                 append(data)
             elif type(a) in _PY_NUMBERS:
                 append(a)
             else:
-                append(_scalar(a))
+                append(weak_scalar(a))
         if xp is None:
             raise TypeError(f"{self.name}: expected at least one Tensor argument")
         try:  # free unless it raises (zero-cost exceptions)
@@ -103,25 +168,36 @@ class Op:
             raise _op_error(self.name, e, arrays) from None
         if type(out) is not np.ndarray and xp is np:
             out = np.asarray(out)
-        if out.dtype is _F64:  # one identity test on the float32 path
-            out = _unasked_float64(out, arrays, params)
+        if out.dtype is FLOAT64:  # one identity test on the float32 path
+            out = drop_unasked_float64(out, arrays, params)
         if mask:
+            if mask & TRACING:  # tg.compile is tracing this call (compile/hook.py)
+                return traced_call(self, args, params, out, mask, xp, cls)
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
-                result = _record(self, args, params, out, mask, xp, cls)
+                if mask & FORWARD:  # a dual tensor (forward AD): forward_ad adds the tangent
+                    result = _dual_output(self, args, params, out, mask, xp, cls)
+                else:
+                    result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
-                    result._version = args[0]._version
+                    result._vc = args[0]._vc
                 return result
         result = _wrap(out, 0, cls)
         if self.view:
-            result._version = args[0]._version
+            result._vc = args[0]._vc
         return result
+
+
+dispatch = Op.__call__
+"""`dispatch(op, *inputs, **params)`: run `op` with its inputs positionally and every
+parameter by keyword, as public functions do (a NumPy-style op's argument mapping is
+skipped; pass `in_shape=` yourself when the op wants it)."""
 
 
 _BACKEND_ERRORS = (ValueError, IndexError, ArithmeticError, np.linalg.LinAlgError)
 
 
-def _op_error(name: str, e: Exception, arrays) -> Exception:
+def _op_error(name: str, e: Exception, arrays: list[Any]) -> Exception:
     """A NumPy error raised inside op `name`, with the op and its inputs' shapes and dtypes
     named (tapegrad's own errors already name the op and are passed on as they are)."""
     text = str(e)
@@ -138,119 +214,144 @@ def _op_error(name: str, e: Exception, arrays) -> Exception:
         return (IndexError if isinstance(e, IndexError) else ValueError)(text)
 
 
-def result_type(cls: type, other: type, what: str) -> type:
-    """The most derived of two tensor classes: a facade's array type wins over `Tensor`."""
-    if issubclass(other, cls):
-        return other
-    if issubclass(cls, other):
-        return cls
-    raise TypeError(
-        f"{what}: can't combine a {cls.__module__}.{cls.__qualname__} with a "
-        f"{other.__module__}.{other.__qualname__} in one op (arrays of two different "
-        "frameworks); convert one of them first, e.g. with tg.tensor(x) or the facade's array()"
-    )
+class NumpyStyleOp(Op):
+    """An op that a rule can call the NumPy way (see the module docstring): parameters may
+    come positionally after the inputs, a variadic op takes one sequence, and `in_shape`
+    is filled in from the first input."""
+
+    def __init__(self, forward: Forward, name: str, saves: Sequence[str], differentiable: bool,
+                 backward_name: str | None, view: bool = False, *,
+                 params: Sequence[str] = (), inputs: int | None = 1,
+                 in_shape: bool = False) -> None:
+        super().__init__(forward, name, saves, differentiable, backward_name, view)
+        self.n_inputs = inputs
+        self.param_names = tuple(params)
+        self.wants_in_shape = in_shape
+
+    def arguments(self, args: tuple[Any, ...],
+                  params: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        n = self.n_inputs
+        if n is None:
+            if args and isinstance(args[0], (list, tuple)):
+                params.update(zip(self.param_names, args[1:], strict=False))
+                args = tuple(args[0])
+        elif len(args) > n:
+            if len(args) > n + len(self.param_names):
+                raise TypeError(
+                    f"{self.name}: takes {n} input(s) and the parameters {self.param_names}, "
+                    f"got {len(args)} positional arguments"
+                )
+            params.update(zip(self.param_names, args[n:], strict=False))
+            args = args[:n]
+        for k, v in params.items():  # an index array saved as a tensor is a constant here
+            if isinstance(v, Tensor):
+                params[k] = v._data
+        if self.wants_in_shape:
+            params["in_shape"] = args[0].shape
+        return args, params
+
+    def __call__(self, *args: Any, **params: Any) -> Tensor:
+        args, params = self.arguments(args, params)
+        return Op.__call__(self, *args, **params)
 
 
-_MODULES = {np.ndarray: np}
+def defop(saves: str | Sequence[str] = (), *, name: str | None = None,
+          differentiable: bool = True, backward_name: str | None = None, view: bool = False,
+          params: Sequence[str] | None = None, inputs: int | None = 1, in_shape: bool = False,
+          array_twin: bool = False,
+          op_class: type[NumpyStyleOp] | None = None) -> Callable[[Forward], Op]:
+    """Register the decorated forward as an op and return it (see the module docstring).
+
+    `backward_name` is the node's name in `grad_fn` (default: "<Name>Backward"). Any of
+    `params`, `inputs`, `in_shape` or `op_class` makes a `NumpyStyleOp`.
+    """
+    saves_tuple = (saves,) if isinstance(saves, str) else tuple(saves)
+    numpy_style = (params is not None or inputs != 1 or in_shape or op_class is not None)
+
+    def register(forward: Forward) -> Op:
+        op_name = name or forward.__name__.lstrip("_")
+        if op_name in OPS:
+            raise RuntimeError(f"op {op_name!r} is registered twice")
+        op: Op
+        if numpy_style:
+            op = (op_class or NumpyStyleOp)(
+                forward, op_name, saves_tuple, differentiable, backward_name, view,
+                params=params or (), inputs=inputs, in_shape=in_shape)
+        else:
+            op = Op(forward, op_name, saves_tuple, differentiable, backward_name, view)
+        OPS[op_name] = op
+        if array_twin:
+            register_array_twin(op_name, _twin(op))
+        return op
+
+    return register
+
+
+def _twin(op: Op) -> Callable[..., Any]:
+    """`twin(ns, *args, **params)`: the op's forward on arrays, called as a rule calls it."""
+
+    def twin(ns: Any, *args: Any, **params: Any) -> Any:
+        args, params = op.arguments(args, params)
+        return op.forward(ns, *args, **params)
+
+    twin.__name__ = op.name
+    return twin
+
+
+_MODULES: dict[type, Any] = {np.ndarray: np}
+_array_module: Callable[[Any], Any] = backend.array_module  # typed at the boundary
 _PY_NUMBERS = frozenset((float, int, bool))
 
 
-_F64 = np.dtype(np.float64)
-
-
-def _unasked_float64(out, arrays, params):
-    """Undo NumPy's promotion to float64 that no input asked for, as PyTorch does: int64
-    with float32 gives float32, an int tensor with a Python float or int / int gives the
-    default dtype. A float64 input or a `dtype=` parameter keeps float64."""
-    for a in arrays:  # the float64 graph (gradcheck): leave after one look
-        if getattr(a, "dtype", None) is _F64:
-            return out
-    if "dtype" in params:
-        return out
-    target = None
-    for a in arrays:
-        dt = getattr(a, "dtype", None)
-        if dt is not None and dt.kind == "f":
-            if dt == _F64:
-                return out
-            if target is None or dt.itemsize > target.itemsize:
-                target = dt
-    if target is None:
-        target = dtypes.get_default_dtype()
-    return out if target == _F64 else out.astype(target)
-
-
-def _scalar(a):
-    """NumPy scalars and 0-d arrays act like Python numbers (weak: they never promote a
-    float32 tensor to float64)."""
-    if isinstance(a, (np.generic, np.ndarray)) and np.ndim(a) == 0:
-        return a.item()
-    return a
-
-
-def _record(op: Op, args, params, out, mask: int, xp, cls=Tensor) -> Tensor:
+def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
+            cls: type[Tensor] = Tensor) -> Tensor:
     result = _wrap(out, mask, cls)
-    if op.save_idx:
-        saved, checks = _save(op.save_idx, args, result)
+    save_idx = op.saved_indices(len(args))
+    if save_idx:
+        saved, checks = _save(save_idx, args, result)
     else:
         saved = checks = ()
     node = record_node(op, params, saved, checks, input_edges(args, mask, Tensor), mask,
                        _NAMESPACES[xp])
     if op.saves_out:
         node.out_data = out
-        node.out_version = result._version
+        node.out_counter = result._vc
     result.grad_fn = node
     return result
 
 
-def _save(save_idx, args, result):
+def _dual_output(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int,
+                 xp: Any, cls: type[Tensor]) -> Tensor:
+    from ..autograd.forward_ad import dual_output
+
+    result: Tensor = dual_output(op, args, params, out, mask, xp, cls)
+    return result
+
+
+def _save(save_idx: Sequence[int], args: tuple[Any, ...],
+          result: Tensor) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """What a node keeps for its rule, and the version of each kept tensor."""
-    saved = []
-    checks = []
+    saved: list[Any] = []
+    checks: list[Any] = []
     for i in save_idx:
         if i == -1:
             saved.append(OUT)
-            checks.append((result._version, 0, -1))
+            checks.append((result._vc, 0, -1))
         else:
             a = args[i]
             saved.append(a)
             if isinstance(a, Tensor):
-                checks.append((a._version, a._version[0], i))
+                checks.append((a._vc, a._vc[0], i))
     return tuple(saved), tuple(checks)
 
 
-class _Namespaces(dict):
-    def __missing__(self, module):
+class _Namespaces(dict[Any, Any]):
+    def __missing__(self, module: Any) -> Any:
         ns = self[module] = array_ns(module)
         return ns
 
 
 _NAMESPACES = _Namespaces()
-
-
-def defop(saves=(), differentiable=True, name=None, backward_name=None, view=False):
-    """Register the decorated forward as an op (see the module docstring).
-
-    The op's name is the function's name without leading underscores (`_exp` -> "exp"),
-    or `name`. `view=True`: the output is a view of input 0 and shares its version counter.
-    """
-    if isinstance(saves, str):
-        saves = (saves,)
-
-    def register(forward):
-        op_name = name or forward.__name__.lstrip("_")
-        if op_name in OPS:
-            raise RuntimeError(f"op {op_name!r} is registered twice")
-        op = Op(forward, op_name, saves, differentiable, backward_name, view)
-        OPS[op_name] = op
-        return op
-
-    return register
-
-
-def nondifferentiable(name=None):
-    """Register an op whose output never joins a graph (comparisons, argmax, ...)."""
-    return defop(differentiable=False, name=name)
 
 
 def _camel(name: str) -> str:
@@ -269,8 +370,9 @@ def check_inplace_allowed(t: Tensor) -> None:
     """An in-place change to a tracked leaf, or to a view of one, is refused while its tape
     records (it would change the leaf behind autograd's back)."""
     node = t.grad_fn
+    active = state.active & ~FORWARD  # a dual tensor may change in place (forward_ad follows)
     if node is None:
-        if t._tapes & state.active:
+        if t._tapes & active:
             raise _leaf_inplace_error(t)
         return
     while getattr(node.op, "view", False):  # walk back through view ops to a leaf, if any
@@ -280,7 +382,7 @@ def check_inplace_allowed(t: Tensor) -> None:
         node = edge[0]
         if node.op is ACCUMULATE:
             leaf = node.saved[0]()
-            if leaf is not None and leaf._tapes & state.active:
+            if leaf is not None and leaf._tapes & active:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
@@ -289,7 +391,7 @@ def check_inplace_allowed(t: Tensor) -> None:
             return
 
 
-def apply_inplace(op: Op, t: Tensor, *args, **params) -> Tensor:
+def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     """Run `op(t, *args)` and write the result into `t`'s storage.
 
     Recorded like any op when it records: the node's input is the tensor as it was (a shadow
@@ -303,30 +405,39 @@ def apply_inplace(op: Op, t: Tensor, *args, **params) -> Tensor:
             mask |= a._tapes
     recording = bool(mask & state.active) and op.differentiable
     if not recording:
-        out = op.forward(_MODULES.get(type(t._data)) or backend.array_module(t._data),
-                         t._data, *[a._data if isinstance(a, Tensor) else _scalar(a) for a in args],
-                         **params)
+        arrays = [a._data if isinstance(a, Tensor) else weak_scalar(a) for a in args]
+        out = op.forward(_MODULES.get(type(t._data)) or _array_module(t._data), t._data,
+                         *arrays, **params)
         _write_into(t, out, op.name)
         return t
-    keeps_old_value = 0 in op.save_idx  # the rule reads t's old value: give it a copy
+    # the rule reads t's old value: give it a copy
+    keeps_old_value = op.save_idx is None or 0 in op.save_idx
     old = _wrap(t._data.copy() if keeps_old_value else t._data, t._tapes)
     old.grad_fn, old._out_nr = t.grad_fn, t._out_nr
     if not keeps_old_value:
-        old._version = t._version
+        old._vc = t._vc
+    if mask & FORWARD & state.active:
+        from ..autograd.forward_ad import before_inplace
+
+        before_inplace(t, old)
     result = op(old, *args, **params)
     _write_into(t, result._data, op.name)
     node = result.grad_fn
     t.grad_fn, t._out_nr, t._tapes = node, 0, result._tapes
+    if result._tapes & FORWARD:
+        from ..autograd.forward_ad import after_inplace
+
+        after_inplace(result, t)
     if node is not None and op.saves_out:  # the saved output now lives in t
         node.out_data = t._data
-        node.out_version = t._version
+        node.out_counter = t._vc
         node.checks = tuple(
-            (t._version, t._version[0], -1) if c[2] == -1 else c for c in node.checks
+            (t._vc, t._vc[0], -1) if c[2] == -1 else c for c in node.checks
         )
     return t
 
 
-def _write_into(t: Tensor, out, what: str) -> None:
+def _write_into(t: Tensor, out: Any, what: str) -> None:
     data = t._data
     if out.shape != data.shape:
         with contextlib.suppress(ValueError):  # not broadcastable: reported just below
@@ -343,23 +454,6 @@ def _write_into(t: Tensor, out, what: str) -> None:
         )
     if out is not data:
         data[...] = out
-    t._version[0] += 1
+    bump_version(t)
 
 
-def to_device_op(t: Tensor, device: str) -> Tensor:
-    return _to_device(t, device=device, source=t.device)
-
-
-@defop(name="to_device", backward_name="ToCopyBackward")
-def _to_device(xp, x, *, device, source):
-    return backend.to_device(x, device)
-
-
-@_to_device.vjp
-def _(xp, g, device, source):
-    return (xp.to_device(g, device=source, source=device),)
-
-
-@_to_device.sample
-def _(rng):
-    return [((rng.standard_normal((2, 3)),), {"device": "cpu", "source": "cpu"})]

@@ -1,7 +1,6 @@
 """Shape ops: reshape and views, transposes, broadcasting, tiling, concatenation, splitting,
 padding — every name importable from here, defined in the modules that own them:
 
-    numpy_style.py  NumpyStyleOp / numpy_op: ops callable the NumPy way from derivative rules
     views.py        reshape broadcast_to sum_to expand_dims squeeze transpose swapaxes moveaxis
     tiling.py       flip tile repeat (copies that repeat or reorder elements)
     joins.py        concatenate stack pad, and split / chunk / unbind
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 
-from .numpy_style import NumpyStyleOp, _call, _dims_arg, _norm_axes, _pick, numpy_op  # noqa: F401
 from .views import (  # noqa: F401
     _broadcast_to, _expand_dims, _moveaxis, _mT, _reshape, _squeeze, _sum_to, _swapaxes,
     _transpose, broadcast_to, contiguous, expand, expand_as, expand_dims, flatten, moveaxis,

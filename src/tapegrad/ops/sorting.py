@@ -20,12 +20,13 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor, _axis, _wrap
 from .gather_scatter import _take_along_axis
-from .shape import _call, reshape
+from .registry import dispatch
+from .views import reshape
 
 
 def _gather(input, d: int, idx):
     """input's entries at `idx` along `d` (indices known valid: no checks, straight to the op)."""
-    return _call(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
+    return dispatch(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
 
 
 SortResult = namedtuple("sort", ["values", "indices"])

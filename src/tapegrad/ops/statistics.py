@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .reduce import (
+    _REDUCTION,
     _axes,
     _cast,
     _count,
@@ -21,7 +22,6 @@ from .reduce import (
     _keep,
     _kept,
     _reduce_samples,
-    _reduction,
     _torch_dim,
 )
 from .registry import defop
@@ -46,7 +46,7 @@ def _dof_scale(in_shape, axis, ddof):
     return 1.0 / n if n > 0 else math.nan  # PyTorch: inf * 0 = nan; NaN here warns nothing
 
 
-@_reduction(saves="x", name="var")
+@defop(saves="x", name="var", **_REDUCTION)
 def _var(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
     return _var_values(xp, x, axis, ddof, keepdims)
 
@@ -57,7 +57,7 @@ def _(xp, g, x, axis=None, ddof=0, keepdims=False, in_shape=()):
     return (_kept(xp, g, in_shape, axis, keepdims) * d * (2.0 * _dof_scale(in_shape, axis, ddof)),)
 
 
-@_reduction(saves=("x", "out"), name="std")
+@defop(saves=("x", "out"), name="std", **_REDUCTION)
 def _std(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
     return xp.sqrt(_var_values(xp, x, axis, ddof, keepdims))
 
@@ -91,7 +91,7 @@ _var.reference(_torch_var("var"))
 _std.reference(_torch_var("std"))
 
 
-@_reduction(saves=("x", "out"), name="logsumexp")
+@defop(saves=("x", "out"), name="logsumexp", **_REDUCTION)
 def _logsumexp(xp, x, *, axis=None, keepdims=False, in_shape=None):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
@@ -115,7 +115,7 @@ _logsumexp.reference(lambda torch, x, axis=None, keepdims=False: torch.logsumexp
     x, dim=_torch_dim(axis) if axis is not None else list(range(x.ndim)), keepdim=keepdims))
 
 
-@_reduction(saves=("x", "out"), name="vector_norm")
+@defop(saves=("x", "out"), name="vector_norm", **_REDUCTION)
 def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False, in_shape=None):  # noqa: A002
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         a = xp.abs(x)
@@ -174,7 +174,6 @@ _cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
                             ((rng.standard_normal((2, 3, 4)),), {"axis": -3}),
                             ((rng.standard_normal((5,)),), {"axis": 0})])
 _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
-
 
 
 def _revcumsum(xp, t, axis):

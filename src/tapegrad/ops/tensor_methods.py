@@ -33,17 +33,18 @@ from . import (
     sorting,
     statistics,
     tiling,
+    unary,
     views,
 )
-from .registry import OPS, Op, apply_inplace
+from .registry import OPS, Op, apply_inplace, dispatch
 
 # ------------------------------------------------------------------ methods named as functions
 # module -> names: `Tensor.<name>` is `<module>.<name>` (aliases such as `multiply` included).
 _SAME_NAME = (
     (arith, "add sub mul div neg pow multiply divide subtract negative true_divide"),
-    (elementwise, "exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan tanh sigmoid"
-                  " erf abs absolute relu sign floor ceil trunc round clamp clip clamp_min"
-                  " clamp_max maximum minimum"),
+    (unary, "exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan tanh sigmoid"
+            " erf abs relu sign floor ceil trunc round"),
+    (elementwise, "absolute clamp clip clamp_min clamp_max maximum minimum"),
     (activation, "leaky_relu elu gelu silu softplus"),
     (casting, "clone astype"),
     (compare, "eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and"
@@ -200,7 +201,7 @@ def __rmod__(self, other):
 # ------------------------------------------------------------------ properties
 def _all_dims_reversed(self):
     """All dimensions reversed (`t.T`; a 0-d or 1-d tensor is itself)."""
-    return views._call(views._transpose, self, axes=None) if self.ndim > 1 else self
+    return dispatch(views._transpose, self, axes=None) if self.ndim > 1 else self
 
 
 # ------------------------------------------------------------------ methods defined elsewhere

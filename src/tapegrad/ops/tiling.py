@@ -9,13 +9,14 @@ import builtins
 import numpy as np
 
 from ..tensor import Tensor, _axis
-from .numpy_style import _call, _dims_arg, _norm_axes, _pick, numpy_op
+from .arguments import dims_arg, norm_axes, pick
+from .registry import defop, dispatch
 
 _slice = builtins.slice
 
 
 # ------------------------------------------------------------------ copies
-@numpy_op(params=("axis",))
+@defop(params=("axis",))
 def _flip(xp, x, *, axis=None):
     return xp.flip(x, axis).copy()  # PyTorch's flip copies; a write to it must not reach x
 
@@ -45,7 +46,7 @@ def _full_reps(reps, ndim):
     return (1,) * (ndim - len(reps)) + reps, max(ndim, len(reps))
 
 
-@numpy_op(params=("reps",), in_shape=True)
+@defop(params=("reps",), in_shape=True)
 def _tile(xp, x, *, reps, in_shape=None):
     return xp.tile(x, reps)
 
@@ -75,7 +76,7 @@ def _(torch, x, reps):
     return torch.tile(x, (reps,) if isinstance(reps, int) else reps)
 
 
-@numpy_op(params=("repeats", "axis"), in_shape=True)
+@defop(params=("repeats", "axis"), in_shape=True)
 def _repeat(xp, x, *, repeats, axis=None, in_shape=None):
     return xp.repeat(x, repeats, axis)
 
@@ -124,43 +125,43 @@ def repeat(input, *sizes):
     >>> tg.tensor([1, 2]).repeat(2)
     tensor([1, 2, 1, 2])
     """
-    sizes = _dims_arg(sizes)
+    sizes = dims_arg(sizes)
     if len(sizes) < input.ndim:
         raise RuntimeError(
             f"repeat: number of repeat dims ({len(sizes)}) can not be smaller than the number "
             f"of dimensions of the tensor ({input.ndim}, shape {tuple(input.shape)})"
         )
-    return _call(_tile, input, reps=sizes, in_shape=input.shape)
+    return dispatch(_tile, input, reps=sizes, in_shape=input.shape)
 
 
 def tile(input, dims):
     """Tile like NumPy: `dims` shorter than ndim is padded with ones in front."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return _call(_tile, input, reps=dims, in_shape=input.shape)
+    return dispatch(_tile, input, reps=dims, in_shape=input.shape)
 
 
 def repeat_interleave(input, repeats, dim=None, *, axis=None, output_size=None):
     """Repeat each element `repeats` times (an int or one count per element) along `dim`;
     without `dim` the tensor is flattened first (NumPy's repeat)."""
-    dim = _pick(dim, axis)
+    dim = pick(dim, axis)
     if isinstance(repeats, Tensor):
         repeats = repeats._data
         if repeats.ndim == 0:
             repeats = int(repeats)
     if dim is not None:
         dim = _axis(dim, input.ndim)
-    return _call(_repeat, input, repeats=repeats, axis=dim, in_shape=input.shape)
+    return dispatch(_repeat, input, repeats=repeats, axis=dim, in_shape=input.shape)
 
 
 def flip(input, dims=None, *, axis=None):
     """Reverse the order of elements along `dims` (int or tuple); a copy, as in PyTorch."""
-    dims = _pick(dims, axis, "dims")
+    dims = pick(dims, axis, "dims")
     if dims is None:
         raise TypeError("flip() missing argument 'dims' (the dimensions to reverse)")
-    axes = _norm_axes(dims, input.ndim)  # checks the dims (a 0-d tensor takes 0 and -1)
+    axes = norm_axes(dims, input.ndim)  # checks the dims (a 0-d tensor takes 0 and -1)
     if input.ndim == 0:
         return input.clone()  # nothing to reverse
-    return _call(_flip, input, axis=axes)
+    return dispatch(_flip, input, axis=axes)
 
 
 def fliplr(input):

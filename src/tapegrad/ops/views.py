@@ -10,12 +10,14 @@ import math
 import numpy as np
 
 from ..tensor import _axis
-from .numpy_style import _call, _dims_arg, _need_dim, _norm_axes, _pick, numpy_op
+from .arguments import dims_arg, need_dim, norm_axes, pick
+from .quiet import quiet
+from .registry import defop, dispatch
 from .xp import sum_to_axes
 
 
 # ------------------------------------------------------------------ views of one input
-@numpy_op(params=("shape",), in_shape=True, view=True)
+@defop(params=("shape",), in_shape=True, view=True)
 def _reshape(xp, x, *, shape, in_shape=None):
     return x.reshape(shape)
 
@@ -38,7 +40,7 @@ def _(rng):
 _reshape.reference(lambda torch, x, shape: x.reshape(shape))
 
 
-@numpy_op(params=("shape",), view=True)
+@defop(params=("shape",), view=True)
 def _broadcast_to(xp, x, *, shape):
     return xp.broadcast_to(x, shape)
 
@@ -60,12 +62,14 @@ def _(rng):
 _broadcast_to.reference(lambda torch, x, shape: torch.broadcast_to(x, shape))
 
 
-@numpy_op(params=("shape",), in_shape=True)
+@defop(params=("shape",), in_shape=True, array_twin=True)
 def _sum_to(xp, x, *, shape, in_shape=None):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        shape = tuple(shape)
-        if x.shape == shape:
-            return x
+    """Sum a broadcast gradient back to `shape` (the inverse of broadcast_to); the engine
+    calls it on every input's gradient as `xp.sum_to(g, shape)`."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         axes = sum_to_axes(x.shape, shape)
         out = x.sum(axis=axes) if axes else x
         return out.reshape(shape)
@@ -88,7 +92,7 @@ def _(rng):
 _sum_to.reference(lambda torch, x, shape: x.sum_to_size(shape) if shape else x.sum())
 
 
-@numpy_op(params=("axis",), view=True)
+@defop(params=("axis",), view=True)
 def _expand_dims(xp, x, *, axis):
     return xp.expand_dims(x, axis)
 
@@ -117,7 +121,7 @@ def _(torch, x, axis):
     return x
 
 
-@numpy_op(params=("axis",), in_shape=True, view=True)
+@defop(params=("axis",), in_shape=True, view=True)
 def _squeeze(xp, x, *, axis=None, in_shape=None):
     return xp.squeeze(x, axis)
 
@@ -140,7 +144,7 @@ def _(rng):
 _squeeze.reference(lambda torch, x, axis=None: x.squeeze() if axis is None else x.squeeze(axis))
 
 
-@numpy_op(params=("axes",), view=True)
+@defop(params=("axes",), view=True)
 def _transpose(xp, x, *, axes=None):
     return xp.transpose(x, axes)
 
@@ -165,7 +169,7 @@ _transpose.reference(
 )
 
 
-@numpy_op(params=("axis1", "axis2"), view=True)
+@defop(params=("axis1", "axis2"), view=True)
 def _swapaxes(xp, x, *, axis1, axis2):
     return xp.swapaxes(x, axis1, axis2)
 
@@ -186,7 +190,7 @@ def _(rng):
 _swapaxes.reference(lambda torch, x, axis1, axis2: x.transpose(axis1, axis2))
 
 
-@numpy_op(params=("source", "destination"), view=True)
+@defop(params=("source", "destination"), view=True)
 def _moveaxis(xp, x, *, source, destination):
     return xp.moveaxis(x, source, destination)
 
@@ -214,9 +218,9 @@ def reshape(input, *shape):
     >>> tg.arange(6).reshape(2, 3).shape
     (2, 3)
     """
-    shape = _dims_arg(shape)
+    shape = dims_arg(shape)
     try:
-        return _call(_reshape, input, shape=shape, in_shape=input.shape)
+        return dispatch(_reshape, input, shape=shape, in_shape=input.shape)
     except ValueError:
         raise RuntimeError(
             f"shape {list(shape)} is invalid for input of shape {tuple(input.shape)} "
@@ -261,30 +265,30 @@ def unflatten(input, dim, sizes):
 
 def squeeze(input, dim=None, *, axis=None):
     """Drop size-1 dimensions: all of them, or only `dim` (int or tuple) where it is 1."""
-    dim = _pick(dim, axis)
+    dim = pick(dim, axis)
     shape = input.shape
     if dim is None:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         axes = tuple(a for a in (_axis(d, len(shape)) for d in dims) if shape and shape[a] == 1)
-    return _call(_squeeze, input, axis=axes, in_shape=shape) if axes else input
+    return dispatch(_squeeze, input, axis=axes, in_shape=shape) if axes else input
 
 
 def unsqueeze(input, dim=None, *, axis=None):
     """Insert a size-1 dimension at `dim` (-1 appends one)."""
-    dim = _need_dim(dim, axis, "unsqueeze")
+    dim = need_dim(dim, axis, "unsqueeze")
     nd = input.ndim + 1
     if not -nd <= dim < nd:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
         )
-    return _call(_expand_dims, input, axis=dim % nd)
+    return dispatch(_expand_dims, input, axis=dim % nd)
 
 
 def expand_dims(input, axis=None, *, dim=None):
     """NumPy's expand_dims: insert size-1 dimensions at `axis` (int or tuple)."""
-    return _call(_expand_dims, input, axis=_need_dim(dim, axis, "expand_dims"))
+    return dispatch(_expand_dims, input, axis=need_dim(dim, axis, "expand_dims"))
 
 
 def transpose(input, dim0, dim1):
@@ -292,7 +296,7 @@ def transpose(input, dim0, dim1):
     nd = input.ndim
     if nd == 0:
         return input
-    return _call(_swapaxes, input, axis1=_axis(dim0, nd), axis2=_axis(dim1, nd))
+    return dispatch(_swapaxes, input, axis1=_axis(dim0, nd), axis2=_axis(dim1, nd))
 
 
 def swapaxes(input, axis0, axis1):
@@ -310,12 +314,12 @@ def t(input):
             f"t() expects a tensor with <= 2 dimensions, but got {input.ndim}D (shape "
             f"{tuple(input.shape)}); use transpose(dim0, dim1) or .mT"
         )
-    return _call(_transpose, input, axes=None) if input.ndim == 2 else input
+    return dispatch(_transpose, input, axes=None) if input.ndim == 2 else input
 
 
 def permute(input, *dims):
     """Reorder the dimensions: `x.permute(2, 0, 1)`."""
-    dims = _dims_arg(dims)
+    dims = dims_arg(dims)
     nd = input.ndim
     axes = tuple(_axis(d, nd) for d in dims)
     if len(axes) != nd or len(set(axes)) != nd:
@@ -323,16 +327,16 @@ def permute(input, *dims):
             f"permute: dims {list(dims)} must name each of the {nd} dimensions of a tensor of "
             f"shape {tuple(input.shape)} exactly once"
         )
-    return _call(_transpose, input, axes=axes)
+    return dispatch(_transpose, input, axes=axes)
 
 
 def moveaxis(input, source, destination):
     """Move dimension(s) `source` to position(s) `destination`."""
     nd = input.ndim
-    source, destination = _norm_axes(source, nd), _norm_axes(destination, nd)
+    source, destination = norm_axes(source, nd), norm_axes(destination, nd)
     if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing moves (still a view, as in PyTorch)
         return reshape(input, ())
-    return _call(_moveaxis, input, source=source, destination=destination)
+    return dispatch(_moveaxis, input, source=source, destination=destination)
 
 
 movedim = moveaxis
@@ -342,16 +346,16 @@ def _mT(input):
     if input.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on tensors of >= 2 dimensions, got "
                            f"shape {tuple(input.shape)}")
-    return _call(_swapaxes, input, axis1=-2, axis2=-1)
+    return dispatch(_swapaxes, input, axis1=-2, axis2=-1)
 
 
 def broadcast_to(input, *shape):
     """A read-only broadcast view of `input` with `shape`."""
-    shape = _dims_arg(shape)
+    shape = dims_arg(shape)
     if tuple(shape) == input.shape:
         return input
     try:
-        return _call(_broadcast_to, input, shape=shape)
+        return dispatch(_broadcast_to, input, shape=shape)
     except ValueError:
         raise RuntimeError(
             f"broadcast_to: the tensor of shape {tuple(input.shape)} can't be broadcast to "
@@ -361,7 +365,7 @@ def broadcast_to(input, *shape):
 
 def expand(input, *sizes):
     """Broadcast to `sizes` without copying; -1 keeps a dimension, new ones go in front."""
-    sizes = _dims_arg(sizes)
+    sizes = dims_arg(sizes)
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(
@@ -380,8 +384,8 @@ def expand_as(input, other):
 
 def sum_to_size(input, *size):
     """Sum broadcast dimensions so the result has `size` (the inverse of expand)."""
-    size = _dims_arg(size)
-    return _call(_sum_to, input, shape=size, in_shape=input.shape)
+    size = dims_arg(size)
+    return dispatch(_sum_to, input, shape=size, in_shape=input.shape)
 
 
 def contiguous(input, memory_format=None):

@@ -1,30 +1,35 @@
 """The two namespaces a derivative rule can run on.
 
-`array_ns(np)` is NumPy (or CuPy) plus a few helpers: a first-order backward runs rules on
-raw arrays and records nothing. `T` exposes every op of the table under its NumPy-style
-name, on tensors: a backward that must itself be differentiable runs the same rule text on
-`T`, and the dispatcher records it like any other computation.
+`array_ns(np)` is NumPy (or CuPy) plus the array twins of the ops registered with
+`defop(array_twin=True)` (`xp.softmax_backward`, `xp.conv`, `xp.sum_to`, ...): a first-order
+backward runs rules on raw arrays and records nothing. `T` exposes every op of the table
+under its NumPy-style name, on tensors: a backward that must itself be differentiable runs
+the same rule text on `T`, and the dispatcher records it like any other computation.
+
+This module imports nothing of the op table: `T` looks ops up in `registry.OPS` when a rule
+asks, and the registry hands the twins over through `register_array_twin`.
 """
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .. import backend
 
-_helpers: dict[str, object] = {}
+_twins: dict[str, Callable[..., Any]] = {}
 _array_namespaces: dict[object, types.SimpleNamespace] = {}
 
 
-def array_helper(fn):
-    """Register `fn(xp, ...)` as `xp.<name>(...)` on every array namespace (decorator).
-
-    Its tensor-namespace twin is the op of the same name."""
-    _helpers[fn.__name__] = fn
+def register_array_twin(name: str, fn: Callable[..., Any]) -> None:
+    """Make `fn(ns, ...)` available as `ns.<name>(...)` on every array namespace, those made
+    already and those to come. Called by `defop(array_twin=True)`; the tensor namespace's
+    `<name>` is the op itself."""
+    _twins[name] = fn
     for ns in _array_namespaces.values():
-        setattr(ns, fn.__name__, _bind(fn, ns))
-    return fn
+        setattr(ns, name, _bind(fn, ns))
 
 
 def _bind(fn, ns):
@@ -40,7 +45,7 @@ def array_ns(module) -> types.SimpleNamespace:
         ns = types.SimpleNamespace(**public)
         ns.module = module
         ns.to_device = lambda g, device, source=None: backend.to_device(g, device)
-        for name, fn in _helpers.items():
+        for name, fn in _twins.items():
             setattr(ns, name, _bind(fn, ns))
         _array_namespaces[module] = ns
     return ns
@@ -59,7 +64,8 @@ class _TensorNamespace:
         except KeyError:
             raise AttributeError(
                 f"derivative rule used xp.{name}, which is not an op in the table; register it "
-                "with @defop (or use a name both NumPy and the op table have)"
+                "with @defop, with array_twin=True if NumPy lacks it (or use a name both NumPy "
+                "and the op table have)"
             ) from None
 
     @staticmethod
@@ -86,11 +92,3 @@ def sum_to_axes(shape_from: tuple, shape_to: tuple) -> tuple:
         i + lead for i, n in enumerate(shape_to) if n == 1 and shape_from[i + lead] != 1
     )
 
-
-@array_helper
-def sum_to(xp, g, shape):
-    """Sum a broadcast gradient back to `shape` (the inverse of broadcast_to)."""
-    if g.shape == shape:
-        return g
-    axes = sum_to_axes(g.shape, shape)
-    return xp.module.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)

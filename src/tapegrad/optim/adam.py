@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, prepare_grad, validate_grad_options
+from .sgd import _grad_options
 
 __all__ = ["Adam", "AdamW"]
 
@@ -14,10 +15,18 @@ class Adam(Optimizer):
     """Adam (Kingma & Ba), with optional AMSGrad and L2 weight decay, as PyTorch computes it.
 
     Args:
-        params: parameters or parameter groups. lr: step size (1e-3). betas: decay rates of
-        the first and second moment averages. eps: added to the denominator. weight_decay:
-        L2 penalty (added to the gradient; see AdamW for the decoupled form). amsgrad: keep
-        the running maximum of the second moment. maximize: ascend instead of descend.
+        params: parameters or parameter groups.
+        lr: step size (1e-3).
+        betas: decay rates of the first and second moment averages.
+        eps: added to the denominator.
+        weight_decay: L2 penalty (added to the gradient; see AdamW for the decoupled form).
+        amsgrad: keep the running maximum of the second moment.
+        maximize: ascend instead of descend.
+        eps_before_correction: add `eps` to `sqrt(v)` before dividing by the bias correction
+            `sqrt(1 - beta2**t)` (MXNet's and TensorFlow's form, the paper's "epsilon hat"):
+            PyTorch adds it after, so early steps differ by a factor of that correction.
+        grad_scale, clip_value, clip_after_decay: what the update does to the gradient first
+            (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
 
     >>> net = tg.nn.Linear(3, 1)
     >>> opt = tg.optim.Adam(net.parameters(), lr=1e-3)
@@ -26,9 +35,12 @@ class Adam(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False):
+                 amsgrad=False, *, maximize=False, eps_before_correction=False,
+                 **grad_options):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize)
+                        amsgrad=amsgrad, maximize=maximize,
+                        eps_before_correction=eps_before_correction,
+                        **_grad_options(type(self).__name__, grad_options))
         super().__init__(params, defaults)
 
     def _validate_group(self, group):
@@ -40,11 +52,12 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid epsilon value: {group['eps']}; it must be >= 0")
         if group["weight_decay"] < 0:
             raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}; must be >= 0")
+        validate_grad_options(group)
 
     def _update(self, group, params, grads, states):
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
-        amsgrad, maximize = group["amsgrad"], group["maximize"]
+        amsgrad, eps_first = group["amsgrad"], group.get("eps_before_correction", False)
         for p, g, st in zip(params, grads, states, strict=False):
             if not st:
                 st["step"] = 0
@@ -54,13 +67,9 @@ class Adam(Optimizer):
                     st["max_exp_avg_sq"] = np.zeros_like(p)
             st["step"] += 1
             step = st["step"]
-            if maximize:
-                g = -g
-            if wd:
-                if self._decoupled:
-                    p *= 1 - lr * wd
-                else:
-                    g = g + wd * p
+            if wd and self._decoupled:
+                p *= 1 - lr * wd
+            g = prepare_grad(g, p, group, 0.0 if self._decoupled else wd)
             m, v = st["exp_avg"], st["exp_avg_sq"]
             tmp = g - m  # one scratch array serves both moment updates
             tmp *= 1 - beta1
@@ -77,8 +86,12 @@ class Adam(Optimizer):
                 denom = np.sqrt(vmax)
             else:
                 denom = np.sqrt(v)
-            denom /= bc2_sqrt
-            denom += eps
+            if eps_first:
+                denom += eps
+                denom /= bc2_sqrt
+            else:
+                denom /= bc2_sqrt
+                denom += eps
             np.divide(m, denom, out=denom)
             denom *= step_size
             p -= denom
@@ -95,5 +108,7 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 amsgrad=False, *, maximize=False, eps_before_correction=False,
+                 **grad_options):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         eps_before_correction=eps_before_correction, **grad_options)

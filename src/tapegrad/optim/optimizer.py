@@ -12,11 +12,15 @@ import copy
 import numpy as np
 
 from .. import backend, dtypes
-from ..engine.state import AMBIENT
-from ..engine.state import state as _tape_state
+from ..autograd.modes import enable_grad
+from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "prepare_grad"]
+
+# The gradient options every optimizer built on `prepare_grad` takes (keyword-only), with
+# their defaults, which change nothing (PyTorch's update). Documented in `prepare_grad`.
+GRAD_OPTIONS = {"grad_scale": 1.0, "clip_value": None, "clip_after_decay": False}
 
 
 class _Required:
@@ -121,7 +125,7 @@ class Optimizer:
                         p._grad = _wrap(np.zeros_like(g._data))
                     else:
                         g._data[...] = 0
-                        g._version[0] += 1
+                        bump_version(g)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient; returns `closure()` when given.
@@ -130,12 +134,8 @@ class Optimizer:
         """
         loss = None
         if closure is not None:
-            prev = _tape_state.active
-            _tape_state.active = prev | AMBIENT
-            try:
+            with enable_grad():
                 loss = closure()
-            finally:
-                _tape_state.active = prev
         work = []
         for group in self.param_groups:  # check every gradient before changing anything
             params = [p for p in group["params"] if p._grad is not None]
@@ -159,7 +159,7 @@ class Optimizer:
             self._update(group, [p._data for p in params], [p._grad._data for p in params],
                          states)
             for p in params:
-                p._version[0] += 1
+                bump_version(p)
         return loss
 
     def _update(self, group: dict, params: list, grads: list, states: list) -> None:
@@ -248,7 +248,9 @@ class Optimizer:
             new_state[p] = st
         new_groups = []
         for mine, saved in zip(self.param_groups, saved_groups, strict=False):
-            g = {k: _restore_option(mine.get(k), v) for k, v in saved.items() if k != "params"}
+            g = {k: v for k, v in mine.items() if k != "params"}  # options saved before
+            g.update({k: _restore_option(mine.get(k), v) for k, v in saved.items()  # they existed
+                      if k != "params"})
             g["params"] = mine["params"]
             self._validate_group(g)
             new_groups.append(g)
@@ -263,6 +265,42 @@ class Optimizer:
                 if k != "params":
                     lines.append(f"    {k}: {group[k]}")
         return "\n".join(lines) + "\n)"
+
+
+def prepare_grad(g, p, group: dict, weight_decay: float = 0.0):
+    """The gradient an update uses, from the raw gradient `g` of parameter array `p`.
+
+    In this order: negated when `maximize`; multiplied by `grad_scale` (MXNet's
+    `rescale_grad`, e.g. `1 / batch_size`, or an inverse loss scale); clipped elementwise to
+    `[-clip_value, clip_value]` when `clip_value` is set (MXNet's `clip_gradient`); plus the
+    L2 term `weight_decay * p`, added after the clipping (MXNet's SGD), or before it when
+    `clip_after_decay` (MXNet's Adam). With the defaults this is PyTorch's gradient, and `g`
+    itself is returned (never modified in place). SGD, Adam and AdamW use it.
+    """
+    if group.get("maximize"):
+        g = -g
+    scale = group.get("grad_scale", 1.0)
+    if scale != 1.0:
+        g = g * scale
+    clip = group.get("clip_value")
+    if clip is not None:
+        if weight_decay and group.get("clip_after_decay"):
+            g = g + weight_decay * p
+            weight_decay = 0.0
+        g = np.clip(g, -clip, clip)
+    if weight_decay:
+        g = g + weight_decay * p
+    return g
+
+
+def validate_grad_options(group: dict) -> None:
+    """Check the `prepare_grad` options of a parameter group (ValueError naming the option)."""
+    scale = group.get("grad_scale", 1.0)
+    if not isinstance(scale, (int, float)) or not np.isfinite(scale):
+        raise ValueError(f"Invalid grad_scale value: {scale!r}; it must be a finite number")
+    clip = group.get("clip_value")
+    if clip is not None and not (isinstance(clip, (int, float)) and clip >= 0):
+        raise ValueError(f"Invalid clip_value: {clip!r}; it must be None or a number >= 0")
 
 
 def _restore_option(current, saved):

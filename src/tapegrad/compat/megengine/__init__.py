@@ -7,24 +7,31 @@ Change the import lines only:
     import tapegrad.compat.megengine.module as M
     from tapegrad.compat.megengine.autodiff import GradManager
 
-`mge.tensor` / `mge.Tensor` make tapegrad tensors (float32 / int32 by default, as
-MegEngine); `GradManager` is tapegrad's (API.md 2.3); modules keep their parameters
+`mge.Tensor` / `mge.Parameter` are the facade's array types, subclasses of
+`tapegrad.Tensor` whose methods follow MegEngine (`mge.tensor` makes one: float32 / int32
+by default; importing the facade changes nothing in `tapegrad.Tensor`); `GradManager`
+is tapegrad's (API.md 2.3); modules keep their parameters
 untracked until a GradManager attaches them. A name the facade lacks raises an
 AttributeError that says so; see docs/migrating-from-megengine.md.
 """
 from __future__ import annotations
 
 from .._facade import facade_getattr
-from . import autodiff, distributed, functional, module, optimizer, random  # noqa: F401
+from . import autodiff, distributed, functional, jit, module, optimizer, random  # noqa: F401
 from ._tensor import Parameter, Tensor, tensor  # noqa: F401
 
 __version__ = "1.13.0"  # the MegEngine API this facade follows
 
 
 def is_cuda_available() -> bool:
-    from .. import torch
+    """True when CuPy and a GPU are there (`device="cuda"` works)."""
+    from ... import backend
 
-    return torch.cuda.is_available()
+    try:
+        backend.cupy()
+    except RuntimeError:
+        return False
+    return True
 
 
 _default_device = ["xpux"]
@@ -36,6 +43,7 @@ def set_default_device(device="xpux") -> None:
 
 
 def get_default_device() -> str:
+    """The device new tensors go to (`set_default_device`)."""
     return _default_device[0]
 
 
@@ -47,13 +55,13 @@ def save(obj, f, pickle_module=None, pickle_protocol=None) -> None:
 
 
 def load(f, map_location=None, pickle_module=None):
+    """Read a file written by `mge.save` / `tg.save` (safetensors; nothing is executed)."""
     from ... import io
 
     return io.load(f)
 
 
 __getattr__ = facade_getattr(__name__, "the MegEngine facade", {}, {
-    "jit": "tracing (jit.trace) is not supported; tapegrad runs eagerly",
     "data": "megengine.data is not provided; use tapegrad.data (DataLoader, TensorDataset)",
     "quantization": "quantization is not supported", "amp": "mixed precision is not "
     "supported", "hub": "not provided", "traced_module": "not supported",

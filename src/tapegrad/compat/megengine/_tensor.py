@@ -1,34 +1,42 @@
-"""`mge.tensor`, `mge.Tensor`, `mge.Parameter` with MegEngine's dtype defaults.
+"""`mge.Tensor`, `mge.Parameter`, `mge.tensor`: the MegEngine facade's array types.
 
+`mge.Tensor` is a `tapegrad.Tensor` subclass whose methods follow MegEngine 1.13 (where
+they differ from `tg.Tensor`, which keeps PyTorch's meaning): `size` is the element count
+(an int), `numpy()` is a copy that works whatever records the tensor, `set_value`,
+`reset_zero`, `name`, `transpose(*pattern)` (reversed when no pattern), `T`, `max`/`min`
+(values only). An op on
+`mge.Tensor`s returns an `mge.Tensor`; `.grad` and `detach()` are `mge.Tensor`s.
 MegEngine makes Python floats and float64 arrays float32, Python ints and int64 arrays
 int32. Its tensors are not tracked by anything until a GradManager attaches them (no
-`requires_grad`), so `.numpy()` always works: that is tapegrad's plain tensor.
+`requires_grad`).
+
+    >>> x = mge.tensor([1.0, 2.0], name="x")
+    >>> x.size, x.name, x.numpy().tolist()
+    (2, 'x', [1.0, 2.0])
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ... import creation
+from ...nn.parameter import Parameter as _CoreParameter
 from ...tensor import Tensor as _CoreTensor
+from ...tensor import as_class, write_data
 
 __all__ = ["tensor", "Tensor", "Parameter"]
 
 
 def _mge_array(data, dtype):
     if isinstance(data, _CoreTensor):
-        return data if dtype is None else data.astype(dtype)
-    arr = np.asarray(data)
+        return data.detach() if dtype is None else data.detach().astype(dtype)
+    arr = np.asarray(0.0 if data is None else data)
     if dtype is None:
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64:
             arr = arr.astype(np.int32)
     return arr
-
-
-def tensor(data=None, dtype=None, device=None, is_const=False, no_cache=False, name=None):
-    """A new tensor holding a copy of `data` (float32 / int32 by default, as MegEngine)."""
-    return creation.tensor(_mge_array(data, dtype), dtype=dtype, device=_device(device))
 
 
 def _device(device):
@@ -48,29 +56,113 @@ def _device(device):
     return "cpu"
 
 
-class _TensorType(type):
-    """`mge.Tensor(data)` makes a tensor; `isinstance(t, mge.Tensor)` holds for every
-    tapegrad tensor (there is one tensor type)."""
+class Tensor(_CoreTensor):
+    """MegEngine's Tensor: `mge.Tensor([1.0, 2.0])` (a copy, float32 / int32 by default)."""
 
-    def __call__(cls, data=None, dtype=None, device=None, is_const=False, no_cache=False,
+    __slots__ = ("_name",)
+
+    def __init__(self, data=None, dtype=None, device=None, is_const=False, no_cache=False,
                  name=None):
-        return tensor(data, dtype, device)
+        super().__init__(_mge_array(data, dtype), dtype=dtype, device=_device(device))
+        self._name = name
 
-    def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, _CoreTensor)
+    @property
+    def name(self):
+        """The tensor's name (None unless given)."""
+        return getattr(self, "_name", None)  # unset on tensors an op made
 
-    def __subclasscheck__(cls, sub) -> bool:
-        return issubclass(sub, _CoreTensor)
+    @name.setter
+    def name(self, value) -> None:
+        self._name = value
+
+    @property
+    def size(self) -> int:
+        """The number of elements (MegEngine's `size`: an int, not PyTorch's `size()`)."""
+        return math.prod(self.shape)
+
+    def numpy(self):
+        """A NumPy copy of the values (whatever records this tensor)."""
+        return self.asnumpy()
+
+    def set_value(self, value):
+        """Overwrite the values in place (same shape; never recorded); returns self."""
+        value = value if isinstance(value, _CoreTensor) else np.asarray(value)
+        if tuple(value.shape) != self.shape:
+            raise ValueError(f"set_value: the value has shape {tuple(value.shape)}, the tensor "
+                             f"{self.shape}")
+        write_data(self, value.detach() if isinstance(value, _CoreTensor) else value)
+        return self
+
+    def reset_zero(self) -> None:
+        """Set every value to zero, in place."""
+        write_data(self, 0)
+
+    def transpose(self, *pattern):
+        """Permute the axes by `pattern` (reversed when none is given)."""
+        import tapegrad as tg
+
+        if len(pattern) == 1 and not isinstance(pattern[0], int):
+            pattern = tuple(pattern[0])
+        return tg.permute(self, pattern or tuple(range(self.ndim))[::-1])
+
+    def max(self, axis=None, keepdims=False):  # noqa: A003
+        """The maximum over `axis` (every axis when None): values only, as MegEngine."""
+        from .._numpy_style import amax
+
+        return amax(self, axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):  # noqa: A003
+        """The minimum over `axis` (every axis when None): values only, as MegEngine."""
+        from .._numpy_style import amin
+
+        return amin(self, axis, keepdims=keepdims)
+
+    @property
+    def T(self):  # noqa: N802 - MegEngine's name
+        """The axes reversed."""
+        return self.transpose()
 
 
-class Tensor(metaclass=_TensorType):
-    """MegEngine's Tensor: `mge.Tensor([1.0, 2.0])` (see `tensor`)."""
+Tensor._array_class = Tensor
 
 
-def Parameter(value, dtype=None, device=None, is_const=False, no_cache=False,  # noqa: N802
-              name=None):
-    """A module parameter (a `tapegrad.nn.Parameter` that no tape tracks until a
-    GradManager attaches it, as in MegEngine)."""
-    from ...nn.module import Parameter as _CoreParameter
+class Parameter(Tensor, _CoreParameter):
+    """A module parameter: an `mge.Tensor` that modules register (a `tapegrad.nn.Parameter`
+    that no tape tracks until a GradManager attaches it, as in MegEngine). Its `.grad`
+    and `detach()` are `mge.Tensor`s."""
 
-    return _CoreParameter(tensor(value, dtype or "float32", device), requires_grad=False)
+    __slots__ = ()
+
+    def __init__(self, value, dtype=None, device=None, is_const=False, no_cache=False,
+                 name=None):
+        if isinstance(value, _CoreParameter) and dtype is None and device is None:
+            source = value  # a core layer's parameter: share its storage
+        else:
+            source = tensor(value, dtype or "float32", device)
+        _CoreParameter.__init__(self, source, requires_grad=False)
+        self._name = name
+
+    def __reduce_ex__(self, protocol):
+        # pickling and deepcopy give an mge.Parameter back (the core's would give its own)
+        return (_rebuild_parameter, (self.asnumpy(), self.grad_req, self.name))
+
+
+Parameter._array_class = Tensor
+
+
+def _rebuild_parameter(values, grad_req, name):
+    p = Parameter(values, dtype=values.dtype, name=name)
+    p.grad_req = grad_req
+    return p
+
+
+def tensor(data=None, dtype=None, device=None, is_const=False, no_cache=False, name=None):
+    """A new `mge.Tensor` holding a copy of `data` (float32 / int32 by default)."""
+    return Tensor(data, dtype, device, name=name)
+
+
+def from_core(t: _CoreTensor) -> Tensor:
+    """A core tensor nothing records as an `mge.Tensor` (sharing storage); others as they are."""
+    if type(t) is _CoreTensor and not t.requires_grad:
+        return as_class(t, Tensor)
+    return t

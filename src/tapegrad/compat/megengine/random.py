@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ...creation import normal as _normal
 from ...creation import uniform as _uniform
-from .._facade import facade_getattr
+from .._facade import facade_getattr, returns
+from ._tensor import Tensor
 
 __all__ = ["seed", "normal", "uniform"]
 
@@ -14,11 +15,15 @@ def seed(seed):  # noqa: A002
     manual_seed(seed)
 
 
+@returns(Tensor)
 def normal(mean=0.0, std=1.0, size=None):
+    """Samples of N(mean, std**2), an `mge.Tensor` of shape `size`."""
     return _normal(mean, std, () if size is None else tuple(size))
 
 
+@returns(Tensor)
 def uniform(low=0.0, high=1.0, size=None):
+    """Samples of U[low, high), an `mge.Tensor` of shape `size`."""
     return _uniform(low, high, () if size is None else tuple(size))
 
 

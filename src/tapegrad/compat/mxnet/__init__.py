@@ -5,8 +5,10 @@ Change the import line only:
     from tapegrad.compat import mxnet as mx          # was: import mxnet as mx
     from tapegrad.compat.mxnet import autograd, gluon, np, nd
 
-What maps where: `mx.np` / `mx.nd` arrays are `tapegrad.Tensor`s (float32 by default,
-`ctx=` accepted); `mx.autograd` is tapegrad's record scope (API.md 2.2); `mx.gluon` Blocks
+What maps where: `mx.nd.NDArray` and `mx.np.ndarray` are the facade's array types,
+subclasses of `tapegrad.Tensor` whose methods follow MXNet (float32 by default, `ctx=`
+accepted; importing the facade changes nothing in `tapegrad.Tensor`); `mx.autograd` is
+tapegrad's record scope (API.md 2.2); `mx.gluon` Blocks
 hold record-scope Parameters (`grad_req="write"`) and follow `autograd.is_training()`.
 A name this facade does not provide raises an AttributeError that says so (and what to
 use instead); see docs/migrating-from-mxnet.md.
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 from .._facade import facade_getattr
 from . import (  # noqa: F401
-    _arrays,  # noqa: F401  (gives tensors MXNet's array methods: context, copyto...)
     autograd,
     context,
     gluon,

@@ -14,7 +14,8 @@ see docs/migrating-from-pytorch.md.
 from __future__ import annotations
 
 from .._facade import forward_getattr
-from . import autograd, cuda, nn, optim, utils  # noqa: F401
+from . import autograd, cuda, func, jit, nn, optim, utils  # noqa: F401
+from ._compile import compile  # noqa: F401,A004
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
@@ -56,12 +57,14 @@ def is_tensor(obj) -> bool:
 
 
 def is_floating_point(t) -> bool:
+    """True when `t` has a floating dtype."""
     from ... import dtypes
 
     return dtypes.is_floating(t.dtype)
 
 
 def numel(t) -> int:
+    """The number of elements of `t`."""
     return t.numel()
 
 
@@ -82,8 +85,6 @@ _DENY = {
     "FloatTensor": "use torch.tensor(data, dtype=torch.float32)",
     "LongTensor": "use torch.tensor(data, dtype=torch.int64)",
     "DoubleTensor": "use torch.tensor(data, dtype=torch.float64)",
-    "jit": "TorchScript is not supported; tapegrad runs eagerly",
-    "compile": "torch.compile is not supported; tapegrad runs eagerly",
     "fx": "torch.fx is not supported", "onnx": "ONNX export is not supported",
     "sparse": "sparse tensors are not supported", "fft": "torch.fft is not supported",
     "complex64": "complex tensors are not supported", "complex128": "complex tensors are not "

@@ -14,8 +14,9 @@ the losses.
 """
 from __future__ import annotations
 
+from ... import _numpy_style as _np_style
 from ..._facade import core_aliases, facade_dir, facade_getattr
-from ...mxnet import _arrays as _np_style
+from .._tensor import Tensor
 from .._tensor import tensor as _tensor
 from . import nn  # noqa: F401
 from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
@@ -136,11 +137,15 @@ def full(shape, value, dtype="float32", device=None):
 
 def arange(start=0, stop=None, step=1, dtype="float32", device=None):
     """Values from `start` to `stop` by `step` (float32 by default, as MegEngine)."""
-    return _np_style.arange(start, stop, step, dtype=dtype, device=device)
+    if stop is None:
+        start, stop = 0, start
+    return _tensor(_tg().arange(start, stop, step, dtype=dtype), device=device)
 
 
 def linspace(start, stop, num, dtype="float32", device=None):
-    return _np_style.linspace(start, stop, num, dtype=dtype, device=device)
+    import numpy as np
+
+    return _tensor(np.linspace(start, stop, int(num)), dtype=dtype, device=device)
 
 
 def _shape(shape):
@@ -167,5 +172,6 @@ HINTS = {
     "vision": "not provided",
     "debug_param": "not provided",
 }
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.functional)", ALIASES, HINTS)
+__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.functional)", ALIASES, HINTS,
+                             Tensor, creating=("zeros_like", "ones_like", "full_like"))
 __dir__ = facade_dir(__name__, ALIASES)

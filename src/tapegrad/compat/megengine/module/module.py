@@ -2,16 +2,25 @@
 attaches them (MegEngine's model: only attached tensors are tracked)."""
 from __future__ import annotations
 
-from ....engine.state import AMBIENT
 from ....nn.module import Module as _CoreModule
 from ....nn.module import Parameter as _CoreParameter
+from .._tensor import Parameter
 
 __all__ = ["Module"]
 
 
-def _untrack(value) -> None:
-    if isinstance(value, _CoreParameter) and value.grad_fn is None and value._tapes & AMBIENT:
-        value.requires_grad_(False)
+def _as_mge(value):
+    """A core layer's parameter as an untracked `mge.Parameter` sharing its storage (what
+    MegEngine's layers hold: nothing records them until a GradManager attaches them)."""
+    if not isinstance(value, _CoreParameter) or value.is_lazy:
+        return value
+    if not isinstance(value, Parameter):
+        req = value.grad_req
+        value = Parameter(value)
+        value.grad_req = req
+    if value.grad_fn is None and value.requires_grad:
+        value.requires_grad_(False)  # leaves the ambient tape (a GradManager's stays)
+    return value
 
 
 class Module(_CoreModule):
@@ -21,16 +30,14 @@ class Module(_CoreModule):
     def __init__(self, *args, name=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         object.__setattr__(self, "name", name)
-        for p in self.parameters():  # those a core layer made before we could see them
-            _untrack(p)
+        for key, p in list(super().named_parameters(recurse=False)):  # made before we
+            setattr(self, key, p)  # could see them (our __setattr__ converts them)
 
     def __setattr__(self, name, value) -> None:
-        _untrack(value)
-        super().__setattr__(name, value)
+        super().__setattr__(name, _as_mge(value))
 
     def register_parameter(self, name, param) -> None:
-        _untrack(param)
-        super().register_parameter(name, param)
+        super().register_parameter(name, _as_mge(param))
 
     def parameters(self, recursive=True, requires_grad=None, **kwargs):
         """The parameters (of the children too unless `recursive=False`)."""

@@ -3,8 +3,8 @@
 A Block registers the Parameters and Blocks assigned to its attributes (Gluon's rule),
 and `training` is None on every Block: layers that act differently in training ask
 `autograd.is_training()`, which is on inside `record()` and `train_mode()` (API.md 3).
-`hybridize()` is accepted and changes nothing: tapegrad runs eagerly, so a hybridized
-block computes exactly what the plain one does.
+`hybridize()` compiles a HybridBlock's forward with `tg.compile` (see `_hybrid.py`): the
+same numbers, replayed without per-op dispatch.
 
     >>> class Net(mx.gluon.nn.Block):
     ...     def __init__(self):
@@ -29,6 +29,7 @@ class Block:
     """Base class of every Gluon layer and model; override `forward`."""
 
     training = None  # follow autograd.is_training(), as every MXNet Block does
+    _hybrid = None  # set by hybridize() on a HybridBlock: its compiled forward
 
     def __init__(self, prefix=None, params=None) -> None:
         object.__setattr__(self, "_children", OrderedDict())
@@ -121,7 +122,11 @@ class Block:
                                          verbose, force_reinit)
 
     def hybridize(self, active=True, **kwargs) -> None:
-        """Accepted and ignored: tapegrad runs every block eagerly (the same numbers)."""
+        """Compile HybridBlocks' forward with tg.compile (`active=False`: eager again)."""
+        if isinstance(self, HybridBlock):
+            from ._hybrid import HybridForward
+
+            object.__setattr__(self, "_hybrid", HybridForward(self) if active else None)
         for child in self._children.values():
             child.hybridize(active, **kwargs)
 
@@ -184,7 +189,7 @@ class Block:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        out = self.forward(*args, **kwargs)
+        out = (self._hybrid or self.forward)(*args, **kwargs)
         for hook in self._forward_hooks:
             hook(self, args, out)
         return out

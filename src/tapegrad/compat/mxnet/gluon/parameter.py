@@ -1,6 +1,7 @@
 """`mx.gluon.Parameter`, `Constant` and the dict `collect_params()` returns.
 
-A Gluon Parameter holds one tapegrad tensor, made when it is initialized (at once, or at
+A Gluon Parameter holds one array (an `mx.nd.NDArray`, or an `mx.np.ndarray` after
+`npx.set_np()`, as in MXNet 1.x), made when it is initialized (at once, or at
 the first forward when its shape is still unknown: deferred initialization). That tensor
 is a variable of the record scope (`attach_grad(grad_req)`), so exactly as in MXNet it is
 recorded only inside `autograd.record()`, and its gradient is overwritten by each
@@ -23,13 +24,20 @@ import warnings
 import numpy as np
 
 from ....autograd.record import GRAD_REQS
-from ....creation import tensor as _tensor
-from ....tensor import Tensor
+from ....creation import tensor as _core_tensor
+from ....tensor import Tensor, as_class, write_data
 from ... import _facade  # noqa: F401
 from .. import initializer
 from ..context import context_of, device_of
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError"]
+
+
+def _tensor(values, dtype, device) -> Tensor:
+    """A parameter's array: an `mx.np.ndarray` after `npx.set_np()`, else an NDArray."""
+    from ..numpy_extension import array_class
+
+    return as_class(_core_tensor(values, dtype=dtype, device=device), array_class())
 
 
 class DeferredInitializationError(RuntimeError):
@@ -216,17 +224,14 @@ class Parameter:
             raise ValueError(
                 f"Parameter {self.name!r}: set_data got shape {arr.shape}, expected {var.shape}"
             )
-        var._data[...] = device_array(arr.astype(var.dtype), var)
-        var._version[0] += 1
+        write_data(var, arr.astype(var.dtype))
 
     def zero_grad(self) -> None:
         """Set the gradient buffer to zeros (in place)."""
         var = self._var
         if var is None or var.grad is None:
             return
-        g = var.grad
-        g._data[...] = 0
-        g._version[0] += 1
+        write_data(var.grad, 0)
 
     def reset_ctx(self, ctx) -> None:
         if self._var is not None:
@@ -245,12 +250,6 @@ class Parameter:
 
     def __repr__(self) -> str:
         return f"Parameter {self.name} (shape={self._shape}, dtype={self.dtype})"
-
-
-def device_array(arr, like: Tensor):
-    from .... import backend
-
-    return backend.to_device(arr, like.device)
 
 
 class Constant(Parameter):

@@ -1,10 +1,11 @@
 """`mx.gluon.Trainer`: MXNet's update rule on tapegrad's optimizers.
 
-`step(batch_size)` rescales every gradient by `1 / batch_size` (MXNet's `rescale_grad`),
-clips it (`clip_gradient`), adds the weight decay where MXNet adds it, and hands the
-result to `tapegrad.optim.SGD` / `Adam` for the update itself. Parameter gradients are left
-as backward wrote them (MXNet does the rescaling inside its update kernels too), and with
-`grad_req="write"` there is nothing to zero between steps.
+The update is `tapegrad.optim.SGD` / `Adam` with options that say where MXNet differs from
+PyTorch: `grad_scale` (`rescale_grad / batch_size`), `clip_value` (`clip_gradient`),
+`clip_after_decay` (Adam adds the weight decay before clipping), `eps_before_correction`
+(Adam's epsilon) and `lr_in_momentum` (SGD's momentum buffer holds `lr * grad`). Parameter
+gradients are left as backward wrote them (MXNet rescales inside its update kernels too),
+and with `grad_req="write"` there is nothing to zero between steps.
 
     >>> net, loss_fn = mx.gluon.nn.Dense(1), mx.gluon.loss.L2Loss()
     >>> net.initialize()
@@ -17,9 +18,6 @@ as backward wrote them (MXNet does the rescaling inside its update kernels too),
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ....tensor import _wrap
 from .parameter import Parameter
 
 __all__ = ["Trainer"]
@@ -81,7 +79,6 @@ class Trainer:
         self._clip = opts.get("clip_gradient")
         self._opts = opts
         self._opt = None  # made at the first step, when deferred parameters exist
-        self._t = 0  # updates made (Adam's bias correction)
 
     @property
     def learning_rate(self) -> float:
@@ -91,28 +88,32 @@ class Trainer:
         self._lr = float(lr)
         if self._opt is not None:
             for group in self._opt.param_groups:
-                group["lr"] = self._lr * group["_lr_mult"]
+                group["lr"] = self._lr * group["lr_mult"]
 
     @property
     def optimizer(self):
         return self._opt
 
     def _make_optimizer(self) -> None:
+        """The core optimizer with MXNet's update expressed as its options: one parameter
+        group per parameter (its lr_mult and wd_mult), `grad_scale` (rescale_grad / batch
+        size, set at each step), `clip_value` (clip_gradient), and MXNet's placements:
+        Adam's weight decay before the clipping and its epsilon before the bias correction,
+        SGD's learning rate inside the momentum."""
         from .... import optim
 
-        groups = []
-        for p in self._params:
-            var = p.data()
-            groups.append({"params": [var], "lr": self._lr * p.lr_mult, "_lr_mult": p.lr_mult})
+        clip = self._clip if self._clip is not None and self._clip > 0 else None
+        groups = [{"params": [p.data()], "lr": self._lr * p.lr_mult, "lr_mult": p.lr_mult,
+                   "weight_decay": self._wd * p.wd_mult} for p in self._params]
+        common = dict(lr=self._lr, grad_scale=self._scale, clip_value=clip)
         if self._name == "adam":
             betas = (float(self._opts.get("beta1", 0.9)), float(self._opts.get("beta2", 0.999)))
-            self._opt = optim.Adam(groups, lr=self._lr, betas=betas,
-                                   eps=float(self._opts.get("epsilon", 1e-8)))
+            self._opt = optim.Adam(groups, betas=betas, eps=float(self._opts.get("epsilon", 1e-8)),
+                                   eps_before_correction=True, clip_after_decay=True, **common)
         else:
-            self._opt = optim.SGD(groups, lr=self._lr,
-                                  momentum=float(self._opts.get("momentum", 0.0)),
-                                  nesterov=self._name == "nag"
-                                  and float(self._opts.get("momentum", 0.0)) > 0)
+            momentum = float(self._opts.get("momentum", 0.0))
+            self._opt = optim.SGD(groups, momentum=momentum, lr_in_momentum=True,
+                                  nesterov=self._name == "nag" and momentum > 0, **common)
 
     def allreduce_grads(self) -> None:
         """One process, one device: nothing to reduce (see tapegrad.distributed)."""
@@ -122,46 +123,12 @@ class Trainer:
         self.update(batch_size, ignore_stale_grad)
 
     def update(self, batch_size, ignore_stale_grad=False) -> None:
+        """The update of `step`; a parameter without a gradient (grad_req "null") is skipped."""
         if self._opt is None:
             self._make_optimizer()
-        scale = self._scale / batch_size
-        # MXNet's order: rescale, clip, then weight decay (Adam: weight decay before clip)
-        swapped = []
-        for p in self._params:
-            if p.grad_req == "null":
-                continue
-            var = p.data()
-            g = var._grad
-            if g is None:
-                continue
-            arr = g._data * scale
-            wd = self._wd * p.wd_mult
-            if self._name == "adam" and wd:
-                arr = arr + wd * var._data
-            if self._clip is not None and self._clip > 0:
-                np.clip(arr, -self._clip, self._clip, out=arr)
-            if self._name != "adam" and wd:
-                arr = arr + wd * var._data
-            swapped.append((var, g))
-            var._grad = _wrap(arr)
-        try:
-            frozen = [(v, v._grad) for group in self._opt.param_groups for v in group["params"]
-                      if not any(v is s for s, _ in swapped)]
-            for v, _ in frozen:  # parameters without a fresh gradient are not updated
-                v._grad = None
-            self._t += 1
-            if self._name == "adam":
-                # MXNet adds epsilon to sqrt(v) before the bias correction, PyTorch after it:
-                # epsilon / sqrt(1 - beta2**t) makes tapegrad's Adam take MXNet's step exactly
-                eps = float(self._opts.get("epsilon", 1e-8))
-                for group in self._opt.param_groups:
-                    group["eps"] = eps / float(np.sqrt(1.0 - group["betas"][1] ** self._t))
-            self._opt.step()
-        finally:
-            for v, g in frozen:
-                v._grad = g
-            for var, g in swapped:
-                var._grad = g
+        for group in self._opt.param_groups:
+            group["grad_scale"] = self._scale / batch_size
+        self._opt.step()
 
     def save_states(self, fname) -> None:
         from .... import io

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ....tensor import Tensor
+from ....tensor import Tensor, write_data
 from ..._facade import facade_getattr
 
 __all__ = ["split_and_load", "split_data", "clip_global_norm"]
@@ -34,14 +34,13 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
 def clip_global_norm(arrays, max_norm, check_isfinite=True):
     """Scale the arrays in place so their joint 2-norm is at most `max_norm`; returns the
     norm before clipping."""
-    total = math.sqrt(sum(float((a._data.astype("float64") ** 2).sum()) for a in arrays))
+    total = math.sqrt(sum(float((a.asnumpy().astype("float64") ** 2).sum()) for a in arrays))
     if check_isfinite and not math.isfinite(total):
         raise ValueError(f"clip_global_norm: the norm is {total}")
     scale = max_norm / (total + 1e-8)
     if scale < 1.0:
         for a in arrays:
-            a._data *= scale
-            a._version[0] += 1
+            write_data(a, a.detach() * scale)
     return total
 
 

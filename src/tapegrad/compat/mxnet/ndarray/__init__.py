@@ -1,8 +1,10 @@
-"""`mx.nd`: MXNet's legacy NDArray API on tapegrad tensors.
+"""`mx.nd`: MXNet's legacy NDArray API; its arrays are `mx.nd.NDArray`s.
 
-`mx.nd.NDArray` is `tapegrad.Tensor`. Everything made here is float32 unless told
-otherwise (NumPy arrays included, as `mx.nd.array` does); legacy argument names are kept
-(`shape=`, `ctx=`, `dim=` of `concat`, `num_outputs=` of `split`, whose default axis is 1).
+`NDArray` is a `tapegrad.Tensor` subclass whose methods follow MXNet (`size` is an int,
+`reshape` takes MXNet's codes, ...: see `ndarray.ndarray`). Everything made here is
+float32 unless told otherwise (NumPy arrays included, as `mx.nd.array` does); legacy
+argument names are kept (`shape=`, `ctx=`, `dim=` of `concat`, `num_outputs=` of
+`split`, whose default axis is 1).
 
     >>> from tapegrad.compat import mxnet as mx
     >>> a = mx.nd.random.normal(shape=1)
@@ -10,11 +12,19 @@ otherwise (NumPy arrays included, as `mx.nd.array` does); legacy argument names 
 """
 from __future__ import annotations
 
-from ....tensor import Tensor as NDArray
 from ..._facade import core_aliases, facade_dir, facade_getattr
-from .. import _arrays
-from .._arrays import empty, full, ones, zeros  # noqa: F401
+from ..._numpy_style import amax, amin, batch_matmul, repeat_elements
+from ..._numpy_style import flip as _flip
+from ..._numpy_style import split as _split
+from ..._numpy_style import transpose as _transpose
+from .. import _arrays, _shape_codes
 from . import random  # noqa: F401
+from .ndarray import NDArray, _axes
+
+empty = _arrays.bind(_arrays.empty, NDArray)
+full = _arrays.bind(_arrays.full, NDArray)
+ones = _arrays.bind(_arrays.ones, NDArray)
+zeros = _arrays.bind(_arrays.zeros, NDArray)
 
 
 def _tg():
@@ -26,45 +36,45 @@ def _tg():
 def array(source_array, ctx=None, dtype=None):
     """A float32 copy of `source_array` (an NDArray keeps its dtype)."""
     return _arrays.array(source_array, dtype=dtype, ctx=ctx,
-                         keep_array_dtype=isinstance(source_array, NDArray))
+                         keep_array_dtype=isinstance(source_array, NDArray), cls=NDArray)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
-    return _arrays.arange(start, stop, step, dtype=dtype, ctx=ctx, repeat=repeat)
+    return _arrays.arange(start, stop, step, dtype=dtype, ctx=ctx, repeat=repeat, cls=NDArray)
 
 
 def zeros_like(data, **kwargs):
-    return _tg().zeros_like(data)
+    return _arrays.zeros_like(data, cls=NDArray)
 
 
 def ones_like(data, **kwargs):
-    return _tg().ones_like(data)
+    return _arrays.ones_like(data, cls=NDArray)
 
 
 def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None):
     """Matrix product (of the last axis of `lhs` and the first of `rhs` for N-D inputs)."""
     tg = _tg()
     if transpose_a:
-        lhs = _arrays.transpose(lhs)
+        lhs = _transpose(lhs)
     if transpose_b:
-        rhs = _arrays.transpose(rhs)
+        rhs = _transpose(rhs)
     if lhs.ndim <= 2 and rhs.ndim <= 2:
         return tg.matmul(lhs, rhs)
     return tg.tensordot(lhs, rhs, dims=([lhs.ndim - 1], [0]))
 
 
 def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False):
-    return _arrays.batch_matmul(lhs, rhs, transpose_a, transpose_b)
+    return batch_matmul(lhs, rhs, transpose_a, transpose_b)
 
 
 def transpose(data, axes=()):
     """Permute the axes (reversed when `axes` is empty)."""
-    return _arrays.transpose(data, axes or None)
+    return _transpose(data, axes or None)
 
 
 def split(data, num_outputs, axis=1, squeeze_axis=False):
     """`num_outputs` equal parts along `axis` (default 1, as MXNet); one part is returned bare."""
-    parts = _arrays.split(data, int(num_outputs), axis)
+    parts = _split(data, int(num_outputs), axis)
     if squeeze_axis:
         parts = [_tg().squeeze(p, axis) for p in parts]
     return parts[0] if len(parts) == 1 else parts
@@ -80,15 +90,16 @@ def stack(*data, axis=0):
 
 
 def repeat(data, repeats, axis=None):
-    return _arrays.repeat_elements(data, repeats, axis)
+    return repeat_elements(data, repeats, axis)
 
 
 def flip(data, axis):
-    return _arrays.flip(data, axis)
+    return _flip(data, axis)
 
 
 def reshape(data, shape, reverse=False):
-    return _arrays.reshape(data, shape, reverse)
+    """A view with a new shape; MXNet's codes 0, -1, -2, -3, -4 allowed (see NDArray.reshape)."""
+    return _tg().reshape(data, _shape_codes.infer(data.shape, tuple(shape), reverse))
 
 
 def flatten(data):
@@ -97,16 +108,6 @@ def flatten(data):
 
 
 Flatten = flatten
-
-
-def _axes(axis, exclude, ndim):
-    if axis is None or axis == ():
-        return None
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    if exclude:
-        keep = {a % ndim for a in axes}
-        axes = tuple(a for a in range(ndim) if a not in keep)
-    return axes
 
 
 def sum(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
@@ -122,11 +123,11 @@ def mean(data, axis=None, keepdims=False, exclude=False):
 
 
 def max(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
-    return _arrays.amax(data, _axes(axis, exclude, data.ndim), keepdims=keepdims)
+    return amax(data, _axes(axis, exclude, data.ndim), keepdims=keepdims)
 
 
 def min(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
-    return _arrays.amin(data, _axes(axis, exclude, data.ndim), keepdims=keepdims)
+    return amin(data, _axes(axis, exclude, data.ndim), keepdims=keepdims)
 
 
 def clip(data, a_min, a_max):

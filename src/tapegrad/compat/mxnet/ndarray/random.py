@@ -9,6 +9,7 @@ from ....creation import randint as _randint
 from ....creation import uniform as _uniform
 from ... import _facade
 from ..context import device_of
+from .ndarray import NDArray
 
 __all__ = ["uniform", "normal", "randn", "randint", "seed"]
 
@@ -43,6 +44,10 @@ def seed(seed_state, ctx="all"):
 
     manual_seed(seed_state)
 
+
+# the samples are this module's arrays
+uniform, normal, randn, randint = (
+    _facade.returning(NDArray, f) for f in (uniform, normal, randn, randint))
 
 __getattr__ = _facade.facade_getattr(
     __name__, "the MXNet facade (mx.nd.random)", {},

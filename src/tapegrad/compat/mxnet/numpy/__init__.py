@@ -1,8 +1,10 @@
-"""`mx.np`: MXNet's NumPy-compatible arrays on tapegrad tensors.
+"""`mx.np`: MXNet's NumPy-compatible API; its arrays are `mx.np.ndarray`s.
 
-`mx.np.ndarray` is `tapegrad.Tensor`; creation defaults to float32 and accepts `ctx=`;
+`ndarray` is a subclass of `mx.nd.NDArray` (as in MXNet) whose methods follow
+`mxnet.numpy` (see `numpy.multiarray`); creation defaults to float32 and accepts `ctx=`;
 functions follow NumPy's signatures (`axis=`, `keepdims=`), also where PyTorch differs
-(`transpose`, `split`, `repeat`, `flip`, `std`/`var`, `max`/`min`, `pad`, `dot`).
+(`transpose`, `split`, `repeat`, `flip`, `std`/`var`, `max`/`min`, `pad`, `dot`), and
+`reshape`/`transpose` return copies, as `mxnet.numpy` does.
 
     >>> from tapegrad.compat import mxnet as mx
     >>> x = mx.np.array([1, 2, 3])      # float32, as in MXNet
@@ -12,35 +14,52 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from ....tensor import Tensor as ndarray
 from ..._facade import core_aliases, facade_dir, facade_getattr
-from .. import _arrays
-from .._arrays import (  # noqa: F401
+from ..._numpy_style import (  # noqa: F401
     amax,
     amin,
-    arange,
-    array,
     clip,
     concatenate,
-    empty,
-    eye,
     flip,
-    full,
-    full_like,
-    linspace,
-    ones,
-    ones_like,
     pad,
-    reshape,
     split,
     stack,
     std,
-    transpose,
     var,
-    zeros,
-    zeros_like,
 )
+from ..._numpy_style import reshape as _reshape
+from ..._numpy_style import transpose as _transpose
+from .. import _arrays
 from . import linalg, random  # noqa: F401
+from .multiarray import ndarray
+
+arange = _arrays.bind(_arrays.arange, ndarray)
+array = _arrays.bind(_arrays.array, ndarray)
+empty = _arrays.bind(_arrays.empty, ndarray)
+eye = _arrays.bind(_arrays.eye, ndarray)
+full = _arrays.bind(_arrays.full, ndarray)
+full_like = _arrays.bind(_arrays.full_like, ndarray)
+linspace = _arrays.bind(_arrays.linspace, ndarray)
+ones = _arrays.bind(_arrays.ones, ndarray)
+ones_like = _arrays.bind(_arrays.ones_like, ndarray)
+zeros = _arrays.bind(_arrays.zeros, ndarray)
+zeros_like = _arrays.bind(_arrays.zeros_like, ndarray)
+
+
+def reshape(a, newshape, order="C"):
+    """A copy of `a` with NumPy's new shape (mxnet.numpy's reshape always copies)."""
+    import tapegrad as tg
+
+    return tg.clone(_reshape(a, newshape, order))
+
+
+def transpose(a, axes=None):
+    """A copy of `a` with its axes permuted (reversed by default); never a view, as in
+    mxnet.numpy."""
+    import tapegrad as tg
+
+    return tg.clone(_transpose(a, axes))
+
 
 float16 = _onp.float16
 float32 = _onp.float32
@@ -62,7 +81,9 @@ min = amin  # noqa: A001
 
 def repeat(a, repeats, axis=None):
     """NumPy's repeat: each element `repeats` times along `axis` (flattened when None)."""
-    return _arrays.repeat_elements(a, repeats, axis)
+    from ..._numpy_style import repeat_elements
+
+    return repeat_elements(a, repeats, axis)
 
 
 def dot(a, b, out=None):

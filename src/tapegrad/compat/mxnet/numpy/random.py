@@ -10,6 +10,7 @@ from ....creation import randint as _randint
 from ....creation import uniform as _uniform
 from ... import _facade
 from ..context import device_of
+from .multiarray import ndarray
 
 __all__ = ["uniform", "normal", "randn", "rand", "randint", "seed"]
 
@@ -51,6 +52,10 @@ def seed(seed):  # noqa: A002
 
     manual_seed(seed)
 
+
+# the samples are this module's arrays
+uniform, normal, randn, rand, randint = (
+    _facade.returning(ndarray, f) for f in (uniform, normal, randn, rand, randint))
 
 __getattr__ = _facade.facade_getattr(
     __name__, "the MXNet facade (mx.np.random)", {},

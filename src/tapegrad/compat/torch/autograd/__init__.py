@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from ..._facade import forward_getattr
-from . import function, functional  # noqa: F401
+from . import forward_ad, function, functional  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 
@@ -25,7 +25,6 @@ _DENY = {
 }
 _DENY.update({
     "GradManager": "GradManager is MegEngine's API; use tapegrad.autodiff directly",
-    "forward_ad": "forward-mode AD is not supported; use torch.autograd.functional.jvp",
     "profiler": "the autograd profiler is not supported",
 })
 __getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.autograd)",

@@ -100,9 +100,27 @@ def DataLoader(dataset, batch_size=None, shuffle=False, sampler=None, last_batch
     if last_batch not in ("keep", "discard"):
         raise ValueError(f"DataLoader: last_batch must be 'keep' or 'discard' (got "
                          f"{last_batch!r}; 'rollover' is not supported)")
-    extra = {"collate_fn": batchify_fn} if batchify_fn is not None else {}
     return _CoreLoader(dataset, batch_size=batch_size or 1, shuffle=shuffle,
-                       drop_last=last_batch == "discard", **extra)
+                       drop_last=last_batch == "discard",
+                       collate_fn=batchify_fn if batchify_fn is not None else _batchify)
+
+
+def _batchify(items):
+    """The core's stacking, giving the facade's arrays (np.ndarray in NumPy mode)."""
+    from .....data import default_collate
+    from .....tensor import as_class
+    from ...numpy_extension import array_class
+
+    cls = array_class()
+
+    def convert(b):
+        if type(b) is Tensor:
+            return as_class(b, cls)
+        if isinstance(b, (list, tuple)):
+            return type(b)(convert(x) for x in b)
+        return b
+
+    return convert(default_collate(items))
 
 
 __getattr__ = facade_getattr(

@@ -8,6 +8,7 @@ unknown input sizes at its first forward (deferred initialization), and asks
 from __future__ import annotations
 
 from .....autograd.record import is_training
+from .....tensor import write_data
 from ..block import HybridBlock
 from ..parameter import Parameter
 from .activations import activation_fn
@@ -149,13 +150,14 @@ class BatchNorm(HybridBlock):
 
     def _update_running(self, x, rm, rv) -> None:
         """MXNet's update: momentum-weighted, with the biased (divide by N) batch variance."""
-        arr = x._data
-        axes = (0,) + tuple(range(2, arr.ndim))
+        tg = _tg()
+        axes = (0,) + tuple(range(2, x.ndim))
         m = self._momentum
-        for stat, batch in ((rm, arr.mean(axis=axes)), (rv, arr.var(axis=axes))):
-            stat._data *= m
-            stat._data += (1.0 - m) * batch.astype(stat.dtype)
-            stat._version[0] += 1
+        with tg.no_grad():
+            x = x.detach()
+            batch_mean, batch_var = tg.mean(x, dim=axes), tg.var(x, dim=axes, correction=0)
+            for stat, batch in ((rm, batch_mean), (rv, batch_var)):
+                write_data(stat, stat.detach() * m + (1.0 - m) * batch.astype(stat.dtype))
 
     def _repr_body(self) -> str:
         return (f"axis={self._axis}, eps={self._eps}, momentum={self._momentum}, "

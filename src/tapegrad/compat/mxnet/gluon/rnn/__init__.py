@@ -61,9 +61,12 @@ class LSTM(HybridBlock):
 
     def begin_state(self, batch_size=0, func=None, **kwargs):
         """Zero initial states [h0, c0], each (num_layers * directions, N, hidden)."""
+        from .....tensor import as_class
+        from ...numpy_extension import array_class
+
         tg = _tg()
         shape = (self._layers * self._dirs, batch_size, self._hidden)
-        return [tg.zeros(shape), tg.zeros(shape)]
+        return [as_class(tg.zeros(shape), array_class()) for _ in range(2)]
 
     def _cell_run(self, x, h, c, prefix, reverse):
         """One direction of one layer over the whole sequence x (T, N, I)."""

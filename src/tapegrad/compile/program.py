@@ -1,0 +1,233 @@
+"""A trace turned into two straight-line Python functions of arrays.
+
+`forward(*boundary arrays) -> (outputs, saved)` calls each traced op's array forward in
+order; `backward(*output grads, *saved) -> boundary grads` calls the ops' derivative rules
+in the order the eager engine would, with the engine's own bookkeeping (sum back
+broadcast gradients, cast to the input's dtype, add a second gradient *after* the first),
+so both run exactly the floating-point operations eager runs. Slots become local
+variables; ops, parameters and constants become default arguments (local lookups).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import inline
+from .tracing import ARG, CONST, EXTERNAL, Trace
+
+_F64 = np.dtype(np.float64)
+
+
+class _Env(dict):
+    """Names the generated code reads, each bound once as a default argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._names: dict = {}  # id(value) -> name (every value stays alive in self)
+
+    def bind(self, prefix: str, value) -> str:
+        name = self._names.get((prefix, id(value)))
+        if name is None:
+            name = self._names[prefix, id(value)] = f"{prefix}{len(self)}"
+            self[name] = value
+        return name
+
+
+def _arrays_of(trace: Trace, slots) -> list:
+    from ..tensor import Tensor
+
+    return [v._data if isinstance(v, Tensor) else v
+            for v in (trace.values[s] for s in slots)]
+
+
+_RERUN_LIMIT = 4096  # elements: above it a forward is not run again, its result is checked
+
+
+def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
+    """Lines that redo what the dispatcher does to a forward's result (an array from a
+    NumPy scalar, float64 nobody asked for cast back). A small forward is run once more on
+    the traced arrays to see which apply (then the replay pays nothing); a large one, or
+    one taking arrays as parameters (batch norm's running statistics, dropout's mask), gets
+    the dispatcher's two checks instead, which cost nothing beside its own work."""
+    final = trace.values[instr.out]._data
+    arrays = _arrays_of(trace, instr.ins)
+    large = max((getattr(a, "size", 1) for a in arrays), default=1) > _RERUN_LIMIT
+    if large or any(isinstance(v, np.ndarray) for v in instr.params.values()):
+        ndarray = env.bind("T", np.ndarray)
+        lines = [f"    if type({var}) is not {ndarray}: {var} = {env.bind('A', np.asarray)}({var})"]
+        if final.dtype != _F64:
+            lines.append(f"    if {var}.dtype == {env.bind('D', _F64)}: "
+                         f"{var} = {var}.astype({env.bind('D', final.dtype)})")
+        return lines
+    raw = instr.op.forward(instr.xp, *arrays, **instr.params)
+    lines = []
+    if type(raw) is not np.ndarray:
+        lines.append(f"    {var} = {env.bind('A', np.asarray)}({var})")
+        raw = np.asarray(raw)
+    if raw.dtype != final.dtype:
+        lines.append(f"    {var} = {var}.astype({env.bind('D', final.dtype)})")
+    return lines
+
+
+def _call(env: _Env, fn, first: str, args: list[str], params: dict, slots=None) -> str:
+    """`fn(first, *args, **params)`; parameters in `slots` (name -> slot) are read from
+    slot variables (an array parameter that is a traced tensor's storage)."""
+    slots = slots or {}
+    kw = "".join(f", {k}=v{slots[k]}" if k in slots else f", {k}={env.bind('K', v)}"
+                 for k, v in params.items())
+    return f"{env.bind('F', fn)}({first}{''.join(', ' + a for a in args)}{kw})"
+
+
+def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
+    if trace.kinds[slot] == CONST:
+        return env.bind("C", trace.values[slot])
+    return f"v{slot}"
+
+
+def _define(name: str, params: list[str], body: list[str], env: _Env):
+    signature = list(params) + (["*"] + [f"{k}={k}" for k in env] if env else [])
+    head = f"def {name}({', '.join(signature)}):"
+    source = "\n".join([head, *body]) + "\n"
+    scope = dict(env)
+    exec(compile(source, f"<tg.compile {name}>", "exec"), scope)  # noqa: S102
+    return scope[name], source
+
+
+def boundary_slots(trace: Trace) -> list[int]:
+    """Arguments first (by position), then externals, as the generated functions take them."""
+    args = sorted((s for s, k in enumerate(trace.kinds) if k == ARG), key=trace.arg_pos.get)
+    return args + [s for s, k in enumerate(trace.kinds) if k == EXTERNAL]
+
+
+_FREE_BYTES = 1 << 16  # intermediates this large are dropped after their last use
+
+
+def _live_instrs(trace: Trace, kept: set) -> list:
+    """Dead-code elimination: the instructions whose result reaches a kept slot (traced
+    ops are free of side effects, or the function would not have compiled)."""
+    needed = set(kept)
+    live = []
+    for instr in reversed(trace.instrs):
+        if instr.out in needed or getattr(instr.op, "effect", False):
+            live.append(instr)
+            needed.update(instr.ins)
+            needed.update(instr.param_slots.values())
+    return live[::-1]
+
+
+def _drops(trace: Trace, instrs: list, kept: set) -> dict:
+    """instruction index -> large intermediates whose last use it is (freed right after,
+    as eager frees a tensor nobody holds: big arrays then reuse memory instead of faulting
+    in fresh pages)."""
+    last: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        for s in (*instr.ins, *instr.param_slots.values()):
+            last[s] = k
+    out: dict[int, list] = {}
+    for instr in instrs:
+        s = instr.out
+        if s in kept or s not in last or trace.values[s]._data.nbytes < _FREE_BYTES:
+            continue
+        out.setdefault(last[s], []).append(s)
+    return out
+
+
+def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]):
+    env = _Env()
+    body = []
+    kept = set(outputs) | set(saved)
+    instrs = _live_instrs(trace, kept)
+    drops = _drops(trace, instrs, kept)
+    for k, instr in enumerate(instrs):
+        if k - 1 in drops:
+            body.append(f"    del {', '.join(f'v{s}' for s in drops[k - 1])}")
+        var = f"v{instr.out}"
+        if getattr(instr.op, "effect", False):
+            body.append(f"    {env.bind('E', instr.op.forward)}(None)")
+            continue
+        args = [_slot_name(trace, env, s) for s in instr.ins]
+        inlined = inline.expression(instr, args, _arrays_of(trace, instr.ins),
+                                    trace.values[instr.out]._data, env.bind)
+        if inlined is not None:
+            body.append(f"    {var} = {inlined}")
+            continue
+        call = _call(env, instr.op.forward, env.bind("X", instr.xp), args, instr.params,
+                     instr.param_slots)
+        body.append(f"    {var} = {call}")
+        body.extend(_conversion(trace, instr, env, var))
+    outs = "".join(f"v{s}, " for s in outputs)
+    keep = "".join(f"v{s}, " for s in saved)
+    body.append(f"    return ({outs}), ({keep})")
+    return _define("forward", [f"v{s}" for s in boundary], body, env)
+
+
+def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: list[int], ns,
+                   keep: set | None = None, fired: set | None = None):
+    """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
+    calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
+    of the trace is intact: a GradManager's backward releases it).
+
+    The engine's two fix-ups of a rule's gradient (sum a broadcast gradient back to the
+    input's shape, cast it to the input's dtype) are checks numbered in program order. With
+    `fired` (a set), every check is kept and notes in `fired` when it fixes something; with
+    `keep`, only the checks in `keep` are emitted: for a fixed signature the rules return
+    the same shapes and dtypes every call, so the others never fire.
+
+    Returns (function, the slots whose forward values it reads, source)."""
+    env = _Env()
+    xp = env.bind("X", ns)
+    note = env.bind("FIRED", fired) if fired is not None else None
+    body = []
+    deposits: dict[int, int] = {}
+    for instr in order:
+        for s, e in zip(instr.ins, instr.edges, strict=True):
+            if e:
+                deposits[s] = deposits.get(s, 0) + 1
+    receives = (set(deposits) | set(wanted)) - set(diff_outputs)
+    body.extend(f"    g{s} = None" for s in sorted(receives))
+    for k, s in enumerate(diff_outputs):
+        body.append(f"    g{s} = o{k}")  # output slots are distinct
+        deposits[s] = deposits.get(s, 0) + 1
+    reads: list[int] = []
+    check = 0
+    for instr in order:
+        op = instr.op
+        args = []
+        for i in op.saved_indices(len(instr.ins)):
+            slot = instr.out if i == -1 else instr.ins[i]
+            name = _slot_name(trace, env, slot)
+            if trace.kinds[slot] != CONST and slot not in reads:
+                reads.append(slot)
+            args.append(name)
+        for slot in instr.param_slots.values():
+            if slot not in reads:
+                reads.append(slot)
+        params = dict(instr.params)
+        if op.wants_needs:
+            params["needs"] = instr.edges
+        body.append(f"    if g{instr.out} is not None:")
+        call = _call(env, op.rule, f"{xp}, g{instr.out}", args, params, instr.param_slots)
+        body.append(f"        r = {call}")
+        for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
+            if not edge:
+                continue
+            data = trace.values[slot]._data
+            body += [f"        t = r[{j}]", "        if t is not None:"]
+            for test, fix in (("t.shape != {S}", "{X}.sum_to(t, {S})"),
+                              ("t.dtype != {D}", "t.astype({D})")):
+                if keep is None or check in keep:
+                    names = {"S": env.bind("S", data.shape), "D": env.bind("D", data.dtype),
+                             "X": xp}
+                    mark = f"{note}.add({check}); " if note else ""
+                    body.append(f"            if {test.format(**names)}: "
+                                f"{mark}t = {fix.format(**names)}")
+                check += 1
+            if deposits[slot] == 1:  # its only gradient: nothing to add it to
+                body.append(f"            g{slot} = t")
+            else:
+                body.append(f"            g{slot} = t if g{slot} is None else g{slot} + t")
+        if trace.values[instr.out]._data.nbytes >= _FREE_BYTES and instr.out not in wanted:
+            body.append(f"        g{instr.out} = r = t = None  # used: free it, as eager does")
+    body.append(f"    return ({''.join(f'g{s}, ' for s in wanted)})")
+    params = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
+    fn, source = _define("backward", params, body, env)
+    return fn, reads, source

@@ -1,0 +1,237 @@
+"""A compiled program for one signature: replay its forward, and the one graph node whose
+backward replays the traced backward (or, for higher order, runs `fn` eagerly again)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..engine.recorder import input_edges, record_node
+from ..engine.state import also_recording
+from ..tensor import Tensor, _wrap
+from .program import boundary_slots, build_backward, build_forward
+from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
+
+
+class _ArrayMeta:
+    """What the backward builder reads of a traced array (not the array: it may be large)."""
+
+    __slots__ = ("shape", "dtype", "nbytes")
+
+    def __init__(self, a) -> None:
+        self.shape, self.dtype, self.nbytes = a.shape, a.dtype, a.nbytes
+
+
+class _TensorMeta:
+    __slots__ = ("_data",)
+
+    def __init__(self, t) -> None:
+        self._data = _ArrayMeta(t._data)
+
+
+def _skeleton(trace: Trace) -> Trace:
+    """The trace without its arrays and eager graph, kept to build the lean backward later
+    (a signature whose backward never runs must not hold the first call's activations)."""
+    for instr in trace.instrs:
+        instr.node = None  # the order and the edges were taken from it already
+    values = [_TensorMeta(v) if isinstance(v, Tensor) else v for v in trace.values]
+    return dataclasses.replace(trace, values=values, _slot_of={}, _marked={}, _storage={},
+                               external_grads=[], watched=[], last_print=None)
+
+
+class _Leaf:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def split(obj, tensors: list):
+    """A template of `obj` with each Tensor replaced by a `_Leaf` (tensors collected)."""
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        return _Leaf(len(tensors) - 1)
+    if type(obj) in (tuple, list):
+        return type(obj)(split(o, tensors) for o in obj)
+    if type(obj) is dict:
+        return {k: split(v, tensors) for k, v in obj.items()}
+    return obj
+
+
+def rebuild(template, values: list):
+    if type(template) is _Leaf:
+        return values[template.index]
+    if type(template) in (tuple, list):
+        return type(template)(rebuild(o, values) for o in template)
+    if type(template) is dict:
+        return {k: rebuild(v, values) for k, v in template.items()}
+    return template
+
+
+class _CompiledOp:
+    """What the compiled node's `op` is to the engine: a name and one rule."""
+
+    name = "compiled"
+    backward_name = "CompiledFunctionBackward"
+    differentiable = True
+    wants_needs = False
+    view = False
+    save_idx = ()
+    saves_out = False
+
+    @staticmethod
+    def rule(xp, g, call):
+        return call.backward(xp, g)
+
+
+COMPILED = _CompiledOp()
+
+
+class _Call:
+    """What one replayed call keeps for its backward (the node's only saved value)."""
+
+    __slots__ = ("program", "saved", "inputs", "args", "kwargs")
+
+    def __init__(self, program, saved, inputs, args, kwargs):
+        self.program, self.saved, self.inputs = program, saved, inputs
+        self.args, self.kwargs = args, kwargs
+
+    def backward(self, xp, g):
+        prog = self.program
+        if xp is prog.ns:
+            gs = (g,) if prog.n_out == 1 else tuple(g)
+            as_traced = prog.heads_as_traced(gs)
+            if prog.lean is not None and as_traced:
+                return prog.lean(*gs, *self.saved)
+            grads = prog.backward(*gs, *self.saved)
+            if prog.lean is None and as_traced:
+                prog.specialize()  # the fix-ups this call needed are the ones every call needs
+            return grads
+        return prog.eager_backward(self, g)
+
+
+class Program:
+    """The replayable form of one trace (see `program.py` for the generated code)."""
+
+    def __init__(self, fn, trace: Trace, result, ns) -> None:
+        self.fn = fn
+        self.ns = ns
+        tensors: list = []
+        self.template = split(result, tensors)
+        boundary = boundary_slots(trace)
+        self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
+        self.externals = [trace.values[s] for s in boundary if trace.kinds[s] == EXTERNAL]
+        op_outputs: list[int] = []
+        self.outputs = []  # per output: ("op", index, tapes, cls, diff nr); inputs: see below
+        diff: list[int] = []
+        for t in tensors:
+            slot = trace._slot_of[id(t)]
+            if trace.kinds[slot] != OP:
+                self.outputs.append(("in", slot))
+                continue
+            if slot not in op_outputs:
+                op_outputs.append(slot)
+            nr = None
+            if t.grad_fn is not None:
+                if slot not in diff:
+                    diff.append(slot)
+                nr = diff.index(slot)
+            self.outputs.append(("op", op_outputs.index(slot), t._tapes, type(t), nr))
+        self.n_out = len(diff)
+        self.backward = None
+        self.lean = None  # the backward without the fix-ups that never fire (after one call)
+        reads: list[int] = []
+        self.backward_source = ""
+        self.mask = 0
+        self.wanted: list[int] = []
+        if diff:
+            roots = [trace.values[s].grad_fn for s in diff]
+            for s in diff:
+                self.mask |= trace.values[s]._tapes
+            edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
+            self.wanted = [s for s in boundary if s in edged]
+            self._fired: set = set()
+            order = backward_order(trace.instrs, roots)
+            self.backward, reads, self.backward_source = build_backward(
+                trace, order, diff, self.wanted, ns, fired=self._fired)
+            self._lean_args = (_skeleton(trace), order, diff, self.wanted, ns)
+            self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype)
+                          for s in diff]
+        saved_positions = {s: k for k, s in enumerate(reads)}
+        self.reads = reads
+        self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
+        self._saved_positions = saved_positions
+        self.boundary = boundary
+        # where each wanted input lives at call time: argument position or external tensor
+        self.wanted_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
+                            else ("ext", trace.values[s]) for s in self.wanted]
+        self.input_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
+                           else ("ext", trace.values[s]) for s in boundary]
+        self.n_ops = len(trace.instrs)
+        self.verified = False  # its first replay is compared with eager (api.py)
+        # outputs that are inputs: resolved once to (kind, where) instead of per call
+        self.outputs = [(*self.input_from[boundary.index(spec[1])],) if spec[0] == "in"
+                        else spec for spec in self.outputs]
+
+    def run(self, leaves: list, args, kwargs):
+        arrays = [leaves[p]._data for p in self.arg_positions]
+        if self.externals:
+            arrays += [t._data for t in self.externals]
+        outs, saved = self.forward(*arrays)
+        node = None
+        if self.backward is not None:
+            inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
+            checks = tuple([(t._vc, t._version, i) for i, t in enumerate(inputs)])
+            node = record_node(COMPILED, {}, (_Call(self, saved, inputs, args, kwargs),), checks,
+                               input_edges(inputs, self.mask, Tensor), self.mask, self.ns,
+                               self.n_out)
+        values = []
+        for spec in self.outputs:
+            if spec[0] != "op":  # an input returned as it is
+                values.append(leaves[spec[1]] if spec[0] == "arg" else spec[1])
+                continue
+            _, index, tapes, cls, nr = spec
+            t = _wrap(outs[index], tapes if nr is not None else 0, cls)
+            if nr is not None:
+                t.grad_fn = node
+                t._out_nr = nr
+            values.append(t)
+        if type(self.template) is _Leaf:
+            return values[0]
+        return rebuild(self.template, values)
+
+    def specialize(self) -> None:
+        """After a first backward: the same program with only the fix-ups that fired."""
+        trace, order, diff, wanted, ns = self._lean_args
+        self.lean, reads, self.lean_source = build_backward(trace, order, diff, wanted, ns,
+                                                            keep=set(self._fired))
+        assert reads == self.reads, "the lean backward must read what the forward saves"
+        self._lean_args = None  # the trace is no longer needed
+
+    def heads_as_traced(self, gs) -> bool:
+        """Incoming gradients have the outputs' traced shapes and dtypes (so the lean
+        backward's fix-ups are the ones needed)."""
+        for g, (shape, dtype) in zip(gs, self.heads, strict=True):
+            if g is not None and (g.dtype != dtype or g.shape != shape):
+                return False
+        return True
+
+    def eager_backward(self, call: _Call, g):
+        """A backward that must itself be recorded (create_graph, higher order): run `fn`
+        eagerly again on the same inputs and differentiate that graph with the engine."""
+        from ..autograd.engine_api import grad
+
+        with also_recording(self.mask):
+            result = self.fn(*call.args, **call.kwargs)
+        tensors: list = []
+        split(result, tensors)
+        gs = (g,) if self.n_out == 1 else tuple(g)
+        outs, heads, seen = [], [], set()
+        for spec, t in zip(self.outputs, tensors, strict=True):
+            if spec[0] == "op" and spec[4] is not None and gs[spec[4]] is not None \
+                    and id(t) not in seen:
+                seen.add(id(t))
+                outs.append(t)
+                heads.append(gs[spec[4]])
+        if not outs:
+            return tuple(None for _ in call.inputs)
+        return tuple(grad(outs, call.inputs, grad_outputs=heads, create_graph=True,
+                          allow_unused=True))

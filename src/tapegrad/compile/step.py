@@ -1,0 +1,284 @@
+"""Compiled training steps: forward, `loss.backward()`, optimizer calls, replayed.
+
+While tracing, `Tensor.backward` (through `engine_api.run_backward`), `Optimizer.step`,
+`Optimizer.zero_grad` and `Module.zero_grad` are noted as *events* and run for real. A step
+whose events come as `[calls] forward ops [one backward] [calls]` replays as: the calls
+before, the forward program, the backward program (the traced rules, in the engine's
+order), the leaves' gradients written by the engine's own `_apply_writes`, the calls after.
+The optimizer and zero_grad calls run their own code on arrays at replay, so parameters
+and optimizer state change exactly as in eager. Anything else (GradManager, create_graph,
+explicit head gradients, ops after the backward) leaves the step eager.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..engine.node import ACCUMULATE, leaf_of
+from ..engine.state import AMBIENT, RECORD
+from ..tensor import Tensor, _wrap
+from . import hook
+from .program import boundary_slots, build_backward, build_forward
+from .replay import split
+from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
+
+_OWN = AMBIENT | RECORD  # the tapes Tensor.backward follows
+
+
+class BackwardEvent:
+    def __init__(self, position, roots, heads, order, leaves):
+        self.position, self.roots, self.heads = position, roots, heads
+        self.order, self.leaves = order, leaves  # instrs in engine order; leaf tensors written
+
+
+def _note_backward(trace: Trace, roots, grads, options) -> None:
+    """Check a backward during the trace can be replayed, and keep what its replay needs
+    (taken now: the engine frees saved values as it goes)."""
+    if trace.backward is not None:
+        return trace.fail("it calls backward() twice")
+    unsupported = {k for k, v in options.items()
+                   if k not in ("own_mask", "retain_graph", "create_graph", "write_only")
+                   or (k == "create_graph" and v) or (k == "write_only" and v is not None)}
+    if options.get("own_mask") != _OWN or unsupported:
+        return trace.fail("its backward() is of a kind not replayed (create_graph, inputs=, "
+                          "a GradManager)")
+    heads = []
+    for root, g in zip(roots, grads, strict=True):
+        g = g._data if isinstance(g, Tensor) else g
+        slot = trace._slot_of.get(id(root))
+        if slot is None or trace.kinds[slot] != OP or root.grad_fn is None:
+            return trace.fail("it calls backward() on a tensor the trace did not compute")
+        if (type(g) is not np.ndarray or g.shape != root.shape or g.dtype != root.dtype
+                or not np.all(g == 1)):
+            return trace.fail("its backward() has a head gradient other than ones")
+        heads.append((slot, g.shape, g.dtype))
+    from ..engine.backward import _order
+
+    nodes, _, _ = _order([r.grad_fn for r in roots], _OWN, set())
+    known = {id(i.node) for i in trace.instrs if i.node is not None}
+    leaves = []
+    for node in reversed(nodes):
+        if node.op is ACCUMULATE:
+            leaf = leaf_of(node)
+            if leaf is not None and leaf._tapes & _OWN:
+                leaves.append(leaf)
+        elif id(node) not in known:
+            return trace.fail("its backward() reaches ops outside the step")
+    for leaf in leaves:
+        slot = trace._slot_of.get(id(leaf))
+        if slot is None or trace.kinds[slot] not in (ARG, EXTERNAL):
+            return trace.fail("its backward() writes a leaf the trace does not know")
+    if any(i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs):
+        return trace.fail("it registers tensor hooks or retain_grad() inside the step")
+    order = backward_order(trace.instrs, [r.grad_fn for r in roots], _OWN)
+    trace.backward = BackwardEvent(len(trace.instrs), roots, heads, order, leaves)
+
+
+def fingerprint(trace: Trace) -> list:
+    """Version, values and gradient (object and values) of every tensor the trace watches:
+    the arguments, the tensors found in `fn`, the externals seen so far. (Values too: code
+    may write into an array without bumping the version.)"""
+    tensors = {id(t): t for t in trace.watched}
+    tensors.update((id(v), v) for k, v in zip(trace.kinds, trace.values, strict=True)
+                   if k == EXTERNAL)
+    out = []
+    for t in tensors.values():
+        g = t._grad
+        out.append((t, t._version, t._data, t._data.copy(), g,
+                    None if g is None else g._data.copy()))
+    return out
+
+
+def _same(a, b) -> bool:
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def check_untouched(trace: Trace) -> None:
+    """Between events (and with no events, over the whole call) only traced ops may run: a
+    change made there (gradient clipping on raw arrays, BatchNorm statistics, a write into
+    `p._data`) would not be replayed."""
+    _untouched_since_last_event(trace)
+
+
+def _untouched_since_last_event(trace: Trace) -> None:
+    for t, version, array, values, g, data in trace.last_print or ():
+        if t._version != version or t._data is not array or not _same(array, values) \
+                or t._grad is not g or (g is not None and not _same(g._data, data)):
+            trace.fail("it changes a tensor in place or a .grad outside backward(), step() "
+                       "and zero_grad() (gradient clipping, an in-place op, a write into "
+                       ".data), which a replay would not repeat")
+            return
+
+
+def _event(trace: Trace, run):
+    _untouched_since_last_event(trace)
+    trace.in_call += 1
+    try:
+        return run()
+    finally:
+        trace.in_call -= 1
+        trace.last_print = fingerprint(trace)
+
+
+# ---------------------------------------------------------------- interception
+_lock = threading.Lock()
+_depth = 0
+_saved: list = []
+
+
+def _wrapped_backward(original):
+    def run_backward(roots, grads, **options):
+        trace = hook.local.trace
+        if trace is None or trace.in_call:
+            return original(roots, grads, **options)
+        _note_backward(trace, roots, grads, options)
+        return _event(trace, lambda: original(roots, grads, **options))
+
+    return run_backward
+
+
+def _wrapped_call(original):
+    def call(self, *args, **kwargs):
+        trace = hook.local.trace
+        if trace is None or trace.in_call:
+            return original(self, *args, **kwargs)
+        if any(isinstance(a, Tensor) or callable(a) for a in (*args, *kwargs.values())):
+            trace.fail(f"it calls {original.__qualname__} with a tensor or a closure")
+        trace.calls.append((len(trace.instrs), trace.backward, original, self, args, kwargs))
+        return _event(trace, lambda: original(self, *args, **kwargs))
+
+    call.__doc__ = original.__doc__
+    call.__name__ = original.__name__
+    return call
+
+
+def _targets():
+    from ..autograd import engine_api
+    from ..nn.module import Module
+    from ..optim.optimizer import Optimizer
+    from . import effects
+
+    return [(engine_api, "run_backward", _wrapped_backward), (Optimizer, "step", _wrapped_call),
+            (Optimizer, "zero_grad", _wrapped_call), (Module, "zero_grad", _wrapped_call),
+            *effects.targets()]
+
+
+class step_guard:
+    """While entered (by any thread), backward() and optimizer calls are noted as events."""
+
+    def __enter__(self):
+        global _depth
+        with _lock:
+            if _depth == 0:
+                for owner, name, wrap in _targets():
+                    original = owner.__dict__[name]
+                    _saved.append((owner, name, original))
+                    setattr(owner, name, wrap(original))
+            _depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _depth
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                for owner, name, original in reversed(_saved):
+                    setattr(owner, name, original)
+                _saved.clear()
+
+
+# ---------------------------------------------------------------- the program
+def explained(trace: Trace) -> tuple[set, set]:
+    """ids of tensors whose version (optimizer steps) or `.grad` (zero_grad, backward) the
+    step's events may change."""
+    from ..nn.module import Module
+    from ..optim.optimizer import Optimizer
+    from . import effects
+
+    versions, grads = effects.explained(trace), set()
+    for _, _, fn, obj, _, _ in trace.calls:
+        params = (list(obj.parameters()) if isinstance(obj, Module) else
+                  [p for g in obj.param_groups for p in g["params"]])
+        if isinstance(obj, Optimizer) and fn.__name__ == "step":
+            versions.update(id(p) for p in params)
+        grads.update(id(p) for p in params)
+    if trace.backward is not None:
+        grads.update(id(t) for t in trace.backward.leaves)
+    return versions, grads
+
+
+def step_problem(trace: Trace) -> str | None:
+    _untouched_since_last_event(trace)  # after the last event, up to the return
+    if trace.problem is not None:
+        return trace.problem
+    event = trace.backward
+    if event is None:
+        return "it calls an optimizer without a backward() (only whole steps are replayed)"
+    if event.position != len(trace.instrs):
+        return "it computes after backward() (only forward, backward, optimizer calls)"
+    for position, before_backward, *_ in trace.calls:
+        if before_backward is None and position != 0:
+            return "it calls zero_grad() or step() between forward ops"
+    return None
+
+
+class StepProgram:
+    """One compiled training step (see the module docstring)."""
+
+    verified = True  # no eager rerun to compare with: that would step twice
+
+    def __init__(self, trace: Trace, result, ns) -> None:
+        event = trace.backward
+        tensors: list = []
+        self.template = split(result, tensors)
+        boundary = boundary_slots(trace)
+        self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
+        self.externals = [trace.values[s] for s in boundary if trace.kinds[s] == EXTERNAL]
+        roots = [slot for slot, _, _ in event.heads]
+        self.heads = [(shape, dtype) for _, shape, dtype in event.heads]
+        wanted = [trace._slot_of[id(t)] for t in event.leaves]
+        self.leaves = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
+                       else ("ext", trace.values[s]) for s in wanted]
+        self.backward, reads, self.backward_source = build_backward(
+            trace, event.order, roots, wanted, ns)
+        slots = [trace._slot_of[id(t)] for t in tensors]
+        op_outputs = list(dict.fromkeys(s for s in slots if trace.kinds[s] == OP))
+        self.outputs = []  # per output tensor: where its value comes from at a replay
+        for t, s in zip(tensors, slots, strict=True):
+            if trace.kinds[s] == OP:
+                self.outputs.append(("op", op_outputs.index(s), type(t)))
+            elif trace.kinds[s] == ARG:
+                self.outputs.append(("arg", trace.arg_pos[s], None))
+            else:
+                self.outputs.append(("ext", t, None))
+        self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
+        self.before = [(fn, obj, a, k) for _, bw, fn, obj, a, k in trace.calls if bw is None]
+        self.after = [(fn, obj, a, k) for _, bw, fn, obj, a, k in trace.calls if bw is not None]
+
+    def run(self, leaves: list, args, kwargs):
+        from ..engine.backward import _apply_writes
+
+        for fn, obj, a, k in self.before:
+            fn(obj, *a, **k)
+        arrays = [leaves[p]._data for p in self.arg_positions]
+        arrays += [t._data for t in self.externals]
+        outs, saved = self.forward(*arrays)
+        heads = [np.ones(shape, dtype) for shape, dtype in self.heads]
+        grads = self.backward(*heads, *saved)
+        writes = []
+        for (kind, where), g in zip(self.leaves, grads, strict=True):
+            if g is not None:
+                writes.append((leaves[where] if kind == "arg" else where, g, True))
+        _apply_writes(writes, {id(h) for h in heads}, False, False)
+        for fn, obj, a, k in self.after:
+            fn(obj, *a, **k)
+        from .replay import rebuild
+
+        values = []
+        for kind, where, cls in self.outputs:
+            if kind == "op":  # eager's loss has a freed graph; this one has none
+                values.append(_wrap(outs[where], 0, cls))
+            else:
+                values.append(leaves[where] if kind == "arg" else where)
+        return rebuild(self.template, values)

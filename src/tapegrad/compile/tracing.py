@@ -1,0 +1,293 @@
+"""Tracing: run `fn` once eagerly and write down every op it dispatches, on slots.
+
+A *slot* is one value of the program: an argument, an external tensor read live at each
+call (a parameter), a Python constant, or the output of one traced op. The trace also
+notes why it cannot be replayed faithfully (a value read, random numbers drawn, a tensor
+changed in place, a gradient written), in which case `tg.compile` runs `fn` eagerly.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.node import ACCUMULATE
+from ..tensor import Tensor
+from . import hook
+from .hook import TRACING
+
+ARG, EXTERNAL, CONST, OP = "arg", "external", "const", "op"
+
+
+@dataclass
+class Instr:
+    """One traced op: `slots[out] = op.forward(xp, *slots[ins], **params)`."""
+
+    op: Any
+    ins: tuple
+    params: dict
+    out: int
+    xp: Any
+    node: Any  # the eager graph node made while tracing (None when nothing recorded)
+    edges: tuple  # per input: does the node have an edge to it (it gets a gradient)
+    param_slots: dict = field(default_factory=dict)  # array parameter -> the slot it is
+
+
+class _Alias:
+    """The pseudo-op of `Trace.alias`: the same array, no gradient."""
+
+    name = "detach"
+    save_idx = ()
+    view = True
+
+    @staticmethod
+    def forward(xp, x):
+        return x
+
+
+ALIAS = _Alias()
+
+
+def _array_module(t: Tensor):
+    from ..ops.registry import _MODULES
+
+    return _MODULES.get(type(t._data))
+
+
+@dataclass
+class Trace:
+    kinds: list = field(default_factory=list)  # per slot: ARG, EXTERNAL, CONST or OP
+    values: list = field(default_factory=list)  # per slot: the Tensor (or constant) it held
+    versions: list = field(default_factory=list)  # per slot: a tensor's version when first seen
+    arg_pos: dict = field(default_factory=dict)  # slot -> position among the flat arguments
+    instrs: list = field(default_factory=list)
+    external_grads: list = field(default_factory=list)  # (tensor, grad, its values) first seen
+    problem: str | None = None  # why this trace can't be replayed, if it can't
+    backward: Any = None  # the backward() fn called (step.BackwardEvent), if any
+    calls: list = field(default_factory=list)  # optimizer / zero_grad calls (step.py)
+    in_call: int = 0  # inside backward() or an optimizer call: their own work isn't traced
+    watched: list = field(default_factory=list)  # arguments and found tensors (step.py)
+    effects: list = field(default_factory=list)  # bookkeeping the replay redoes (effects.py)
+    in_batch_norm: int = 0  # inside a BatchNorm layer whose bookkeeping effects.py records
+    last_print: Any = None  # their state after the last event (step.fingerprint)
+    value_read: str | None = None  # the first value read (which makes fn eager for good)
+    _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
+    _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
+    _storage: dict = field(default_factory=dict)  # id(array) -> the traced tensor holding it
+
+    # ---------------------------------------------------------------- slots
+    def _new_slot(self, kind: str, value) -> int:
+        self.kinds.append(kind)
+        self.values.append(value)
+        self.versions.append(value._version if isinstance(value, Tensor) else None)
+        return len(self.kinds) - 1
+
+    def mark(self, t: Tensor) -> None:
+        """Make ops on `t` visible to the trace (until `unmark_all`)."""
+        if id(t) not in self._marked:
+            self._marked[id(t)] = (t, t._tapes)
+            self._storage.setdefault(id(t._data), t)
+            t._tapes |= TRACING
+
+    def add_arg(self, t: Tensor, pos: int) -> int:
+        slot = self._slot_of.get(id(t))
+        if slot is None:
+            slot = self._slot_of[id(t)] = self._new_slot(ARG, t)
+            self.arg_pos[slot] = pos
+            self.mark(t)
+        return slot
+
+    def slot_of(self, a) -> int:
+        """The slot an op input lives in, made on first sight for externals and constants."""
+        if not isinstance(a, Tensor):
+            return self._new_slot(CONST, a)
+        slot = self._slot_of.get(id(a))
+        if slot is not None:
+            return slot
+        if a._tapes & TRACING and id(a) not in self._marked:
+            self.fail("it changes a traced tensor in place (a shadow of it reached an op)")
+        elif a.grad_fn is not None and id(a) not in self._marked:
+            self.fail("a tensor with a graph that tapegrad's op table did not make (a custom "
+                      "Function, or an outside value) reached an op")
+        slot = self._slot_of[id(a)] = self._new_slot(EXTERNAL, a)
+        self._storage.setdefault(id(a._data), a)
+        g = a._grad
+        self.external_grads.append((a, g, None if g is None else g._data.copy()))
+        return slot
+
+    # ---------------------------------------------------------------- ops
+    def _param_slots(self, params: dict) -> dict:
+        """Array parameters that are a traced tensor's storage (batch norm's running
+        statistics, a loss's weight): the replay passes that tensor's array of the call."""
+        found = {}
+        for k, v in params.items():
+            if isinstance(v, np.ndarray):
+                t = self._storage.get(id(v))
+                if t is not None and t._data is v:
+                    found[k] = self.slot_of(t)
+        return found
+
+    def append(self, op, args, params, result: Tensor) -> None:
+        if self.in_call:
+            self.fail(f"op {op.name} ran inside backward() or an optimizer call")
+        if (op.name == "batch_norm" and params.get("running_mean") is not None
+                and params.get("training") and not self.in_batch_norm):
+            self.fail("batch norm statistics are updated outside a tapegrad BatchNorm layer "
+                      "(whose bookkeeping a replay would not redo)")
+        ins = tuple(self.slot_of(a) for a in args)
+        param_slots = self._param_slots(params) if params else {}
+        out = self._slot_of[id(result)] = self._new_slot(OP, result)
+        self._marked[id(result)] = (result, result._tapes & ~TRACING)
+        self._storage.setdefault(id(result._data), result)
+        node = result.grad_fn
+        edges = tuple(e is not None for e in node.next) if node is not None else (False,) * len(ins)
+        xp = _array_module(result)
+        if xp is None:
+            self.fail(f"op {op.name} ran on a {type(result._data).__name__}, not a NumPy array")
+        self.instrs.append(Instr(op, ins, params, out, xp, node, edges, param_slots))
+
+    def alias(self, source: Tensor, out: Tensor) -> None:
+        """`out` shares `source`'s storage without any tape (`detach()`, `.data`): a slot of
+        its own, filled by passing the array through, so the replay sees the fresh value."""
+        ins = (self.slot_of(source),)
+        slot = self._slot_of[id(out)] = self._new_slot(OP, out)
+        self._marked[id(out)] = (out, out._tapes)
+        out._tapes |= TRACING
+        self.instrs.append(Instr(ALIAS, ins, {}, slot, _array_module(out), None, (False,)))
+
+    def effect_slot(self) -> int:
+        """A slot for an effect pseudo-instruction (it produces nothing)."""
+        return self._new_slot(CONST, None)
+
+    def fail(self, why: str) -> None:
+        if self.problem is None:
+            self.problem = why
+
+    def unmark_all(self) -> None:
+        for t, _ in self._marked.values():
+            t._tapes &= ~TRACING
+        self._marked.clear()
+
+
+# ---------------------------------------------------------------- value reads
+_READS = ("item", "tolist", "numpy", "asnumpy", "__bool__", "__float__", "__int__",
+          "__index__", "__array__")
+_guard_lock = threading.Lock()
+_guard_depth = 0
+_originals: dict = {}
+
+
+def _caller_line() -> str:
+    """file:line of the first frame outside tapegrad (where fn read the value)."""
+    import os
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(2)
+    first = frame
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(here + os.sep):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return f"{first.f_code.co_filename}:{first.f_lineno}"
+
+
+def _guarded(name, original):
+    def read(self, *args, **kwargs):
+        trace = hook.local.trace
+        if (trace is not None and self._tapes & TRACING and trace.value_read is None
+                and not trace.in_call):
+            trace.value_read = (f"it reads a tensor's value (.{name.strip('_')}()) at "
+                                f"{_caller_line()}")
+        return original(self, *args, **kwargs)
+
+    read.__name__ = name
+    read.__doc__ = original.__doc__
+    return read
+
+
+def _detach_traced(original):
+    def detach(self):
+        out = original(self)
+        trace = hook.local.trace
+        if trace is not None and self._tapes & TRACING:
+            trace.alias(self, out)
+        return out
+
+    detach.__doc__ = original.__doc__
+    return detach
+
+
+def _data_traced(original: property) -> property:
+    def data(self):
+        out = original.fget(self)
+        trace = hook.local.trace
+        if trace is not None and self._tapes & TRACING:
+            trace.alias(self, out)
+        return out
+
+    return property(data, original.fset, None, original.__doc__)
+
+
+def _grad_read_noticed(original: property) -> property:
+    def grad(self):
+        out = original.fget(self)
+        trace = hook.local.trace
+        if trace is not None and out is not None and not trace.in_call:
+            trace.fail("it reads a .grad (a tensor that backward() replaces between calls)")
+        return out
+
+    return property(grad, original.fset, original.fdel, original.__doc__)
+
+
+def _requires_grad_ignoring_trace(original: property) -> property:
+    """`requires_grad` that does not count the tracing bit (fn must see what eager sees)."""
+    return property(lambda t: t._tapes & ~TRACING != 0, original.fset, None, original.__doc__)
+
+
+class value_read_guard:
+    """While entered (by any thread), Tensor's value-reading methods tell the trace,
+    `detach()` and `.data` are traced as aliases, a `.grad` read stops the replay, and
+    `requires_grad` ignores the tracing bit. (Patched on the class only while some thread
+    traces: eager code never pays for it.)"""
+
+    def __enter__(self):
+        global _guard_depth
+        with _guard_lock:
+            if _guard_depth == 0:
+                for name in _READS:
+                    original = Tensor.__dict__.get(name)
+                    if original is not None:
+                        _originals[name] = original
+                        setattr(Tensor, name, _guarded(name, original))
+                for name, wrap in (("requires_grad", _requires_grad_ignoring_trace),
+                                   ("detach", _detach_traced), ("data", _data_traced),
+                                   ("grad", _grad_read_noticed)):
+                    original = Tensor.__dict__[name]
+                    _originals[name] = original
+                    setattr(Tensor, name, wrap(original))
+            _guard_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _guard_depth
+        with _guard_lock:
+            _guard_depth -= 1
+            if _guard_depth == 0:
+                for name, original in _originals.items():
+                    setattr(Tensor, name, original)
+                _originals.clear()
+
+
+def backward_order(instrs: list, roots: list, own_mask: int = -1) -> list:
+    """The traced instructions with a node, in the order the eager engine would run their
+    rules for a backward following tapes `own_mask` (so gradients are summed in the same
+    order, bit for bit)."""
+    from ..engine.backward import _order
+
+    by_node = {id(i.node): i for i in instrs if i.node is not None}
+    order, _, _ = _order(roots, own_mask, set())
+    return [by_node[id(n)] for n in reversed(order) if n.op is not ACCUMULATE and id(n) in by_node]

@@ -1,0 +1,240 @@
+"""Reverse-mode transforms: `grad`, `value_and_grad`, `vjp`.
+
+The arguments need not require grad: a transform differentiates fresh copies and never
+touches any `.grad`. Inside another transform (or with inputs an outer tape tracks, or dual
+tensors of forward AD) the results stay differentiable, so transforms nest.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+
+import numpy as np
+
+from ..autograd.engine_api import grad as _autograd_grad
+from ..creation import tensor as _tensor
+from ..engine.state import AMBIENT, FORWARD, also_recording, state
+from ..tensor import Tensor, _wrap
+from ._tree import flatten, unflatten
+
+__all__ = ["grad", "value_and_grad", "vjp"]
+
+_nesting = threading.local()  # how many transforms are running in this thread
+
+
+@contextlib.contextmanager
+def transform_scope():
+    """Record on the ambient tape while the function runs; yields the nesting depth."""
+    depth = _nesting.depth = getattr(_nesting, "depth", 0) + 1
+    try:
+        with also_recording(AMBIENT):
+            yield depth
+    finally:
+        _nesting.depth -= 1
+
+
+def fresh_input(x, n, what="grad"):
+    """A tensor to differentiate against, and whether the result must stay differentiable
+    (an outer transform or tape tracks `x`, or it is a dual tensor of forward AD)."""
+    if isinstance(x, Tensor):
+        active = state.active
+        if x._tapes & active & ~FORWARD:
+            # an identity node of our own: gradients flow to it (and, recorded, on to x)
+            return x + 0.0, True
+        if x._tapes & active & FORWARD:
+            t = x + 0.0  # keeps x's tangent
+            t.requires_grad_(True)
+            return t, True
+        t = x.detach()
+    else:
+        t = _tensor(x)
+    if t._data.dtype.kind not in "fc":
+        raise TypeError(
+            f"{what}: argument {n} has dtype {t.dtype}; only floating point arguments can be "
+            "differentiated (pass floats, e.g. tg.tensor(2.0))"
+        )
+    t.requires_grad_(True)
+    return t, False
+
+
+def argnums_tuple(argnums, what):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{what}: argnums must name at least one argument")
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"{what}: argnums must be ints or a tuple of ints, got {n!r}")
+    return single, nums
+
+
+def check_argnums(nums, args, what):
+    for n in nums:
+        if not -len(args) <= n < len(args):
+            raise ValueError(
+                f"{what}: Got argnums={n} but the function was called with {len(args)} "
+                "positional arguments; argnums must index a positional argument"
+            )
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of `func` (a scalar-valued function) as a function.
+
+    Args:
+        func: `func(*args, **kwargs)` returning a one-element tensor (or `(value, aux)` with
+            `has_aux=True`).
+        argnums: which positional argument(s) to differentiate: an int or a tuple of ints;
+            a tuple gives a tuple of gradients.
+        has_aux: `func` returns `(value, aux)`; the transform returns `(grad, aux)`.
+
+    Returns:
+        A function with `func`'s signature returning the gradient(s), shaped like the
+        arguments.
+
+    >>> tg.func.grad(lambda x: (x ** 3).sum())(tg.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+    """
+    vg = value_and_grad(func, argnums=argnums, has_aux=has_aux)
+
+    @functools.wraps(func)
+    def grad_fn(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return grad_fn
+
+
+def value_and_grad(func, argnums=0, has_aux=False):
+    """Like `grad`, but the new function returns `(value, gradient)`
+    (`((value, aux), gradient)` with `has_aux=True`).
+
+    >>> tg.func.value_and_grad(lambda x: x ** 2)(tg.tensor(3.0))
+    (tensor(9.), tensor(6.))
+    """
+    single, nums = argnums_tuple(argnums, "grad")
+
+    @functools.wraps(func)
+    def vg_fn(*args, **kwargs):
+        args = list(args)
+        check_argnums(nums, args, "grad")
+        with transform_scope() as depth:
+            # inside another transform the gradient may depend on its variables through
+            # closures: keep it differentiable for the outer one
+            create_graph = depth > 1
+            wrt = []
+            specs = []
+            for n in nums:  # an argument may be a tuple/list/dict of tensors (parameters)
+                leaves, spec = flatten(args[n])
+                fresh = []
+                for leaf in leaves:
+                    x, nested = fresh_input(leaf, n)
+                    create_graph |= nested
+                    fresh.append(x)
+                args[n] = unflatten(fresh, spec)
+                specs.append((spec, len(fresh)))
+                wrt.extend(fresh)
+            out = func(*args, **kwargs)
+            value, aux = _split(out, has_aux, "grad")
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"grad(f)(*args): expected f(*args) to return a Tensor, got "
+                    f"{type(value).__name__}"
+                )
+            if value._data.size != 1:
+                raise RuntimeError(
+                    f"grad(f)(*args): expected f(*args) to return a one-element tensor, got "
+                    f"shape {tuple(value.shape)}; reduce it (e.g. .sum()), or use the vjp or "
+                    "jacrev APIs instead"
+                )
+            if value.requires_grad:
+                gs = _autograd_grad(value, wrt, create_graph=create_graph, allow_unused=True)
+            else:
+                gs = (None,) * len(wrt)
+        gs = tuple(_wrap(np.zeros_like(x._data)) if g is None else g for g, x in
+                   zip(gs, wrt, strict=True))
+        if not create_graph:
+            value = value.detach()
+        per_arg = []
+        start = 0
+        for spec, n in specs:
+            per_arg.append(unflatten(gs[start:start + n], spec))
+            start += n
+        g = per_arg[0] if single else tuple(per_arg)
+        return ((value, aux) if has_aux else value), g
+
+    return vg_fn
+
+
+def vjp(func, *primals, has_aux=False):
+    """`(func(*primals), vjp_fn)`: `vjp_fn(cotangents)` returns, for each primal, the
+    vector-Jacobian product (a tuple, one entry per primal). `cotangents` has the structure
+    of the output (a tensor, or a tuple/list/dict of them); `vjp_fn` may be called again.
+
+    >>> out, vjp_fn = tg.func.vjp(tg.sin, tg.tensor([0.0, 1.0]))
+    >>> vjp_fn(tg.ones(2))
+    (tensor([1.    , 0.5403]),)
+    """
+    with transform_scope() as depth:
+        create_graph = depth > 1
+        wrt = []
+        for n, p in enumerate(primals):
+            x, nested = fresh_input(p, n, "vjp")
+            create_graph |= nested
+            wrt.append(x)
+        out = func(*wrt)
+    out, aux = _split(out, has_aux, "vjp")
+    leaves, spec = flatten(out)
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(
+                f"vjp(f, *primals): Expected f to be a function that has only Tensors as "
+                f"outputs, got an output of type {type(leaf).__name__}"
+            )
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        cots, cot_spec = flatten(cotangents)
+        if len(cots) != len(leaves):
+            raise RuntimeError(
+                f"Expected pytree structure of cotangents to be the same as pytree structure "
+                f"of outputs to the function: the output has {len(leaves)} tensors, the "
+                f"cotangents {len(cots)}"
+            )
+        pairs = []
+        for i, (o, c) in enumerate(zip(leaves, cots, strict=True)):
+            c = c if isinstance(c, Tensor) else _tensor(c, dtype=o.dtype)
+            if c.shape != o.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(c.shape)} and "
+                    f"output[{i}] has a shape of {tuple(o.shape)}."
+                )
+            if o.requires_grad:
+                pairs.append((o, c))
+        keep = create_graph_default if create_graph is None else create_graph
+        keep = keep or any(c.requires_grad for _, c in pairs) or getattr(_nesting, "depth", 0) > 0
+        if pairs:
+            with also_recording(AMBIENT if keep else 0):
+                gs = _autograd_grad([o for o, _ in pairs], wrt, [c for _, c in pairs],
+                                    retain_graph=retain_graph, create_graph=keep,
+                                    allow_unused=True)
+        else:
+            gs = (None,) * len(wrt)
+        return tuple(_wrap(np.zeros_like(x._data)) if g is None else g
+                     for g, x in zip(gs, wrt, strict=True))
+
+    create_graph_default = create_graph
+    if not create_graph:
+        out = unflatten([leaf.detach() for leaf in leaves], spec)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _split(out, has_aux, what):
+    if not has_aux:
+        return out, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(
+            f"{what}(f, ...): with has_aux=True, f must return a pair (output, aux)"
+        )
+    return out[0], out[1]

@@ -1,0 +1,262 @@
+"""Forward-mode and Jacobian transforms: `jvp`, `jacrev`, `jacfwd`, `hessian`.
+
+`jvp` runs on forward AD (`tg.autograd.forward_ad`). Forward levels do not nest, so a `jvp`
+inside another forward transform (`jacfwd(jacfwd(f))`) computes its product in reverse
+mode instead: J.t = d/du <J^T u, t> (the double-vjp trick), with the same result.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..autograd import forward_ad as fwAD
+from ..autograd.engine_api import grad as _autograd_grad
+from ..creation import tensor as _tensor
+from ..engine.state import AMBIENT, not_recording, state
+from ..tensor import Tensor, _wrap
+from ._tree import flatten, unflatten
+from .grad import _split, argnums_tuple, check_argnums, fresh_input, transform_scope, vjp
+
+__all__ = ["hessian", "jacfwd", "jacrev", "jvp"]
+
+
+def _as_tuple(x, what, name):
+    if not isinstance(x, tuple):
+        raise RuntimeError(f"{what}: Expected {name} to be a tuple. E.g. it should be valid to "
+                           f"call f(*{name}).")
+    return x
+
+
+def _float_tensor(x, what, i):
+    t = x if isinstance(x, Tensor) else _tensor(x)
+    if t.dtype.kind not in "fc":
+        raise TypeError(f"{what}: primal {i} has dtype {t.dtype}; only floating point inputs "
+                        "have tangents (pass floats)")
+    return t
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """`(func(*primals), J.tangents)`: the Jacobian-vector product, in forward mode.
+
+    Args:
+        func: a function of tensors returning a tensor or a tuple/list/dict of tensors.
+        primals: a tuple of tensors, the point.
+        tangents: a tuple of tensors of the same shapes, the direction.
+        has_aux: `func` returns `(output, aux)`; the result is `(output, jvp_out, aux)`.
+
+    >>> tg.func.jvp(tg.sin, (tg.tensor(0.0),), (tg.tensor(2.0),))
+    (tensor(0.), tensor(2.))
+    """
+    primals = _as_tuple(primals, "jvp(f, primals, tangents)", "primals")
+    tangents = _as_tuple(tangents, "jvp(f, primals, tangents)", "tangents")
+    if len(primals) != len(tangents):
+        raise RuntimeError(
+            f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
+            f"python structure: {len(primals)} primals, {len(tangents)} tangents"
+        )
+    ps = [_float_tensor(p, "jvp", i) for i, p in enumerate(primals)]
+    ts = [t if isinstance(t, Tensor) else _tensor(t, dtype=p.dtype) for t, p in zip(tangents, ps)]
+    for i, (p, t) in enumerate(zip(ps, ts)):
+        if p.shape != t.shape:
+            raise RuntimeError(
+                f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                f"shape: primal {i} has shape {tuple(p.shape)}, tangent {i} has shape "
+                f"{tuple(t.shape)}"
+            )
+    if state.dual_level is not None:
+        return _jvp_by_reverse(func, ps, ts, has_aux)
+    with fwAD.dual_level():
+        out = func(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
+        out, aux = _split(out, has_aux, "jvp")
+        leaves, spec = flatten(out)
+        primal_out, tangent_out = [], []
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, "
+                    f"got unsupported type {type(leaf).__name__}"
+                )
+            p, t = fwAD.unpack_dual(leaf)
+            primal_out.append(p)
+            tangent_out.append(_wrap(np.zeros_like(leaf._data)) if t is None else t)
+    result = unflatten(primal_out, spec), unflatten(tangent_out, spec)
+    return (*result, aux) if has_aux else result
+
+
+def _jvp_by_reverse(func, primals, tangents, has_aux):
+    """J.t as d/du <J^T u, t> (for a jvp inside an active forward level)."""
+    with transform_scope():
+        wrt = [fresh_input(p, i, "jvp")[0] for i, p in enumerate(primals)]
+        out = func(*wrt)
+        out, aux = _split(out, has_aux, "jvp")
+        leaves, spec = flatten(out)
+        us = [_wrap(np.zeros_like(o._data)).requires_grad_(True) for o in leaves]
+        pairs = [(o, u) for o, u in zip(leaves, us, strict=True) if o.requires_grad]
+        tangent_out = [None] * len(leaves)
+        if pairs:
+            gs = _autograd_grad([o for o, _ in pairs], wrt, [u for _, u in pairs],
+                                create_graph=True, allow_unused=True)
+            total = None
+            for g, t in zip(gs, tangents, strict=True):
+                if g is not None:
+                    term = (g * t).sum()
+                    total = term if total is None else total + term
+            if total is not None and total.requires_grad:
+                jts = _autograd_grad(total, us, create_graph=True, allow_unused=True)
+                tangent_out = list(jts)
+        tangent_out = [_wrap(np.zeros_like(o._data)) if t is None else t
+                       for o, t in zip(leaves, tangent_out, strict=True)]
+    result = unflatten(leaves, spec), unflatten(tangent_out, spec)
+    return (*result, aux) if has_aux else result
+
+
+def _basis(shape, dtype):
+    """The unit tensors of a shape, one per element, in C order."""
+    n = int(np.prod(shape, dtype=np.int64))
+    eye = np.eye(n, dtype=dtype)
+    return [_wrap(eye[k].reshape(shape)) for k in range(n)]
+
+
+def _stack_last(columns, out_shape, in_shape, dtype):
+    """Jacobian entries J[out..., in...] from one column (an out-shaped tensor) per input
+    element."""
+    from ..ops.joins import stack
+
+    if not columns:
+        return _wrap(np.zeros(tuple(out_shape) + tuple(in_shape), dtype=dtype))
+    return stack(columns, dim=-1).reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def _stack_first(rows, out_shape, in_shape, dtype):
+    from ..ops.joins import stack
+
+    if not rows:
+        return _wrap(np.zeros(tuple(out_shape) + tuple(in_shape), dtype=dtype))
+    return stack(rows, dim=0).reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def _partial(func, args, nums, kwargs):
+    def f(*xs):
+        full = list(args)
+        for n, x in zip(nums, xs):
+            full[n] = x
+        return func(*full, **kwargs)
+    return f
+
+
+def _top_level(primals):
+    """No enclosing transform, dual level or tape needs the Jacobian to stay differentiable."""
+    from .grad import _nesting
+
+    active = state.active
+    return (getattr(_nesting, "depth", 0) == 0 and state.dual_level is None
+            and not any(isinstance(p, Tensor) and p._tapes & active for p in primals))
+
+
+def _detached(jac, top):
+    if not top:
+        return jac
+    leaves, spec = flatten(jac)
+    return unflatten([leaf.detach() for leaf in leaves], spec)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+    """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
+    vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
+    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple.
+
+    >>> tg.func.jacrev(tg.sin)(tg.tensor([0.0, 1.0]))
+    tensor([[1.    , 0.    ],
+            [0.    , 0.5403]])
+    """
+    single, nums = argnums_tuple(argnums, "jacrev")
+
+    @functools.wraps(func)
+    def jac_fn(*args, **kwargs):
+        check_argnums(nums, args, "jacrev")
+        primals = [args[n] for n in nums]
+        top = _top_level(primals)
+        res = vjp(_partial(func, args, nums, kwargs), *primals, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        leaves, spec = flatten(out)
+        shapes = [tuple(np.shape(p)) for p in primals]
+        jacs = []
+        for k, o in enumerate(leaves):
+            rows = []
+            for e in _basis(o.shape, o.dtype):
+                cots = [e if i == k else _wrap(np.zeros_like(x._data)) for i, x in
+                        enumerate(leaves)]
+                rows.append(vjp_fn(unflatten(cots, spec)))
+            per_arg = tuple(_stack_first([r[j] for r in rows], o.shape, shapes[j], o.dtype)
+                            for j in range(len(primals)))
+            jacs.append(per_arg[0] if single else per_arg)
+        jac = _detached(unflatten(jacs, spec), top)
+        return (jac, res[2]) if has_aux else jac
+
+    return jac_fn
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of `func` with respect to argument(s) `argnums`, in forward mode (one
+    Jacobian-vector product per input element); the same layout as `jacrev`.
+
+    >>> tg.func.jacfwd(lambda x: x ** 2)(tg.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    single, nums = argnums_tuple(argnums, "jacfwd")
+
+    @functools.wraps(func)
+    def jac_fn(*args, **kwargs):
+        check_argnums(nums, args, "jacfwd")
+        primals = tuple(_float_tensor(args[n], "jacfwd", n) for n in nums)
+        top = _top_level(primals)
+        f = _partial(func, args, nums, kwargs)
+        per_arg_columns = []
+        spec = aux = None
+        leaves_shape = None
+        for j, p in enumerate(primals):
+            columns = []
+            for e in _basis(p.shape, p.dtype):
+                ts = tuple(e if i == j else _wrap(np.zeros_like(q._data))
+                           for i, q in enumerate(primals))
+                res = jvp(f, primals, ts, has_aux=has_aux)
+                out_leaves, spec = flatten(res[0])
+                leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
+                columns.append(flatten(res[1])[0])
+                if has_aux:
+                    aux = res[2]
+            per_arg_columns.append(columns)
+        if leaves_shape is None:  # every primal is empty: evaluate once for the layout
+            res = _evaluate(f, primals, has_aux)
+            out_leaves, spec = flatten(res[0])
+            leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
+            aux = res[1]
+        jacs = []
+        for k, (shape, dtype) in enumerate(leaves_shape):
+            per_arg = tuple(_stack_last([c[k] for c in per_arg_columns[j]], shape,
+                                        primals[j].shape, dtype)
+                            for j in range(len(primals)))
+            jacs.append(per_arg[0] if single else per_arg)
+        jac = _detached(unflatten(jacs, spec), top)
+        return (jac, aux) if has_aux else jac
+
+    return jac_fn
+
+
+def _evaluate(f, primals, has_aux):
+    with not_recording(AMBIENT):
+        out = f(*primals)
+    return _split(out, has_aux, "jacfwd")
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar function: `jacfwd(jacrev(func, argnums), argnums)`
+    (forward-over-reverse), shaped `arg.shape + arg.shape`.
+
+    >>> tg.func.hessian(lambda x: (x ** 3).sum())(tg.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -1,0 +1,172 @@
+"""`vmap`: map a function over a batch dimension (torch.func's signature and results).
+
+This first version runs `func` once per sample and stacks the results, which gives the
+same values, gradients and errors as torch.func.vmap (and `vmap(grad(f))` gives per-sample
+gradients) but not its speed: batching rules per op are still to come.
+"""
+from __future__ import annotations
+
+import functools
+
+from .. import random as _random
+from ..tensor import Tensor
+from ._tree import flatten, unflatten
+
+__all__ = ["vmap"]
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _name(func):
+    return getattr(func, "__name__", type(func).__name__)
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """`func` mapped over dimension `in_dims` of its inputs, results stacked at `out_dims`.
+
+    Args:
+        func: a function of tensors returning a tensor or a tuple/list/dict of tensors.
+        in_dims: per input, the dimension to map over (None: the same value for every
+            sample); an int applies to every input, a tuple gives one entry per argument
+            (nested like the argument).
+        out_dims: where the batch dimension goes in each output (an int or one per output).
+        randomness: "error" (random ops inside raise), "different" (each sample draws its
+            own numbers) or "same" (every sample draws the same numbers).
+
+    >>> tg.func.vmap(lambda x: x.sum())(tg.ones(3, 2))
+    tensor([2., 2., 2.])
+    """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+        raise ValueError(
+            f"vmap({_name(func)}, in_dims={in_dims}, ...): expected `in_dims` to be int or a "
+            f"(potentially nested) tuple matching the structure of inputs, got: "
+            f"{type(in_dims)}."
+        )
+
+    @functools.wraps(func)
+    def mapped(*args, **kwargs):
+        where = f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>)"
+        leaves, spec = flatten(list(args))
+        dims = _leaf_dims(in_dims, args, where)
+        size = None
+        for leaf, d in zip(leaves, dims, strict=True):
+            if d is None:
+                continue
+            if not isinstance(leaf, Tensor):
+                raise ValueError(
+                    f"{where}: Got in_dim={d} for an input but the input is of type "
+                    f"{type(leaf)}. We cannot vmap over non-Tensor arguments, please use None "
+                    "as the respective in_dim"
+                )
+            if not -leaf.ndim <= d < max(leaf.ndim, 0) or leaf.ndim == 0:
+                raise ValueError(
+                    f"{where}: Got in_dim={d} for some input, but that input is a Tensor of "
+                    f"dimensionality {leaf.ndim} so expected in_dim to satisfy "
+                    f"-{leaf.ndim} <= in_dim < {leaf.ndim}."
+                )
+        sizes = [leaf.shape[d] for leaf, d in zip(leaves, dims, strict=True) if d is not None]
+        if not sizes:
+            raise ValueError(
+                f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least one input "
+                "must be a Tensor with a mapped dimension (in_dims must not be all None)"
+            )
+        if len(set(sizes)) > 1:
+            raise ValueError(
+                "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+                f"sizes {sizes} for the mapped dimension"
+            )
+        size = sizes[0]
+        return _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs)
+
+    return mapped
+
+
+def _leaf_dims(in_dims, args, where):
+    """One in_dim per leaf of the arguments."""
+    if isinstance(in_dims, int) or in_dims is None:
+        return [in_dims] * len(flatten(list(args))[0])
+    if len(in_dims) != len(args):
+        raise ValueError(
+            f"{where}: in_dims is not compatible with the structure of `inputs`: in_dims has "
+            f"{len(in_dims)} entries but the function got {len(args)} positional arguments."
+        )
+    dims = []
+    for d, a in zip(in_dims, args, strict=True):
+        n = len(flatten(a)[0])
+        if isinstance(d, int) or d is None:
+            dims.extend([d] * n)
+        else:
+            sub, _ = flatten(d)
+            if len(sub) != n:
+                raise ValueError(
+                    f"{where}: in_dims is not compatible with the structure of `inputs`."
+                )
+            dims.extend(sub)
+    return dims
+
+
+def _select(leaf, d, i):
+    return leaf[(slice(None),) * (d % leaf.ndim) + (i,)]
+
+
+def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs):
+    rng = _random.generator().bit_generator
+    start = rng.state
+    results = []
+    for i in range(size):
+        if randomness == "same":
+            rng.state = start
+        sample = [leaf if d is None else _select(leaf, d, i)
+                  for leaf, d in zip(leaves, dims, strict=True)]
+        out = func(*unflatten(sample, spec), **kwargs)
+        if randomness == "error" and rng.state != start:
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. Please either "
+                "use the 'same' or 'different' randomness flags on vmap or perform the "
+                "randomness operation out of vmap"
+            )
+        results.append(out)
+    return _stack_outputs(func, results, out_dims)
+
+
+def _stack_outputs(func, results, out_dims):
+    from ..ops.joins import stack
+
+    flat = [flatten(r) for r in results]
+    spec = flat[0][1]
+    n = len(flat[0][0])
+    if isinstance(out_dims, int) or out_dims is None:
+        odims = [out_dims] * n
+    else:
+        odims = flatten(out_dims)[0] if len(flatten(out_dims)[0]) == n else None
+        if odims is None:
+            raise ValueError(
+                f"vmap({_name(func)}, ..., out_dims={out_dims}): out_dims is not compatible "
+                f"with the structure of `outputs` ({n} outputs)"
+            )
+    stacked = []
+    for k in range(n):
+        items = [f[0][k] for f in flat]
+        d = odims[k]
+        if d is None:
+            stacked.append(items[0])
+            continue
+        for item in items:
+            if not isinstance(item, Tensor):
+                raise ValueError(
+                    f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got "
+                    f"type {type(item)}. Did you mean to set out_dims= to None for output?"
+                )
+        ndim = items[0].ndim + 1
+        if not -ndim <= d < ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                f"but got {d})"
+            )
+        stacked.append(stack(items, dim=d))
+    return unflatten(stacked, spec)

@@ -1,0 +1,81 @@
+"""Version counters: `t._version` is an int; views and detach() share the counter; every
+in-place write outside the dispatcher goes through `bump_version`."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.engine.versions import bump_version
+
+
+def test_version_is_an_int_that_counts_in_place_writes():
+    t = tg.zeros(3)
+    v0 = t._version
+    assert type(v0) is int
+    t.add_(1.0)
+    assert t._version == v0 + 1  # the PyTorch idiom
+    t.mul_(2.0)
+    assert t._version == v0 + 2
+
+
+def test_version_is_read_only():
+    t = tg.zeros(2)
+    with pytest.raises(AttributeError):
+        t._version = 5
+
+
+def test_views_and_detach_share_the_counter():
+    base = tg.zeros(2, 3)
+    view = base.reshape(6)
+    det = base.detach()
+    view.add_(1.0)
+    assert base._version == det._version == view._version == 1
+    det.mul_(3.0)
+    assert base._version == view._version == 2
+    np.testing.assert_array_equal(base.numpy(), np.full((2, 3), 3.0))
+
+
+def test_bump_version_is_seen_by_a_graph_that_saved_the_tensor():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    s = tg.tensor([3.0, 4.0])
+    y = (w * s).sum()  # mul saves s
+    s._data[...] = 0.0
+    bump_version(s)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def _param_with_grad(values):
+    p = tg.tensor([1.0, 1.0], requires_grad=True)
+    (p * tg.tensor(values)).sum().backward()
+    return p
+
+
+@pytest.mark.parametrize("clip", [
+    lambda ps: tg.nn.utils.clip_grad_norm_(ps, max_norm=1.0),
+    lambda ps: tg.nn.utils.clip_grad_value_(ps, clip_value=1.0),
+], ids=["clip_grad_norm_", "clip_grad_value_"])
+def test_gradient_clipping_bumps_the_gradient_version(clip):
+    p = _param_with_grad([3.0, 4.0])
+    g = p.grad
+    v0 = g._version
+    # a graph that saved the gradient (e.g. a gradient penalty) must notice the clipping
+    g.requires_grad_(True)
+    penalty = (g * g).sum()
+    clip([p])
+    assert p.grad is g and g._version == v0 + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        penalty.backward()
+
+
+def test_clip_grad_norm_scales_and_reports_the_norm():
+    p = _param_with_grad([3.0, 4.0])
+    total = tg.nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    assert total.item() == pytest.approx(5.0)
+    np.testing.assert_allclose(p.grad.numpy(), np.array([3.0, 4.0]) / (5.0 + 1e-6), rtol=1e-6)
+
+
+def test_clip_grad_norm_below_the_limit_leaves_the_version():
+    p = _param_with_grad([0.3, 0.4])
+    v0 = p.grad._version
+    tg.nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    assert p.grad._version == v0
