@@ -346,12 +346,18 @@ def test_callback_with_wrong_shape_raises_before_anything_is_written():
     assert not gm.is_recording
 
 
-def test_callback_returning_none_raises():
-    x = tg.tensor([1.0])
-    gm = GradManager().attach(x, callbacks=lambda t, g: None)
-    with gm, pytest.raises(TypeError, match="must return the gradient"):
-        gm.backward(x * 2)
-    assert x.grad is None
+def test_callback_returning_none_drops_the_gradient():
+    # MegEngine: the callbacks' result is the gradient; None means none (later callbacks
+    # get None, and .grad is left as it was)
+    x, w = tg.tensor([1.0]), tg.tensor([3.0])
+    seen = []
+    gm = GradManager().attach(x, callbacks=[lambda t, g: None,
+                                            lambda t, g: seen.append(g) or g])
+    gm.attach(w)
+    with gm:
+        gm.backward(x * w * 2)
+    assert x.grad is None and seen == [None]
+    np.testing.assert_allclose(w.grad.numpy(), [2.0])
 
 
 def test_attach_non_tensor_and_non_callable_callback_raise():

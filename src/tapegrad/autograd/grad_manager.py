@@ -5,9 +5,18 @@ thread, so ops on `x` (and on what is computed from it) are recorded for the man
 then on; `gm.backward(y)` runs the one engine restricted to that bit, hands each attached
 tensor's gradient through its callbacks and accumulates it into `.grad`.
 
-Nesting gives higher order for free: while an outer manager records, the engine runs an
-inner manager's backward on tensors (recorded by the outer bit), so the gradients it leaves
-in `.grad` can be differentiated by the outer `backward`.
+Nesting gives higher order, with MegEngine's rule of who sees whom: a manager's backward is
+recorded by the managers that *began recording before it* (and are still recording), and by
+no other. So with `with gm: with gm2: ...`, `gm2.backward(y)` runs on tensors recorded by
+`gm`, and `gm.backward(x.grad)` differentiates that gradient; with the nesting the other way
+round, or with `gm | gm2` (both begin at once), `gm.backward(x.grad)` sees a constant. A
+`dy` that an earlier manager tracks makes the backward differentiable in `dy` too (forward
+mode by two reverse passes). See docs/recording.md.
+
+Each recording is its own history: when it ends (`backward`, `release`, leaving `with gm:`
+by an exception, or the manager dying), the manager's bit is taken off every node recorded
+for it (`engine.recorder.drop_history`), so tensors kept from it are constants to any later
+recording, of this manager or of a new one that reuses the bit.
 
     >>> x = tg.tensor([1.0, 2.0])
     >>> gm = tg.autodiff.GradManager().attach(x)
@@ -19,18 +28,51 @@ in `.grad` can be differentiated by the outer `backward`.
 """
 from __future__ import annotations
 
+import itertools
+import threading
 import weakref
+from functools import reduce
+from operator import or_
 
 import numpy as np
 
 from .. import dtypes
 from ..engine import backward as _engine
-from ..engine.node import ACCUMULATE
-from ..engine.state import allocate_tape_bit, free_tape_bit, state
+from ..engine.recorder import drop_history, log_history
+from ..engine.state import AMBIENT, RECORD, ModeScope, allocate_tape_bit, free_tape_bit, state
 from ..tensor import Tensor, _wrap
 from .heads import head_gradients
 
-__all__ = ["GradManager"]
+__all__ = ["GradManager", "GradManagerGroup", "AttachDtypeError"]
+
+_start_order = itertools.count()  # when each record() began: earlier managers see later ones
+
+
+class _Recording(threading.local):
+    def __init__(self) -> None:
+        # tape bit of each manager recording in this thread -> the order it began in
+        self.order: dict[int, int] = {}
+
+
+_recording = _Recording()
+
+
+class AttachDtypeError(TypeError, AssertionError):
+    """`attach` of a tensor that cannot have a gradient (not floating point).
+
+    A TypeError (tapegrad's convention for a wrong argument) that is also an AssertionError,
+    the exception MegEngine raises there, so handlers written for either keep working."""
+
+
+class _HiddenFrom(ModeScope):
+    """Turn the tapes in `mask` off for a while: a manager's backward runs hidden from the
+    managers that began recording with it or after it."""
+
+    def __init__(self, mask: int) -> None:
+        self.mask = mask
+
+    def _enter(self, st) -> None:
+        st.active &= ~self.mask
 
 
 class _Spec:
@@ -51,6 +93,8 @@ def _release_bit(bit: int, specs: dict) -> None:
             t._tapes &= ~bit
     specs.clear()
     state.active &= ~bit  # died while recording (in this thread): stop recording for it
+    _recording.order.pop(bit, None)
+    drop_history(bit)  # a new owner of the bit must not inherit this history
     free_tape_bit(bit)
 
 
@@ -90,6 +134,7 @@ class GradManager:
         self._bit = allocate_tape_bit()
         self._specs: dict[int, _Spec] = {}  # id(tensor) -> spec, in attach order
         self._recording = False
+        self._order = -1  # start order of the current recording
         self._finalizer = weakref.finalize(self, _release_bit, self._bit, self._specs)
 
     # ------------------------------------------------------------------ attach
@@ -112,7 +157,7 @@ class GradManager:
                     f"GradManager.attach: element {i} is a {type(t).__name__}, not a Tensor"
                 )
             if not dtypes.is_floating(t.dtype):
-                raise TypeError(
+                raise AttachDtypeError(
                     f"GradManager.attach: element {i} has dtype {t.dtype}; only floating point "
                     "tensors have gradients. Convert it first (x.astype('float32'))."
                 )
@@ -148,24 +193,43 @@ class GradManager:
         return self._recording
 
     def record(self) -> GradManager:
-        """Start recording operations on the attached tensors (in this thread)."""
+        """Start recording operations on the attached tensors (in this thread).
+
+        The managers already recording will see this one's backward; it will not see theirs.
+        """
         if self._recording:
             raise RuntimeError(
                 "GradManager.record(): already recording; call backward() or release() before "
                 "recording again (or use a second GradManager for higher-order gradients)"
             )
+        return self._start(next(_start_order))
+
+    def _start(self, order: int) -> GradManager:
         bit = self._bit
         for t in self.attached_tensors():
             t._tapes |= bit
         self._recording = True
+        self._order = order
+        _recording.order[bit] = order
+        log_history(bit)
         state.active |= bit
         return self
 
     def release(self) -> None:
-        """Stop recording and drop the history (backward() does this itself)."""
+        """Stop recording and drop the recorded history (backward() does this itself)."""
+        self._stop()
+        self._untrack()
+        drop_history(self._bit)
+
+    def _stop(self) -> None:
         self._recording = False
         state.active &= ~self._bit
-        self._untrack()
+        _recording.order.pop(self._bit, None)
+
+    def __or__(self, other) -> GradManagerGroup:
+        """`gm | gm2`: one group that records both, beginning at the same moment (so
+        neither sees the other's backward)."""
+        return GradManagerGroup([self]) | other
 
     def _untrack(self) -> None:
         # attached tensors carry the bit only while recording: outside, nothing about them
@@ -200,17 +264,25 @@ class GradManager:
             )
         bit = self._bit
         ys, dys = _as_heads(y), _as_heads(dy)
+        if dy is not None and len(dys) == len(ys):
+            dys = [_broadcast_head(t, d) for t, d in zip(ys, dys)]
+        # who sees this backward: the managers recording since before this one began
+        later = reduce(or_, (b for b, order in _recording.order.items()
+                             if order >= self._order and b != bit), 0)
+        outer = state.active & ~later & ~bit & ~(AMBIENT | RECORD)
+        # a dy that an outer manager tracks: the backward must be differentiable in it
+        diff_heads = any(isinstance(d, Tensor) and d._tapes & outer for d in dys)
         # validate every head before anything runs (None: ones, whatever y's shape)
         all_heads = head_gradients(ys, dys if dy is not None else None,
-                                   ones_for_any_shape=True, require_graph=False)
+                                   create_graph=diff_heads, ones_for_any_shape=True,
+                                   require_graph=False)
         roots, heads = [], []
         for t, head in zip(ys, all_heads, strict=True):
             if t._tapes & bit:  # a y that no attached tensor reaches contributes nothing
                 roots.append(t)
                 heads.append(head)
-        # stop recording first: this backward is recorded by *other* active tapes only
-        self._recording = False
-        state.active &= ~bit
+        # stop recording first: this backward is recorded by the outer managers only
+        self._stop()
         try:
             targets = self.attached_tensors()
             if roots and targets:
@@ -221,15 +293,20 @@ class GradManager:
                 if all(t.grad_fn is None and not specs[id(t)].callbacks for t in targets):
                     # the common case, fastest: the engine adds into the leaves carrying
                     # our bit (exactly the attached ones), after computing every gradient
-                    _engine.run_backward(roots, heads, own_mask=bit, force_add=True,
-                                         retain_graph=shared)
+                    with _HiddenFrom(later):
+                        _engine.run_backward(roots, heads, own_mask=bit, force_add=True,
+                                             retain_graph=shared, create_graph=diff_heads)
                 else:
-                    grads = _engine.run_backward(roots, heads, own_mask=bit, capture=targets,
-                                                 allow_unused=True, retain_graph=shared)
-                    _accumulate(targets, self._callbacks(targets, grads))
+                    with _HiddenFrom(later):
+                        grads = _engine.run_backward(roots, heads, own_mask=bit,
+                                                     capture=targets, allow_unused=True,
+                                                     retain_graph=shared,
+                                                     create_graph=diff_heads)
+                        grads = self._callbacks(targets, grads)
+                    _accumulate(targets, grads)
         finally:
             self._untrack()
-            _forget_history(roots, bit)
+            drop_history(bit)
 
     def _callbacks(self, targets, grads) -> list:
         out = []
@@ -237,8 +314,11 @@ class GradManager:
             if g is not None:
                 for cb in self._specs[id(t)].callbacks:
                     new = cb(t, g)
+                    if new is None:  # MegEngine: the gradient becomes None (not accumulated)
+                        g = None
+                        continue
                     if not isinstance(new, Tensor):
-                        if new is None or not hasattr(new, "shape"):
+                        if not hasattr(new, "shape"):
                             raise TypeError(
                                 f"GradManager callback {getattr(cb, '__name__', cb)!r} returned "
                                 f"{type(new).__name__}; a callback must return the gradient "
@@ -261,6 +341,68 @@ class GradManager:
         return f"GradManager(attached={n}, recording={self._recording})"
 
 
+class GradManagerGroup:
+    """Several GradManagers that record together (`gm | gm2`): `with gm | gm2:` starts them
+    at one moment, so each sees none of the others' backward, and releases them all."""
+
+    def __init__(self, managers) -> None:
+        self._managers: list[GradManager] = list(managers)
+
+    def __or__(self, other) -> GradManagerGroup:
+        more = other._managers if isinstance(other, GradManagerGroup) else [other]
+        for m in more:
+            if not isinstance(m, GradManager):
+                raise TypeError(f"GradManager | {type(m).__name__}: both sides must be "
+                                "GradManagers (or groups of them)")
+        return GradManagerGroup(self._managers + [m for m in more if m not in self._managers])
+
+    __ror__ = __or__
+
+    def record(self) -> GradManagerGroup:
+        """Start every manager of the group recording, at the same moment."""
+        busy = [m for m in self._managers if m.is_recording]
+        if busy:
+            raise RuntimeError(f"GradManagerGroup.record(): {busy[0]!r} is already recording")
+        order = next(_start_order)
+        for m in self._managers:
+            m._start(order)
+        return self
+
+    def release(self) -> None:
+        """Release every manager of the group."""
+        for m in reversed(self._managers):
+            m.release()
+
+    def __enter__(self) -> GradManagerGroup:
+        return self.record()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"GradManagerGroup({len(self._managers)} managers)"
+
+
+def _broadcast_head(y, dy):
+    """MegEngine broadcasts `dy` to `y`'s shape (a Tensor dy stays differentiable)."""
+    if dy is None or not isinstance(y, Tensor):
+        return dy
+    shape = tuple(dy.shape) if hasattr(dy, "shape") else ()
+    if shape == y.shape:
+        return dy
+    try:
+        target = np.broadcast_shapes(shape, y.shape)
+    except ValueError:
+        return dy  # head_gradients names the mismatch
+    if target != y.shape:
+        return dy
+    if isinstance(dy, Tensor):
+        from ..ops.views import broadcast_to
+
+        return broadcast_to(dy, y.shape)
+    return np.broadcast_to(np.asarray(dy), y.shape)
+
+
 def _as_heads(x) -> list:
     """y or dy as a list: None is no tensor, a single one a list of one."""
     if x is None:
@@ -277,15 +419,3 @@ def _accumulate(targets, grads) -> None:
             if g.grad_fn is None:  # a plain gradient: own a copy (arrays may be shared)
                 g = g._data.astype(t.dtype, copy=True)
             _engine.accumulate_grad(t, g, "add")
-
-
-def _forget_history(roots, bit: int) -> None:
-    """Take the manager's bit off the graph it just used, so that tensors kept from this
-    recording are constants next time (as in MegEngine, one history per recording)."""
-    stack = [t.grad_fn for t in roots if t.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node.op is ACCUMULATE or not node.tapes & bit:
-            continue  # a leaf, another tape's node, or one already visited (bit cleared)
-        node.tapes &= ~bit
-        stack.extend(e[0] for e in node.next if e is not None)

@@ -38,10 +38,28 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         # the facade module itself: one object whatever name it is imported under
-        return importlib.import_module(self.target + spec.name[len(self.name):])
+        target = self.target + spec.name[len(self.name):]
+        try:
+            return importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            if exc.name != target:
+                raise
+            raise ModuleNotFoundError(_missing(spec.name, target), name=spec.name) from None
 
     def exec_module(self, module) -> None:
         pass
+
+
+def _missing(name: str, target: str) -> str:
+    """`import fw.sub` of a submodule the facade lacks: the facade's own hint for it."""
+    parent, _, leaf = target.rpartition(".")
+    try:
+        getattr(importlib.import_module(parent), leaf)
+    except AttributeError as exc:
+        return f"No module named {name!r}: {exc}"
+    except ImportError:
+        pass
+    return f"No module named {name!r}: the tapegrad facade does not provide it"
 
 
 def install(*names: str) -> None:

@@ -4,10 +4,17 @@ The dispatcher (`ops.registry.Op.__call__`), custom `Function`s and their delaye
 nodes all record through `input_edges` and `record_node`, so an edge to an input is made in
 exactly one way: to the input's `grad_fn` when it has one, else to its leaf accumulator, and
 only for inputs tracked by one of the tapes in `mask`.
+
+It also keeps, for a tape that asked (a recording GradManager: `log_history`), weak
+references to the nodes recorded for it, so that `drop_history` can take the tape's bit off
+all of them when the recording ends: a tensor kept from that recording is then a constant
+to every later recording of the bit (released, or reused by a new manager), because the
+engine only follows nodes that carry the bit of the backward it runs.
 """
 from __future__ import annotations
 
 import traceback
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +25,37 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
+
+_history: dict[int, list[weakref.ref[Node]]] = {}  # tape bit -> nodes recorded for it
+_logged = 0  # the bits in _history, for one test per recorded node
+# a long recording drops dead references now and then: when its log has doubled since the
+# last time (amortized O(1) per node)
+_COMPACT_MIN = 4096
+_compact_at: dict[int, int] = {}
+
+
+def _compact(bit: int, log: list[weakref.ref[Node]]) -> None:
+    log[:] = [r for r in log if r() is not None]
+    _compact_at[bit] = max(_COMPACT_MIN, 2 * len(log))
+
+
+def log_history(bit: int) -> None:
+    """Start keeping the nodes recorded for tape `bit` (until `drop_history(bit)`)."""
+    global _logged
+    _history.setdefault(bit, [])
+    _logged |= bit
+
+
+def drop_history(bit: int) -> None:
+    """Take `bit` off every node recorded for it since `log_history(bit)`; stop logging."""
+    global _logged
+    refs = _history.pop(bit, ())
+    _compact_at.pop(bit, None)
+    _logged &= ~bit
+    for ref in refs:
+        node = ref()
+        if node is not None:
+            node.tapes &= ~bit
 
 
 def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> Edges:
@@ -48,6 +86,13 @@ def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[Vers
     """A Node for `op`, tracked by tapes `mask`, with `edges` from `input_edges`."""
     nxt, meta = edges
     node = Node(op, params, saved, checks, nxt, meta, mask, xp, n_out)
+    if mask & _logged:
+        ref = weakref.ref(node)
+        for bit, log in tuple(_history.items()):  # a copy: other threads may add a log
+            if mask & bit:
+                log.append(ref)
+                if len(log) >= _compact_at.get(bit, _COMPACT_MIN):
+                    _compact(bit, log)
     if state.anomaly:
         node.trace = "".join(traceback.format_stack()[:-3])
     return node

@@ -17,7 +17,18 @@ AttributeError that says so; see docs/migrating-from-megengine.md.
 from __future__ import annotations
 
 from .._facade import facade_getattr
-from . import autodiff, distributed, functional, jit, module, optimizer, random  # noqa: F401
+from . import (  # noqa: F401
+    autodiff,
+    core,
+    data,
+    distributed,
+    functional,
+    hub,
+    jit,
+    module,
+    optimizer,
+    random,
+)
 from ._tensor import Parameter, Tensor, tensor  # noqa: F401
 
 __version__ = "1.13.0"  # the MegEngine API this facade follows
@@ -62,8 +73,7 @@ def load(f, map_location=None, pickle_module=None):
 
 
 __getattr__ = facade_getattr(__name__, "the MegEngine facade", {}, {
-    "data": "megengine.data is not provided; use tapegrad.data (DataLoader, TensorDataset)",
     "quantization": "quantization is not supported", "amp": "mixed precision is not "
-    "supported", "hub": "not provided", "traced_module": "not supported",
+    "supported", "traced_module": "not supported",
     "dtr": "dynamic tensor rematerialization is not supported",
 })

@@ -6,6 +6,8 @@ they differ from `tg.Tensor`, which keeps PyTorch's meaning): `size` is the elem
 `reset_zero`, `name`, `transpose(*pattern)` (reversed when no pattern), `T`, `max`/`min`
 (values only). An op on
 `mge.Tensor`s returns an `mge.Tensor`; `.grad` and `detach()` are `mge.Tensor`s.
+In-place operators rebind, as in MegEngine (`y *= y` is `y = y * y`: a new tensor, the
+old one and its recorded history unchanged).
 MegEngine makes Python floats and float64 arrays float32, Python ints and int64 arrays
 int32. Its tensors are not tracked by anything until a GradManager attaches them (no
 `requires_grad`).
@@ -54,6 +56,18 @@ def _device(device):
             raise
         return "cuda"
     return "cpu"
+
+
+def _rebinding(name: str):
+    """`x op= y` for mge.Tensor: a new tensor, never in place (MegEngine rebinds)."""
+    binary = getattr(_CoreTensor, f"__{name}__")
+
+    def inplace(self, other):
+        return binary(self, other)
+
+    inplace.__name__ = f"__i{name}__"
+    inplace.__doc__ = f"`x {name}= y` rebinds x to a new tensor (MegEngine), never in place."
+    return inplace
 
 
 class Tensor(_CoreTensor):
@@ -122,8 +136,21 @@ class Tensor(_CoreTensor):
         """The axes reversed."""
         return self.transpose()
 
+    __iadd__ = _rebinding("add")
+    __isub__ = _rebinding("sub")
+    __imul__ = _rebinding("mul")
+    __itruediv__ = _rebinding("truediv")
+    __ifloordiv__ = _rebinding("floordiv")
+    __imod__ = _rebinding("mod")
+    __ipow__ = _rebinding("pow")
+    __imatmul__ = _rebinding("matmul")
+    __iand__ = _rebinding("and")
+    __ior__ = _rebinding("or")
+    __ixor__ = _rebinding("xor")
+
 
 Tensor._array_class = Tensor
+
 
 
 class Parameter(Tensor, _CoreParameter):

@@ -9,9 +9,9 @@
 """
 from __future__ import annotations
 
-from ....autograd.function import Function  # noqa: F401  (instance style, as MegEngine's)
-from ....autograd.grad_manager import GradManager  # noqa: F401
+from ....autograd.grad_manager import GradManager, GradManagerGroup  # noqa: F401
 from ..._facade import facade_getattr
+from .function import Function  # noqa: F401  (MegEngine's rules: see function.py)
 
-__all__ = ["GradManager", "Function"]
+__all__ = ["GradManager", "GradManagerGroup", "Function"]
 __getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.autodiff)", {})

@@ -18,8 +18,17 @@ from ... import _numpy_style as _np_style
 from ..._facade import core_aliases, facade_dir, facade_getattr
 from .._tensor import Tensor
 from .._tensor import tensor as _tensor
-from . import nn  # noqa: F401
+from . import nn, vision  # noqa: F401
 from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
+from .extra import (  # noqa: F401
+    argsort,
+    expand_dims,
+    indexing_one_hot,
+    pixel_shuffle,
+    sort,
+    topk,
+    topk_accuracy,
+)
 from .nn import dropout, one_hot  # noqa: F401
 
 
@@ -155,21 +164,20 @@ def _shape(shape):
 ALIASES = core_aliases(
     "abs", "exp", "log", "log1p", "expm1", "sqrt", "square", "sin", "cos", "tan", "tanh",
     "sigmoid", "relu", "floor", "ceil", "round", "sign", "maximum", "minimum", "where",
-    "sum", "mean", "prod", "argmax", "argmin", "cumsum", "logsumexp", "expand_dims",
+    "sum", "mean", "prod", "argmax", "argmin", "cumsum", "logsumexp",
     "broadcast_to", "tile", "gather", "scatter", "add", "sub", "mul", "div", "pow",
     "zeros_like", "ones_like", "full_like", "equal", "not_equal", "isnan", "isinf",
     "erf", "neg", "logical_and", "logical_or", "logical_not", "dot",
     floor_div="floor_divide", mod="remainder", less="lt", less_equal="le", greater="gt",
     greater_equal="ge",
 )
-ALIASES["linear"] = "tapegrad.nn.functional:linear"
+# every F.nn name is also at F's top level, as in MegEngine
+ALIASES.update({name: f"{__name__}.nn:{name}" for name in nn.__all__ if name not in vars()})
+from .vision import interpolate  # noqa: E402,F401  (also at F's top level in MegEngine)
+
 HINTS = {
-    "topk": "not provided; use .numpy() and NumPy",
-    "sort": "not provided; use .numpy() and NumPy",
-    "argsort": "not provided; use .numpy() and NumPy",
     "cond_take": "not provided; use boolean indexing x[mask]",
     "distributed": "use mge.distributed.make_allreduce_cb with a GradManager",
-    "vision": "not provided",
     "debug_param": "not provided",
 }
 __getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.functional)", ALIASES, HINTS,

@@ -14,6 +14,8 @@ __all__ = [
     "linear", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "batch_norm", "embedding",
     "one_hot", "softmax", "logsoftmax", "relu", "sigmoid", "leaky_relu", "gelu", "silu",
     "softplus", "cross_entropy", "binary_cross_entropy", "square_loss", "l1_loss",
+    "layer_norm", "pad", "adaptive_avg_pool2d", "conv1d", "conv_transpose2d", "relu6",
+    "hsigmoid", "hswish", "logsigmoid", "elu", "prelu",
 ]
 
 
@@ -112,6 +114,78 @@ def silu(x):
 
 def softplus(inp):
     return _tg().softplus(inp)
+
+
+def layer_norm(inp, normalized_shape, affine=True, weight=None, bias=None, eps=1e-5):
+    """Normalize over the last axes `normalized_shape` (scaled by weight, shifted by bias)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return _F().layer_norm(inp, shape, weight if affine else None, bias if affine else None,
+                           eps)
+
+
+def pad(src, pad_width, mode="constant", constant_value=0.0):
+    """NumPy-style padding: `pad_width` is one (before, after) pair per axis."""
+    pairs = [tuple(int(v) for v in p) for p in pad_width]
+    if len(pairs) < src.ndim:
+        pairs = [(0, 0)] * (src.ndim - len(pairs)) + pairs
+    flat = []
+    for before, after in reversed(pairs):  # the core takes the last axis first (PyTorch)
+        flat += [before, after]
+    if mode != "constant":
+        return _tg().pad(src, tuple(flat), mode=mode)
+    return _tg().pad(src, tuple(flat), mode="constant", value=constant_value)
+
+
+def adaptive_avg_pool2d(inp, oshp):
+    return _F().adaptive_avg_pool2d(inp, oshp)
+
+
+def conv1d(inp, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           conv_mode="cross_correlation", compute_mode="default"):
+    if bias is not None and bias.ndim == 3:  # MegEngine keeps conv1d biases as (1, C, 1)
+        bias = _tg().reshape(bias, (-1,))
+    return _F().conv1d(inp, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose2d(inp, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     dilation=1, groups=1, conv_mode="cross_correlation",
+                     compute_mode="default"):
+    if bias is not None and bias.ndim == 4:
+        bias = _tg().reshape(bias, (-1,))
+    return _F().conv_transpose2d(inp, weight, bias, stride, padding, output_padding, groups,
+                                 dilation)
+
+
+def relu6(x):
+    """min(max(x, 0), 6)."""
+    return _tg().clamp(x, 0.0, 6.0)
+
+
+def hsigmoid(x):
+    """relu6(x + 3) / 6."""
+    return relu6(x + 3.0) / 6.0
+
+
+def hswish(x):
+    """x * relu6(x + 3) / 6."""
+    return x * hsigmoid(x)
+
+
+def logsigmoid(inp):
+    """log(sigmoid(x)) = -softplus(-x), computed stably."""
+    return -_tg().softplus(-inp)
+
+
+def elu(inp, alpha=1.0):
+    return _F().elu(inp, alpha)
+
+
+def prelu(inp, weight):
+    """max(x, 0) + weight * min(x, 0) (weight broadcasts over axis 1)."""
+    tg = _tg()
+    if weight.ndim == 1 and inp.ndim > 1 and weight.shape[0] > 1:
+        weight = tg.reshape(weight, (1, -1) + (1,) * (inp.ndim - 2))
+    return tg.relu(inp) - weight * tg.relu(-inp)
 
 
 def _to_axis1(pred, axis):

@@ -16,6 +16,7 @@ recorded outside `with gm:`. Layer arguments are MegEngine's (`Dropout(drop_prob
 from __future__ import annotations
 
 from ..._facade import facade_getattr
+from . import init  # noqa: F401
 from .module import Module  # noqa: F401
 
 _LAYERS = (

@@ -39,6 +39,7 @@ class BatchNorm2d(Module, _nn.BatchNorm2d):
         super().__init__(num_features, eps=eps, momentum=1.0 - momentum, affine=affine,
                          track_running_stats=track_running_stats, name=name)
         self._freeze = freeze
+        _no_batch_count(self)
 
     def forward(self, x):
         if self._freeze:
@@ -56,6 +57,14 @@ class BatchNorm1d(Module, _nn.BatchNorm1d):
                  track_running_stats=True, name=None, **kwargs) -> None:
         super().__init__(num_features, eps=eps, momentum=1.0 - momentum, affine=affine,
                          track_running_stats=track_running_stats, name=name)
+        _no_batch_count(self)
+
+
+def _no_batch_count(bn) -> None:
+    # MegEngine's BatchNorm has no batch counter (its momentum is always given): keep the
+    # core's counter out of state_dict, so state dicts match MegEngine's keys
+    if "num_batches_tracked" in bn._buffers:
+        bn._non_persistent.add("num_batches_tracked")
 
 
 class Dropout(Module):

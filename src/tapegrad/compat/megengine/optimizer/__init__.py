@@ -14,10 +14,69 @@ from ....optim import Adam as _Adam
 from ....optim import AdamW as _AdamW
 from ..._facade import facade_getattr
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm", "clip_grad_value"]
+
+
+def clip_grad_norm(tensors, max_norm: float, ord: float = 2.0):  # noqa: A002
+    """Scale the gradients of `tensors` so that their joint `ord`-norm is at most
+    `max_norm`; returns the norm before clipping (an mge.Tensor)."""
+    from ....nn.utils import clip_grad_norm_
+    from .._tensor import tensor
+
+    ts = [tensors] if hasattr(tensors, "grad") else list(tensors)
+    total = clip_grad_norm_(ts, max_norm, norm_type=ord)
+    return tensor(float(total))
+
+
+def clip_grad_value(tensors, lower: float, upper: float) -> None:
+    """Clip every gradient of `tensors` into [lower, upper], in place."""
+    import numpy as np
+
+    from ....tensor import write_data
+
+    ts = [tensors] if hasattr(tensors, "grad") else list(tensors)
+    for t in ts:
+        if t.grad is not None:
+            write_data(t.grad, np.clip(t.grad.numpy(), lower, upper))
 
 
 class _Chaining:
+    _MGE_OPTIONS: tuple = ("lr", "weight_decay")  # the group options MegEngine's state has
+
+    def state_dict(self, keep_var=False) -> dict:
+        """MegEngine's format: `{"param_groups": [{options..., "params": [ids]}], "state":
+        {id: {name: np.ndarray}}}` (ids count parameters across groups; tensors with
+        `keep_var=True`; Adam's `step` is a float array, as MegEngine's)."""
+        import numpy as np
+
+        from .._tensor import tensor
+
+        core = super().state_dict()
+        groups = [{**{k: g[k] for k in self._MGE_OPTIONS if k in g}, "params": g["params"]}
+                  for g in core["param_groups"]]
+        state = {}
+        for i, st in core["state"].items():
+            out = {}
+            for name, v in st.items():
+                arr = v.numpy() if hasattr(v, "numpy") else np.asarray(
+                    v, dtype=np.float32 if name == "step" else None)
+                out[name] = tensor(arr) if keep_var else arr
+            state[i] = out
+        return {"param_groups": groups, "state": state}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what `state_dict()` gave (MegEngine's format; arrays or tensors)."""
+        import numpy as np
+
+        fixed = {"param_groups": state.get("param_groups", []), "state": {}}
+        for i, st in dict(state.get("state", {})).items():
+            st = dict(st)
+            if "step" in st:  # MegEngine keeps the step count as a float array
+                st["step"] = int(np.asarray(st["step"].numpy() if hasattr(st["step"], "numpy")
+                                            else st["step"]).item())
+            fixed["state"][i] = st
+        super().load_state_dict(fixed)
+
     def step(self):
         """Update every parameter that has a gradient; returns the optimizer (chainable)."""
         super().step()
@@ -32,6 +91,8 @@ class _Chaining:
 class SGD(_Chaining, _SGD):
     """SGD(params, lr, momentum=0.0, nesterov=False, weight_decay=0.0)."""
 
+    _MGE_OPTIONS = ("lr", "momentum", "nesterov", "weight_decay")
+
     def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0) -> None:
         super().__init__(list(params), lr=lr, momentum=momentum, nesterov=nesterov,
                          weight_decay=weight_decay)
@@ -40,12 +101,16 @@ class SGD(_Chaining, _SGD):
 class Adam(_Chaining, _Adam):
     """Adam(params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)."""
 
+    _MGE_OPTIONS = ("lr", "betas", "eps", "weight_decay")
+
     def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0) -> None:
         super().__init__(list(params), lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
 
 class AdamW(_Chaining, _AdamW):
     """AdamW(params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)."""
+
+    _MGE_OPTIONS = ("lr", "betas", "eps", "weight_decay")
 
     def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2) -> None:
         super().__init__(list(params), lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
