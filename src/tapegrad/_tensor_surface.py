@@ -43,6 +43,10 @@ class TensorSurface:
     def __floordiv__(self, other) -> Tensor:
         """self // other (not differentiable)."""
 
+    # ops.tensor_methods.__format__
+    def __format__(self, format_spec) -> builtins.str:
+        """`f"{loss:.4f}"`: a 0-d tensor formats as its Python number (as in PyTorch); any other"""
+
     # ops.compare._comparison.<locals>.method
     def __ge__(self, other) -> Tensor:
         ...
@@ -305,7 +309,7 @@ class TensorSurface:
 
     # ops.views.contiguous
     def contiguous(self, memory_format=None) -> Tensor:
-        """The tensor itself (tapegrad never needs a contiguous copy)."""
+        """The tensor itself when its storage is in row-major order, else a row-major copy (what"""
 
     # ops.casting._copy_
     def copy_(self, src, non_blocking=False) -> Tensor:
@@ -503,6 +507,10 @@ class TensorSurface:
     def int(self) -> Tensor:
         """This tensor as int32 (itself when it already is)."""
 
+    # ops.views.is_contiguous
+    def is_contiguous(self, memory_format=None) -> builtins.bool:
+        """True when the storage is in row-major order (so `view` can reshape it freely)."""
+
     # ops.compare.isclose
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
         """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
@@ -660,6 +668,10 @@ class TensorSurface:
     def mul_(self, y) -> Tensor:
         """In-place mul: writes the result into this tensor and returns it."""
 
+    # ops.tensor_methods.multinomial
+    def multinomial(self, num_samples, replacement=False, *, generator=None) -> Tensor:
+        """Draw category indices from the weights in each row (`tg.multinomial`)."""
+
     # ops.arith.mul
     def multiply(self, other) -> Tensor:
         """input * other, elementwise with broadcasting (`multiply` is the same function)."""
@@ -687,6 +699,26 @@ class TensorSurface:
     # ops.arith.neg
     def negative(self) -> Tensor:
         """-input, elementwise (`negative` is the same function)."""
+
+    # ops.tensor_methods.new_empty
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """An uninitialized tensor of `size`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_full
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """`fill_value` everywhere in `size`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_ones
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Ones of `size`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_tensor
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A new tensor from `data`, with this tensor's dtype and device unless given."""
+
+    # ops.tensor_methods.new_zeros
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of `size`, with this tensor's dtype and device unless given."""
 
     # ops.index.nonzero
     def nonzero(self, *, as_tuple=False) -> Any:
@@ -986,7 +1018,7 @@ class TensorSurface:
 
     # ops.views.view
     def view(self, *shape) -> Tensor:
-        """Like reshape (tapegrad's views share the version counter with their base)."""
+        """`input` in `shape` sharing its storage: like reshape, but refused (as in PyTorch) when"""
 
     # ops.views.view_as
     def view_as(self, other) -> Tensor:

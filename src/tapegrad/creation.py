@@ -1,6 +1,8 @@
 """Making tensors: from data, filled, ranges and random."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import backend, dtypes
@@ -26,8 +28,8 @@ def _finish(arr, dtype, device, requires_grad) -> Tensor:
 def _shape(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    try:
-        shape = tuple(int(s) for s in size)
+    try:  # operator.index: 2.5 is refused, not truncated (PyTorch raises TypeError too)
+        shape = tuple(operator.index(s) for s in size)
     except TypeError:
         raise TypeError(f"sizes must be integers, got {size!r}") from None
     if any(s < 0 for s in shape):
@@ -150,18 +152,25 @@ def eye(n, m=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return _finish(np.eye(n, m), dtype or dtypes.get_default_dtype(), device, requires_grad)
 
 
-def _random(arr, dtype, device, requires_grad):
-    return _finish(arr, dtype or dtypes.get_default_dtype(), device, requires_grad)
+def _random(arr, dtype, device, requires_grad, what="random"):
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if dt.kind != "f":  # casting the samples would give integer garbage
+        raise RuntimeError(
+            f"{what}: samples a floating dtype, not {dt}; use randint() for integers, or "
+            "convert afterwards (.long())"
+        )
+    return _finish(arr, dt, device, requires_grad)
 
 
 def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Uniform on [0, 1), from this thread's generator (`tg.manual_seed`)."""
-    return _random(generator().random(_shape(size)), dtype, device, requires_grad)
+    return _random(generator().random(_shape(size)), dtype, device, requires_grad, "rand")
 
 
 def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Standard normal samples, from this thread's generator (`tg.manual_seed`)."""
-    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad)
+    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad,
+                   "randn")
 
 
 def randint(low, high=None, size=(), dtype=None, device="cpu") -> Tensor:
@@ -191,13 +200,13 @@ def normal(mean=0.0, std=1.0, size=(), dtype=None, device="cpu", requires_grad=F
     if std < 0:
         raise ValueError(f"normal: std must be non-negative, got {std}")
     arr = generator().normal(mean, std, size=_shape((size,) if isinstance(size, int) else size))
-    return _random(arr, dtype, device, requires_grad)
+    return _random(arr, dtype, device, requires_grad, "normal")
 
 
 def uniform(low=0.0, high=1.0, size=(), dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Uniform samples on [low, high)."""
     arr = generator().uniform(low, high, size=_shape((size,) if isinstance(size, int) else size))
-    return _random(arr, dtype, device, requires_grad)
+    return _random(arr, dtype, device, requires_grad, "uniform")
 
 
 def rand_like(t, dtype=None) -> Tensor:

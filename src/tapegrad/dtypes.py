@@ -86,6 +86,11 @@ def result_array(data: Any, dtype: Any = None) -> np.ndarray:
             arr = arr.astype(get_default_dtype())
         elif arr.dtype.kind in "iu" and not isinstance(data, np.generic) and arr.dtype != np.uint8:
             arr = arr.astype(int64)
+    if arr.dtype.kind == "c":
+        raise TypeError(
+            f"cannot make a tensor from complex data (dtype {arr.dtype}): tapegrad supports "
+            "real dtypes only; pass the real and imaginary parts as two tensors (z.real, z.imag)"
+        )
     if arr.dtype.kind in "OUSVMm":  # objects, strings, bytes, records, dates: not numbers
         raise TypeError(
             f"cannot make a tensor from {type(data).__name__} {data!r:.80} (dtype "

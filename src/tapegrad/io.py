@@ -54,7 +54,7 @@ def save(obj, path) -> None:
     if hasattr(path, "write"):  # a binary file object (io.BytesIO, an open file)
         path.write(blob)
         return
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))  # str, bytes or os.PathLike
     if str(path).lower().endswith(_TORCH_SUFFIXES):
         warnings.warn(
             f"tg.save: '{path}' is a safetensors file (tapegrad never pickles), not the pickle "
@@ -90,7 +90,7 @@ def _umask() -> int:
             for line in f:
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)
-    except OSError:
+    except (OSError, ValueError):
         pass
     old = os.umask(0o022)
     os.umask(old)
@@ -147,13 +147,27 @@ def load(path, map_location=None, *, weights_only=True):
         return {k: _tensor(a) for k, a in arrays.items()}
     try:
         info = json.loads(meta[_META_KEY])
-        obj = _decode(info["object"], arrays)
-    except (ValueError, KeyError, TypeError) as e:
+        version = info.get("format") if isinstance(info, dict) else None
+        if type(version) is not int or version != _FORMAT:  # a newer or unknown layout
+            raise _FormatError(version)
+        return _decode(info["object"], arrays)
+    except _FormatError as e:
         raise ValueError(
-            f"tg.load: '{path}' has damaged tapegrad metadata ({e}); the tensors themselves can "
-            "still be read with safetensors.numpy.load_file"
+            f"tg.load: '{path}' has tapegrad checkpoint format {e.version!r}, but this version "
+            f"of tapegrad reads format {_FORMAT} only; load it with the tapegrad that wrote "
+            "it (or read the bare tensors with safetensors.numpy.load_file)"
         ) from None
-    return obj
+    except (ValueError, KeyError, TypeError, RecursionError) as e:  # deep nesting: Recursion
+        raise ValueError(
+            f"tg.load: '{path}' has damaged tapegrad metadata ({type(e).__name__}: {e}); the "
+            "tensors themselves can still be read with safetensors.numpy.load_file"
+        ) from None
+
+
+class _FormatError(Exception):
+    def __init__(self, version):
+        super().__init__(version)
+        self.version = version
 
 
 def _hint(data: bytes) -> str:

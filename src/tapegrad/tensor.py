@@ -278,13 +278,15 @@ class Tensor(_Surface):
     def grad(self, value: Any) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                cls = array_class(self)
-                if cls is Tensor:  # PyTorch refuses a number or array (the facades convert)
-                    raise TypeError(
-                        "assigned grad expected to be a Tensor or None but got grad of type "
-                        f"{type(value).__name__}; wrap it: t.grad = tg.tensor(value)"
-                    )
-                value = cls(value, dtype=self.dtype, device=self.device)
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}; wrap it first: x.grad = tg.full_like(x, value)"
+                )
+            if value.dtype.kind != self.dtype.kind and self.dtype.kind in "fc":
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype {value.dtype} to a tensor of "
+                    f"dtype {self.dtype}; convert it first (g.to({self.dtype}))"
+                )
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"

@@ -50,7 +50,7 @@ _OUT_RULES = {
     "exp": lambda t, out: t * out,
     "tanh": lambda t, out: t * (1.0 - out * out),
     "sigmoid": lambda t, out: t * out * (1.0 - out),
-    "relu": lambda t, out: t * (out > 0),
+    "relu": lambda t, out: t * ~(out <= 0),  # slope 1 at relu(NaN), as the vjp
     "sqrt": lambda t, out: t / (out * 2.0),
 }
 _INPUT_RULES = {

@@ -114,7 +114,9 @@ def run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], **options:
     if pause:
         gc.disable()
     try:
-        return _run_backward(roots, head_grads, **options)
+        # rules leave NaN/Inf in the gradients silently, as PyTorch (sqrt' at 0 is inf)
+        with np.errstate(all="ignore"):
+            return _run_backward(roots, head_grads, **options)
     finally:
         if pause:
             gc.enable()

@@ -189,8 +189,13 @@ class MultiheadAttention(Module):
         k = k.reshape(n, src, h, d).swapaxes(1, 2)
         v = v.reshape(n, src, h, d).swapaxes(1, 2)
         scores = (q * (1.0 / math.sqrt(d))) @ k.swapaxes(-2, -1)  # (N, h, L, S)
-        scores = self._apply_masks(scores, attn_mask, key_padding_mask, is_causal, n, tgt, src)
+        # PyTorch 2.13: a query that may attend nothing gets zero weights when the weights
+        # are not returned (its SDPA path) and NaN when they are
+        scores, alive = self._apply_masks(scores, attn_mask, key_padding_mask, is_causal, n,
+                                          tgt, src, zero_dead_rows=not need_weights)
         attn = F.softmax(scores, dim=-1)
+        if alive is not None:
+            attn = attn * _wrap(backend.to_device(alive, scores.device))
         if self.dropout > 0.0 and self.is_training_now:
             attn = F.dropout(attn, self.dropout, training=True)
         out = (attn @ v).swapaxes(1, 2).reshape(n, tgt, self.embed_dim)
@@ -204,7 +209,8 @@ class MultiheadAttention(Module):
         weights = attn.mean(dim=1) if average_attn_weights else attn
         return out, (weights.squeeze(0) if unbatched else weights)
 
-    def _apply_masks(self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src):
+    def _apply_masks(self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src,
+                     zero_dead_rows=False):
         cls = "MultiheadAttention"
         h = self.num_heads
         dt = scores.dtype
@@ -223,9 +229,12 @@ class MultiheadAttention(Module):
             kp = _mask_bias(key_padding_mask, "key_padding_mask", [(n, src)], dt, cls)
             kp = kp.reshape(n, 1, 1, src)
             bias = kp if bias is None else bias + kp
+        alive = None
         if bias is not None:
+            if zero_dead_rows:
+                bias, alive = F.masked_rows(bias, scores.shape)
             scores = scores + _wrap(backend.to_device(bias, scores.device))
-        return scores
+        return scores, alive
 
 
 def _activation(name, cls):

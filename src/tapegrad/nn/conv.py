@@ -35,6 +35,8 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _ntuple(v, n, name, cls):
+    if isinstance(v, bool):
+        raise ValueError(f"{cls}: {name} must be an int or a tuple of {n} ints, got {v!r}")
     if isinstance(v, int):
         return (v,) * n
     t = tuple(v)
@@ -96,6 +98,13 @@ class _ConvNd(Module):
         if isinstance(padding, str) and self._transposed:
             raise ValueError(f"{cls}: padding must be an int or a tuple, got {padding!r}")
         self.output_padding = _ntuple(output_padding, nd, "output_padding", cls)
+        for name, v, low in (("kernel_size", self.kernel_size, 1), ("stride", self.stride, 1),
+                             ("dilation", self.dilation, 1),
+                             ("output_padding", self.output_padding, 0),
+                             ("padding", () if isinstance(padding, str) else self.padding, 0)):
+            if any(a < low for a in v):
+                raise ValueError(f"{cls}: {name} must be {'positive' if low else 'non-negative'}"
+                                 f", got {v}")
         self.padding_mode = padding_mode
         if self._transposed:
             shape = (in_channels, out_channels // groups) + self.kernel_size

@@ -383,7 +383,22 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if p.size and (float(p.min()) < 0 or float(p.max()) > 1):
         raise ValueError("binary_cross_entropy: input values must be probabilities in [0, 1]; "
                          "for logits use binary_cross_entropy_with_logits")
+    _check_weight_shape("binary_cross_entropy", "weight", weight, input.shape)
     return _loss._bce(input, target, weight=_array(weight), reduction=reduction)
+
+
+def _check_weight_shape(what, name, weight, shape):
+    """A weight broadcasts to the input's shape, never beyond it (as PyTorch)."""
+    if weight is None:
+        return
+    w_shape = tuple(np.shape(weight._data if isinstance(weight, Tensor) else weight))
+    try:
+        ok = np.broadcast_shapes(w_shape, tuple(shape)) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"{what}: {name} of shape {w_shape} doesn't broadcast to the input "
+                           f"shape {tuple(shape)}; give one weight per element (or per class)")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -393,6 +408,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: target shape "
                          f"{tuple(target.shape)} must match the input shape {tuple(input.shape)}")
+    _check_weight_shape("binary_cross_entropy_with_logits", "weight", weight, input.shape)
+    _check_weight_shape("binary_cross_entropy_with_logits", "pos_weight", pos_weight, input.shape)
     return _loss._bce_logits(input, target, weight=_array(weight), pos_weight=_array(pos_weight),
                            reduction=reduction)
 
@@ -432,12 +449,28 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores + attn_mask
         else:
             bias = m.astype(dt, copy=False)
+    alive = None
     if bias is not None:
+        bias, alive = masked_rows(bias, scores.shape)
         scores = scores + _wrap(backend.to_device(bias, scores.device))
     attn = _nn._softmax(scores, axis=-1)
+    if alive is not None:  # a query that may attend nothing gets zeros (PyTorch 2.x's SDPA)
+        attn = attn * _wrap(backend.to_device(alive, scores.device))
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, training=True)
     return attn @ value
+
+
+def masked_rows(bias, scores_shape):
+    """(bias, alive) for an additive attention mask: where a query row is masked out
+    entirely (-inf everywhere), its bias becomes 0 so the softmax stays finite, and `alive`
+    (0 there, 1 elsewhere; None when no row is dead) zeroes that row's weights afterwards."""
+    dead = np.all(np.isneginf(np.broadcast_to(bias, np.broadcast_shapes(bias.shape,
+                                                                         scores_shape))),
+                  axis=-1, keepdims=True)
+    if not dead.any():
+        return bias, None
+    return np.where(dead, 0.0, bias).astype(bias.dtype), (~dead).astype(bias.dtype)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -39,6 +39,9 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None) -> None:
         super().__init__()
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+                raise TypeError(f"Linear: {name} must be an int, got {v!r}")
         if int(out_features) <= 0 or (in_features is not None and int(in_features) <= 0):
             raise ValueError(f"Linear: feature counts must be positive, got in_features="
                              f"{in_features}, out_features={out_features}")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .registry import defop
 from .unary import _erf_values, _fl, _normal, _sigmoid_values
 
@@ -35,13 +37,15 @@ _leaky_relu.reference(lambda torch, x, negative_slope=0.01:
 
 @defop(saves="x", name="elu")
 def _elu(xp, x, *, alpha=1.0):
-    x = _fl(x)
-    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0.0)) * alpha)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        x = _fl(x)
+        return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0.0)) * alpha)
 
 
 @_elu.vjp
 def _(xp, g, x, alpha=1.0):
-    return (xp.where(x > 0, g, g * xp.exp(xp.minimum(x, 0.0)) * alpha),)
+    # x <= 0, not x > 0, picks the exponential side: at NaN the slope is 1, as in PyTorch
+    return (xp.where(x <= 0, g * xp.exp(xp.minimum(x, 0.0)) * alpha, g),)
 
 
 _elu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
@@ -52,10 +56,13 @@ _elu.reference(lambda torch, x, alpha=1.0: torch.nn.functional.elu(x, alpha))
 @defop(saves="x", name="gelu")
 def _gelu(xp, x, *, approximate="none"):
     x = _fl(x)
-    if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
-        return x * (xp.tanh(inner) + 1.0) * 0.5
-    return x * (_erf_values(xp, x * _SQRT1_2) + 1.0) * 0.5
+    if x.dtype.itemsize < 4:  # float16: x**3 (and x * 2) overflow; compute in float32
+        return _gelu.forward(xp, x.astype(np.float32), approximate=approximate).astype(x.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf in, inf (or nan) out silently
+        if approximate == "tanh":
+            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+            return x * 0.5 * (xp.tanh(inner) + 1.0)
+        return x * 0.5 * (_erf_values(xp, x * _SQRT1_2) + 1.0)
 
 
 @_gelu.vjp
@@ -79,8 +86,9 @@ _gelu.reference(lambda torch, x, approximate="none":
 
 @defop(saves="x", name="silu")
 def _silu(xp, x):
-    x = _fl(x)
-    return x * _sigmoid_values(xp, x)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        x = _fl(x)
+        return x * _sigmoid_values(xp, x)
 
 
 @_silu.vjp
@@ -95,9 +103,10 @@ _silu.reference(lambda torch, x: torch.nn.functional.silu(x))
 
 @defop(saves="x", name="softplus")
 def _softplus(xp, x, *, beta=1.0, threshold=20.0):
-    x = _fl(x)
-    bx = x * beta
-    return xp.where(bx > threshold, x, xp.logaddexp(0.0, bx) / beta)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        x = _fl(x)
+        bx = x * beta
+        return xp.where(bx > threshold, x, xp.logaddexp(0.0, bx) / beta)
 
 
 @_softplus.vjp

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from .quiet import quiet
 from .registry import defop
 
 
@@ -25,9 +28,20 @@ def _binary_samples(rng, positive_b=False):
     ]
 
 
+def _wrapped_int(x, y):
+    """A Python int out of an integer array's range, wrapped to its dtype as PyTorch does
+    (uint8 + 300 is uint8 + 44); NumPy 2 raises OverflowError instead."""
+    if type(y) is int and hasattr(x, "dtype"):
+        return np.array(y).astype(x.dtype)
+    return y
+
+
 @defop(name="add")
 def _add(xp, x, y):
-    return x + y
+    try:
+        return x + y
+    except OverflowError:
+        return _wrapped_int(y, x) + _wrapped_int(x, y)
 
 
 @_add.vjp
@@ -40,7 +54,10 @@ _add.sample(_binary_samples)
 
 @defop(name="sub")
 def _sub(xp, x, y):
-    return x - y
+    try:
+        return x - y
+    except OverflowError:
+        return _wrapped_int(y, x) - _wrapped_int(x, y)
 
 
 @_sub.vjp
@@ -53,7 +70,10 @@ _sub.sample(_binary_samples)
 
 @defop(saves=("x", "y"), name="mul")
 def _mul(xp, x, y):
-    return x * y
+    try:
+        return x * y
+    except OverflowError:
+        return _wrapped_int(y, x) * _wrapped_int(x, y)
 
 
 @_mul.vjp
@@ -66,7 +86,8 @@ _mul.sample(_binary_samples)
 
 @defop(saves=("x", "y"), name="div")
 def _div(xp, x, y):
-    return x / y
+    with quiet():  # 1 / 0 = inf, 0 / 0 = nan silently
+        return x / y
 
 
 @_div.vjp
@@ -96,19 +117,34 @@ _neg.sample(lambda rng: [((rng.standard_normal((3, 4)),), {})])
 
 @defop(saves=("x", "y", "out"), name="pow")
 def _pow(xp, x, y):
-    return x ** y
+    if getattr(x, "dtype", None) == np.bool_:
+        if type(y) is bool or getattr(y, "dtype", None) == np.bool_:
+            raise TypeError("pow: not implemented for bool ** bool; convert one to int first")
+        x = x.astype(np.int64)  # bool ** int is int64, as in PyTorch (NumPy gives int8)
+    elif type(x) is bool and getattr(y, "dtype", None) == np.bool_:
+        y = y.astype(np.int64)
+    with quiet():  # 0 ** -1 = inf, (-1) ** 0.5 = nan silently, as PyTorch
+        return x ** y
 
 
 @_pow.vjp
 def _(xp, g, x, y, out, needs):
-    gx = g * y * x ** (y - 1) if needs[0] else None
+    gx = None
+    if needs[0]:  # 0 where the exponent is 0 (x ** -1 at x = 0 would make it NaN)
+        if hasattr(y, "shape"):
+            gx = g * xp.where(y == 0, 0.0, y * x ** (y - 1))
+        else:
+            gx = g * y * x ** (y - 1) if y != 0 else g * (x * 0.0)
     # d/dy x**y = x**y * log(x); where x == 0 the limit is 0 (as PyTorch defines it)
     gy = None
     if needs[1]:
-        if hasattr(x, "shape"):
-            gy = g * out * xp.log(xp.where(x > 0, x, 1))
+        if hasattr(x, "shape"):  # log of a negative base is NaN, as in PyTorch
+            zero_base = x == 0
+            if hasattr(y, "shape"):
+                zero_base = zero_base & (y >= 0)
+            gy = g * xp.where(zero_base, 0.0, out * xp.log(xp.where(x == 0, 1, x)))
         else:  # a Python scalar base
-            gy = g * out * (math.log(x) if x > 0 else 0.0)
+            gy = g * out * (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan)
     return gx, gy
 
 

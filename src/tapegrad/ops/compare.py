@@ -89,10 +89,23 @@ def _bitwise_xor(xp, x, y):
     return xp.bitwise_xor(x, y)
 
 
+def _integer_division(xp, what, fn, x, y):
+    """`fn(x, y)` (floor_divide, remainder); an integer division by zero is refused, as in
+    PyTorch (NumPy returns 0), and a float one gives inf/nan without a warning."""
+    kind = getattr(x, "dtype", np.dtype(type(x))).kind + getattr(y, "dtype", np.dtype(type(y))).kind
+    if "f" not in kind and "c" not in kind and not xp.all(y != 0):
+        raise RuntimeError(
+            f"ZeroDivisionError: {what}: integer division by zero; make the divisor non-zero, "
+            "or divide as floats (x.float())"
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return fn(x, y)
+
+
 @defop(differentiable=False)
 def _floor_divide(xp, x, y):
     """floor(x / y)"""
-    return xp.floor_divide(x, y)
+    return _integer_division(xp, "floor_divide", xp.floor_divide, x, y)
 
 
 @defop(differentiable=False)
@@ -132,7 +145,8 @@ def _isclose(xp, x, y, *, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @defop(saves=("x", "y"), name="remainder")
 def _remainder(xp, x, y):
-    return xp.remainder(x, y)  # the sign of the divisor, as Python and PyTorch
+    # the sign of the divisor, as Python and PyTorch
+    return _integer_division(xp, "remainder", xp.remainder, x, y)
 
 
 @_remainder.vjp

@@ -19,6 +19,8 @@ from __future__ import annotations
 import itertools
 from math import prod
 
+import numpy as np
+
 from .promotion import check_same_float
 from .registry import defop
 
@@ -154,9 +156,10 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
 @defop(saves=("x", "w"), name="conv", array_twin=True)
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
     check_same_float("conv", x, w, b)
-    return _conv_forward(
-        xp, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups
-    )
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _conv_forward(
+            xp, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups
+        )
 
 
 @_conv.vjp
@@ -169,17 +172,18 @@ def _(xp, g, x, w, needs, **p):
 
 @defop(saves=("y", "w"), name="conv_transpose", array_twin=True)
 def _conv_transpose(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
-    return _conv_transpose_forward(
-        xp,
-        y,
-        w,
-        b,
-        stride=stride,
-        padding=padding,
-        dilation=dilation,
-        groups=groups,
-        out_shape=out_shape,
-    )
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _conv_transpose_forward(
+            xp,
+            y,
+            w,
+            b,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+            out_shape=out_shape,
+        )
 
 
 @_conv_transpose.vjp
@@ -192,9 +196,9 @@ def _(xp, g, y, w, needs, out_shape, **p):
 
 @defop(saves=("x", "g"), name="conv_weight_grad", array_twin=True)
 def _conv_weight_grad(xp, x, g, *, kernel, stride, padding, dilation, groups):
-    return _conv_weight_grad_forward(
-        xp, x, g, kernel=kernel, stride=stride, padding=padding, dilation=dilation, groups=groups
-    )
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _conv_weight_grad_forward(xp, x, g, kernel=kernel, stride=stride, padding=padding,
+                                         dilation=dilation, groups=groups)
 
 
 @_conv_weight_grad.vjp

@@ -135,8 +135,20 @@ def _einsum_rule(xp, g, *operands, subscripts, needs):
             gi = xp.einsum(spec + "->" + "".join(full), gi, *eyes)
         elif target != lab:
             gi = xp.einsum("".join(target) + "->" + "".join(lab), gi)
-        grads.append(gi)
+        grads.append(_fit(xp, gi, operands[i].shape))
     return tuple(grads)
+
+
+def _fit(xp, gi, shape):
+    """A label of size 1 here but n in another operand broadcasts (as in PyTorch): its
+    gradient is summed back to 1, or spread out to n where this operand has n."""
+    if gi.shape == shape:
+        return gi
+    summed = tuple(k for k, (n, m) in enumerate(zip(gi.shape, shape, strict=True))
+                   if m == 1 and n != 1)
+    if summed:
+        gi = xp.sum(gi, axis=summed, keepdims=True)
+    return gi if gi.shape == shape else xp.broadcast_to(gi, shape)
 
 
 _einsum.vjp(_einsum_rule)
@@ -156,6 +168,8 @@ def _(rng):
         ((r((3, 2, 2)),), {"subscripts": "bii->b"}),
         ((r((3, 4)), r((4, 2)), r((2,))), {"subscripts": "ij,jk,k->i"}),
         ((r((3, 4)),), {"subscripts": "ij"}),  # implicit: the transpose-free identity
+        ((r((2, 1)), r((3, 4))), {"subscripts": "ij,jk->ik"}),  # j broadcasts from size 1
+        ((r((1, 3)), r((4, 3))), {"subscripts": "ij,ij->"}),
     ]
 
 

@@ -106,8 +106,9 @@ def _extremum_grad(xp, g, x, y, needs, wins):
     tie (as PyTorch)."""
     tie = x == y
     half = g * 0.5
-    gx = xp.where(tie, half, xp.where(wins(x, y), g, 0.0)) if needs[0] else None
-    gy = xp.where(tie, half, xp.where(wins(y, x), g, 0.0)) if needs[1] else None
+    # "not beaten" rather than "wins": with a NaN neither is beaten and both get g (PyTorch)
+    gx = xp.where(tie, half, xp.where(wins(y, x), 0.0, g)) if needs[0] else None
+    gy = xp.where(tie, half, xp.where(wins(x, y), 0.0, g)) if needs[1] else None
     return gx, gy
 
 

@@ -65,9 +65,10 @@ _take_along_axis.reference(lambda torch, x, indices, axis: torch.take_along_dim(
 
 @defop(params=("indices", "axis"), inputs=2)
 def _scatter_add(xp, x, src, *, indices, axis):
-    out = x.copy()
-    xp.add.at(out, _fancy(indices, axis % indices.ndim), src)
-    return out
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        out = x.copy()
+        xp.add.at(out, _fancy(indices, axis % indices.ndim), src)
+        return out
 
 
 @_scatter_add.vjp

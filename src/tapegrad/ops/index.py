@@ -224,7 +224,8 @@ def _put(xp, x, v, key, accumulate):
 
 @defop(params=("key", "accumulate"), inputs=2, array_twin=True)
 def _index_put(xp, x, v, *, key, accumulate=False):
-    return _put(xp, x.copy(), v, key, accumulate)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _put(xp, x.copy(), v, key, accumulate)
 
 
 @_index_put.vjp

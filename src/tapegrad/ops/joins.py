@@ -253,10 +253,17 @@ def tensor_split(input, indices_or_sections, dim=0):
 def chunk(input, chunks, dim=0, *, axis=None):
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when they run out)."""
     dim = pick(dim if dim != 0 or axis is None else None, axis)
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)):
+        raise TypeError(f"chunk(): `chunks` must be an int, got {chunks!r}")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input.shape[_axis(dim, input.ndim)]
-    return split(input, max(-(-n // chunks), 1), dim)
+    d = _axis(dim, input.ndim)
+    n = input.shape[d]
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        from .index import getitem
+
+        return tuple(getitem(input, (_slice(None),) * d + (_slice(0, 0),)) for _ in range(chunks))
+    return split(input, -(-n // chunks), dim)
 
 
 def unbind(input, dim=0):

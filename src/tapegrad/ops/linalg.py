@@ -13,6 +13,7 @@ from ..tensor import Tensor
 from .einsum import _einsum, einsum, tensordot  # noqa: F401  (public names of the family)
 from .matfuncs import _det, _inv, _logabsdet, _solve  # noqa: F401  (for tg.linalg)
 from .promotion import check_same_float
+from .quiet import quiet
 from .registry import defop, dispatch
 from .views import reshape
 
@@ -39,10 +40,11 @@ def _mismatch(a_shape, b_shape) -> ValueError:
 @defop(saves=("x1", "x2"), inputs=2)
 def _matmul(xp, x1, x2):
     check_same_float("matmul", x1, x2)
-    try:
-        return xp.matmul(x1, x2)
-    except ValueError:
-        raise _mismatch(np.shape(x1), np.shape(x2)) from None
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        try:
+            return xp.matmul(x1, x2)
+        except ValueError:
+            raise _mismatch(np.shape(x1), np.shape(x2)) from None
 
 
 @_matmul.vjp

@@ -26,11 +26,12 @@ def _check_square(what, shape):
 
 @defop(saves="out", array_twin=True)
 def _inv(xp, x):
-    _check_square("inv", x.shape)
-    try:
-        return xp.linalg.inv(x)
-    except xp.linalg.LinAlgError as e:
-        raise _linalg_error("inv", x.shape, e) from None
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("inv", x.shape)
+        try:
+            return xp.linalg.inv(x)
+        except xp.linalg.LinAlgError as e:
+            raise _linalg_error("inv", x.shape, e) from None
 
 
 @_inv.vjp
@@ -41,8 +42,9 @@ def _(xp, g, out):
 
 @defop(saves=("x", "out"), array_twin=True)
 def _det(xp, x):
-    _check_square("det", x.shape)
-    return xp.linalg.det(x)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("det", x.shape)
+        return xp.linalg.det(x)
 
 
 def _as_matrix_scale(xp, s):
@@ -51,32 +53,71 @@ def _as_matrix_scale(xp, s):
 
 @_det.vjp
 def _(xp, g, x, out):
-    return (_as_matrix_scale(xp, g * out) * xp.swapaxes(xp.inv(x), -1, -2),)
+    # the cofactor matrix, not det * inv^T: it is also the gradient at a singular matrix
+    return (_as_matrix_scale(xp, g) * xp.cofactor(x),)
+
+
+def _cofactor_values(xp, x):
+    """The cofactor matrix (the adjugate transposed) from an SVD, so it exists for singular
+    matrices too: for x = U diag(s) Vh it is det(U) det(Vh) U diag(prod of the other s) Vh."""
+    n = x.shape[-1]
+    if n == 0 or x.size == 0:
+        return xp.zeros_like(x)
+    finite = xp.all(xp.isfinite(x), axis=(-2, -1))
+    if not xp.all(finite):  # an inf or NaN: NaN cofactors (PyTorch's), not a failed SVD
+        out = _cofactor_values(xp, xp.where(finite[..., None, None], x, 0.0))
+        return xp.where(finite[..., None, None], out, xp.nan)
+    u, s, vh = xp.linalg.svd(x)
+    ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([s[..., 1:], ones], axis=-1), -1), -1), -1)
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)  # each is +-1
+    return _as_matrix_scale(xp, sign) * xp.matmul(u * xp.expand_dims(before * after, -2), vh)
+
+
+@defop(saves="x", name="cofactor", array_twin=True)  # det's rule calls xp.cofactor
+def _cofactor(xp, x):
+    _check_square("det", x.shape)
+    return _cofactor_values(xp, x)
+
+
+@_cofactor.vjp
+def _(xp, h, x):
+    # cofactor(A) = det(A) A^-T where A is invertible, so its vjp is
+    # det(A) (<H, A^-T> A^-T - A^-T H^T A^-T) (second order at a singular matrix: not defined)
+    inv_t = xp.swapaxes(xp.inv(x), -1, -2)
+    inner = xp.sum(h * inv_t, axis=(-2, -1), keepdims=True)
+    cross = xp.matmul(xp.matmul(inv_t, xp.swapaxes(h, -1, -2)), inv_t)
+    return (_as_matrix_scale(xp, xp.det(x)) * (inner * inv_t - cross),)
 
 
 @defop(saves="x", array_twin=True)
 def _logabsdet(xp, x):
-    _check_square("slogdet", x.shape)
-    return xp.linalg.slogdet(x)[1]
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("slogdet", x.shape)
+        return xp.linalg.slogdet(x)[1]
 
 
 @_logabsdet.vjp
 def _(xp, g, x):
-    return (_as_matrix_scale(xp, g) * xp.swapaxes(xp.inv(x), -1, -2),)
+    # inv(x)^T, written as cofactor / det so that a singular matrix gives +-inf (PyTorch's)
+    # instead of a failed inversion
+    return (_as_matrix_scale(xp, g / xp.det(x)) * xp.cofactor(x),)
 
 
 @defop(saves=("a", "out"), array_twin=True)
 def _solve(xp, a, b):
-    _check_square("solve", a.shape)
-    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
-        raise RuntimeError(
-            f"linalg.solve: A has shape {tuple(a.shape)}, so B must have shape (..., "
-            f"{a.shape[-1]}, k) or ({a.shape[-1]},), got {tuple(b.shape)}"
-        )
-    try:
-        return xp.linalg.solve(a, b)
-    except xp.linalg.LinAlgError as e:
-        raise _linalg_error("solve", a.shape, e) from None
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        _check_square("solve", a.shape)
+        if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+            raise RuntimeError(
+                f"linalg.solve: A has shape {tuple(a.shape)}, so B must have shape (..., "
+                f"{a.shape[-1]}, k) or ({a.shape[-1]},), got {tuple(b.shape)}"
+            )
+        try:
+            return xp.linalg.solve(a, b)
+        except xp.linalg.LinAlgError as e:
+            raise _linalg_error("solve", a.shape, e) from None
 
 
 @_solve.vjp
@@ -94,6 +135,10 @@ _inv.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
                          ((_well_conditioned(rng, (2, 2, 2)),), {})])
 _det.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
                          ((_well_conditioned(rng, (2, 2, 2)),), {})])
+_cofactor.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
+                              ((_well_conditioned(rng, (2, 2, 2)),), {})])
+_cofactor.reference(lambda torch, x: torch.linalg.det(x)[..., None, None]
+                    * torch.linalg.inv(x).mT)
 _logabsdet.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
                                ((-_well_conditioned(rng, (2, 3, 3)),), {})])
 _solve.sample(lambda rng: [

@@ -28,14 +28,24 @@ def _class_coefficients(xp, target, *, num_classes, dtype, weight=None, ignore_i
     safe = xp.where(valid, target, 0)
     classes = xp.arange(num_classes).reshape((1, num_classes) + (1,) * (target.ndim - 1))
     wt = valid.astype(dtype) if weight is None else weight[safe] * valid
-    coef = (classes == xp.expand_dims(safe, 1)) * xp.expand_dims((1.0 - label_smoothing) * wt, 1)
-    if label_smoothing:
-        wc = 1.0 if weight is None else weight.reshape(classes.shape)
-        coef = coef + (label_smoothing / num_classes) * wc * xp.expand_dims(valid, 1)
-    if reduction == "mean":
-        with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
-            coef = coef / wt.sum()
+    if reduction == "mean" and valid.any():  # nothing counted: zero coefficients (PyTorch's
+        with np.errstate(divide="ignore", invalid="ignore"):  # zero gradient; the loss is nan)
+            scale = 1.0 / wt.sum()  # counted weights summing to 0: inf, so NaN as in PyTorch
+    else:
+        scale = 1.0
+    picked = xp.expand_dims((1.0 - label_smoothing) * wt * scale, 1)
+    with np.errstate(invalid="ignore"):
+        coef = xp.where(classes == xp.expand_dims(safe, 1), picked, 0)
+        if label_smoothing:
+            wc = 1.0 if weight is None else weight.reshape(classes.shape)
+            coef = coef + (label_smoothing / num_classes) * wc * xp.expand_dims(valid * scale, 1)
     return coef.astype(dtype, copy=False)
+
+
+def _nothing_counted(target, ignore_index, reduction):
+    """A 'mean' over no counted target (every one ignored, or an empty batch): the loss is
+    nan, as in PyTorch, while its gradient is zero."""
+    return reduction == "mean" and not (target != ignore_index).any()
 
 
 def _reduce_rows(xp, prod, reduction):
@@ -45,23 +55,16 @@ def _reduce_rows(xp, prod, reduction):
 @defop(saves=("x", "target"), name="cross_entropy")
 def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0,
                    reduction="mean"):
-    logp = _log_softmax.forward(xp, x, axis=1)
-    if weight is None and not label_smoothing:  # the common case: pick, no coefficient array
-        idx, valid, count = _plain_targets(xp, target, ignore_index)
-        picked = xp.take_along_axis(logp, idx, axis=1)[:, 0]
-        if valid is not None:
-            picked *= valid
-        if reduction == "none":
-            return -picked
-        total = -picked.sum()
-        if reduction == "sum":
-            return total
-        with np.errstate(divide="ignore", invalid="ignore"):  # all ignored: nan, as PyTorch
-            return total / x.dtype.type(count)
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-        ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    return _reduce_rows(xp, coef * logp, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        logp = _log_softmax.forward(xp, x, axis=1)
+        if not label_smoothing:  # pick the targets' log-probabilities: no coefficient array
+            return _picked_loss(xp, logp, target, weight, ignore_index, reduction)
+        if _nothing_counted(target, ignore_index, reduction):
+            return xp.full((), np.nan, dtype=x.dtype)
+        coef = _class_coefficients.forward(
+            xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+            ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+        return _reduce_rows(xp, coef * logp, reduction)
 
 
 def _plain_targets(xp, target, ignore_index):
@@ -81,29 +84,29 @@ def _(xp, g, x, target, **params):
 @defop(saves=("g", "x", "target"), name="cross_entropy_backward", array_twin=True)
 def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
                             label_smoothing=0.0, reduction="mean"):
-    gx = _softmax.forward(xp, x, axis=1)
-    scale = g if reduction != "none" else xp.expand_dims(g, 1)
-    if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
-        idx, valid, count = _plain_targets(xp, target, ignore_index)
-        if gx.ndim == 2:
-            gx[xp.arange(gx.shape[0]), idx[:, 0]] -= 1  # each row once: no repeated index
-        else:
-            classes = xp.arange(gx.shape[1]).reshape((1, -1) + (1,) * (gx.ndim - 2))
-            gx -= classes == idx
-        if valid is not None:
-            gx *= xp.expand_dims(valid, 1)
-        if reduction == "mean":
-            with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        gx = _softmax.forward(xp, x, axis=1)
+        scale = g if reduction != "none" else xp.expand_dims(g, 1)
+        if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
+            idx, valid, count = _plain_targets(xp, target, ignore_index)
+            if gx.ndim == 2:
+                gx[xp.arange(gx.shape[0]), idx[:, 0]] -= 1  # each row once: no repeated index
+            else:
+                classes = xp.arange(gx.shape[1]).reshape((1, -1) + (1,) * (gx.ndim - 2))
+                gx -= classes == idx
+            if valid is not None:
+                gx *= xp.expand_dims(valid, 1)
+            if reduction == "mean" and count:  # nothing counted: the gradient stays zero
                 scale = scale / x.dtype.type(count)
+            gx *= scale
+            return gx
+        coef = _class_coefficients.forward(
+            xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
+            ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+        gx *= coef.sum(axis=1, keepdims=True)
+        gx -= coef
         gx *= scale
         return gx
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-        ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    gx *= coef.sum(axis=1, keepdims=True)
-    gx -= coef
-    gx *= scale
-    return gx
 
 
 @_cross_entropy_backward.vjp
@@ -124,10 +127,29 @@ def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
 
 @defop(saves=("x", "target"), name="nll_loss", array_twin=True)
 def _nll_loss(xp, x, target, *, weight=None, ignore_index=-100, reduction="mean"):
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-        ignore_index=ignore_index, reduction=reduction)
-    return _reduce_rows(xp, coef * x, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _picked_loss(xp, x, target, weight, ignore_index, reduction)
+
+
+def _picked_loss(xp, logp, target, weight, ignore_index, reduction):
+    """-logp at each target, weighted: only the targets' entries are read, so a -inf
+    log-probability of another class (a masked class) leaves the loss finite, as in PyTorch."""
+    idx, valid, _ = _plain_targets(xp, target, ignore_index)
+    loss = -xp.take_along_axis(logp, idx, axis=1)[:, 0]
+    safe = idx[:, 0]
+    wt = None if weight is None else weight[safe].astype(logp.dtype, copy=False)
+    if wt is not None:
+        loss = loss * wt
+    if valid is not None:
+        loss = xp.where(valid, loss, 0)
+        wt = valid.astype(logp.dtype) if wt is None else xp.where(valid, wt, 0)
+    if reduction == "none":
+        return loss.astype(logp.dtype, copy=False)
+    total = loss.sum(dtype=logp.dtype)
+    if reduction == "sum":
+        return total
+    count = logp.dtype.type(target.size) if wt is None else wt.sum(dtype=logp.dtype)
+    return total / count  # nothing counted: 0 / 0 = nan, as PyTorch
 
 
 @_nll_loss.vjp
@@ -139,16 +161,20 @@ def _(xp, g, x, target, **params):
 @defop(saves=("target",), name="nll_loss_backward", array_twin=True)
 def _nll_loss_backward(xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100,
                        reduction="mean"):
-    coef = _class_coefficients.forward(
-        xp, target, num_classes=num_classes, dtype=dtype, weight=weight,
-        ignore_index=ignore_index, reduction=reduction)
-    return -coef * (g if reduction != "none" else xp.expand_dims(g, 1))
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        coef = _class_coefficients.forward(
+            xp, target, num_classes=num_classes, dtype=dtype, weight=weight,
+            ignore_index=ignore_index, reduction=reduction)
+        return -coef * (g if reduction != "none" else xp.expand_dims(g, 1))
 
 
 @_nll_loss_backward.vjp
 def _(xp, h, target, *, num_classes, dtype, **params):
-    # the map g -> -A g is linear; its adjoint is nll_loss itself
-    return xp.nll_loss(h, target, **params), None
+    # the map g -> -A g is linear; its adjoint is g -> -sum(A * h) (nll_loss itself, except
+    # that a 'mean' over no counted target is 0 here, not nan)
+    coef = xp.class_coefficients(target, num_classes=num_classes, dtype=dtype, **params)
+    prod = coef * h
+    return (-xp.sum(prod, axis=1) if params.get("reduction") == "none" else -xp.sum(prod)), None
 
 
 def _class_samples(rng, n_classes=5):
@@ -228,11 +254,19 @@ def _(rng):
 def _reduce(xp, loss, reduction):
     if reduction == "none":
         return loss
-    return loss.sum() if reduction == "sum" else loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if loss.size == 0:  # the mean over an empty batch is nan, as in PyTorch (NumPy would warn)
+        return xp.full((), np.nan, dtype=loss.dtype)
+    return loss.mean()
 
 
 def _numel(x):
     return math.prod(x.shape)  # x.size is a method on tensors, an int on arrays
+
+
+def _shape(a):
+    return getattr(a, "shape", ())  # a Python number has none
 
 
 def _scale(g, n, reduction):
@@ -242,12 +276,13 @@ def _scale(g, n, reduction):
 
 @defop(saves=("x", "y"), name="binary_cross_entropy_with_logits")
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
-    sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
-    lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
-    loss = (1 - y) * x + lw * sp
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(xp, loss, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
+        lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
+        loss = (1 - y) * x + lw * sp
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(xp, loss, reduction)
 
 
 @_bce_logits.vjp
@@ -294,13 +329,14 @@ _BCE_EPS = 1e-12
 
 @defop(saves=("x", "y"), name="binary_cross_entropy")
 def _bce(xp, x, y, *, weight=None, reduction="mean"):
-    with np.errstate(divide="ignore"):
-        log_p = xp.maximum(xp.log(x), _LOG_FLOOR)
-        log_q = xp.maximum(xp.log(1 - x), _LOG_FLOOR)
-    loss = -(y * log_p + (1 - y) * log_q)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(xp, loss, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        with np.errstate(divide="ignore"):
+            log_p = xp.maximum(xp.log(x), _LOG_FLOOR)
+            log_q = xp.maximum(xp.log(1 - x), _LOG_FLOOR)
+        loss = -(y * log_p + (1 - y) * log_q)
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(xp, loss, reduction)
 
 
 @_bce.vjp
@@ -334,22 +370,24 @@ def _(torch, x, y, weight=None, reduction="mean"):
 
 @defop(saves=("x", "t"), name="kl_div")
 def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
-    if log_target:
-        loss = xp.exp(t) * (t - x)
-    else:  # xlogy(t, t) - t * x: zero where t == 0
-        pos = t > 0
-        loss = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), 0) - t * x
-    if reduction == "batchmean":
-        return loss.sum() / (x.shape[0] if x.ndim else 1)
-    return _reduce(xp, loss, reduction)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        if log_target:
+            loss = xp.exp(t) * (t - x)
+        else:  # xlogy(t, t) - t * x: zero where t == 0, NaN where t < 0 (as PyTorch)
+            pos = t > 0
+            xlogy = xp.where(pos, t * xp.log(xp.where(pos, t, 1)), xp.where(t == 0, 0, np.nan))
+            loss = xlogy - t * x
+        if reduction == "batchmean":  # an empty batch: 0 / 0 = nan, as in PyTorch
+            return loss.sum() / x.dtype.type(x.shape[0] if x.ndim else 1)
+        return _reduce(xp, loss, reduction)
 
 
 @_kl_div.vjp
 def _(xp, g, x, t, *, reduction="mean", log_target=False, needs):
     if reduction == "batchmean":
         g = g / (x.shape[0] if x.ndim else 1)
-    else:
-        g = _scale(g, _numel(x), reduction)
+    else:  # 'mean' divides by the size of the loss, which is x and t broadcast together
+        g = _scale(g, math.prod(np.broadcast_shapes(x.shape, _shape(t))), reduction)
     gx = gt = None
     if log_target:
         e = xp.exp(t)
@@ -357,9 +395,9 @@ def _(xp, g, x, t, *, reduction="mean", log_target=False, needs):
         gt = g * e * (t - x + 1) if needs[1] else None
     else:
         gx = -g * t if needs[0] else None
-        if needs[1]:
-            pos = t > 0
-            gt = g * xp.where(pos, xp.log(xp.where(pos, t, 1)) + 1 - x, 0)
+        if needs[1]:  # PyTorch's xlogy rule: NaN unless 0 < t < inf (log 0 + 0/0 at t = 0)
+            ok = (t > 0) & (t < math.inf)
+            gt = g * xp.where(ok, xp.log(xp.where(ok, t, 1)) + 1 - x, np.nan)
     return gx, gt
 
 

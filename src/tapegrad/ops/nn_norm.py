@@ -6,6 +6,8 @@ backward runs them on the tensor namespace and second derivatives come for free.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .registry import defop
 
 
@@ -54,8 +56,9 @@ def _affine_grads(xp, g, xhat, axes, needs, shape=None):
 @defop(saves=("x", "w"), name="layer_norm")
 def _layer_norm(xp, x, w=None, b=None, *, ndim=1, eps=1e-5):
     """Normalise over the last `ndim` axes, then scale by w and shift by b (both optional)."""
-    out, _, _ = _forward_standardize(x, tuple(range(x.ndim - ndim, x.ndim)), eps)
-    return _affine(out, w, b)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        out, _, _ = _forward_standardize(x, tuple(range(x.ndim - ndim, x.ndim)), eps)
+        return _affine(out, w, b)
 
 
 @_layer_norm.vjp
@@ -101,19 +104,22 @@ def _batch_norm(xp, x, w=None, b=None, *, training=True, eps=1e-5, momentum=0.1,
     are given, update them in place (momentum; unbiased variance, as PyTorch).
     Otherwise normalise with running_mean/running_var.
     """
-    cshape = _channel_shape(x)
-    if training:
-        axes = _batch_axes(x)
-        out, mu, var = _forward_standardize(x, axes, eps)
-        if running_mean is not None:
-            n = x.size // x.shape[1]
-            running_mean *= 1 - momentum
-            running_mean += momentum * mu.reshape(-1)
-            running_var *= 1 - momentum
-            running_var += (momentum * n / max(n - 1, 1)) * var.reshape(-1)
-    else:
-        out = (x - running_mean.reshape(cshape)) * (running_var.reshape(cshape) + eps) ** -0.5
-    return _affine(out, w, b, cshape)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        cshape = _channel_shape(x)
+        if x.size == 0:  # an empty batch: an empty result, running statistics untouched
+            return _affine(x.copy(), w, b, cshape)
+        if training:
+            axes = _batch_axes(x)
+            out, mu, var = _forward_standardize(x, axes, eps)
+            if running_mean is not None:
+                n = x.size // x.shape[1]
+                running_mean *= 1 - momentum
+                running_mean += momentum * mu.reshape(-1)
+                running_var *= 1 - momentum
+                running_var += (momentum * n / max(n - 1, 1)) * var.reshape(-1)
+        else:
+            out = (x - running_mean.reshape(cshape)) * (running_var.reshape(cshape) + eps) ** -0.5
+        return _affine(out, w, b, cshape)
 
 
 @_batch_norm.vjp
@@ -122,6 +128,8 @@ def _(xp, g, x, w, *, training=True, eps=1e-5, running_mean=None, running_var=No
     cshape = _channel_shape(x)
     axes = _batch_axes(x)
     gh = g if w is None else g * xp.reshape(w, cshape)
+    if x.size == 0:  # (NumPy's mean of an empty batch would warn)
+        return (gh if needs[0] else None, *_affine_grads(xp, g, x, axes, needs))
     if training:
         xhat, rstd = _standardize(xp, x, axes, eps)
         gx = _standardize_grad(xp, gh, xhat, rstd, axes) if needs[0] else None
@@ -160,16 +168,22 @@ def _(torch, x, w=None, b=None, training=True, eps=1e-5, momentum=0.1, running_m
 @defop(saves=("x", "w"), name="group_norm")
 def _group_norm(xp, x, w=None, b=None, *, num_groups=1, eps=1e-5):
     """Normalise each group of channels of each sample (x is (N, C, ...))."""
-    n = x.shape[0]
-    out, _, _ = _forward_standardize(x.reshape(n, num_groups, -1), (2,), eps)
-    out = out.reshape(x.shape)
-    cshape = _channel_shape(x)
-    return _affine(out, w, b, cshape)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        n = x.shape[0]
+        if x.size == 0:  # an empty batch (the -1 below would be undetermined)
+            return _affine(x.copy(), w, b, _channel_shape(x))
+        out, _, _ = _forward_standardize(x.reshape(n, num_groups, -1), (2,), eps)
+        out = out.reshape(x.shape)
+        cshape = _channel_shape(x)
+        return _affine(out, w, b, cshape)
 
 
 @_group_norm.vjp
 def _(xp, g, x, w, *, num_groups=1, eps=1e-5, needs):
     cshape = _channel_shape(x)
+    if x.size == 0:
+        gh = g if w is None else g * xp.reshape(w, cshape)
+        return (gh if needs[0] else None, *_affine_grads(xp, g, x, _batch_axes(x), needs))
     grouped = (x.shape[0], num_groups, -1)
     xhat, rstd = _standardize(xp, xp.reshape(x, grouped), (2,), eps)
     gx = None

@@ -12,9 +12,12 @@ ops need nothing but this module.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .promotion import check_same_float
+from .quiet import quiet
 from .registry import defop
 
 __all__: list[str] = []
@@ -26,9 +29,12 @@ def _torch_arr(torch, a, like):
 # ================================================================= softmax family
 @defop(saves="out", name="softmax", array_twin=True)
 def _softmax(xp, x, *, axis=-1):
-    e = xp.exp(x - x.max(axis=axis, keepdims=True))
-    e /= e.sum(axis=axis, keepdims=True)
-    return e
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        if x.size == 0:  # nothing to normalise (max over an empty axis has no identity)
+            return x.copy()
+        e = xp.exp(x - x.max(axis=axis, keepdims=True))
+        e /= e.sum(axis=axis, keepdims=True)
+        return e
 
 
 @_softmax.vjp
@@ -39,8 +45,9 @@ def _(xp, g, out, *, axis=-1):
 @defop(saves=("g", "y"), name="softmax_backward", array_twin=True)
 def _softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of softmax with output y: y * (g - sum(g * y))."""
-    gy = g * y
-    return gy - y * gy.sum(axis=axis, keepdims=True)
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        gy = g * y
+        return gy - y * gy.sum(axis=axis, keepdims=True)
 
 
 @_softmax_backward.vjp
@@ -75,9 +82,12 @@ _softmax_backward.sample(lambda rng: [
 
 @defop(saves="out", name="log_softmax", array_twin=True)
 def _log_softmax(xp, x, *, axis=-1):
-    z = x - x.max(axis=axis, keepdims=True)
-    z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-    return z
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        if x.size == 0:
+            return x.copy()
+        z = x - x.max(axis=axis, keepdims=True)
+        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+        return z
 
 
 @_log_softmax.vjp
@@ -88,7 +98,8 @@ def _(xp, g, out, *, axis=-1):
 @defop(saves=("g", "y"), name="log_softmax_backward", array_twin=True)
 def _log_softmax_backward(xp, g, y, *, axis=-1):
     """The gradient of log_softmax with output y: g - exp(y) * sum(g)."""
-    return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        return g - xp.exp(y) * g.sum(axis=axis, keepdims=True)
 
 
 @_log_softmax_backward.vjp
@@ -113,10 +124,11 @@ _log_softmax_backward.sample(lambda rng: [
 @defop(saves=("x", "w"), name="linear", array_twin=True)
 def _linear(xp, x, w, b=None):
     check_same_float("linear", x, w, b)
-    out = x @ w.T
-    if b is not None:
-        out += b
-    return out
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        out = x @ w.T
+        if b is not None:
+            out += b
+        return out
 
 
 @_linear.vjp
@@ -130,7 +142,8 @@ def _(xp, g, x, w, *, needs):
 
 @defop(saves=("g", "w"), name="linear_grad_input", array_twin=True)
 def _linear_grad_input(xp, g, w):
-    return g @ w
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        return g @ w
 
 
 @_linear_grad_input.vjp
@@ -141,10 +154,12 @@ def _(xp, h, g, w, *, needs):
 
 @defop(saves=("g", "x"), name="linear_grad_weight", array_twin=True)
 def _linear_grad_weight(xp, g, x):
-    if g.ndim != 2:  # fold every leading dimension into the batch
-        g = g.reshape(-1, g.shape[-1])
-        x = x.reshape(-1, x.shape[-1])
-    return g.T @ x
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        if g.ndim != 2:  # fold every leading dimension into the batch (not -1: maybe empty)
+            rows = math.prod(g.shape[:-1])
+            g = g.reshape(rows, g.shape[-1])
+            x = x.reshape(rows, x.shape[-1])
+        return g.T @ x
 
 
 @_linear_grad_weight.vjp
@@ -155,7 +170,9 @@ def _(xp, h, g, x, *, needs):
 
 @defop(saves=("g",), name="linear_grad_bias", array_twin=True)
 def _linear_grad_bias(xp, g):
-    return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim != 1 else g.copy()
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        return g.reshape(math.prod(g.shape[:-1]), g.shape[-1]).sum(axis=0) if g.ndim != 1 \
+            else g.copy()
 
 
 @_linear_grad_bias.vjp
@@ -194,7 +211,8 @@ _linear_grad_bias.sample(lambda rng: [
 @defop(name="dropout")
 def _dropout(xp, x, *, mask):
     """x * mask, where mask (kept / (1 - p)) was drawn by the caller and is kept for backward."""
-    return x * mask
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        return x * mask
 
 
 @_dropout.vjp
@@ -226,18 +244,19 @@ def _(xp, g, indices, weight, *, padding_idx=None):
 @defop(saves=("indices",), name="embedding_backward", array_twin=True)
 def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
     """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
-    flat = indices.reshape(-1)
-    gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
-    rows = g.reshape((flat.size,) + gw.shape[1:])
-    if xp is np or getattr(xp, "module", None) is np:
-        np.add.at(gw, flat, rows)
-    else:  # CuPy
-        import cupyx
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        flat = indices.reshape(-1)
+        gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
+        rows = g.reshape((flat.size,) + gw.shape[1:])
+        if xp is np or getattr(xp, "module", None) is np:
+            np.add.at(gw, flat, rows)
+        else:  # CuPy
+            import cupyx
 
-        cupyx.scatter_add(gw, flat, rows)
-    if padding_idx is not None:
-        gw[padding_idx] = 0
-    return gw
+            cupyx.scatter_add(gw, flat, rows)
+        if padding_idx is not None:
+            gw[padding_idx] = 0
+        return gw
 
 
 @_embedding_backward.vjp

@@ -8,6 +8,8 @@ of their difference).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import Tensor
 from .registry import apply_inplace, defop
 from .statistics import norm
@@ -15,7 +17,13 @@ from .statistics import norm
 
 @defop(saves=("x", "y", "weight"), name="lerp")
 def _lerp(xp, x, y, weight):
-    return x + weight * (y - x)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        # PyTorch's two-sided form: exact at weight 1, and lerp(-inf, y, 0.6) is -inf, not
+        # -inf + 0.6 * inf = NaN
+        near_x = x + weight * (y - x)
+        if isinstance(weight, (int, float)):
+            return near_x if abs(weight) < 0.5 else y - (y - x) * (1.0 - weight)
+        return xp.where(xp.abs(weight) < 0.5, near_x, y - (y - x) * (1.0 - weight))
 
 
 @_lerp.vjp

@@ -66,6 +66,9 @@ def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
 def _first_max_masks(xp, xpad, out, slices):
     """One boolean mask per kernel offset: where that offset is the window's first maximum."""
     # each mask is used by the caller before the next one is made, so buffers are reused
+    if out.dtype.kind == "f" and xp.isnan(out).any():
+        yield from _nan_max_masks(xp, xpad, out, slices)
+        return
     taken = None
     last = len(slices) - 1
     for i, sl in enumerate(slices):
@@ -79,6 +82,22 @@ def _first_max_masks(xp, xpad, out, slices):
             hit = xp.greater(hit, taken, out=hit)  # a hit where no earlier offset hit
             taken |= hit
         yield sl, hit
+
+
+def _nan_max_masks(xp, xpad, out, slices):
+    """_first_max_masks where some window holds a NaN: there the maximum is its last NaN
+    (PyTorch's CPU kernel keeps replacing the maximum with each NaN it meets)."""
+    nans = [xp.isnan(xpad[sl]) for sl in slices]
+    later = xp.zeros(out.shape, dtype=bool)
+    last_nan = [None] * len(slices)
+    for i in range(len(slices) - 1, -1, -1):
+        last_nan[i] = nans[i] & ~later
+        later |= nans[i]
+    taken = xp.zeros(out.shape, dtype=bool)
+    for i, sl in enumerate(slices):
+        hit = xp.equal(xpad[sl], out) & ~taken
+        taken |= hit
+        yield sl, xp.where(later, last_nan[i], hit)
 
 
 def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
@@ -131,7 +150,8 @@ def max_pool_indices(xp, x, kernel, stride, padding, dilation):
 
 @defop(saves="x", name="max_pool")
 def _max_pool(xp, x, *, kernel, stride, padding, dilation):
-    return _max_pool_forward(xp, x, kernel, stride, padding, dilation)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _max_pool_forward(xp, x, kernel, stride, padding, dilation)
 
 
 _max_pool.vjp(_pool_vjp("max_pool_backward"))
@@ -141,7 +161,8 @@ _max_pool.vjp(_pool_vjp("max_pool_backward"))
 # (returned as zeros, as PyTorch does).
 @defop(saves="x", name="max_pool_backward", array_twin=True)
 def _max_pool_backward(xp, g, x, *, kernel, stride, padding, dilation):
-    return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation)
 
 
 _max_pool_backward.vjp(_grad_op_vjp("max_pool_gather"))
@@ -149,7 +170,8 @@ _max_pool_backward.vjp(_grad_op_vjp("max_pool_gather"))
 
 @defop(saves="x", name="max_pool_gather", array_twin=True)
 def _max_pool_gather(xp, h, x, *, kernel, stride, padding, dilation):
-    return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation)
 
 
 _max_pool_gather.vjp(_grad_op_vjp("max_pool_backward"))
@@ -236,7 +258,8 @@ def _avg_pool_backward_op_forward(xp, g, in_shape, kernel, stride, padding, **op
 # optional params (dilation, count_include_pad, ceil_extra, divisor_override): see _avg_setup
 @defop(saves="x", name="avg_pool", array_twin=True)
 def _avg_pool(xp, x, *, kernel, stride, padding, **opts):
-    return _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _avg_pool_op_forward(xp, x, kernel, stride, padding, **opts)
 
 
 _avg_pool.vjp(_pool_vjp("avg_pool_backward"))
@@ -244,7 +267,8 @@ _avg_pool.vjp(_pool_vjp("avg_pool_backward"))
 
 @defop(saves="x", name="avg_pool_backward", array_twin=True)
 def _avg_pool_backward(xp, g, x, *, kernel, stride, padding, **opts):
-    return _avg_pool_backward_op_forward(xp, g, x.shape, kernel, stride, padding, **opts)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _avg_pool_backward_op_forward(xp, g, x.shape, kernel, stride, padding, **opts)
 
 
 _avg_pool_backward.vjp(_grad_op_vjp("avg_pool", takes_x=False))
@@ -269,7 +293,23 @@ def _apply_per_dim(xp, x, mats):
     return x
 
 
+def _adaptive_windows(xp, x, out_size):
+    """The same averages window by window: an inf stays in the windows that hold it (the
+    matrix product would spread inf * 0 = NaN over its whole row)."""
+    for i, (size, out) in enumerate(zip(x.shape[2:], out_size, strict=False)):
+        axis = 2 + i
+        parts = []
+        for j in range(out):
+            lo, hi = (j * size) // out, -((-(j + 1) * size) // out)
+            window = xp.take(x, xp.arange(lo, hi), axis=axis)
+            parts.append(xp.sum(window, axis=axis, keepdims=True) / (hi - lo))
+        x = xp.concatenate(parts, axis=axis).astype(x.dtype, copy=False)
+    return x
+
+
 def _adaptive_forward(xp, x, out_size):
+    if x.dtype.kind == "f" and not xp.isfinite(x).all():
+        return _adaptive_windows(xp, x, out_size)
     return xp.ascontiguousarray(_apply_per_dim(
         xp, x, [_adaptive_matrix(s, o) for s, o in zip(x.shape[2:], out_size, strict=False)]
     ))
@@ -283,7 +323,8 @@ def _adaptive_backward_forward(xp, g, in_size):
 
 @defop(saves="x", name="adaptive_avg_pool", array_twin=True)
 def _adaptive_avg_pool(xp, x, *, out_size):
-    return _adaptive_forward(xp, x, out_size)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _adaptive_forward(xp, x, out_size)
 
 
 _adaptive_avg_pool.vjp(_pool_vjp("adaptive_avg_pool_backward"))
@@ -291,7 +332,8 @@ _adaptive_avg_pool.vjp(_pool_vjp("adaptive_avg_pool_backward"))
 
 @defop(saves="x", name="adaptive_avg_pool_backward", array_twin=True)
 def _adaptive_avg_pool_backward(xp, g, x, *, out_size):
-    return _adaptive_backward_forward(xp, g, x.shape[2:])
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return _adaptive_backward_forward(xp, g, x.shape[2:])
 
 
 _adaptive_avg_pool_backward.vjp(_grad_op_vjp("adaptive_avg_pool", takes_x=False))

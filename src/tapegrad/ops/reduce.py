@@ -22,9 +22,11 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from .quiet import quiet
 from .registry import NumpyStyleOp, defop
 
 _inf = math.inf
+_nan = math.nan
 
 
 class _ReductionOp(NumpyStyleOp):
@@ -100,13 +102,14 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
 
 @defop(name="mean", **_REDUCTION)
 def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    n = _count(x.shape, axis)
-    if n == 0:  # the mean of nothing is NaN, as in PyTorch (NumPy would warn)
-        return xp.full(np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape, math.nan,
-                       dtype=x.dtype if x.dtype.kind == "f" else np.float64)
-    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy accumulates float16 in float32
-        return xp.mean(x, axis=axis, keepdims=keepdims)
-    return xp.sum(x, axis=axis, keepdims=keepdims) / n
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        n = _count(x.shape, axis)
+        if n == 0:  # the mean of nothing is NaN, as in PyTorch (NumPy would warn)
+            return xp.full(np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape, math.nan,
+                           dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+        if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy accumulates float16 in float32
+            return xp.mean(x, axis=axis, keepdims=keepdims)
+        return xp.sum(x, axis=axis, keepdims=keepdims) / n
 
 
 @_mean.vjp
@@ -117,21 +120,28 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
 
 @defop(saves=("x", "out"), name="prod", **_REDUCTION)
 def _prod(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    return xp.prod(x, axis=axis, keepdims=keepdims)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is nan, as in PyTorch
+        return xp.prod(x, axis=axis, keepdims=keepdims)
 
 
 @_prod.vjp
 def _(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
-    # d out / d x_i = product of the others, exact with zeros: where x_i is the only zero it
-    # is the product of the non-zeros, where there are two zeros or more it is 0. (With two
-    # zeros or more the second derivative this gives is 0, not PyTorch's exact one.)
+    # d out / d x_i = product of the others, as PyTorch computes it: out / x_i where nothing
+    # is zero; where x_i is the only zero, the product of the non-zeros; beside one zero, 0
+    # (NaN if an inf or NaN is among the others, since 0 * inf is NaN); with two zeros or
+    # more, 0 everywhere. (With two zeros or more the second derivative this gives is 0.)
     out = _kept(xp, out, in_shape, axis, keepdims)
     g = _kept(xp, g, in_shape, axis, keepdims)
     zero = x == 0
     nonzero = xp.where(zero, 1.0, x)
     n_zeros = xp.sum(zero, axis=axis, keepdims=True)
     at_zero = xp.where(n_zeros == 1, xp.prod(nonzero, axis=axis, keepdims=True), 0.0)
-    return (g * xp.where(zero, at_zero, out / nonzero),)
+    # out / x_i is right (also for the second derivative) unless the row holds an inf or NaN
+    bad = xp.logical_not(xp.isfinite(x))
+    n_bad = xp.sum(bad, axis=axis, keepdims=True)
+    beside_zero = xp.where((n_zeros == 1) & (n_bad - bad > 0), _nan, 0.0)
+    quotient = xp.where((n_zeros == 0) | (n_bad == 0), out / nonzero, beside_zero)
+    return (g * xp.where(zero, at_zero, quotient),)
 
 
 for _op in (_sum, _mean):
@@ -312,7 +322,8 @@ def _arg_extreme(op, what, input, dim, keepdim, axis, keepdims):
     d = _dims(what, input, dim, axis)
     if isinstance(d, tuple):
         raise TypeError(f"{what}(): dim must be a single int, not a tuple")
-    return op(input, axis=d, keepdims=_keep(keepdim, keepdims) and d is not None)
+    # keepdim without dim keeps every dimension as size 1, as PyTorch ((2, 3) -> (1, 1))
+    return op(input, axis=d, keepdims=_keep(keepdim, keepdims))
 
 
 def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):

@@ -176,7 +176,10 @@ class Op:
                 append(weak_scalar(a))
         if xp is None:
             raise TypeError(f"{self.name}: expected at least one Tensor argument")
-        out = self.forward(xp, *arrays, **params)
+        try:  # free unless it raises (zero-cost exceptions)
+            out = self.forward(xp, *arrays, **params)
+        except _BACKEND_ERRORS as e:
+            raise _op_error(self.name, e, arrays) from None
         if type(out) is not np.ndarray and xp is np:
             out = np.asarray(out)
         if out.dtype is FLOAT64:  # one identity test on the float32 path
@@ -203,6 +206,26 @@ dispatch = Op.__call__
 """`dispatch(op, *inputs, **params)`: run `op` with its inputs positionally and every
 parameter by keyword, as public functions do (a NumPy-style op's argument mapping is
 skipped; pass `in_shape=` yourself when the op wants it)."""
+
+
+_BACKEND_ERRORS = (ValueError, IndexError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def _op_error(name: str, e: Exception, arrays: list[Any]) -> Exception:
+    """A NumPy error raised inside op `name`, with the op and its inputs' shapes and dtypes
+    named (tapegrad's own errors already name the op and are passed on as they are)."""
+    text = str(e)
+    if text.startswith(name) or f"{name}:" in text or f"{name}()" in text:
+        return e
+    shapes = ", ".join(f"{getattr(a, 'shape', ())} {getattr(a, 'dtype', type(a).__name__)}"
+                       for a in arrays)
+    text = f"{name}: {text} (inputs: {shapes})"
+    if isinstance(e, (ArithmeticError, np.linalg.LinAlgError)):
+        return RuntimeError(text)  # ZeroDivisionError, OverflowError, LinAlgError: not contract
+    try:
+        return type(e)(text)
+    except Exception:  # noqa: BLE001  an exception type that takes other arguments
+        return (IndexError if isinstance(e, IndexError) else ValueError)(text)
 
 
 class NumpyStyleOp(Op):

@@ -28,11 +28,17 @@ from .registry import defop
 
 
 # ------------------------------------------------------------ var, std, logsumexp, norm
+def _centered(xp, x, axis):
+    """x minus its mean over `axis` (a sum over a count, not xp.mean: NumPy's mean warns on
+    an empty slice, even inside np.errstate)."""
+    return x - xp.sum(x, axis=axis, keepdims=True) / builtins.max(_count(x.shape, axis), 1)
+
+
 def _var_values(xp, x, axis, ddof, keepdims):
-    d = x - xp.mean(x, axis=axis, keepdims=True)
     n = _count(x.shape, axis)
-    with np.errstate(divide="ignore", invalid="ignore"):  # n <= ddof: inf/nan, as PyTorch
-        return xp.sum(d * d, axis=axis, keepdims=keepdims) / builtins.max(n - ddof, 0)
+    with np.errstate(all="ignore"):  # n <= ddof: inf/nan, inf - inf: nan, as PyTorch
+        d = _centered(xp, x, axis)
+        return xp.sum(d * d, axis=axis, keepdims=keepdims) / x.dtype.type(builtins.max(n - ddof, 0))
 
 
 def _dof_scale(in_shape, axis, ddof):
@@ -47,7 +53,7 @@ def _var(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
 
 @_var.vjp
 def _(xp, g, x, axis=None, ddof=0, keepdims=False, in_shape=()):
-    d = x - xp.mean(x, axis=axis, keepdims=True)
+    d = _centered(xp, x, axis)
     return (_kept(xp, g, in_shape, axis, keepdims) * d * (2.0 * _dof_scale(in_shape, axis, ddof)),)
 
 
@@ -60,7 +66,7 @@ def _std(xp, x, *, axis=None, ddof=0, keepdims=False, in_shape=None):
 def _(xp, g, x, out, axis=None, ddof=0, keepdims=False, in_shape=()):
     out = _kept(xp, out, in_shape, axis, keepdims)
     safe = xp.where(out == 0, _inf, out)  # a zero std has a zero (sub)gradient, as in PyTorch
-    d = x - xp.mean(x, axis=axis, keepdims=True)
+    d = _centered(xp, x, axis)
     g = _kept(xp, g, in_shape, axis, keepdims)
     return (g / safe * d * _dof_scale(in_shape, axis, ddof),)
 
@@ -87,14 +93,15 @@ _std.reference(_torch_var("std"))
 
 @defop(saves=("x", "out"), name="logsumexp", **_REDUCTION)
 def _logsumexp(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
-    m = xp.where(xp.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):  # log(0) = -inf for an all -inf slice
-        out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
-    if keepdims:
-        return out
-    axes = _axes(axis, x.ndim)
-    return out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+        m = xp.where(xp.isfinite(m), m, 0.0)
+        with np.errstate(divide="ignore"):  # log(0) = -inf for an all -inf slice
+            out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+        if keepdims:
+            return out
+        axes = _axes(axis, x.ndim)
+        return out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
 @_logsumexp.vjp
@@ -110,18 +117,19 @@ _logsumexp.reference(lambda torch, x, axis=None, keepdims=False: torch.logsumexp
 
 @defop(saves=("x", "out"), name="vector_norm", **_REDUCTION)
 def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False, in_shape=None):  # noqa: A002
-    a = xp.abs(x)
-    if ord == 2:
-        return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
-    if ord == 1:
-        return xp.sum(a, axis=axis, keepdims=keepdims)
-    if ord == _inf:
-        return xp.max(a, axis=axis, keepdims=keepdims)
-    if ord == -_inf:
-        return xp.min(a, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return xp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
-    return xp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        a = xp.abs(x)
+        if ord == 2:
+            return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
+        if ord == 1:
+            return xp.sum(a, axis=axis, keepdims=keepdims)
+        if ord == _inf:
+            return xp.max(a, axis=axis, keepdims=keepdims)
+        if ord == -_inf:
+            return xp.min(a, axis=axis, keepdims=keepdims)
+        if ord == 0:
+            return xp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+        return xp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
 @_vector_norm.vjp
@@ -153,13 +161,13 @@ _vector_norm.reference(lambda torch, x, ord=2, axis=None, keepdims=False:  # noq
 
 @defop(name="cumsum")
 def _cumsum(xp, x, *, axis):
-    return xp.cumsum(x, axis=axis)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return xp.cumsum(x, axis=axis)
 
 
 @_cumsum.vjp
 def _(xp, g, axis):
-    # reversed cumulative sum: total - (inclusive prefix sum) + own term
-    return (xp.sum(g, axis=axis, keepdims=True) - xp.cumsum(g, axis=axis) + g,)
+    return (_revcumsum(xp, g, axis),)
 
 
 _cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
@@ -169,13 +177,15 @@ _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
 
 
 def _revcumsum(xp, t, axis):
-    """Sum over positions j >= i along `axis` (the adjoint of cumsum)."""
-    return xp.sum(t, axis=axis, keepdims=True) - xp.cumsum(t, axis=axis) + t
+    """Sum over positions j >= i along `axis` (the adjoint of cumsum): a cumulative sum of
+    the reversed values, not total - prefix + own (an inf there gives inf - inf = NaN)."""
+    return xp.flip(xp.cumsum(xp.flip(t, axis=axis), axis=axis), axis=axis)
 
 
 @defop(saves=("x", "out"), name="cumprod")
 def _cumprod(xp, x, *, axis):
-    return xp.cumprod(x, axis=axis)
+    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+        return xp.cumprod(x, axis=axis)
 
 
 @_cumprod.vjp

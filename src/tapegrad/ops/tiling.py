@@ -158,7 +158,10 @@ def flip(input, dims=None, *, axis=None):
     dims = pick(dims, axis, "dims")
     if dims is None:
         raise TypeError("flip() missing argument 'dims' (the dimensions to reverse)")
-    return dispatch(_flip, input, axis=norm_axes(dims, input.ndim))
+    axes = norm_axes(dims, input.ndim)  # checks the dims (a 0-d tensor takes 0 and -1)
+    if input.ndim == 0:
+        return input.clone()  # nothing to reverse
+    return dispatch(_flip, input, axis=axes)
 
 
 def fliplr(input):

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from .quiet import quiet
 from .registry import defop
 
 _LN2 = math.log(2.0)
@@ -77,7 +78,7 @@ def _erf_values(xp, x):
 
 
 def _sigmoid_values(xp, x):
-    with np.errstate(over="ignore"):  # exp(-x) = inf for very negative x gives exactly 0
+    with quiet():  # exp(-x) = inf for very negative x gives exactly 0
         return 1.0 / (1.0 + xp.exp(-x))
 
 
@@ -107,7 +108,8 @@ def _wide(rng):
 
 @defop(saves="out")
 def _exp(xp, x):
-    return xp.exp(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.exp(_fl(x))
 
 
 _exp.vjp(lambda xp, g, out: (g * out,))
@@ -120,7 +122,8 @@ def exp(input: Tensor) -> Tensor:
 
 @defop(saves="out")
 def _expm1(xp, x):
-    return xp.expm1(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.expm1(_fl(x))
 
 
 _expm1.vjp(lambda xp, g, out: (g * (out + 1.0),))
@@ -133,7 +136,8 @@ def expm1(input: Tensor) -> Tensor:
 
 @defop(saves="x")
 def _log(xp, x):
-    return xp.log(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.log(_fl(x))
 
 
 _log.vjp(lambda xp, g, x: (g / x,))
@@ -146,7 +150,8 @@ def log(input: Tensor) -> Tensor:
 
 @defop(saves="x")
 def _log1p(xp, x):
-    return xp.log1p(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.log1p(_fl(x))
 
 
 _log1p.vjp(lambda xp, g, x: (g / (x + 1.0),))
@@ -159,7 +164,8 @@ def log1p(input: Tensor) -> Tensor:
 
 @defop(saves="x")
 def _log2(xp, x):
-    return xp.log2(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.log2(_fl(x))
 
 
 _log2.vjp(lambda xp, g, x: (g / (x * _LN2),))
@@ -172,7 +178,8 @@ def log2(input: Tensor) -> Tensor:
 
 @defop(saves="out")
 def _sqrt(xp, x):
-    return xp.sqrt(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.sqrt(_fl(x))
 
 
 _sqrt.vjp(lambda xp, g, out: (g / (out * 2.0),))
@@ -185,7 +192,8 @@ def sqrt(input: Tensor) -> Tensor:
 
 @defop(saves="out")
 def _rsqrt(xp, x):
-    return 1.0 / xp.sqrt(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return 1.0 / xp.sqrt(_fl(x))
 
 
 _rsqrt.vjp(lambda xp, g, out: (g * (out * out * out) * -0.5,))
@@ -198,7 +206,10 @@ def rsqrt(input: Tensor) -> Tensor:
 
 @defop(saves="x")
 def _square(xp, x):
-    return x * x
+    if x.dtype == np.bool_:
+        x = x.astype(np.int64)  # bool squared is int64, as in PyTorch
+    with quiet():
+        return x * x
 
 
 _square.vjp(lambda xp, g, x: (g * x * 2.0,))
@@ -211,7 +222,8 @@ def square(input: Tensor) -> Tensor:
 
 @defop(saves="out")
 def _reciprocal(xp, x):
-    return 1.0 / _fl(x)
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return 1.0 / _fl(x)
 
 
 _reciprocal.vjp(lambda xp, g, out: (-g * out * out,))
@@ -224,7 +236,8 @@ def reciprocal(input: Tensor) -> Tensor:
 
 @defop(saves="x")
 def _sin(xp, x):
-    return xp.sin(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.sin(_fl(x))
 
 
 _sin.vjp(lambda xp, g, x: (g * xp.cos(x),))
@@ -237,7 +250,8 @@ def sin(input: Tensor) -> Tensor:
 
 @defop(saves="x")
 def _cos(xp, x):
-    return xp.cos(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.cos(_fl(x))
 
 
 _cos.vjp(lambda xp, g, x: (-g * xp.sin(x),))
@@ -250,7 +264,8 @@ def cos(input: Tensor) -> Tensor:
 
 @defop(saves="out")
 def _tan(xp, x):
-    return xp.tan(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.tan(_fl(x))
 
 
 _tan.vjp(lambda xp, g, out: (g * (out * out + 1.0),))
@@ -263,7 +278,8 @@ def tan(input: Tensor) -> Tensor:
 
 @defop(saves="out")
 def _tanh(xp, x):
-    return xp.tanh(_fl(x))
+    with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
+        return xp.tanh(_fl(x))
 
 
 _tanh.vjp(lambda xp, g, out: (g * (1.0 - out * out),))
@@ -305,7 +321,8 @@ def _abs(xp, x):
     return xp.abs(x)
 
 
-_abs.vjp(lambda xp, g, x: (g * xp.sign(x),))
+# g * sign(x), without NumPy's sign(nan) = nan (PyTorch's slope there is 0)
+_abs.vjp(lambda xp, g, x: (g * xp.where(x != x, 0.0, xp.sign(x)),))
 
 
 def abs(input: Tensor) -> Tensor:  # noqa: A001
@@ -321,8 +338,9 @@ def _relu(xp, x):
 @_relu.vjp
 def _(xp, g, out):
     # a mask product: ~9x faster than where() on large arrays (a NaN gradient at a
-    # dead unit stays NaN, where PyTorch's threshold_backward would give 0)
-    return (g * (out > 0),)
+    # dead unit stays NaN, where PyTorch's threshold_backward would give 0). "Not
+    # out <= 0" rather than "out > 0": at relu(NaN) = NaN the slope is 1, as PyTorch
+    return (g * ~(out <= 0),)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -332,7 +350,10 @@ def relu(input: Tensor) -> Tensor:
 
 @defop()
 def _sign(xp, x):
-    return xp.sign(x)
+    out = xp.sign(x)
+    if out.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in NumPy
+        return xp.where(xp.isnan(out), 0, out)
+    return out
 
 
 _sign.vjp(lambda xp, g: (xp.zeros_like(g),))

@@ -5,10 +5,13 @@ swapaxes, moveaxis (NumPy-style internal ops) and their PyTorch-style public fun
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import _axis
 from .arguments import dims_arg, need_dim, norm_axes, pick
+from .quiet import quiet
 from .registry import defop, dispatch
 from .xp import sum_to_axes
 
@@ -66,9 +69,10 @@ def _sum_to(xp, x, *, shape, in_shape=None):
     shape = tuple(shape)
     if x.shape == shape:
         return x
-    axes = sum_to_axes(x.shape, shape)
-    out = x.sum(axis=axes) if axes else x
-    return out.reshape(shape)
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
+        axes = sum_to_axes(x.shape, shape)
+        out = x.sum(axis=axes) if axes else x
+        return out.reshape(shape)
 
 
 @_sum_to.vjp
@@ -264,7 +268,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = _axis(start_dim, len(shape)), _axis(end_dim, len(shape))
     if s > e:
         raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-    return reshape(input, shape[:s] + (-1,) + shape[e + 1:]) if s != e else input
+    if s == e:
+        return input
+    merged = math.prod(shape[s:e + 1])  # not -1: an empty batch leaves -1 undetermined
+    return reshape(input, shape[:s] + (merged,) + shape[e + 1:])
 
 
 def unflatten(input, dim, sizes):
@@ -343,8 +350,10 @@ def permute(input, *dims):
 def moveaxis(input, source, destination):
     """Move dimension(s) `source` to position(s) `destination`."""
     nd = input.ndim
-    return dispatch(_moveaxis, input, source=norm_axes(source, nd),
-                 destination=norm_axes(destination, nd))
+    source, destination = norm_axes(source, nd), norm_axes(destination, nd)
+    if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing moves (still a view, as in PyTorch)
+        return reshape(input, ())
+    return dispatch(_moveaxis, input, source=source, destination=destination)
 
 
 movedim = moveaxis

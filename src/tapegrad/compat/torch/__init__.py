@@ -30,7 +30,17 @@ from . import (  # noqa: F401
     utils,
 )
 from ._compile import compile  # noqa: F401,A004
-from ._legacy import LEGACY_TYPES
+from ._legacy import (  # noqa: F401
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from ._out import OUT_FUNCTIONS, with_out
 from ._runtime import (  # noqa: F401
     get_default_device,
@@ -120,7 +130,6 @@ _ALIASES = {
 _HINTS: dict[str, str] = {}
 _forward = forward_getattr(__name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES,
                            _HINTS)
-globals().update(LEGACY_TYPES)
 
 
 def __getattr__(name: str):

@@ -12,7 +12,10 @@ import numpy as np
 from ... import creation
 from ...tensor import Tensor
 
-__all__ = ["LEGACY_TYPES"]
+__all__ = [
+    "LEGACY_TYPES", "FloatTensor", "DoubleTensor", "HalfTensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+]
 
 
 class _LegacyTensorType(type):
@@ -43,15 +46,61 @@ class _LegacyTensorType(type):
         return f"<class 'torch.{cls.__name__}'>"
 
 
-def _make(name: str, dtype: str) -> type:
-    doc = f"`torch.{name}(data)` or `torch.{name}(*sizes)`: a {dtype} tensor (legacy API)."
-    return _LegacyTensorType(name, (), {"dtype": np.dtype(dtype), "__doc__": doc})
+class FloatTensor(metaclass=_LegacyTensorType):
+    """`torch.FloatTensor(data)` or `torch.FloatTensor(*sizes)`: a float32 tensor (legacy API)."""
+
+    dtype = np.dtype("float32")
 
 
-LEGACY_TYPES = {
-    name: _make(name, dtype) for name, dtype in [
-        ("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
-        ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("ShortTensor", "int16"),
-        ("IntTensor", "int32"), ("LongTensor", "int64"), ("BoolTensor", "bool"),
-    ]
-}
+class DoubleTensor(metaclass=_LegacyTensorType):
+    """`torch.DoubleTensor(data)` or `torch.DoubleTensor(*sizes)`: a float64 tensor (legacy API)."""
+
+    dtype = np.dtype("float64")
+
+
+class HalfTensor(metaclass=_LegacyTensorType):
+    """`torch.HalfTensor(data)` or `torch.HalfTensor(*sizes)`: a float16 tensor (legacy API)."""
+
+    dtype = np.dtype("float16")
+
+
+class ByteTensor(metaclass=_LegacyTensorType):
+    """`torch.ByteTensor(data)` or `torch.ByteTensor(*sizes)`: a uint8 tensor (legacy API)."""
+
+    dtype = np.dtype("uint8")
+
+
+class CharTensor(metaclass=_LegacyTensorType):
+    """`torch.CharTensor(data)` or `torch.CharTensor(*sizes)`: a int8 tensor (legacy API)."""
+
+    dtype = np.dtype("int8")
+
+
+class ShortTensor(metaclass=_LegacyTensorType):
+    """`torch.ShortTensor(data)` or `torch.ShortTensor(*sizes)`: a int16 tensor (legacy API)."""
+
+    dtype = np.dtype("int16")
+
+
+class IntTensor(metaclass=_LegacyTensorType):
+    """`torch.IntTensor(data)` or `torch.IntTensor(*sizes)`: a int32 tensor (legacy API)."""
+
+    dtype = np.dtype("int32")
+
+
+class LongTensor(metaclass=_LegacyTensorType):
+    """`torch.LongTensor(data)` or `torch.LongTensor(*sizes)`: a int64 tensor (legacy API)."""
+
+    dtype = np.dtype("int64")
+
+
+class BoolTensor(metaclass=_LegacyTensorType):
+    """`torch.BoolTensor(data)` or `torch.BoolTensor(*sizes)`: a bool tensor (legacy API)."""
+
+    dtype = np.dtype("bool")
+
+
+LEGACY_TYPES: dict[str, type] = {cls.__name__: cls for cls in (
+    FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,
+    ShortTensor, IntTensor, LongTensor, BoolTensor,
+)}
