@@ -30,6 +30,18 @@ class _OwnedTrace(Trace):
         self._note()
 
 
+def _check_eval(module) -> None:
+    """Dropout and batch norm in training mode have no inference graph to write."""
+    from ..nn.layers import Dropout, _BatchNorm
+
+    for path, sub in module.named_modules():
+        if sub.training and isinstance(sub, (Dropout, _BatchNorm)):
+            raise RuntimeError(
+                f"tg.onnx.export: layer {path or '(root)'} ({type(sub).__name__}) is in "
+                "training mode (random masks, batch statistics), which an inference graph "
+                "doesn't have; call module.eval() before exporting")
+
+
 @dataclass
 class Traced:
     trace: Trace
@@ -48,6 +60,7 @@ def trace_forward(module, args: tuple) -> Traced:
     handles = []
     trace = _OwnedTrace()
     if isinstance(module, Module):
+        _check_eval(module)
         for path, t in list(module.named_parameters()) + list(module.named_buffers()):
             if t is not None:
                 names.setdefault(id(t), path)
