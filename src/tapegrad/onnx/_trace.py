@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..compile import hook
+from ..compile.discovery import discover
 from ..compile.replay import split
 from ..compile.tracing import Trace, value_read_guard
 from ..tensor import Tensor
@@ -75,13 +76,16 @@ def trace_forward(module, args: tuple) -> Traced:
 
             handles.append(sub.register_forward_pre_hook(enter))
             handles.append(sub.register_forward_hook(leave))
+    elif callable(getattr(module, "collect_params", None)):  # a Gluon Block
+        for path, p in module.collect_params().items():
+            t = getattr(p, "_var", None)
+            if isinstance(t, Tensor):
+                names.setdefault(id(t), path)
     flat: list = []
     split(args, flat)
     inputs = [trace.add_arg(t, pos) for pos, t in enumerate(flat)]
-    if isinstance(module, Module):
-        for t in list(module.parameters()) + list(module.buffers()):
-            if t is not None:
-                trace.mark(t)
+    for t in discover(module, flat)[1]:  # parameters and buffers (a Gluon Block's too)
+        trace.mark(t)  # its array then counts as its storage (batch norm's statistics)
     hook.local.trace = trace
     try:
         with value_read_guard(), no_grad():
