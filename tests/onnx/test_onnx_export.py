@@ -136,6 +136,15 @@ def test_recurrent_zero_state_and_a_dynamic_batch_says_what_to_do(rng):
                        dynamic_axes={"input": {1: "batch"}})
 
 
+class _AddsAConstant(nn.Module):
+    def forward(self, x):
+        return x * tg.arange(4.0) + tg.ones(4)  # made inside: constants of the model
+
+
+def test_tensors_made_inside_the_forward_are_constants(rng):
+    _assert_runs_like_eager(_AddsAConstant(), [_randn(rng, 2, 4)], [0], [_randn(rng, 9, 4)])
+
+
 def test_file_on_disk_names_initializers_after_the_module(tmp_path, rng):
     net = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2)).eval()
     path = tmp_path / "net.onnx"

@@ -110,19 +110,22 @@ def export(module, args, path, opset_version: int = OPSET, input_names=None,
         for s in instr.ins:
             first_user.setdefault(s, instr)
     taken = set(in_names) | set(out_names)
+    dynamic_sizes = {trace.values[slot].shape[int(a)]
+                     for slot, name in zip(traced.inputs, in_names)
+                     for a in (dynamic.get(name) or ())}
     for slot, kind in enumerate(trace.kinds):
         if kind != EXTERNAL:
             continue
         t = trace.values[slot]
         name = traced.params.get(id(t))
         if name is None:
-            if dynamic and slot in first_user:
+            if slot in first_user and dynamic_sizes & set(t.shape):
                 owner = traced.owner.get(first_user[slot].out, "(top level)")
                 raise RuntimeError(
                     f"tg.onnx.export: layer {owner} reads a tensor it made itself (shape "
-                    f"{tuple(t.shape)}; an RNN's zero initial state) whose size is the traced "
-                    "one, so dynamic_axes can't apply to it. Pass that state as an input (e.g. "
-                    "args=(x, h0)) or export without dynamic_axes.")
+                    f"{tuple(t.shape)}, such as an RNN's zero initial state) with the traced "
+                    "size of a dynamic axis, which would stay fixed in the model. Pass that "
+                    "tensor as an input (e.g. args=(x, h0)) or export without dynamic_axes.")
             name = g.fresh("constant")
         while name in taken:
             name = name + "_"
