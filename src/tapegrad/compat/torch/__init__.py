@@ -14,7 +14,7 @@ see docs/migrating-from-pytorch.md.
 from __future__ import annotations
 
 from .._facade import forward_getattr
-from . import autograd, cuda, func, jit, nn, optim, utils  # noqa: F401
+from . import autograd, cuda, func, jit, nn, onnx, optim, utils  # noqa: F401
 from ._compile import compile  # noqa: F401,A004
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
@@ -85,7 +85,7 @@ _DENY = {
     "FloatTensor": "use torch.tensor(data, dtype=torch.float32)",
     "LongTensor": "use torch.tensor(data, dtype=torch.int64)",
     "DoubleTensor": "use torch.tensor(data, dtype=torch.float64)",
-    "fx": "torch.fx is not supported", "onnx": "ONNX export is not supported",
+    "fx": "torch.fx is not supported",
     "sparse": "sparse tensors are not supported", "fft": "torch.fft is not supported",
     "complex64": "complex tensors are not supported", "complex128": "complex tensors are not "
     "supported", "backends": "not supported", "mps": "only 'cpu' and 'cuda' devices exist",
