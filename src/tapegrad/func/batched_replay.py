@@ -1,0 +1,199 @@
+"""`vmap`'s fast path: trace the function on one sample, replay the trace on the whole batch.
+
+The function runs once, on sample 0, under `tg.compile`'s tracer (compile/tracing.py), in a
+transform scope so that a `grad` inside records its backward as ops too. Each traced op is
+then run once on the batch by its batching rule (func/batching.py), on arrays, with no graph.
+`run_traced_batched` returns `FALLBACK` whenever that would not give exactly what the
+per-sample loop gives: an op without a rule (or a call its rule declines), a value read
+(control flow may differ per sample), random numbers drawn (unless every sample draws the
+same), an input or captured tensor that a tape outside tracks (the replay records nothing),
+a result of an unexpected shape, or a tensor of the result the trace did not make.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .. import random as _random
+from ..engine import backward as _backward
+from ..engine.state import state
+from ..tensor import Tensor, _wrap
+from ._tree import flatten, unflatten
+from .batching import RULES, run_batched
+
+FALLBACK = object()  # "run the function once per sample instead"
+
+_patch_lock = threading.Lock()
+_patch_depth = 0
+_original_rebuild = _backward._rebuild_output
+_active = threading.local()  # the trace this thread's vmap is building
+
+
+def _rebuild_output_traced(node):
+    """A backward rule's saved output, rebuilt as a tensor: while vmap traces, it is the
+    traced result it was saved from (so `out > 0` in relu's rule is traced, not a constant)."""
+    t = _original_rebuild(node)
+    trace = getattr(_active, "trace", None)
+    if trace is not None:
+        source = trace._storage.get(id(node.out_data))
+        slot = None if source is None else trace._slot_of.get(id(source))
+        if slot is not None:
+            trace._slot_of[id(t)] = slot
+            trace.mark(t)
+    return t
+
+
+class _rebuilt_outputs_traced:
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        global _patch_depth
+        _active.trace = self.trace
+        with _patch_lock:
+            if _patch_depth == 0:
+                _backward._rebuild_output = _rebuild_output_traced
+            _patch_depth += 1
+
+    def __exit__(self, *exc):
+        global _patch_depth
+        _active.trace = None
+        with _patch_lock:
+            _patch_depth -= 1
+            if _patch_depth == 0:
+                _backward._rebuild_output = _original_rebuild
+
+
+def _fallback(why: str):
+    _active.why = why
+    return FALLBACK
+
+
+def fallback_reason() -> str | None:
+    """Why this thread's last `vmap` call ran per sample (None: it ran batched)."""
+    return getattr(_active, "why", None)
+
+
+def _sample(leaf, d):
+    return leaf[(slice(None),) * (d % leaf.ndim) + (0,)]
+
+
+def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwargs):
+    """`func` mapped over the batch in one batched run, or FALLBACK."""
+    from ..compile import hook
+    from ..compile.tracing import EXTERNAL, Trace, value_read_guard
+    from .grad import transform_scope
+
+    if hook.local.trace is not None:  # inside tg.compile's (or another vmap's) trace
+        return _fallback('inside another trace')
+    outer = state.active
+    for leaf in leaves:
+        if isinstance(leaf, Tensor) and (leaf._tapes & outer or type(leaf._data) is not
+                                         np.ndarray):
+            return _fallback('an input is tracked by a tape outside, or not a NumPy array')
+    _active.why = None
+    trace = Trace()
+    samples, batched = [], {}
+    for pos, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
+        if d is None:  # an argument slot too, so `detach()` on it (grad does) is traced
+            if isinstance(leaf, Tensor):
+                trace.add_arg(leaf, pos)
+            samples.append(leaf)
+            continue
+        s = _sample(leaf, d)
+        samples.append(s)
+        batched[trace.add_arg(s, pos)] = np.moveaxis(leaf._data, d, 0)
+    rng = _random.generator().bit_generator
+    start = rng.state
+    hook.local.trace = trace
+    try:
+        with value_read_guard(), _rebuilt_outputs_traced(trace), transform_scope():
+            out = func(*unflatten(samples, spec), **kwargs)
+    except Exception as e:  # the per-sample loop raises it again, with the user's own traceback
+        rng.state = start
+        return _fallback(f"{type(e).__name__} on the first sample")
+    finally:
+        hook.local.trace = None
+        trace.unmark_all()
+    if rng.state != start and randomness != "same":
+        rng.state = start  # the loop draws them again (or raises for "error")
+        return _fallback('random numbers drawn')
+    for slot, v in enumerate(trace.values):  # an in-place change the replay wouldn't redo
+        if isinstance(v, Tensor) and v._version != trace.versions[slot]:
+            return _fallback(f"a tensor of shape {tuple(v.shape)} changed in place")
+    for t, g, _ in trace.external_grads:  # a backward() inside wrote a .grad
+        if t._grad is not g:
+            return _fallback("a .grad was written")
+    if trace.problem or trace.value_read:
+        return _fallback(trace.value_read or trace.problem)
+    for i in trace.instrs:
+        if i.op.name not in RULES or i.param_slots:
+            return _fallback(f"op {i.op.name} has no batching rule")
+    for slot, kind in enumerate(trace.kinds):
+        v = trace.values[slot]
+        if kind == EXTERNAL and (v._tapes & outer or v.grad_fn is not None
+                                 or type(v._data) is not np.ndarray):
+            return _fallback('a captured tensor is tracked by a tape outside')
+    return _replay(trace, batched, size, out, out_dims)
+
+
+def _replay(trace, batched, size, out, out_dims):
+    values = {slot: (arr, True) for slot, arr in batched.items()}
+
+    def value(slot):
+        got = values.get(slot)
+        if got is not None:
+            return got
+        v = trace.values[slot]
+        return (v._data if isinstance(v, Tensor) else v), False
+
+    for instr in trace.instrs:
+        args = [value(s) for s in instr.ins]
+        if not any(b for _, b in args):
+            continue  # the same for every sample: the traced value stands
+        expected = trace.values[instr.out]._data
+        try:
+            result = np.asarray(run_batched(instr.op, instr.xp, [a for a, _ in args],
+                                            [b for _, b in args], instr.params, size))
+        except Exception as e:  # a rule that declines (NoRule) or can't cope: the loop is exact
+            return _fallback(f"{instr.op.name}: {e}")
+        if result.shape != (size,) + expected.shape:
+            return _fallback(f"{instr.op.name}'s rule gave shape {result.shape}")
+        if result.dtype != expected.dtype:
+            result = result.astype(expected.dtype)
+        values[instr.out] = (result, True)
+    return _outputs(trace, value, size, out, out_dims)
+
+
+def _outputs(trace, value, size, out, out_dims):
+    leaves, spec = flatten(out)
+    if isinstance(out_dims, int) or out_dims is None:
+        odims = [out_dims] * len(leaves)
+    else:
+        odims = flatten(out_dims)[0]
+        if len(odims) != len(leaves):
+            return _fallback('out_dims do not match the outputs')  # the loop raises the error
+    results = []
+    for t, d in zip(leaves, odims, strict=True):
+        if not isinstance(t, Tensor) or (d is not None and not -(t.ndim + 1) <= d <= t.ndim):
+            return _fallback("an output is not a tensor, or out_dims is out of range")
+        slot = trace._slot_of.get(id(t))
+        if slot is not None:
+            arr, is_batched = value(slot)
+        elif id(t._data) not in trace._storage:  # made from no traced value: one for all
+            arr, is_batched = t._data, False
+        else:
+            return _fallback("an output shares a traced tensor's memory untraced")
+        if d is None:
+            if is_batched:
+                return _fallback('out_dims=None for a batched output')
+            results.append(t)
+            continue
+        if not is_batched:
+            arr = np.broadcast_to(arr[None], (size,) + arr.shape)
+        arr = np.moveaxis(arr, 0, d)
+        if arr.base is not None or not arr.flags.writeable:
+            arr = arr.copy()
+        results.append(_wrap(arr, 0, type(t)))
+    return unflatten(results, spec)
