@@ -107,17 +107,70 @@ def test_out_dims_and_unbatched_outputs(rng):
     np.testing.assert_allclose(b.numpy(), np.broadcast_to(c.numpy() + 1, (4, 2)))
 
 
-@pytest.mark.parametrize("f, why", [
-    (lambda x: x[tg.tensor([0, 2])] * 2, "op index"),  # an index array: no rule
-    (lambda x: x * 2 if float(x.sum()) > 0 else x * 3, "value"),  # control flow on a value
-    (lambda x: tg.cat([x, x]).sum(), "concatenate"),  # no rule for the op at all
+@pytest.mark.parametrize("f, op", [
+    (lambda x: x[tg.tensor([0, 2])] * 2, "index"),  # an index array: no rule
+    (lambda x: tg.cat([x, x.exp()]).sum(0), "concatenate"),
 ])
-def test_fallback_runs_per_sample_and_gives_the_loop(f, why, rng):
+def test_ops_without_a_rule_are_looped_inside_the_batched_run(f, op, rng):
     x = _t(rng.standard_normal((4, 3)))
     got = F.vmap(f)(x).numpy()
-    reason = batched_replay.fallback_reason()
-    assert reason is not None and why in reason
+    assert batched_replay.fallback_reason() is None
+    assert op in batched_replay.looped_ops()
+    np.testing.assert_allclose(got, _loop(f, (0,), x), rtol=1e-12)
+
+
+def test_per_sample_gradients_of_a_cnn_loop_only_the_conv_ops(rng):
+    tg.manual_seed(0)
+    cnn = tg.nn.Sequential(tg.nn.Conv2d(1, 2, 3), tg.nn.Tanh(), tg.nn.Flatten(),
+                           tg.nn.Linear(2 * 4 * 4, 2))
+    params = {k: v.detach() for k, v in cnn.named_parameters()}
+    x, y = _t(rng.standard_normal((4, 1, 6, 6))), _t(rng.standard_normal((4, 2)))
+    cnn.double()
+    params = {k: v.detach() for k, v in cnn.named_parameters()}
+
+    def loss(p, xb, yb):
+        return _nnf.mse_loss(F.functional_call(cnn, p, (xb[None],)), yb[None])
+
+    got = _batched(F.grad(loss), (None, 0, 0), params, x, y)
+    assert set(batched_replay.looped_ops()) == {"conv", "conv_weight_grad"}
+    want = _loop(F.grad(loss), (None, 0, 0), params, x, y)
+    for k in want:
+        np.testing.assert_allclose(got[k].numpy(), want[k], rtol=1e-12, atol=1e-14)
+
+
+def test_a_value_read_falls_back_and_func_still_runs_once_per_sample(rng):
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2 if float(x.sum()) > 0 else x * 3  # control flow on a value
+
+    x = _t(rng.standard_normal((5, 3)))
+    got = F.vmap(f)(x).numpy()
+    assert "reads a tensor's value" in batched_replay.fallback_reason()
+    assert len(calls) == 5  # the traced run was sample 0's
     np.testing.assert_allclose(got, _loop(f, (0,), x))
+    calls.clear()
+    F.vmap(lambda v: (calls.append(1), v * 2)[1])(x)
+    assert batched_replay.fallback_reason() is None and len(calls) == 1  # batched: once
+
+
+def test_batch_norm_in_training_runs_per_sample_and_updates_statistics_once_per_sample(rng):
+    x = _t(rng.standard_normal((4, 2, 3)))
+    bn, ref = tg.nn.BatchNorm1d(3).double(), tg.nn.BatchNorm1d(3).double()
+    got = F.vmap(bn)(x)  # bn.weight requires grad: the result stays differentiable
+    assert "tracked by a tape outside" in batched_replay.fallback_reason()
+    want = tg.stack([ref(x[i]) for i in range(4)])
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+    np.testing.assert_allclose(bn.running_mean.numpy(), ref.running_mean.numpy())
+    assert int(bn.num_batches_tracked.item()) == int(ref.num_batches_tracked.item()) == 4
+    (got * x).sum().backward()
+    (want * x).sum().backward()
+    np.testing.assert_allclose(bn.weight.grad.numpy(), ref.weight.grad.numpy())
+    frozen = tg.nn.BatchNorm1d(3, affine=False).double()
+    F.vmap(frozen)(x)
+    assert "batch norm" in batched_replay.fallback_reason()
+    assert int(frozen.num_batches_tracked.item()) == 4
 
 
 def test_fallback_when_an_outer_tape_tracks_an_input_keeps_gradients(rng):

@@ -13,13 +13,18 @@ then runs the function once per sample instead. Rules never see a call where no 
 batched: that result is the same for every sample. Elementwise ops broadcast; ops with an
 axis or a shape shift it past the batch dimension; a few (matmul, linear and its gradient
 helpers, cross-entropy) are written out.
+
+An op without a rule is *looped*: its forward runs once per sample inside the batched
+replay and the results are stacked (PyTorch's vmap does the same). That is slower than a
+rule but much faster than running the whole function per sample; `LOOP_REFUSED` lists the
+ops whose forward has effects a loop would repeat (batch norm's running statistics).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["NoRule", "RULES", "batching_rule", "run_batched"]
+__all__ = ["LOOP_REFUSED", "NoRule", "RULES", "batching_rule", "has_rule", "run_batched"]
 
 Rule = Callable[..., Any]
 RULES: dict[str, Rule] = {}  # op name -> rule(op, xp, arrays, batched, params, size)
@@ -42,13 +47,31 @@ def batching_rule(*names: str) -> Callable[[Rule], Rule]:
     return register
 
 
+LOOP_REFUSED = frozenset({"batch_norm"})  # forwards with effects: never looped
+
+
+def has_rule(name: str) -> bool:
+    """Whether vmap can batch op `name`: by its rule, or else by looping its forward."""
+    return name in RULES or name not in LOOP_REFUSED
+
+
 def run_batched(op: Any, xp: Any, arrays: list[Any], batched: list[bool],
                 params: dict[str, Any], size: int) -> Any:
-    """The op's batched result, by its rule (`NoRule` when it has none)."""
+    """The op's batched result, by its rule, or by looping its forward over the samples
+    (`NoRule` for an op in LOOP_REFUSED)."""
     rule = RULES.get(op.name)
     if rule is None:
-        raise NoRule(op.name)
+        if op.name in LOOP_REFUSED:
+            raise NoRule(op.name, "its forward has effects a loop would repeat")
+        rule = _loop
     return rule(op, xp, arrays, batched, params, size)
+
+
+def _loop(op, xp, arrays, batched, params, size):
+    """The fallback rule: the op's forward once per sample, stacked."""
+    return xp.stack([op.forward(xp, *(a[i] if b else a for a, b in
+                                      zip(arrays, batched, strict=True)), **params)
+                     for i in range(size)])
 
 
 # ---------------------------------------------------------------- helpers

@@ -14,12 +14,13 @@ Two ways to run, the same results:
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from .. import random as _random
 from ..tensor import Tensor
 from ._tree import flatten, unflatten
-from .batched_replay import FALLBACK, run_traced_batched
+from .batched_replay import Fallback, nested_transforms, run_traced_batched
 
 __all__ = ["vmap"]
 
@@ -92,9 +93,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         size = sizes[0]
         batched = run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness,
                                      kwargs)
-        if batched is not FALLBACK:
+        if not isinstance(batched, Fallback):
             return batched
-        return _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs)
+        with nested_transforms() if batched.nested else contextlib.nullcontext():
+            return _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs,
+                        batched.first, batched.rng_start)
 
     return mapped
 
@@ -127,24 +130,35 @@ def _select(leaf, d, i):
     return leaf[(slice(None),) * (d % leaf.ndim) + (i,)]
 
 
-def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs):
+def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=None,
+         rng_start=None):
+    """func once per sample, stacked; `first` is sample 0's result when the batched
+    attempt already ran it (from generator state `rng_start`)."""
     rng = _random.generator().bit_generator
-    start = rng.state
+    start = rng.state if rng_start is None else rng_start
     results = []
-    for i in range(size):
+    if first is not None:
+        if randomness == "error" and rng.state != start:
+            _random_error()
+        results.append(first)
+    for i in range(len(results), size):
         if randomness == "same":
             rng.state = start
         sample = [leaf if d is None else _select(leaf, d, i)
                   for leaf, d in zip(leaves, dims, strict=True)]
         out = func(*unflatten(sample, spec), **kwargs)
         if randomness == "error" and rng.state != start:
-            raise RuntimeError(
-                "vmap: called random operation while in randomness error mode. Please either "
-                "use the 'same' or 'different' randomness flags on vmap or perform the "
-                "randomness operation out of vmap"
-            )
+            _random_error()
         results.append(out)
     return _stack_outputs(func, results, out_dims)
+
+
+def _random_error():
+    raise RuntimeError(
+        "vmap: called random operation while in randomness error mode. Please either "
+        "use the 'same' or 'different' randomness flags on vmap or perform the "
+        "randomness operation out of vmap"
+    )
 
 
 def _stack_outputs(func, results, out_dims):
