@@ -188,3 +188,12 @@ def test_randomness_same_runs_batched_and_different_per_sample():
     diff = F.vmap(lambda a: a + tg.rand(4), randomness="different")(x).numpy()
     assert "random" in batched_replay.fallback_reason()
     assert not np.allclose(diff[0], diff[1])
+
+
+def test_batched_results_never_share_memory_with_the_inputs(rng):
+    x = _t(rng.standard_normal((4, 3)))
+    for f, kw in ((lambda v: v, {}), (lambda v: v[1:], {}), (lambda v: v.reshape(3, 1),
+                                                             {"out_dims": 1})):
+        out = F.vmap(f, **kw)(x)
+        assert batched_replay.fallback_reason() is None
+        assert not np.shares_memory(out.numpy(), x.numpy())

@@ -223,10 +223,10 @@ def _replay(trace, batched, size, out, out_dims):
         if result.dtype != expected.dtype:
             result = result.astype(expected.dtype)
         values[instr.out] = (result, True)
-    return _outputs(trace, value, size, out, out_dims)
+    return _outputs(trace, value, size, out, out_dims, list(batched.values()))
 
 
-def _outputs(trace, value, size, out, out_dims):
+def _outputs(trace, value, size, out, out_dims, inputs):
     leaves, spec = flatten(out)
     if isinstance(out_dims, int) or out_dims is None:
         odims = [out_dims] * len(leaves)
@@ -252,8 +252,10 @@ def _outputs(trace, value, size, out, out_dims):
             continue
         if not is_batched:
             arr = np.broadcast_to(arr[None], (size,) + arr.shape)
-        arr = np.moveaxis(arr, 0, d)
-        if arr.base is not None or not arr.flags.writeable:
+        if d != 0:
+            arr = np.moveaxis(arr, 0, d)
+        # fresh memory, as stacking gives: copy a broadcast, or a view of an input
+        if not arr.flags.writeable or any(np.may_share_memory(arr, b) for b in inputs):
             arr = arr.copy()
         results.append(_wrap(arr, 0, type(t)))
     return unflatten(results, spec)
