@@ -1,6 +1,6 @@
 """A small Transformer encoder that learns to sort sequences of digits.
 
-    python examples/transformer_sort.py [--steps 1000] [--length 8] [--seed 0]
+    python examples/transformer_sort.py [--steps 1000] [--length 8] [--seed 0] [--compile]
 
 Token + learned position embeddings -> 2 TransformerEncoderLayers (self-attention sees the
 whole sequence) -> a Linear head predicting, at each position, the digit that belongs
@@ -54,6 +54,10 @@ def main(argv=None) -> dict:
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
                         "see docs/performance.md)")
+    p.add_argument("--compile", action="store_true",
+                   help="compute the loss under tg.compile (the forward is replayed; "
+                        "backward, gradient clipping and the step stay eager: clipping "
+                        "reads the gradients)")
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -64,9 +68,17 @@ def main(argv=None) -> dict:
     warm = max(1, min(100, args.steps // 10))
     sched = tg.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(1, args.steps)))
+
+    def loss_of(x, y):
+        return F.cross_entropy(model(x).reshape(-1, args.vocab), y.reshape(-1))
+
+    if args.compile:
+        loss_of = tg.compile(loss_of)
+    losses = []
     for step in range(1, args.steps + 1):
         x, y = batch(rng, args.batch_size, args.length, args.vocab)
-        loss = F.cross_entropy(model(x).reshape(-1, args.vocab), y.reshape(-1))
+        loss = loss_of(x, y)
+        losses.append(loss.item())
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -83,7 +95,7 @@ def main(argv=None) -> dict:
     seq_acc = float((pred == y.numpy()).all(axis=1).mean())
     print(f"held-out: token accuracy {token_acc:.2%}, whole sequences sorted {seq_acc:.2%}")
     print(f"example: {x.numpy()[0].tolist()} -> {pred[0].tolist()}")
-    return {"loss": loss.item(), "token_acc": token_acc, "seq_acc": seq_acc}
+    return {"loss": loss.item(), "token_acc": token_acc, "seq_acc": seq_acc, "losses": losses}
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """tapegrad (this project), eager on NumPy: the same workloads as the peers."""
-FRAMEWORKS = {"tapegrad": {}}
+FRAMEWORKS = {"tapegrad": {},
+              # the same workloads under tg.compile (the compiled part: end of this file)
+              "tapegrad-compiled": {"compiled": True, "only": ["w1", "w1_50", "w2", "w3"]}}
 DISTRIBUTIONS = ["tapegrad"]
 IMPORT = "import tapegrad"
 NA = {"w5": "W5 is the numpy-manual limit only"}
@@ -104,3 +106,91 @@ def w4_deep(opts, n):
         return x.grad.item()
 
     return {"forward": forward, "backward": backward}
+
+
+# ---------------------------------------------------------------- tapegrad-compiled
+# The same workloads under tg.compile: W1's chain is one compiled function whose output's
+# backward replays the traced rules; W2 and W3 compile the whole step (zero_grad, forward,
+# loss, backward, SGD step). The builders above stay the eager ones; `_or_compiled` routes
+# the "tapegrad-compiled" framework (opts["compiled"]) to the builders below.
+
+
+def _w1_compiled(opts, x0, ops):
+    @tg.compile
+    def chain(x):
+        h = x
+        for kind, c in ops:
+            if kind == "mul":
+                h = h * c
+            elif kind == "add":
+                h = h + c
+            elif kind == "tanh":
+                h = h.tanh()
+            elif kind == "expscaled":
+                h = (h * c).exp()
+            elif kind == "sin":
+                h = h.sin()
+        return h.sum()
+
+    def run():
+        x = _leaf(x0)
+        chain(x).backward()
+        return x.grad.numpy()
+
+    return run
+
+
+def _compiled_step(P, forward_loss, X, y, lr):
+    Xt, yt = tg.from_numpy(X), tg.from_numpy(y)
+    opt = tg.optim.SGD(P, lr=lr)
+
+    @tg.compile
+    def step(x, labels):
+        opt.zero_grad(set_to_none=True)
+        loss = forward_loss(x, labels)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return lambda: step(Xt, yt).item(), Xt
+
+
+def _w2_compiled(opts, params, X, y, lr):
+    P = [_leaf(p) for p in params]
+    step, Xt = _compiled_step(P, lambda x, labels: F.cross_entropy(_mlp(P, x), labels), X, y, lr)
+
+    @tg.compile
+    def forward(x):
+        return _mlp(P, x)
+
+    def infer():
+        with tg.no_grad():
+            return forward(Xt)
+
+    return {"step": step, "infer": infer}
+
+
+def _w3_compiled(opts, params, X, y, lr):
+    P = [_leaf(p) for p in params]
+
+    def forward_loss(x, labels):
+        c1w, c1b, c2w, c2b, fw, fb = P
+        h = F.max_pool2d(F.relu(F.conv2d(x, c1w, c1b, padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, c2w, c2b, padding=1)), 2)
+        return F.cross_entropy(h.reshape(h.shape[0], -1) @ fw + fb, labels)
+
+    step, _ = _compiled_step(P, forward_loss, X, y, lr)
+    return {"step": step, "sanity_steps": 20}
+
+
+def _or_compiled(eager, compiled):
+    def builder(opts, *args):
+        return (compiled if opts.get("compiled") else eager)(opts, *args)
+
+    builder.__name__, builder.__doc__ = eager.__name__, eager.__doc__
+    return builder
+
+
+w1_op_chain = _or_compiled(w1_op_chain, _w1_compiled)
+w2_mlp = _or_compiled(w2_mlp, _w2_compiled)
+w3_cnn = _or_compiled(w3_cnn, _w3_compiled)

@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (tg.utils.tensorboard is imported on use)
     func,
     linalg,
     nn,
+    onnx,
     ops,
     optim,
     threads,

@@ -1,6 +1,6 @@
 """The `tapegrad` command (the console script, or `python -m tapegrad ...`).
 
-    tapegrad demo [--epochs N] [--model mlp|cnn] [--seed S] [--out DIR] [--threads N]
+    tapegrad demo [--epochs N] [--model mlp|cnn] [--seed S] [--out DIR] [--threads N] [--compile]
     tapegrad bench [bench/run.py options]
     tapegrad --version
 """
@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                         "the matrices are small, so more threads rarely help; 0 leaves BLAS "
                         "as it is; see docs/performance.md)")
     d.add_argument("--no-progress", action="store_true", help="no progress bars")
+    d.add_argument("--compile", action="store_true",
+                   help="run each training step under tg.compile (traced once, then replayed)")
     sub.add_parser("bench", help="run the benchmark harness bench/run.py (source checkout)",
                    add_help=False)
     return p
@@ -84,7 +86,7 @@ def main(argv=None) -> int:
 
     result = run(epochs=args.epochs, model_kind=args.model, seed=args.seed, out=args.out,
                  batch_size=args.batch_size, lr=args.lr,
-                 progress=not args.no_progress, threads=args.threads)
+                 progress=not args.no_progress, threads=args.threads, compile=args.compile)
     return 0 if result["test_acc"] > 0.1 else 1
 
 

@@ -85,7 +85,8 @@ def thread_policy(threads: int | None):
 
 def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         out: str = "tapegrad-demo", batch_size: int = 32, lr: float = 3e-3,
-        progress: bool = True, log=print, threads: int | None = None) -> dict:
+        progress: bool = True, log=print, threads: int | None = None,
+        compile: bool = False) -> dict:  # noqa: A002 - the --compile flag's name
     """Train, evaluate, checkpoint and plot; returns the history and the final accuracy.
 
     Args:
@@ -95,12 +96,14 @@ def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
         progress: show a tqdm bar (loss and accuracy so far) for each epoch.
         threads: BLAS threads while training (None: the policy, one thread unless
             $TAPEGRAD_NUM_THREADS says otherwise; 0: leave BLAS alone); see `thread_policy`.
+        compile: run each training step (zero_grad, forward, backward, Adam's step) under
+            `tg.compile`: traced once per batch shape, then replayed; the same numbers.
     """
     with thread_policy(threads):
-        return _run(epochs, model_kind, seed, out, batch_size, lr, progress, log)
+        return _run(epochs, model_kind, seed, out, batch_size, lr, progress, log, compile)
 
 
-def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
+def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log, compiled=False) -> dict:
     from tqdm.auto import tqdm
 
     import tapegrad as tg
@@ -127,7 +130,19 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
     n_params = sum(p.numel() for p in model.parameters())
     opt = tg.optim.Adam(model.parameters(), lr=lr)
     sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs, eta_min=lr * 0.05)
-    log(f"{n_params:,} parameters; Adam(lr={lr}) with cosine annealing")
+    log(f"{n_params:,} parameters; Adam(lr={lr}) with cosine annealing"
+        + ("; training steps compiled (tg.compile)" if compiled else ""))
+
+    def train_step(xb, yb):
+        opt.zero_grad()
+        logits = model(xb)
+        loss = F.cross_entropy(logits, yb)
+        predictions = logits.detach()  # before backward: a compiled step ends with the update
+        loss.backward()
+        opt.step()
+        return loss, predictions
+
+    step = tg.compile(train_step) if compiled else train_step
 
     history: dict[str, list] = {"loss": [], "train_acc": [], "test_acc": [], "test_loss": []}
     for epoch in range(1, epochs + 1):
@@ -136,15 +151,11 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
                    disable=not progress, unit="batch")
         last = len(loader) - 1
         for i, (xb, yb) in enumerate(bar):
-            logits = model(xb)
-            loss = F.cross_entropy(logits, yb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            loss, logits = step(xb, yb)
             n = len(yb)
             total += n
             loss_sum += loss.item() * n
-            correct += int((logits.detach().numpy().argmax(axis=1) == yb.numpy()).sum())
+            correct += int((logits.numpy().argmax(axis=1) == yb.numpy()).sum())
             # redrawn at tqdm's own pace, and once more with the epoch's final numbers
             bar.set_postfix(loss=f"{loss_sum / total:.4f}", acc=f"{correct / total:.1%}",
                             refresh=i == last)
@@ -173,7 +184,8 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log) -> dict:
     elapsed = time.perf_counter() - t0
     log(f"final test accuracy {history['test_acc'][-1]:.2%} in {elapsed:.1f}s")
     return {"history": history, "test_acc": history["test_acc"][-1], "reload_acc": reload_acc,
-            "checkpoint": ckpt, "png": png, "seconds": elapsed, "source": source}
+            "checkpoint": ckpt, "png": png, "seconds": elapsed, "source": source,
+            "compiled": compiled}
 
 
 def plot_history(history: dict, path: str) -> str | None:

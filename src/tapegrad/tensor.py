@@ -49,7 +49,11 @@ class Tensor(_Surface):
         "_data", "_tapes", "grad_fn", "_out_nr", "_vc", "_grad", "_grad_req",
         "_accum", "_hooks", "_post_hooks", "_record_var", "__weakref__",
     )
-    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NumPy ufuncs on tensors (`np.exp(t)`, `ndarray * t`): see `tapegrad.interop`."""
+        from .interop import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
 
     # the slots, as `_init` sets them (declared for readers and type checkers)
     _data: npt.NDArray[Any]  # the backend array (NumPy, or CuPy's, which has its interface)
@@ -171,6 +175,20 @@ class Tensor(_Surface):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         arr: np.ndarray[Any, Any] = backend.to_device(self._data, "cpu")
         return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule of this tensor's memory (zero copy): `np.from_dlpack(t)`,
+        `torch.from_dlpack(t)`. Raises for a tensor that requires grad, as PyTorch does."""
+        from .interop import export_dlpack
+
+        return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                             copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(DLPack device type, device index): (1, 0) for the CPU, (2, n) for CUDA device n."""
+        device_type, index = self._data.__dlpack_device__()
+        return int(device_type), int(index)
 
     def __float__(self) -> float:
         return float(self.item())

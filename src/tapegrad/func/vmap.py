@@ -1,16 +1,26 @@
 """`vmap`: map a function over a batch dimension (torch.func's signature and results).
 
-This first version runs `func` once per sample and stacks the results, which gives the
-same values, gradients and errors as torch.func.vmap (and `vmap(grad(f))` gives per-sample
-gradients) but not its speed: batching rules per op are still to come.
+Two ways to run, the same results:
+
+- **Batched** (the fast path): `func` runs once on the first sample under `tg.compile`'s
+  tracer (every op it dispatches is written down, its backward too when it takes a `grad`),
+  then the trace is replayed once on the whole batch, each op by its batching rule
+  (`func/batching.py`). Taken when every traced op has a rule, nothing read a tensor's
+  value (Python control flow could then differ per sample), no random numbers were drawn
+  (unless `randomness="same"`) and no input or captured tensor is tracked by a tape
+  outside (the replay records no graph).
+- **Per sample** (the fallback, always correct): `func` runs once per sample and the
+  results are stacked.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from .. import random as _random
 from ..tensor import Tensor
 from ._tree import flatten, unflatten
+from .batched_replay import Fallback, nested_transforms, run_traced_batched
 
 __all__ = ["vmap"]
 
@@ -81,7 +91,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 f"sizes {sizes} for the mapped dimension"
             )
         size = sizes[0]
-        return _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs)
+        batched = run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness,
+                                     kwargs)
+        if not isinstance(batched, Fallback):
+            return batched
+        with nested_transforms() if batched.nested else contextlib.nullcontext():
+            return _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs,
+                        batched.first, batched.rng_start)
 
     return mapped
 
@@ -114,24 +130,35 @@ def _select(leaf, d, i):
     return leaf[(slice(None),) * (d % leaf.ndim) + (i,)]
 
 
-def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs):
+def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=None,
+         rng_start=None):
+    """func once per sample, stacked; `first` is sample 0's result when the batched
+    attempt already ran it (from generator state `rng_start`)."""
     rng = _random.generator().bit_generator
-    start = rng.state
+    start = rng.state if rng_start is None else rng_start
     results = []
-    for i in range(size):
+    if first is not None:
+        if randomness == "error" and rng.state != start:
+            _random_error()
+        results.append(first)
+    for i in range(len(results), size):
         if randomness == "same":
             rng.state = start
         sample = [leaf if d is None else _select(leaf, d, i)
                   for leaf, d in zip(leaves, dims, strict=True)]
         out = func(*unflatten(sample, spec), **kwargs)
         if randomness == "error" and rng.state != start:
-            raise RuntimeError(
-                "vmap: called random operation while in randomness error mode. Please either "
-                "use the 'same' or 'different' randomness flags on vmap or perform the "
-                "randomness operation out of vmap"
-            )
+            _random_error()
         results.append(out)
     return _stack_outputs(func, results, out_dims)
+
+
+def _random_error():
+    raise RuntimeError(
+        "vmap: called random operation while in randomness error mode. Please either "
+        "use the 'same' or 'different' randomness flags on vmap or perform the "
+        "randomness operation out of vmap"
+    )
 
 
 def _stack_outputs(func, results, out_dims):

@@ -7,7 +7,9 @@ the `tensorboard` package's own event-file writer (an optional extra: no TensorF
             w.add_scalar("train/loss", loss, step)
         w.add_histogram("fc1.weight", model[0].weight, step)
 
-Then `tensorboard --logdir runs`. Graphs (`add_graph`) are not written.
+Then `tensorboard --logdir runs`. `add_graph(model, example_input)` writes the model's op
+graph (traced with `tg.compile`'s tracer: one node per op, grouped by module, with shapes)
+for TensorBoard's Graphs tab.
 """
 from __future__ import annotations
 
@@ -21,8 +23,13 @@ import numpy as np
 from .hints import install_hint
 
 try:
+    from tensorboard.compat.proto.attr_value_pb2 import AttrValue
     from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+    from tensorboard.compat.proto.node_def_pb2 import NodeDef
     from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary
+    from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+    from tensorboard.compat.proto.versions_pb2 import VersionDef
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 except ImportError:
     raise ImportError(f"tg.utils.tensorboard needs the tensorboard package: "
@@ -111,6 +118,23 @@ class SummaryWriter:
         summary = text_pb(tag, text_string)
         self._add(summary.value[0], global_step, walltime)
 
+    def add_graph(self, model, input_to_model=None, verbose: bool = False,
+                  use_strict_trace: bool = True) -> None:
+        """The op graph of `model(*input_to_model)` (one example input, a tensor or a tuple
+        of them), as TensorBoard's Graphs tab shows it: inputs, parameters (by name), one
+        node per op inside its module's scope, outputs. The model runs once, without
+        recording gradients; control flow follows that input. `verbose` prints the nodes;
+        `use_strict_trace` is accepted for PyTorch's signature."""
+        if input_to_model is None:
+            raise ValueError("SummaryWriter.add_graph(model, input_to_model): pass an example "
+                             "input (a tensor or a tuple of tensors) to run the model on")
+        graph = _graph_def(model, input_to_model)
+        if verbose:
+            for node in graph.node:
+                print(f"{node.name} = {node.op}({', '.join(node.input)})")
+        self._writer.add_event(Event(wall_time=time.time(),
+                                     graph_def=graph.SerializeToString()))
+
     def flush(self) -> None:
         self._writer.flush()
 
@@ -122,3 +146,87 @@ class SummaryWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _shape_attr(t) -> dict:
+    dims = [TensorShapeProto.Dim(size=int(n)) for n in getattr(t, "shape", ())]
+    return {"_output_shapes": AttrValue(list=AttrValue.ListValue(
+        shape=[TensorShapeProto(dim=dims)])), "dtype": AttrValue(s=str(t.dtype).encode())}
+
+
+def _graph_def(model, inputs) -> GraphDef:
+    """Trace `model(*inputs)` and turn the trace into a GraphDef."""
+    from .. import no_grad
+    from ..compile import hook
+    from ..compile.tracing import ARG, CONST, EXTERNAL, Trace, value_read_guard
+    from ..tensor import Tensor
+
+    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    root = type(model).__name__
+    scopes = {"": root}  # module name -> its scope path ("Sequential/Linear[0]")
+    marks: list = []  # (instruction index, scope name or None for "leave the scope")
+    trace = Trace()
+    handles = []
+    for name, m in model.named_modules():
+        if not name:
+            continue
+        parent, _, last = name.rpartition(".")
+        scope = f"{type(m).__name__}[{last}]"
+        scopes[name] = f"{scopes.get(parent, root)}/{scope}"
+        handles.append(m.register_forward_pre_hook(
+            lambda mod, a, scope=scope: marks.append((len(trace.instrs), scope))))
+        handles.append(m.register_forward_hook(
+            lambda mod, a, out: marks.append((len(trace.instrs), None))))
+    names = {}  # id(parameter or buffer) -> its node name, in its module's scope
+    for n, t in list(model.named_parameters()) + list(model.named_buffers()):
+        owner, _, leaf = n.rpartition(".")
+        names[id(t)] = f"{scopes.get(owner, root)}/{leaf}"
+    for pos, a in enumerate(args):
+        if isinstance(a, Tensor):
+            trace.add_arg(a, pos)
+    if hook.local.trace is not None:
+        raise RuntimeError("SummaryWriter.add_graph: called while tg.compile traces; call it "
+                           "outside the compiled function")
+    hook.local.trace = trace
+    try:
+        with value_read_guard(), no_grad():
+            out = model(*args)
+    finally:
+        hook.local.trace = None
+        trace.unmark_all()
+        for h in handles:
+            h.remove()
+
+    node_of: dict[int, str] = {}  # slot -> node name
+    nodes = []
+    for slot, kind in enumerate(trace.kinds):
+        value = trace.values[slot]
+        if kind == ARG:
+            node_of[slot] = f"input/input.{trace.arg_pos[slot]}"
+            nodes.append(NodeDef(name=node_of[slot], op="IO Node", attr=_shape_attr(value)))
+        elif kind == EXTERNAL:
+            node_of[slot] = names.get(id(value), f"{root}/constant.{slot}")
+            nodes.append(NodeDef(name=node_of[slot], op="Parameter" if id(value) in names
+                                 else "Constant", attr=_shape_attr(value)))
+    stack = [root]
+    marks.reverse()
+    for k, instr in enumerate(trace.instrs):
+        while marks and marks[-1][0] <= k:
+            _, scope = marks.pop()
+            if scope is None:
+                stack.pop()
+            else:
+                stack.append(scope)
+        name = f"{'/'.join(stack)}/{instr.op.name}.{k}"
+        node_of[instr.out] = name
+        nodes.append(NodeDef(name=name, op=instr.op.name,
+                             attr=_shape_attr(trace.values[instr.out]),
+                             input=[node_of[s] for s in instr.ins
+                                    if trace.kinds[s] != CONST and s in node_of]))
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    for i, t in enumerate(outs):
+        slot = trace._slot_of.get(id(t)) if isinstance(t, Tensor) else None
+        if slot is not None and slot in node_of:
+            nodes.append(NodeDef(name=f"output/output.{i}", op="IO Node",
+                                 input=[node_of[slot]], attr=_shape_attr(t)))
+    return GraphDef(node=nodes, versions=VersionDef(producer=22))

@@ -13,14 +13,16 @@ from ....compile import compile as _compile
 class HybridForward:
     """The callable `Block.__call__` uses in place of `forward` once hybridized."""
 
-    __slots__ = ("_block", "_compiled", "_warm")
+    __slots__ = ("_block", "_compiled", "_warm", "last_args")
 
     def __init__(self, block) -> None:
         self._block = block
         self._compiled = _compile(block.forward)
         self._warm = False
+        self.last_args = None  # the latest call's inputs: what `export` traces
 
     def __call__(self, *args, **kwargs):
+        self.last_args = args
         if not self._warm:
             self._warm = True
             return self._block.forward(*args, **kwargs)

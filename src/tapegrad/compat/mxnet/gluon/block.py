@@ -209,10 +209,23 @@ class Block:
         lines = [f"  ({k}): " + repr(c).replace("\n", "\n  ") for k, c in self._children.items()]
         return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
 
-    def export(self, *args, **kwargs):
-        raise _facade.unsupported(
-            "the MXNet facade", "Block.export", "symbol files do not exist in tapegrad; use "
-            "save_parameters()")
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write `path.onnx` (the forward as ONNX, tg.onnx.export) and `path-0000.params`
+        (save_parameters); returns both names. As in MXNet, hybridize() and run a forward
+        first: its inputs are what is traced (named data, or data0, data1...). No symbol
+        JSON exists in tapegrad: the ONNX file is its stand-in (docs/migrating-from-mxnet.md)."""
+        from ....onnx import export as onnx_export
+
+        hybrid = getattr(self, "_hybrid", None)
+        args = getattr(hybrid, "last_args", None)
+        if args is None:
+            raise RuntimeError(f"{type(self).__name__}.export: call hybridize() and run a "
+                               "forward once first (its inputs are what the export traces)")
+        names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
+        model_file, params_file = f"{path}.onnx", f"{path}-{epoch:04d}.params"
+        onnx_export(self, tuple(args), model_file, input_names=names)
+        self.save_parameters(params_file)
+        return model_file, params_file
 
 
 class _OwnParams(ParameterDict):
@@ -270,11 +283,22 @@ class HybridBlock(Block):
         return self(x, *args)
 
 
+_SYMBOLS = ("symbols do not exist in tapegrad; rebuild the network from gluon.nn layers and "
+            "load_parameters() the .params file export() wrote, or run the .onnx file it wrote "
+            "with onnxruntime")
+
+
 class SymbolBlock(HybridBlock):
+    """Not provided: see `imports`."""
+
     def __init__(self, *args, **kwargs) -> None:
-        raise _facade.unsupported(
-            "the MXNet facade", "SymbolBlock", "symbols do not exist in tapegrad; rebuild the "
-            "network from gluon.nn layers")
+        raise _facade.unsupported("the MXNet facade", "SymbolBlock", _SYMBOLS)
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None, **kwargs):
+        """Not provided: tapegrad runs no saved graphs (the exported ONNX file is for other
+        runtimes); rebuild the network in Python and load the .params file."""
+        raise _facade.unsupported("the MXNet facade", "SymbolBlock.imports", _SYMBOLS)
 
 
 class Sequential(Block):

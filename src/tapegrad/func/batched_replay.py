@@ -1,0 +1,261 @@
+"""`vmap`'s fast path: trace the function on one sample, replay the trace on the whole batch.
+
+The function runs once, on sample 0, under `tg.compile`'s tracer (compile/tracing.py), in a
+transform scope so that a `grad` inside records its backward as ops too. Each traced op is
+then run once on the batch by its batching rule (func/batching.py), on arrays, with no graph.
+`run_traced_batched` returns a `Fallback` (run per sample; the traced run counts as the
+first sample's, so `func` runs once per sample as before) whenever the replay would not give
+exactly what the per-sample loop gives: an op that can't be batched (or a call its rule
+declines), a value read (control flow may differ per sample), random numbers drawn (unless
+every sample draws the same), an in-place change or a `.grad` written, an input or captured
+tensor that a tape outside tracks (the replay records nothing), a result of an unexpected
+shape.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+import numpy as np
+
+from .. import random as _random
+from ..engine import backward as _backward
+from ..engine.state import state
+from ..tensor import Tensor, _wrap
+from ._tree import flatten, unflatten
+from .batching import RULES, has_rule, run_batched
+
+_patch_lock = threading.Lock()
+_patch_depth = 0
+_original_rebuild = _backward._rebuild_output
+_active = threading.local()  # the trace this thread's vmap is building
+
+
+def _rebuild_output_traced(node):
+    """A backward rule's saved output, rebuilt as a tensor: while vmap traces, it is the
+    traced result it was saved from (so `out > 0` in relu's rule is traced, not a constant)."""
+    t = _original_rebuild(node)
+    trace = getattr(_active, "trace", None)
+    if trace is not None:
+        source = trace._storage.get(id(node.out_data))
+        slot = None if source is None else trace._slot_of.get(id(source))
+        if slot is not None:
+            trace._slot_of[id(t)] = slot
+            trace.mark(t)
+    return t
+
+
+class _rebuilt_outputs_traced:
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        global _patch_depth
+        _active.trace = self.trace
+        with _patch_lock:
+            if _patch_depth == 0:
+                _backward._rebuild_output = _rebuild_output_traced
+            _patch_depth += 1
+
+    def __exit__(self, *exc):
+        global _patch_depth
+        _active.trace = None
+        with _patch_lock:
+            _patch_depth -= 1
+            if _patch_depth == 0:
+                _backward._rebuild_output = _original_rebuild
+
+
+class Fallback:
+    """"Run the function once per sample instead": `first` is the traced run's result for
+    sample 0, which the loop reuses (so `func` still runs exactly once per sample), and
+    `rng_start` the generator's state before that run."""
+
+    def __init__(self, why: str, first: Any = None, rng_start: Any = None,
+                 nested: bool = False) -> None:
+        self.why = why
+        self.first = first
+        self.rng_start = rng_start
+        self.nested = nested  # run the other samples inside `nested_transforms()` too
+        _active.why = why
+
+
+def fallback_reason() -> str | None:
+    """Why this thread's last `vmap` call ran per sample (None: it ran batched)."""
+    return getattr(_active, "why", None)
+
+
+def looped_ops() -> list[str]:
+    """The ops this thread's last batched `vmap` ran by looping their forward (no rule)."""
+    return list(getattr(_active, "looped", []))
+
+
+def _sample(leaf, d):
+    return leaf[(slice(None),) * (d % leaf.ndim) + (0,)]
+
+
+@contextlib.contextmanager
+def nested_transforms():
+    """Count as one more transform level, as vmap does while it traces: a `grad` inside then
+    records its backward (as ops, which the trace sees) and its result stays differentiable,
+    the way a transform inside another one behaves."""
+    from .grad import _nesting
+
+    _nesting.depth = getattr(_nesting, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _nesting.depth -= 1
+
+
+def _detached(out):
+    leaves, spec = flatten(out)
+    return unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
+
+
+def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwargs):
+    """`func` mapped over the batch in one batched run, or a `Fallback`."""
+    from ..compile import hook
+    from ..compile.tracing import Trace, value_read_guard
+
+    if hook.local.trace is not None:  # inside tg.compile's (or another vmap's) trace
+        return Fallback("inside another trace")
+    outer = state.active
+    for leaf in leaves:
+        if isinstance(leaf, Tensor) and (leaf._tapes & outer or type(leaf._data) is not
+                                         np.ndarray):
+            return Fallback("an input is tracked by a tape outside, or not a NumPy array")
+    _active.why = None
+    _active.looped = []
+    trace = Trace()
+    samples, batched = [], {}
+    for pos, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
+        if d is None:  # an argument slot too, so `detach()` on it (grad does) is traced
+            if isinstance(leaf, Tensor):
+                trace.add_arg(leaf, pos)
+            samples.append(leaf)
+            continue
+        s = _sample(leaf, d)
+        samples.append(s)
+        batched[trace.add_arg(s, pos)] = np.moveaxis(leaf._data, d, 0)
+    rng = _random.generator().bit_generator
+    start = rng.state
+    hook.local.trace = trace
+    try:
+        with value_read_guard(), _rebuilt_outputs_traced(trace), nested_transforms():
+            out = func(*unflatten(samples, spec), **kwargs)
+    except Exception as e:  # the per-sample loop raises it again, with the user's own traceback
+        rng.state = start
+        return Fallback(f"{type(e).__name__} on the first sample")
+    finally:
+        hook.local.trace = None
+        trace.unmark_all()
+    why, captured = _why_not_batched(trace, rng.state != start, randomness, outer)
+    if why is None:
+        result = _replay(trace, batched, size, out, out_dims)
+        if not isinstance(result, str):
+            return result
+        why = result
+    # the traced run was a real run of func on sample 0: the loop reuses it (func's effects
+    # happen once per sample). Where a tape outside tracks a captured tensor, the graph of
+    # the result matters: the loop runs the other samples one transform level deeper too,
+    # like the traced one; otherwise nothing outside can tell, and a plain loop is faster.
+    return Fallback(why, out if captured else _detached(out), start, nested=captured)
+
+
+def _why_not_batched(trace, drew_random, randomness, outer):
+    """(why the trace can't be replayed batched or None, whether a tape outside tracks a
+    tensor func captured)."""
+    from ..compile.tracing import EXTERNAL
+
+    captured = any(kind == EXTERNAL and trace.values[slot]._tapes & outer
+                   for slot, kind in enumerate(trace.kinds))
+    if captured:
+        return "a captured tensor is tracked by a tape outside", True
+    if drew_random and randomness != "same":
+        return "random numbers drawn", False
+    for slot, v in enumerate(trace.values):  # an in-place change the replay wouldn't redo
+        if isinstance(v, Tensor) and v._version != trace.versions[slot]:
+            return f"a tensor of shape {tuple(v.shape)} changed in place", False
+    for t, g, _ in trace.external_grads:  # a backward() inside wrote a .grad
+        if t._grad is not g:
+            return "a .grad was written", False
+    if trace.problem or trace.value_read:
+        return trace.value_read or trace.problem, False
+    for i in trace.instrs:
+        if i.param_slots:
+            return f"op {i.op.name} reads a traced tensor as a parameter", False
+        if not has_rule(i.op.name):
+            return f"op {i.op.name} has no batching rule and can't be looped", False
+    for slot, kind in enumerate(trace.kinds):
+        v = trace.values[slot]
+        if kind == EXTERNAL and (v.grad_fn is not None or type(v._data) is not np.ndarray):
+            return "a tensor from outside the op table reached an op", False
+    return None, False
+
+
+def _replay(trace, batched, size, out, out_dims):
+    """The batched result, or a string saying why not."""
+    values = {slot: (arr, True) for slot, arr in batched.items()}
+
+    def value(slot):
+        got = values.get(slot)
+        if got is not None:
+            return got
+        v = trace.values[slot]
+        return (v._data if isinstance(v, Tensor) else v), False
+
+    for instr in trace.instrs:
+        args = [value(s) for s in instr.ins]
+        if not any(b for _, b in args):
+            continue  # the same for every sample: the traced value stands
+        expected = trace.values[instr.out]._data
+        if instr.op.name not in RULES:
+            _active.looped.append(instr.op.name)
+        try:
+            result = np.asarray(run_batched(instr.op, instr.xp, [a for a, _ in args],
+                                            [b for _, b in args], instr.params, size))
+        except Exception as e:  # a rule that declines (NoRule) or can't cope: the loop is exact
+            return f"{instr.op.name}: {e}"
+        if result.shape != (size,) + expected.shape:
+            return f"{instr.op.name}'s rule gave shape {result.shape}"
+        if result.dtype != expected.dtype:
+            result = result.astype(expected.dtype)
+        values[instr.out] = (result, True)
+    return _outputs(trace, value, size, out, out_dims, list(batched.values()))
+
+
+def _outputs(trace, value, size, out, out_dims, inputs):
+    leaves, spec = flatten(out)
+    if isinstance(out_dims, int) or out_dims is None:
+        odims = [out_dims] * len(leaves)
+    else:
+        odims = flatten(out_dims)[0]
+        if len(odims) != len(leaves):
+            return "out_dims do not match the outputs"  # the loop raises the error
+    results = []
+    for t, d in zip(leaves, odims, strict=True):
+        if not isinstance(t, Tensor) or (d is not None and not -(t.ndim + 1) <= d <= t.ndim):
+            return "an output is not a tensor, or out_dims is out of range"
+        slot = trace._slot_of.get(id(t))
+        if slot is not None:
+            arr, is_batched = value(slot)
+        elif id(t._data) not in trace._storage:  # made from no traced value: one for all
+            arr, is_batched = t._data, False
+        else:
+            return "an output shares a traced tensor's memory untraced"
+        if d is None:
+            if is_batched:
+                return "out_dims=None for a batched output"
+            results.append(t)
+            continue
+        if not is_batched:
+            arr = np.broadcast_to(arr[None], (size,) + arr.shape)
+        if d != 0:
+            arr = np.moveaxis(arr, 0, d)
+        # fresh memory, as stacking gives: copy a broadcast, or a view of an input
+        if not arr.flags.writeable or any(np.may_share_memory(arr, b) for b in inputs):
+            arr = arr.copy()
+        results.append(_wrap(arr, 0, type(t)))
+    return unflatten(results, spec)
