@@ -210,7 +210,8 @@ class Tensor(_Surface):
     # ------------------------------------------------------------------ devices
     def to(self, device: Any = None, dtype: Any = None, **kwargs: Any) -> Tensor:
         """A copy on `device` and/or as `dtype` (self when nothing changes). Differentiable."""
-        names_a_dtype = isinstance(device, str) and device in dtypes._NAMES
+        names_a_dtype = isinstance(device, str) and (
+            device in dtypes._NAMES or device == "bfloat16")  # bfloat16 is registered lazily
         if isinstance(device, (np.dtype, type)) or names_a_dtype:
             device, dtype = None, device
         dtype = kwargs.pop("dtype", dtype)
