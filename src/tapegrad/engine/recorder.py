@@ -11,12 +11,14 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import collector
 from .node import Edge, InputMeta, Node, VersionCheck, accumulator
 from .state import state
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
+_countdown = collector.FREEZE_EVERY  # nodes to record before the next collector.recorded_many
 Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
 
 
@@ -46,8 +48,13 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
 def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[VersionCheck, ...],
                 edges: Edges, mask: int, xp: Any, n_out: int = 1) -> Node:
     """A Node for `op`, tracked by tapes `mask`, with `edges` from `input_edges`."""
+    global _countdown
     nxt, meta = edges
     node = Node(op, params, saved, checks, nxt, meta, mask, xp, n_out)
+    _countdown -= 1
+    if _countdown <= 0:  # keep the collector off the growing graph (collector.py)
+        _countdown = collector.FREEZE_EVERY
+        collector.recorded_many()
     if state.anomaly:
         node.trace = "".join(traceback.format_stack()[:-3])
     return node
