@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 _countdown = collector.FREEZE_EVERY  # nodes to record before the next collector.recorded_many
+_SHARED_META: dict[tuple[InputMeta | None, ...], tuple[InputMeta | None, ...]] = {}
+_MAX_SHARED_META = 4096
 Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
 
 
@@ -42,7 +44,15 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
         else:
             meta.append(None)
         nxt.append(None)
-    return tuple(nxt), tuple(meta)
+    # nodes share one (shape, dtype) record per distinct input signature: a recorded op then
+    # keeps one pointer instead of 2-3 tuples of its own (about 100 bytes per op on W4)
+    metas = tuple(meta)
+    shared = _SHARED_META.get(metas)
+    if shared is None:
+        if len(_SHARED_META) >= _MAX_SHARED_META:  # many distinct shapes: start over
+            _SHARED_META.clear()
+        shared = _SHARED_META[metas] = metas
+    return tuple(nxt), shared
 
 
 def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[VersionCheck, ...],

@@ -278,6 +278,7 @@ def _twin(op: Op) -> Callable[..., Any]:
 _MODULES: dict[type, Any] = {np.ndarray: np}
 _array_module: Callable[[Any], Any] = backend.array_module  # typed at the boundary
 _PY_NUMBERS = frozenset((float, int, bool))
+_NO_PARAMS: dict[str, Any] = {}  # shared by every node of an op without parameters (read only)
 
 
 def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
@@ -288,8 +289,8 @@ def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mas
         saved, checks = _save(save_idx, args, result)
     else:
         saved = checks = ()
-    node = record_node(op, params, saved, checks, input_edges(args, mask, Tensor), mask,
-                       _NAMESPACES[xp])
+    node = record_node(op, params or _NO_PARAMS, saved, checks, input_edges(args, mask, Tensor),
+                       mask, _NAMESPACES[xp])
     if op.saves_out:
         node.out_data = out
         node.out_counter = result._vc
