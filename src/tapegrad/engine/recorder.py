@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 _countdown = collector.FREEZE_EVERY  # nodes to record before the next collector.recorded_many
-_SHARED_META: dict[tuple[InputMeta | None, ...], tuple[InputMeta | None, ...]] = {}
+_SHARED_META: dict[tuple[tuple[int, ...], int], InputMeta] = {}
 _MAX_SHARED_META = 4096
 Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
 
@@ -36,7 +36,17 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
     for a in inputs:
         if isinstance(a, tensor_type):
             data = a._data
-            meta.append((data.shape, data.dtype))
+            # nodes share one (shape, dtype) record per distinct signature (about 100 bytes
+            # less per recorded op). Keyed by the dtype's id: a cached record holds its
+            # dtype, so that id cannot be reused; hashing a dtype itself is slow
+            dtype = data.dtype
+            key = (data.shape, id(dtype))
+            m = _SHARED_META.get(key)
+            if m is None:
+                if len(_SHARED_META) >= _MAX_SHARED_META:  # many distinct shapes: start over
+                    _SHARED_META.clear()
+                m = _SHARED_META[key] = (key[0], dtype)
+            meta.append(m)
             if a._tapes & mask:
                 fn = a.grad_fn
                 nxt.append((fn, a._out_nr) if fn is not None else (a._accum or accumulator(a), 0))
@@ -44,15 +54,7 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
         else:
             meta.append(None)
         nxt.append(None)
-    # nodes share one (shape, dtype) record per distinct input signature: a recorded op then
-    # keeps one pointer instead of 2-3 tuples of its own (about 100 bytes per op on W4)
-    metas = tuple(meta)
-    shared = _SHARED_META.get(metas)
-    if shared is None:
-        if len(_SHARED_META) >= _MAX_SHARED_META:  # many distinct shapes: start over
-            _SHARED_META.clear()
-        shared = _SHARED_META[metas] = metas
-    return tuple(nxt), shared
+    return tuple(nxt), tuple(meta)
 
 
 def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[VersionCheck, ...],

@@ -284,7 +284,9 @@ _NO_PARAMS: dict[str, Any] = {}  # shared by every node of an op without paramet
 def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
             cls: type[Tensor] = Tensor) -> Tensor:
     result = _wrap(out, mask, cls)
-    save_idx = op.saved_indices(len(args))
+    save_idx = op.save_idx
+    if save_idx is None:  # the rule gets every input (op.saved_indices)
+        save_idx = range(len(args))
     if save_idx:
         saved, checks = _save(save_idx, args, result)
     else:
