@@ -11,10 +11,12 @@ recorder calls `gc.freeze()` (O(1): it moves the tracked objects to the permanen
 generation, which collections skip), and `thaw()` undoes it with `gc.unfreeze()`:
 
 - at the end of every backward (run_backward), so cyclic garbage the user made meanwhile is
-  collectable again at the next collection;
-- when the frozen part has grown past a cap that doubles each time (no backward ever runs:
-  inference with recording on), so such garbage stays bounded by a constant factor of the
-  live graph, and the rescans it costs stay amortized linear.
+  collectable again;
+- and, since the next forward may freeze such garbage again before a full collection ran,
+  every `_cap` recorded nodes the recorder thaws and runs one full collection itself. The
+  cap is twice the live objects found by the last one (at least `_FIRST_CAP` nodes' worth),
+  so those collections cost a constant per recorded op and cyclic garbage stays bounded
+  by a constant factor of what is alive, backward or not.
 
 It stands aside entirely when the process froze objects itself (`gc.freeze()` before a
 fork): `unfreeze` would release those too. Nothing here changes what is freed, only when
@@ -25,10 +27,10 @@ from __future__ import annotations
 import gc
 
 FREEZE_EVERY = 4096  # recorded nodes between two freezes
-_FIRST_CAP = 1 << 17  # frozen nodes before a thaw without backward (doubles each time)
+_FIRST_CAP = 1 << 17  # recorded nodes between two full collections, at least
+_OBJECTS_PER_NODE = 10  # GC-tracked objects a recorded op adds (Node, Tensor, tuples, ...)
 
-_since_freeze = 0
-_frozen_nodes = 0
+_since_collect = 0  # nodes recorded since the last full collection we ran
 _cap = _FIRST_CAP
 _ours = False  # the permanent generation holds only what we froze
 _foreign = False  # someone else froze objects: leave the collector alone
@@ -36,7 +38,7 @@ _foreign = False  # someone else froze objects: leave the collector alone
 
 def recorded_many() -> None:
     """Called by the recorder every FREEZE_EVERY nodes."""
-    global _since_freeze, _frozen_nodes, _cap, _ours, _foreign
+    global _since_collect, _cap, _ours, _foreign
     if _foreign or not gc.isenabled():
         return
     if not _ours:
@@ -44,18 +46,19 @@ def recorded_many() -> None:
             _foreign = True
             return
         _ours = True
-    _frozen_nodes += FREEZE_EVERY
-    if _frozen_nodes > _cap:
-        _cap *= 2
+    _since_collect += FREEZE_EVERY
+    if _since_collect >= _cap:
         thaw()
+        gc.collect()
+        _since_collect = 0
+        _cap = max(_FIRST_CAP, 2 * len(gc.get_objects()) // _OBJECTS_PER_NODE)
         return
     gc.freeze()
 
 
 def thaw() -> None:
     """Give everything we froze back to the collector (after a backward)."""
-    global _ours, _frozen_nodes
+    global _ours
     if _ours:
         _ours = False
-        _frozen_nodes = 0
         gc.unfreeze()
