@@ -9,6 +9,7 @@ both frameworks on 2 threads. Quote ratios from one run: the machine is shared.
 """
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 
@@ -73,12 +74,12 @@ def main() -> None:
     print(f"{'layer':<14} {'tapegrad fwd':>13} {'fwd+bwd':>9} {'torch fwd':>10} {'fwd+bwd':>9}")
     for name, arrays, x_grad, layer in _layers(rng):
         tf, tb = _time(lambda a, rg: tg.tensor(a, requires_grad=rg),
-                       lambda *ts: layer(F, *ts), arrays, x_grad)
+                       functools.partial(layer, F), arrays, x_grad)
         row = f"{name:<14} {tf:13.2f} {tb:9.2f}"
         if torch is not None:
             tfn = torch.nn.functional
             pf, pb = _time(lambda a, rg: torch.tensor(a, requires_grad=rg),
-                           lambda *ts: layer(tfn, *ts), arrays, x_grad)
+                           functools.partial(layer, tfn), arrays, x_grad)
             row += f" {pf:10.2f} {pb:9.2f}"
         print(row)
 
