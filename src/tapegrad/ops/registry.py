@@ -308,7 +308,7 @@ _NO_PARAMS: dict[str, Any] = {}  # shared by every node of an op without paramet
 def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
             cls: type[Tensor] = Tensor) -> Tensor:
     result = _wrap(out, mask, cls)
-    save_idx = op.save_idx
+    save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
         save_idx = range(len(args))
     if save_idx:
