@@ -8,28 +8,14 @@
 """
 from __future__ import annotations
 
-# every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself
-from . import (  # noqa: F401  (tg.utils.tensorboard is imported on use)
-    autodiff,
-    autograd,
-    compat,
-    data,
-    distributed,
-    func,
-    linalg,
-    nn,
-    onnx,
-    ops,
-    optim,
-    threads,
-    utils,
-    viz,
-)
+# every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself.
+# The subpackages a script may never touch (`nn`, `data`, `distributed`, `func`, `utils`,
+# `viz`, `compat`, ...) load on first use through `__getattr__` below: `import tapegrad`
+# then costs about what `import numpy` costs (bench W7).
+from . import autograd, ops  # noqa: F401
 from .autograd.modes import *  # noqa: F403
-from .compile import compile  # noqa: F401
 from .creation import *  # noqa: F403
 from .dtypes import (  # noqa: F401
-    bfloat16,
     bool_,
     double,
     float16,
@@ -65,7 +51,40 @@ from .sampling import multinomial  # noqa: F401
 from .tensor import Tensor  # noqa: F401  (tg.Tensor)
 from .threads import get_num_threads, set_num_threads  # noqa: F401
 
+# `tapegrad.compile` here is the subpackage (the dispatcher imports its hook); `tg.compile`
+# is the function, bound on first use by `__getattr__`
+globals().pop("compile", None)
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
 float = float32  # noqa: A001
 int = int32  # noqa: A001
 __version__ = "0.1.0"
+
+# attribute -> module that holds it, imported the first time the attribute is read
+_LAZY_SUBPACKAGES = frozenset((
+    "autodiff", "compat", "data", "distributed", "func", "linalg", "nn", "onnx", "optim",
+    "threads", "utils", "viz",
+))
+
+
+def __getattr__(name: str) -> object:
+    """`tg.nn`, `tg.data`, ... and `tg.bfloat16`, loaded on first use (see the top)."""
+    import importlib
+
+    if name in _LAZY_SUBPACKAGES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    if name == "compile":  # tg.compile, the function (tapegrad.compile.api)
+        from .compile.api import compile
+
+        globals()["compile"] = compile
+        return compile
+    if name == "bfloat16":
+        from . import dtypes
+
+        return dtypes.bfloat16
+    raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_SUBPACKAGES | {"bfloat16", "compile"})

@@ -15,20 +15,35 @@ int32 = np.dtype("int32")
 int64 = long = np.dtype("int64")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
-try:  # bfloat16 exists where ml_dtypes is installed (it ships with JAX); optional
-    import ml_dtypes
-
-    bfloat16 = np.dtype(ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - depends on the environment
-    bfloat16 = None
-
 _NAMES = {
     "float16": float16, "half": float16, "float32": float32, "float": float32,
     "float64": float64, "double": float64, "int8": int8, "int16": int16, "int32": int32,
     "int64": int64, "long": int64, "int": int32, "uint8": uint8, "bool": bool_,
 }
-if bfloat16 is not None:
-    _NAMES["bfloat16"] = bfloat16
+_BFLOAT16_UNSET = object()
+_bfloat16: Any = _BFLOAT16_UNSET
+
+
+def _load_bfloat16() -> Any:
+    """bfloat16 where ml_dtypes is installed (it ships with JAX), else None. Imported on first
+    use: ml_dtypes registers its ufuncs at import, which costs more than `import numpy`."""
+    global _bfloat16
+    if _bfloat16 is _BFLOAT16_UNSET:
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - depends on the environment
+            _bfloat16 = None
+        else:
+            _bfloat16 = np.dtype(ml_dtypes.bfloat16)
+            _NAMES["bfloat16"] = _bfloat16
+    return _bfloat16
+
+
+def __getattr__(name: str) -> Any:
+    if name == "bfloat16":
+        return _load_bfloat16()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _default = threading.local()
 
@@ -49,6 +64,8 @@ def set_default_dtype(dtype) -> None:
 def as_dtype(dtype) -> np.dtype:
     """A NumPy dtype from a dtype, a name ('float32'), a Python type or a NumPy type."""
     if isinstance(dtype, str):
+        if dtype == "bfloat16":
+            _load_bfloat16()
         try:
             return _NAMES[dtype]
         except KeyError:
@@ -66,7 +83,7 @@ def as_dtype(dtype) -> np.dtype:
 
 
 def is_floating(dtype) -> bool:
-    return dtype.kind == "f" or dtype == bfloat16
+    return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
 def result_array(data: Any, dtype: Any = None) -> np.ndarray:

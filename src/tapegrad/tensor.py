@@ -229,7 +229,8 @@ class Tensor(_Surface):
     # ------------------------------------------------------------------ devices
     def to(self, device: Any = None, dtype: Any = None, **kwargs: Any) -> Tensor:
         """A copy on `device` and/or as `dtype` (self when nothing changes). Differentiable."""
-        names_a_dtype = isinstance(device, str) and device in dtypes._NAMES
+        names_a_dtype = isinstance(device, str) and (
+            device in dtypes._NAMES or device == "bfloat16")  # bfloat16 is registered lazily
         if isinstance(device, (np.dtype, type)) or names_a_dtype:
             device, dtype = None, device
         dtype = kwargs.pop("dtype", dtype)
@@ -425,7 +426,17 @@ def _wrap(arr: Any, tapes: int = 0, cls: type[Tensor] = Tensor) -> Tensor:
     """A `cls` (Tensor or a facade's subclass) around `arr`, without copying or checking
     (internal fast path)."""
     t = _new(cls)
-    _init(t, arr, tapes)
+    # _init's body, inlined: this runs once per op output (the dispatcher's hot path)
+    t._data = arr
+    t._tapes = tapes
+    t.grad_fn = None
+    t._out_nr = 0
+    t._vc = [0]
+    t._grad = None
+    t._grad_req = "add"
+    t._accum = None
+    t._hooks = None
+    t._post_hooks = None
     return t
 
 

@@ -10,7 +10,6 @@ for every BLAS library loaded, without environment variables.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 
 __all__ = ["set_num_threads", "get_num_threads", "apply_thread_policy"]
@@ -19,7 +18,6 @@ ENV_VAR = "TAPEGRAD_NUM_THREADS"
 _limits = None  # the threadpoolctl object holding the current limit (kept alive on purpose)
 _requested: int | None = None
 _known = None  # the last ThreadpoolController: its library handles survive a fork
-_log = logging.getLogger(__name__)  # under the "tapegrad" logger
 
 
 def blas_controller(refresh: bool = True):
@@ -86,8 +84,11 @@ def set_num_threads(n: int) -> None:
     _positive(n, "set_num_threads")
     controller = blas_controller()
     if not controller.select(user_api="blas").lib_controllers:
-        _log.info("set_num_threads(%d): threadpoolctl sees no BLAS library in this process; "
-                  "nothing to limit", n)
+        import logging  # on use: `import logging` costs about a tenth of `import numpy`
+
+        logging.getLogger(__name__).info(
+            "set_num_threads(%d): threadpoolctl sees no BLAS library in this process; "
+            "nothing to limit", n)
     _limits = controller.limit(limits=n, user_api="blas")
     _requested = n
 

@@ -243,7 +243,7 @@ def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
         saved, checks = (_save(save_idx, args, result, op.save_for, edges[0]) if save_idx
                          else ((), ()))
         node = record_node(op, params, saved, checks, edges, mask, _NAMESPACES[xp])
-        if op.saves_out and any(s is OUT for s in saved):
+        if op.saves_out and (op.save_for is None or any(s is OUT for s in saved)):
             node.out_data = out
             node.out_counter = result._vc
         result.grad_fn = node

@@ -4,7 +4,21 @@ Modules: `hook` (the dispatcher's tracing bit), `tracing` (the trace), `program`
 generated from it), `replay` (the compiled call and its graph node), `discovery`
 (parameters a function reads), `api` (`compile`, the cache, the eager fallbacks).
 """
-from .api import CacheInfo, CompiledFunction, CompileWarning, compile  # noqa: A004
+from __future__ import annotations
+
 from .hook import TRACING
+
+# the dispatcher imports `hook` (one bit test per call); the rest loads on first use, so
+# `import tapegrad` does not pay for the tracer and code generator (bench W7)
+_FROM_API = frozenset(("CacheInfo", "CompiledFunction", "CompileWarning", "compile"))
+
+
+def __getattr__(name: str) -> object:
+    if name in _FROM_API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["CacheInfo", "CompileWarning", "CompiledFunction", "TRACING", "compile"]

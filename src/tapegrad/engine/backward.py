@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import collector
 from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of
 from .state import AMBIENT, FORWARD, RECORD, state
 
@@ -118,6 +119,7 @@ def run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], **options:
         with np.errstate(all="ignore"):
             return _run_backward(roots, head_grads, **options)
     finally:
+        collector.thaw()  # what the recorder froze is collectable again (collector.py)
         if pause:
             gc.enable()
 

@@ -18,12 +18,16 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import collector
 from .node import Edge, InputMeta, Node, VersionCheck, accumulator
 from .state import state
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
+_countdown = collector.FREEZE_EVERY  # nodes to record before the next collector.recorded_many
+_SHARED_META: dict[tuple[tuple[int, ...], int], InputMeta] = {}
+_MAX_SHARED_META = 4096
 Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
 
 _history: dict[int, list[weakref.ref[Node]]] = {}  # tape bit -> nodes recorded for it
@@ -70,7 +74,17 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
     for a in inputs:
         if isinstance(a, tensor_type):
             data = a._data
-            meta.append((data.shape, data.dtype))
+            # nodes share one (shape, dtype) record per distinct signature (about 100 bytes
+            # less per recorded op). Keyed by the dtype's id: a cached record holds its
+            # dtype, so that id cannot be reused; hashing a dtype itself is slow
+            dtype = data.dtype
+            key = (data.shape, id(dtype))
+            m = _SHARED_META.get(key)
+            if m is None:
+                if len(_SHARED_META) >= _MAX_SHARED_META:  # many distinct shapes: start over
+                    _SHARED_META.clear()
+                m = _SHARED_META[key] = (key[0], dtype)
+            meta.append(m)
             if a._tapes & mask:
                 fn = a.grad_fn
                 nxt.append((fn, a._out_nr) if fn is not None else (a._accum or accumulator(a), 0))
@@ -84,6 +98,7 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
 def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[VersionCheck, ...],
                 edges: Edges, mask: int, xp: Any, n_out: int = 1) -> Node:
     """A Node for `op`, tracked by tapes `mask`, with `edges` from `input_edges`."""
+    global _countdown
     nxt, meta = edges
     node = Node(op, params, saved, checks, nxt, meta, mask, xp, n_out)
     if mask & _logged:
@@ -93,6 +108,10 @@ def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[Vers
                 log.append(ref)
                 if len(log) >= _compact_at.get(bit, _COMPACT_MIN):
                     _compact(bit, log)
+    _countdown -= 1
+    if _countdown <= 0:  # keep the collector off the growing graph (collector.py)
+        _countdown = collector.FREEZE_EVERY
+        collector.recorded_many()
     if state.anomaly:
         node.trace = "".join(traceback.format_stack()[:-3])
     return node
