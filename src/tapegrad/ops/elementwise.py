@@ -180,6 +180,137 @@ ceil = _unary("ceil", lambda xp, x: xp.ceil(x), _zero_grad, samples=_wide)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x), _zero_grad, samples=_wide)
 _round0 = _unary("round", lambda xp, x: xp.round(x), _zero_grad, samples=_wide)
 sigmoid.__doc__ = "1 / (1 + exp(-input)), computed without overflow."
+
+# hyperbolic and inverse trigonometric functions (PyTorch's names; NumPy's arc* aliases below)
+@defop(saves="x", name="sinh")
+def _sinh(xp, x):
+    return xp.sinh(_fl(x))
+
+
+@_sinh.vjp
+def _(xp, g, x):
+    return (g * xp.cosh(x),)
+
+
+@defop(saves="x", name="cosh")
+def _cosh(xp, x):
+    return xp.cosh(_fl(x))
+
+
+@_cosh.vjp
+def _(xp, g, x):
+    return (g * xp.sinh(x),)
+
+
+@defop(saves="x", name="asin")
+def _asin(xp, x):
+    return xp.arcsin(_fl(x))
+
+
+@_asin.vjp
+def _(xp, g, x):
+    return (g / xp.sqrt(1.0 - x * x),)
+
+
+@defop(saves="x", name="acos")
+def _acos(xp, x):
+    return xp.arccos(_fl(x))
+
+
+@_acos.vjp
+def _(xp, g, x):
+    return (-g / xp.sqrt(1.0 - x * x),)
+
+
+@defop(saves="x", name="atan")
+def _atan(xp, x):
+    return xp.arctan(_fl(x))
+
+
+@_atan.vjp
+def _(xp, g, x):
+    return (g / (x * x + 1.0),)
+
+
+@defop(saves="x", name="asinh")
+def _asinh(xp, x):
+    return xp.arcsinh(_fl(x))
+
+
+@_asinh.vjp
+def _(xp, g, x):
+    return (g / xp.sqrt(x * x + 1.0),)
+
+
+@defop(saves="x", name="acosh")
+def _acosh(xp, x):
+    return xp.arccosh(_fl(x))
+
+
+@_acosh.vjp
+def _(xp, g, x):
+    return (g / xp.sqrt(x * x - 1.0),)
+
+
+@defop(saves="x", name="atanh")
+def _atanh(xp, x):
+    return xp.arctanh(_fl(x))
+
+
+@_atanh.vjp
+def _(xp, g, x):
+    return (g / (1.0 - x * x),)
+
+
+for _op, _samples in ((_sinh, _normal), (_cosh, _normal), (_asin, _uniform(-0.9, 0.9)),
+                      (_acos, _uniform(-0.9, 0.9)), (_atan, _wide), (_asinh, _wide),
+                      (_acosh, _uniform(1.2, 3.0)), (_atanh, _uniform(-0.9, 0.9))):
+    _op.sample(_samples)
+    _op.reference(lambda torch, x, _name=_op.name: getattr(torch, _name)(x))
+
+
+def sinh(input):
+    """Elementwise hyperbolic sine of `input` (differentiable)."""
+    return _sinh(input)
+
+
+def cosh(input):
+    """Elementwise hyperbolic cosine of `input` (differentiable)."""
+    return _cosh(input)
+
+
+def asin(input):
+    """Elementwise arcsine of `input` (differentiable inside (-1, 1))."""
+    return _asin(input)
+
+
+def acos(input):
+    """Elementwise arccosine of `input` (differentiable inside (-1, 1))."""
+    return _acos(input)
+
+
+def atan(input):
+    """Elementwise arctangent of `input` (differentiable)."""
+    return _atan(input)
+
+
+def asinh(input):
+    """Elementwise inverse hyperbolic sine of `input` (differentiable)."""
+    return _asinh(input)
+
+
+def acosh(input):
+    """Elementwise inverse hyperbolic cosine of `input` (differentiable for input > 1)."""
+    return _acosh(input)
+
+
+def atanh(input):
+    """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
+    return _atanh(input)
+
+
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
 erf.__doc__ = "The error function (no SciPy needed; relative error < 1e-14 in float64)."
 relu.__doc__ = "max(input, 0); the gradient at 0 is 0, as in PyTorch."
 
@@ -384,7 +515,8 @@ from .casting import astype, clone  # noqa: E402,F401  (astype: for reduce.py)
 
 __all__ = [
     "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
-    "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
+    "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
     "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
     "minimum", "where", "clone", "absolute", "fix",
 ]

@@ -42,6 +42,8 @@ from .registry import OPS, Op, apply_inplace
 _SAME_NAME = (
     (arith, "add sub mul div neg pow multiply divide subtract negative true_divide"),
     (elementwise, "exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan tanh sigmoid"
+                  " sinh cosh asin acos atan asinh acosh atanh arcsin arccos arctan arcsinh"
+                  " arccosh arctanh"
                   " erf abs absolute relu sign floor ceil trunc round clamp clip clamp_min"
                   " clamp_max maximum minimum"),
     (activation, "leaky_relu elu gelu silu softplus"),
