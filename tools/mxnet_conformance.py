@@ -33,6 +33,9 @@ SPARSE = "sparse storage (row_sparse / csr) is out of scope"
 SYMBOL = "the symbol API (mx.sym, SymbolBlock, export/imports) is out of scope"
 ENGINE = "engine internals (_fresh_grad, op hooks, static memory) are out of scope"
 DEVICES = "needs several devices"
+SPARSE_LOOP = "loops over row_sparse / csr storage (the dense case is tests/compat's)"
+ARCSINH = ("expects MXNet's second derivative of arcsinh, whose sign is wrong: d2/dx2 "
+           "asinh(x) = -x / (x^2 + 1)^1.5 (tests/compat checks the right one)")
 HYBRID = "depends on hybridize() compiling the block (comes with the compilation issue)"
 
 DESELECTED: dict[str, dict[str, str]] = {
@@ -41,12 +44,16 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_grad_with_stype": SPARSE,
         "test_sparse_dot_grad": SPARSE,
         "test_detach_updated_grad": ENGINE,
-        "test_retain_grad": ENGINE,
+        "test_unary_func": SPARSE_LOOP,
+        "test_binary_func": SPARSE_LOOP,
+        "test_attach_grad": SPARSE_LOOP,
     },
     "test_contrib_autograd.py": {
         "test_detach_updated_grad": ENGINE,
     },
-    "test_higher_order_grad.py": {},
+    "test_higher_order_grad.py": {
+        "test_arcsinh": ARCSINH,
+    },
     "test_gluon.py": {
         "test_invalid_parameter_stype": SPARSE,
         "test_invalid_parameter_grad_stype": SPARSE,

@@ -38,10 +38,30 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         # the facade module itself: one object whatever name it is imported under
-        return importlib.import_module(self.target + spec.name[len(self.name):])
+        target = self.target + spec.name[len(self.name):]
+        try:
+            return importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            if exc.name != target:
+                raise
+            raise _missing_submodule(spec.name, target) from None
 
     def exec_module(self, module) -> None:
         pass
+
+
+def _missing_submodule(name: str, target: str) -> ModuleNotFoundError:
+    """`import mxnet.symbol` of a submodule the facade lacks: the facade's own hint (what
+    attribute access says), under the name the script used."""
+    parent_name, _, child = target.rpartition(".")
+    message = f"No module named {name!r} in the facade ({target} does not exist)"
+    try:
+        getattr(importlib.import_module(parent_name), child)
+    except AttributeError as exc:
+        message = f"No module named {name!r}: {exc}"
+    except ImportError:
+        pass
+    return ModuleNotFoundError(message, name=name)
 
 
 def install(*names: str) -> None:

@@ -382,7 +382,8 @@ def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
         t._grad = g if (old is None or req == "write") else TENSOR_NS.add(old, g)
         return
     if (req == "write" and old is not None and old.grad_fn is None
-            and old._data.shape == t.shape and old._data.flags.writeable):
+            and old._data.shape == t.shape
+            and getattr(getattr(old._data, "flags", None), "writeable", True)):
         # MXNet's "write": the values go INTO the buffer (the one given to mark_variables,
         # or a `g = x.grad` saved earlier sees them); a version bump marks the write
         old._data[...] = g
