@@ -36,6 +36,8 @@ DEVICES = "needs several devices"
 SPARSE_LOOP = "loops over row_sparse / csr storage (the dense case is tests/compat's)"
 ARCSINH = ("expects MXNet's second derivative of arcsinh, whose sign is wrong: d2/dx2 "
            "asinh(x) = -x / (x^2 + 1)^1.5 (tests/compat checks the right one)")
+ULP = ("asks float32 exp(1) + 1 to within 1e-7, under one float32 ulp (2.4e-7) there; "
+       "NumPy's float32 exp is one ulp from MXNet's (the gradients themselves are right)")
 HYBRID = "depends on hybridize() compiling the block (comes with the compilation issue)"
 
 DESELECTED: dict[str, dict[str, str]] = {
@@ -47,6 +49,7 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_unary_func": SPARSE_LOOP,
         "test_binary_func": SPARSE_LOOP,
         "test_attach_grad": SPARSE_LOOP,
+        "test_gradient": ULP,
     },
     "test_contrib_autograd.py": {
         "test_detach_updated_grad": ENGINE,
@@ -179,7 +182,8 @@ def run(tests: Path, pytest_args: list[str]) -> dict[str, str]:
             src=src, deselect=json.dumps(DESELECTED), results=str(results)))
         (work / "pytest.ini").write_text("[pytest]\n")
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "no:randomly", "--continue-on-collection-errors", "--rootdir", str(work), *FILES, *pytest_args]
+               "-p", "no:randomly", "--continue-on-collection-errors", "--rootdir", str(work),
+               *FILES, *pytest_args]
         subprocess.run(cmd, cwd=work, check=False)
         return json.loads(results.read_text()) if results.exists() else {}
 

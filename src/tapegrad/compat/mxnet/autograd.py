@@ -15,6 +15,8 @@ derivative of relu, clip, dropout...), where PyTorch's `grad` raises.
 """
 from __future__ import annotations
 
+import weakref
+
 from ...autograd.function import Function  # noqa: F401  (both call styles, as MXNet's)
 from ...autograd.record import (  # noqa: F401
     is_recording,
@@ -27,12 +29,9 @@ from ...autograd.record import (  # noqa: F401
     set_training,
     train_mode,
 )
-import weakref
-
 from ...tensor import Tensor
-from .base import MXNetError
 from .._facade import facade_getattr
-
+from .base import MXNetError
 from .ndarray.ndarray import NDArray  # noqa: E402,F401  (`from mxnet.autograd import *` has it)
 
 __all__ = [
@@ -109,10 +108,10 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
 
 def _zeros_like(v: Tensor) -> Tensor:
-    from ...tensor import array_class
-    from ...tensor import _wrap
+    from ...creation import zeros_like
+    from ...tensor import array_class, as_class
 
-    return _wrap(v._data * 0, 0, array_class(v))
+    return as_class(zeros_like(v.detach()), array_class(v))
 
 
 __getattr__ = facade_getattr(

@@ -23,7 +23,7 @@ import numpy as np
 from .. import mxnet as mx
 from .context import Context, cpu, current_context  # noqa: F401
 from .ndarray import array  # noqa: F401
-from .ndarray.ndarray import NDArray
+from .ndarray.ndarray import NDArray  # noqa: F401
 from .numpy_extension import use_np  # noqa: F401
 from .util import getenv, setenv  # noqa: F401
 

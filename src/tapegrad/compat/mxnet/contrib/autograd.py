@@ -7,7 +7,7 @@ returning its gradients (every argument, or those at `argnum`).
     >>> from tapegrad.compat.mxnet.contrib import autograd as ag
     >>> df = ag.grad(lambda x: x * x)
     >>> df(mx.nd.array([3.0]))[0]
-    NDArray([6.])
+    tensor([6.])
 """
 from __future__ import annotations
 

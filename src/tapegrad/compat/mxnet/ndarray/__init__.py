@@ -24,7 +24,6 @@ from . import random, sparse  # noqa: F401
 from .ndarray import NDArray, _axes
 
 
-
 # MXNet's legacy positional order is (shape, ctx, dtype), not mx.np's (shape, dtype, ...)
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     """Zeros of `shape` (float32 unless `dtype`)."""
@@ -319,13 +318,12 @@ def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, **kwargs):
 
 def reset_arrays(*arrays, num_arrays=None) -> None:
     """Set every array to zeros, in place (MXNet's fast reset of gradient buffers)."""
-    from ....engine.versions import bump_version
+    from ....tensor import write_data
 
     if num_arrays is not None and num_arrays != len(arrays):
         raise ValueError(f"reset_arrays: num_arrays={num_arrays} but {len(arrays)} arrays given")
     for a in arrays:
-        a._data[...] = 0
-        bump_version(a)
+        write_data(a, 0)
 
 
 def save(fname, data) -> None:

@@ -222,9 +222,13 @@ def _axes(axis, exclude, ndim):
 def _as_array_type(t: Tensor, cls: type) -> Tensor:
     if type(t) is cls:
         return t
-    if t.grad_fn is None and not t._tapes:  # on no tape (record scope included)
+    if not t.requires_grad:  # on no tape (record scope included)
         return as_class(t, cls)
     if issubclass(cls, type(t)):
         # recorded: an identity the dispatcher types as `cls` (the more derived class)
-        return t + as_class(_tg().zeros((), dtype=t.dtype, device=t.device), cls)
+        # (recorded on t's tapes even outside record(): a create_graph gradient is)
+        from ....autograd.record import _RecordingStateScope
+
+        with _RecordingStateScope(True, None):
+            return t + as_class(_tg().zeros((), dtype=t.dtype, device=t.device), cls)
     return t  # a recorded mx.np.ndarray already is an NDArray

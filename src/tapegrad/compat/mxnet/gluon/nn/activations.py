@@ -1,7 +1,7 @@
 """Gluon activation blocks and the `activation=` names of Dense/Conv2D."""
 from __future__ import annotations
 
-from ..block import HybridBlock
+from ..block import HybridBlock, block_args
 
 __all__ = ["Activation", "LeakyReLU", "ELU", "GELU", "Swish", "SiLU", "activation_fn"]
 
@@ -39,7 +39,7 @@ class Activation(HybridBlock):
     """Applies `activation` ("relu", "sigmoid", "tanh", "softrelu", "softsign")."""
 
     def __init__(self, activation, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._act_type = activation
         self._fn = activation_fn(activation)
 
@@ -54,7 +54,7 @@ class LeakyReLU(HybridBlock):
     """max(x, alpha * x)."""
 
     def __init__(self, alpha, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._alpha = alpha
 
     def forward(self, x):
@@ -63,7 +63,7 @@ class LeakyReLU(HybridBlock):
 
 class ELU(HybridBlock):
     def __init__(self, alpha=1.0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._alpha = alpha
 
     def forward(self, x):
@@ -74,7 +74,7 @@ class GELU(HybridBlock):
     """GELU with the exact erf form (MXNet's default)."""
 
     def __init__(self, approximation="erf", **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._approx = "none" if approximation == "erf" else "tanh"
 
     def forward(self, x):
@@ -85,7 +85,7 @@ class Swish(HybridBlock):
     """x * sigmoid(beta * x)."""
 
     def __init__(self, beta=1.0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._beta = beta
 
     def forward(self, x):

@@ -1,8 +1,7 @@
 """Gluon's convolution and pooling layers (NCHW / NCW) on tapegrad's functional ops."""
 from __future__ import annotations
 
-from ..block import HybridBlock
-from ..parameter import Parameter
+from ..block import HybridBlock, block_args
 from .activations import activation_fn
 
 __all__ = ["Conv1D", "Conv2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
@@ -34,16 +33,16 @@ class _Conv(HybridBlock):
     def __init__(self, channels, kernel_size, strides=1, padding=0, dilation=1, groups=1,
                  layout=None, activation=None, use_bias=True, weight_initializer=None,
                  bias_initializer="zeros", in_channels=0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         n = self._dims
         _check_layout(layout or self._layout, self._layout, type(self).__name__)
         self._channels, self._in_channels, self._groups = channels, in_channels, groups
         self._kernel = _tuple(kernel_size, n)
         self._strides, self._padding = _tuple(strides, n), _tuple(padding, n)
         self._dilation = _tuple(dilation, n)
-        self.weight = Parameter("weight", shape=(channels, in_channels // groups) + self._kernel,
+        self.weight = self.params.get("weight", shape=(channels, in_channels // groups) + self._kernel,
                                 init=weight_initializer, allow_deferred_init=True)
-        self.bias = Parameter("bias", shape=(channels,), init=bias_initializer,
+        self.bias = self.params.get("bias", shape=(channels,), init=bias_initializer,
                               allow_deferred_init=True) if use_bias else None
         self.act = activation_fn(activation) if activation is not None else None
 
@@ -83,7 +82,7 @@ class _Pool(HybridBlock):
 
     def __init__(self, pool_size=2, strides=None, padding=0, layout=None, ceil_mode=False,
                  count_include_pad=True, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         n = self._dims
         _check_layout(layout or self._layout, self._layout, type(self).__name__)
         self._size = _tuple(pool_size, n)
