@@ -75,6 +75,12 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=
     a_np, b_np = _numpy(a), _numpy(b)
     if not use_broadcast and a_np.shape != b_np.shape:
         raise AssertionError(f"shapes differ: {names[0]} {a_np.shape}, {names[1]} {b_np.shape}")
+    if use_broadcast and a_np.shape != b_np.shape:
+        try:
+            a_np, b_np = np.broadcast_arrays(a_np, b_np)
+        except ValueError:
+            raise AssertionError(f"shapes don't broadcast: {names[0]} {a_np.shape}, "
+                                 f"{names[1]} {b_np.shape}") from None
     rtol = _tolerance((a_np, b_np), rtol, _RTOLS, 1e-5)
     atol = _tolerance((a_np, b_np), atol, _ATOLS, 1e-20)
     try:

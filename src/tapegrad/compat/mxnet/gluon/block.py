@@ -95,7 +95,7 @@ class Block:
     training = None  # follow autograd.is_training(), as every MXNet Block does
 
     def __init__(self, prefix=None, params=None) -> None:
-        prefix, own = _create_names(prefix, params, type(self).__name__.lower())
+        prefix, own = _create_names(prefix, params, type(self)._alias())
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "_reg_params", OrderedDict())
         object.__setattr__(self, "_prefix", prefix)
@@ -103,6 +103,11 @@ class Block:
         object.__setattr__(self, "_scope", _BlockScope(self))
         object.__setattr__(self, "_forward_hooks", [])
         object.__setattr__(self, "_forward_pre_hooks", [])
+
+    @classmethod
+    def _alias(cls) -> str:
+        """The name hint of this kind of block (`dense` for Dense; `conv` for convolutions)."""
+        return cls.__name__.lower()
 
     def _ensure_init(self) -> None:
         if "_children" not in self.__dict__:
@@ -169,17 +174,20 @@ class Block:
         return self._params
 
     def _collect(self, prefix, out, seen) -> None:
-        # structural names, for files: a parameter shared by several blocks is listed once
+        # structural names, for files; `seen` (a set) lists a shared parameter once
         for name, p in self._reg_params.items():
-            if id(p) not in seen:
-                seen.add(id(p))
+            if seen is None or id(p) not in seen:
+                if seen is not None:
+                    seen.add(id(p))
                 out.setdefault(prefix + name, p)
         for name, child in self._children.items():
             child._collect(f"{prefix}{name}.", out, seen)
 
-    def _collect_params_with_prefix(self, prefix="") -> dict:
+    def _collect_params_with_prefix(self, prefix="", deduplicate=False) -> dict:
+        """Parameters by structural name ("0.weight"); a parameter shared by several
+        blocks appears under each of its names unless `deduplicate`."""
         out: dict = {}
-        self._collect(prefix + "." if prefix else "", out, set())
+        self._collect(prefix + "." if prefix else "", out, set() if deduplicate else None)
         return out
 
     def collect_params(self, select=None) -> ParameterDict:
@@ -303,10 +311,12 @@ class Block:
     # ------------------------------------------------------------------ saving
     def save_parameters(self, filename, deduplicate=False) -> None:
         """Write every parameter to `filename` (tapegrad's safetensors format), by
-        structural name ("0.weight"); a parameter shared by several blocks is written once."""
+        structural name ("0.weight"); a parameter shared by several blocks is written under
+        each of its names, or once with `deduplicate=True`."""
         from .... import io
 
-        io.save({k: p.data() for k, p in self._collect_params_with_prefix().items()}, filename)
+        params = self._collect_params_with_prefix(deduplicate=deduplicate)
+        io.save({k: p.data() for k, p in params.items()}, filename)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source="current") -> None:

@@ -211,9 +211,7 @@ class Parameter:
     def set_data(self, data) -> None:
         """Overwrite the values (shape and dtype kept), outside any recorded graph."""
         arr = np.asarray(data.asnumpy() if isinstance(data, Tensor) else data)
-        if self._var is None:
-            if self._deferred is None and not _known(self._shape):
-                raise RuntimeError(f"Parameter {self.name!r}: initialize it before set_data")
+        if self._var is None:  # (as MXNet's load: the values initialize it)
             self.shape = arr.shape
             init, device = self._deferred or (None, self._device)
             self._deferred = None
@@ -436,7 +434,9 @@ def _load_into(params: dict, loaded: dict, filename, allow_missing, ignore_extra
     if dtype_source not in ("current", "saved"):
         raise ValueError(f"{where}: dtype_source must be 'current' or 'saved', got "
                          f"{dtype_source!r}")
-    missing = [k for k in params if k not in loaded]
+    # a parameter shared under several names is there when any of its names is
+    present = {id(p) for k, p in params.items() if k in loaded}
+    missing = [k for k, p in params.items() if id(p) not in present]
     extra = [k for k in loaded if k not in params]
     if missing and not allow_missing:
         raise RuntimeError(f"{where}: {filename} lacks parameters {missing} (pass "
@@ -449,9 +449,11 @@ def _load_into(params: dict, loaded: dict, filename, allow_missing, ignore_extra
                 tuple(loaded[k].shape) != tuple(p.shape):
             raise ValueError(f"{where}: {k} has shape {tuple(loaded[k].shape)} in the file "
                              f"but {tuple(p.shape)} in the model")
+    done: set[int] = set()
     for k, p in params.items():
-        if k not in loaded:
+        if k not in loaded or id(p) in done:
             continue
+        done.add(id(p))
         value = loaded[k]
         if cast_dtype and dtype_source == "saved":
             p.dtype = np.dtype(value.dtype)

@@ -131,6 +131,18 @@ class NDArray(Tensor):
         """The minimum over `axis` (values only, as MXNet)."""
         return amin(self, _axes(axis, exclude, self.ndim), keepdims=keepdims)
 
+    def sum(self, axis=None, keepdims=False, exclude=False):  # noqa: A003
+        """The sum over `axis` (every axis but `axis` with exclude=True; all when None)."""
+        from . import sum as nd_sum
+
+        return nd_sum(self, axis, keepdims, exclude)
+
+    def mean(self, axis=None, keepdims=False, exclude=False):
+        """The mean over `axis` (every axis but `axis` with exclude=True; all when None)."""
+        from . import mean as nd_mean
+
+        return nd_mean(self, axis, keepdims, exclude)
+
     def split(self, num_outputs, axis=1, squeeze_axis=False):
         """`num_outputs` equal parts along `axis` (default 1); one part is returned bare."""
         parts = split(self, int(num_outputs), axis)
@@ -170,6 +182,13 @@ class NDArray(Tensor):
         """Collapse every axis but the first: (N, ...) -> (N, prod(...))."""
         return _tg().reshape(self, (self.shape[0] if self.ndim else 1, -1))
 
+
+    def squeeze(self, axis=None, inplace=False):
+        """The array without its size-1 axes (or only `axis`); `inplace` is accepted (the
+        result is a view either way)."""
+        if axis is None:
+            return _tg().squeeze(self)
+        return _tg().squeeze(self, axis)
 
     @property
     def stype(self) -> str:

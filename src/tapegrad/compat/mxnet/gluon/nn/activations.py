@@ -92,6 +92,37 @@ class Swish(HybridBlock):
         return x * _F().sigmoid(self._beta * x)
 
 
+class SELU(HybridBlock):
+    """scale * x for x >= 0, scale * alpha * expm1(x) below (the self-normalizing constants)."""
+
+    _SCALE, _ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+
+    def forward(self, x):
+        import tapegrad as tg
+
+        return tg.where(x >= 0, self._SCALE * x, (self._SCALE * self._ALPHA) * tg.expm1(x))
+
+
+class PReLU(HybridBlock):
+    """max(x, alpha * x) with learned slopes `alpha`: one (in_channels=1), or one per
+    channel (axis 1)."""
+
+    def __init__(self, alpha_initializer=None, in_channels=1, **kwargs) -> None:
+        super().__init__(**block_args(kwargs))
+        from ...initializer import Constant
+
+        init = alpha_initializer if alpha_initializer is not None else Constant(0.25)
+        self.alpha = self.params.get("alpha", shape=(in_channels,), init=init)
+
+    def forward(self, x):
+        import tapegrad as tg
+
+        alpha = self.alpha.data()
+        if x.ndim > 1 and alpha.shape[0] > 1:
+            alpha = tg.reshape(alpha, (1, -1) + (1,) * (x.ndim - 2))
+        return tg.where(x >= 0, x, x * alpha)
+
+
 class SiLU(Swish):
     def __init__(self, **kwargs) -> None:
         super().__init__(1.0)

@@ -14,6 +14,7 @@ from ..parameter import Parameter
 from .activations import activation_fn
 
 __all__ = ["Dense", "Dropout", "BatchNorm", "Flatten", "Embedding", "LayerNorm", "Lambda",
+           "InstanceNorm", "GroupNorm",
            "HybridLambda", "Identity"]
 
 
@@ -177,8 +178,7 @@ class Embedding(HybridBlock):
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs) -> None:
         super().__init__(**block_args(kwargs))
-        if sparse_grad:
-            raise ValueError("Embedding(sparse_grad=True) is not supported; gradients are dense")
+        # sparse_grad=True is accepted: the gradient is dense (the same values)
         self._dims = (input_dim, output_dim)
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), dtype=dtype,
                                 init=weight_initializer)
@@ -209,10 +209,67 @@ class LayerNorm(HybridBlock):
 
     def forward(self, x):
         n = x.shape[-1]
+        if self.gamma.shape and self.gamma.shape[0] > 0 and self.gamma.shape[0] != n:
+            from ...base import MXNetError
+
+            raise MXNetError(f"LayerNorm: the input's last axis has {n} entries, but the layer "
+                             f"has in_channels={self.gamma.shape[0]}")
         _materialize(self.gamma, (n,))
         _materialize(self.beta, (n,))
         return _tg().nn.functional.layer_norm(x, (n,), self.gamma.data(), self.beta.data(),
                                               self._eps)
+
+
+class InstanceNorm(HybridBlock):
+    """Normalize each sample's channel over its spatial axes, with a learned scale (gamma)
+    and shift (beta) per channel (`axis` is the channel axis, 1 by default)."""
+
+    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
+                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
+                 **kwargs) -> None:
+        super().__init__(**block_args(kwargs))
+        self._axis, self._eps = axis, epsilon
+        self.gamma = self.params.get("gamma", shape=(in_channels,), init=gamma_initializer,
+                                     allow_deferred_init=True, differentiable=scale)
+        self.beta = self.params.get("beta", shape=(in_channels,), init=beta_initializer,
+                                    allow_deferred_init=True, differentiable=center)
+
+    def forward(self, x):
+        tg = _tg()
+        x = tg.movedim(x, self._axis, 1) if self._axis != 1 else x
+        c = x.shape[1]
+        _materialize(self.gamma, (c,))
+        _materialize(self.beta, (c,))
+        out = tg.nn.functional.group_norm(x, c, self.gamma.data(), self.beta.data(), self._eps)
+        return tg.movedim(out, 1, self._axis) if self._axis != 1 else out
+
+
+class GroupNorm(HybridBlock):
+    """Normalize over groups of channels (NC... input); MXNet 1.x's gamma and beta have one
+    entry per group (shape (num_groups,))."""
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", **kwargs) -> None:
+        super().__init__(**block_args(kwargs))
+        self._groups, self._eps = num_groups, epsilon
+        self.gamma = self.params.get("gamma", shape=(num_groups,), init=gamma_initializer,
+                                     allow_deferred_init=True, differentiable=scale)
+        self.beta = self.params.get("beta", shape=(num_groups,), init=beta_initializer,
+                                    allow_deferred_init=True, differentiable=center)
+
+    def forward(self, x):
+        tg = _tg()
+        g = self._groups
+        if x.shape[1] % g:
+            raise ValueError(f"GroupNorm: {x.shape[1]} channels do not split into {g} groups")
+        _materialize(self.gamma, (g,))
+        _materialize(self.beta, (g,))
+        out = tg.nn.functional.group_norm(x, g, None, None, self._eps)
+        grouped = tg.reshape(out, (x.shape[0], g, -1))
+        shape = (1, g, 1)
+        grouped = grouped * tg.reshape(self.gamma.data(), shape) + \
+            tg.reshape(self.beta.data(), shape)
+        return tg.reshape(grouped, x.shape)
 
 
 class Lambda(Block):
