@@ -516,7 +516,8 @@ from .casting import astype, clone  # noqa: E402,F401  (astype: for reduce.py)
 __all__ = [
     "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
     "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu",
+    "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
     "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
     "minimum", "where", "clone", "absolute", "fix",
 ]
