@@ -447,3 +447,48 @@ def test_run_puts_the_script_dir_first_and_missing_submodules_hint(tmp_path):
                          capture_output=True, text=True, check=True, cwd="/").stdout
     assert "OK 42 NDArray" in out
     assert "HINT" in out and "symbols do not exist in tapegrad" in out
+
+
+# ------------------------------------------------------------------ gluon.data.vision
+def test_vision_transforms():
+    from tapegrad.compat.mxnet.gluon.data.vision import transforms as T
+
+    raw = (np.arange(4 * 6 * 3).reshape(4, 6, 3) * 5 % 256).astype(np.uint8)
+    img = mx.nd.array(raw, dtype="uint8")
+    out = T.Compose([T.ToTensor(), T.Normalize([0.5, 0.4, 0.3], [0.2, 0.25, 0.5])])(img)
+    expected = (np.moveaxis(raw / 255.0, -1, 0) - np.array([0.5, 0.4, 0.3])[:, None, None]) \
+        / np.array([0.2, 0.25, 0.5])[:, None, None]
+    assert isinstance(out, mx.nd.NDArray) and out.shape == (3, 4, 6)
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    # nearest neighbour halving picks every other pixel; bilinear keeps a constant image
+    np.testing.assert_array_equal(T.Resize((3, 2), interpolation=0)(img).asnumpy(),
+                                  raw[::2, ::2])
+    flat = mx.nd.array(np.full((5, 7, 3), 9, np.uint8), dtype="uint8")
+    np.testing.assert_array_equal(T.Resize(3, keep_ratio=True)(flat).asnumpy(),
+                                  np.full((3, 4, 3), 9))
+    np.testing.assert_array_equal(T.CenterCrop((2, 2))(img).asnumpy(), raw[1:3, 2:4])
+
+
+def test_vision_datasets_read_local_files(tmp_path):
+    import struct
+
+    from tapegrad.compat.mxnet.gluon.data import vision
+
+    images = np.arange(3 * 28 * 28, dtype=np.uint8).reshape(3, 28, 28)
+    (tmp_path / "t10k-images-idx3-ubyte").write_bytes(
+        struct.pack(">IIII", 2051, 3, 28, 28) + images.tobytes())
+    (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(
+        struct.pack(">II", 2049, 3) + bytes([7, 1, 4]))
+    ds = vision.MNIST(str(tmp_path), train=False)
+    image, label = ds[2]
+    assert len(ds) == 3 and label == 4 and image.shape == (28, 28, 1)
+    np.testing.assert_array_equal(image.asnumpy()[..., 0], images[2])
+    batch = np.concatenate([np.array([[3]], np.uint8), np.arange(3072).reshape(1, -1) % 256],
+                           axis=1).astype(np.uint8)
+    (tmp_path / "test_batch.bin").write_bytes(batch.tobytes())
+    image, label = vision.CIFAR10(str(tmp_path), train=False)[0]
+    assert label == 3 and image.shape == (32, 32, 3)
+    np.testing.assert_array_equal(image.asnumpy()[..., 1], (np.arange(1024, 2048) % 256)
+                                  .reshape(32, 32))
+    with pytest.raises(FileNotFoundError, match="downloads nothing"):
+        vision.FashionMNIST(str(tmp_path / "missing"))

@@ -125,7 +125,8 @@ def _batchify(items):
 
 __getattr__ = facade_getattr(
     __name__, "the MXNet facade (mx.gluon.data)", {},
-    {"vision": "MXNet's bundled data sets are not provided; see tapegrad.data for the data "
-     "set tapegrad ships", "RecordFileDataset": "RecordIO files are not supported",
+    {"RecordFileDataset": "RecordIO files are not supported",
      "Sampler": "samplers are not supported; use DataLoader(shuffle=True)"},
 )
+
+from . import vision  # noqa: E402,F401  (after Dataset: its data sets subclass it)
