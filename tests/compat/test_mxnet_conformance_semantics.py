@@ -492,3 +492,21 @@ def test_vision_datasets_read_local_files(tmp_path):
                                   .reshape(32, 32))
     with pytest.raises(FileNotFoundError, match="downloads nothing"):
         vision.FashionMNIST(str(tmp_path / "missing"))
+
+
+def test_mx_image_operations(tmp_path):
+    raw = (np.arange(6 * 8 * 3).reshape(6, 8, 3) % 256).astype(np.uint8)
+    img = mx.nd.array(raw, dtype="uint8")
+    assert mx.image.imresize(img, 4, 3).shape == (3, 4, 3)
+    assert mx.image.resize_short(img, 3).shape == (3, 4, 3)
+    crop, box = mx.image.center_crop(img, (4, 2))
+    assert box == (2, 2, 4, 2)
+    np.testing.assert_array_equal(crop.asnumpy(), raw[2:4, 2:6])
+    norm = mx.image.color_normalize(img, mx.nd.array([1.0, 2.0, 3.0]), mx.nd.array([2.0] * 3))
+    np.testing.assert_allclose(norm.asnumpy(), (raw - np.array([1.0, 2.0, 3.0])) / 2.0)
+    image_module = pytest.importorskip("PIL.Image")
+    path = tmp_path / "x.png"
+    image_module.fromarray(raw).save(path)
+    np.testing.assert_array_equal(mx.image.imread(str(path)).asnumpy(), raw)
+    np.testing.assert_array_equal(mx.image.imread(str(path), to_rgb=False).asnumpy(),
+                                  raw[..., ::-1])

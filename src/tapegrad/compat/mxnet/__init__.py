@@ -48,15 +48,15 @@ _HINTS = {
     "optimizer": "pass the optimizer by name to gluon.Trainer ('sgd', 'nag', 'adam')",
     "metric": "not provided; compute metrics with mx.np operations",
     "io": "not provided; use mx.gluon.data", "recordio": "RecordIO is not supported",
-    "image": "not provided", "profiler": "not provided",
+    "profiler": "not provided",
     "lr_scheduler": "not provided; call trainer.set_learning_rate(lr) yourself",
 }
 _hinted = facade_getattr(__name__, "the MXNet facade", {}, _HINTS)
 
 
 def __getattr__(name: str):
-    if name == "test_utils":  # imported on first use: it is for tests only
+    if name in ("test_utils", "image"):  # imported on first use
         import importlib
 
-        return importlib.import_module(__name__ + ".test_utils")
+        return importlib.import_module(f"{__name__}.{name}")
     return _hinted(name)
