@@ -96,12 +96,8 @@ class _ResNet(HybridBlock):
                 self.features.add(_conv3x3(channels[0], 1, 0))
             else:
                 self.features.add(Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                if not self._v2:
-                    self.features.add(BatchNorm())
-                    self.features.add(Activation("relu"))
-                else:
-                    self.features.add(BatchNorm())
-                    self.features.add(Activation("relu"))
+                self.features.add(BatchNorm())
+                self.features.add(Activation("relu"))
                 self.features.add(MaxPool2D(3, 2, 1))
             in_channels = channels[0]
             for i, n in enumerate(layers):
