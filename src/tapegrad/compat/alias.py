@@ -40,28 +40,30 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         # the facade module itself: one object whatever name it is imported under
         target = self.target + spec.name[len(self.name):]
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
             if exc.name != target:
                 raise
-            raise _missing_submodule(spec.name, target) from None
+            raise ModuleNotFoundError(_missing(spec.name, target), name=spec.name) from None
+        self._own_attrs = (module.__spec__, module.__loader__)
+        return module
 
     def exec_module(self, module) -> None:
-        pass
+        # importlib gave the facade module the alias's spec and loader; put its own back, so
+        # that after uninstall() nothing (pickle, inspect, doc tools) sees the framework name
+        module.__spec__, module.__loader__ = self._own_attrs
 
 
-def _missing_submodule(name: str, target: str) -> ModuleNotFoundError:
-    """`import mxnet.symbol` of a submodule the facade lacks: the facade's own hint (what
-    attribute access says), under the name the script used."""
-    parent_name, _, child = target.rpartition(".")
-    message = f"No module named {name!r} in the facade ({target} does not exist)"
+def _missing(name: str, target: str) -> str:
+    """`import fw.sub` of a submodule the facade lacks: the facade's own hint for it."""
+    parent, _, leaf = target.rpartition(".")
     try:
-        getattr(importlib.import_module(parent_name), child)
+        getattr(importlib.import_module(parent), leaf)
     except AttributeError as exc:
-        message = f"No module named {name!r}: {exc}"
+        return f"No module named {name!r}: {exc}"
     except ImportError:
         pass
-    return ModuleNotFoundError(message, name=name)
+    return f"No module named {name!r}: the tapegrad facade does not provide it"
 
 
 def install(*names: str) -> None:
