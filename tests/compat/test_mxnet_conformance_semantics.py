@@ -510,3 +510,11 @@ def test_mx_image_operations(tmp_path):
     np.testing.assert_array_equal(mx.image.imread(str(path)).asnumpy(), raw)
     np.testing.assert_array_equal(mx.image.imread(str(path), to_rgb=False).asnumpy(),
                                   raw[..., ::-1])
+
+
+def test_summary_of_a_block_with_nested_outputs(capsys):
+    net = gluon.rnn.LSTM(4, input_size=3)
+    net.initialize()
+    net.summary(mx.nd.ones((2, 5, 3)), net.begin_state(5))
+    out = capsys.readouterr().out
+    assert "LSTM-1" in out and "(2, 5, 4)" in out and "(1, 5, 4)" in out

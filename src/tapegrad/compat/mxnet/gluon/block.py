@@ -275,10 +275,20 @@ class Block:
     def summary(self, *inputs) -> None:
         """Print each block's output shape and parameter count for a forward on `inputs`
         (the block must be initialized)."""
+        if getattr(self, "_hybrid", None) is not None:
+            # MXNet's summary refuses a hybridized block with an AssertionError; the same
+            # error here, so code that expects it keeps working
+            raise AssertionError(f"{type(self).__name__}.summary: the block is hybridized; "
+                                 "call summary() before hybridize()")
         rows, handles = [], []
 
+        def flat(out):
+            if isinstance(out, (list, tuple)):
+                return [o for item in out for o in flat(item)]
+            return [out]
+
         def record_row(block, args, out):
-            outs = out if isinstance(out, (list, tuple)) else [out]
+            outs = flat(out)
             n = sum(int(np.prod(p.shape)) for p in block._reg_params.values()
                     if p.shape is not None)
             rows.append((f"{type(block).__name__}-{len(rows) + 1}",
