@@ -89,10 +89,12 @@ class _ShapeScope(_NpScope):
 
 
 def np_array(active=True) -> _NpScope:
+    """A scope (and decorator) in which Gluon parameters are `mx.np.ndarray`s (`active`)."""
     return _NpScope(active)
 
 
 def np_shape(active=True) -> _ShapeScope:
+    """A scope accepted for MXNet code: shapes always follow NumPy here."""
     return _ShapeScope(active)
 
 

@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-from .. import Dataset
+from ..dataset import Dataset
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10"]
 
