@@ -195,6 +195,14 @@ class TensorSurface:
     def absolute(self: Tensor) -> Tensor:
         """|input|, elementwise; the gradient at 0 is 0."""
 
+    # ops.unary.acos
+    def acos(self) -> Tensor:
+        """Elementwise arccosine of `input` (differentiable inside (-1, 1))."""
+
+    # ops.unary.acosh
+    def acosh(self) -> Tensor:
+        """Elementwise inverse hyperbolic cosine of `input` (differentiable for input > 1)."""
+
     # ops.arith.add
     def add(self, other, *, alpha=1) -> Tensor:
         """input + alpha * other, broadcasting."""
@@ -223,6 +231,30 @@ class TensorSurface:
     def any(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         """True where some element along `dim` is non-zero (a bool tensor)."""
 
+    # ops.unary.acos
+    def arccos(self) -> Tensor:
+        """Elementwise arccosine of `input` (differentiable inside (-1, 1))."""
+
+    # ops.unary.acosh
+    def arccosh(self) -> Tensor:
+        """Elementwise inverse hyperbolic cosine of `input` (differentiable for input > 1)."""
+
+    # ops.unary.asin
+    def arcsin(self) -> Tensor:
+        """Elementwise arcsine of `input` (differentiable inside (-1, 1))."""
+
+    # ops.unary.asinh
+    def arcsinh(self) -> Tensor:
+        """Elementwise inverse hyperbolic sine of `input` (differentiable)."""
+
+    # ops.unary.atan
+    def arctan(self) -> Tensor:
+        """Elementwise arctangent of `input` (differentiable)."""
+
+    # ops.unary.atanh
+    def arctanh(self) -> Tensor:
+        """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
+
     # ops.reduce.argmax
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         """Index of the (first) maximum, over the flattened tensor when `dim` is None."""
@@ -239,9 +271,25 @@ class TensorSurface:
     def argwhere(self) -> Tensor:
         """The (n, ndim) indices of the nonzero entries (= nonzero(input))."""
 
+    # ops.unary.asin
+    def asin(self) -> Tensor:
+        """Elementwise arcsine of `input` (differentiable inside (-1, 1))."""
+
+    # ops.unary.asinh
+    def asinh(self) -> Tensor:
+        """Elementwise inverse hyperbolic sine of `input` (differentiable)."""
+
     # ops.casting.astype
     def astype(self, dtype, copy=True) -> Tensor:
         """`input` converted to `dtype` (differentiable between floating dtypes). With copy=False"""
+
+    # ops.unary.atan
+    def atan(self) -> Tensor:
+        """Elementwise arctangent of `input` (differentiable)."""
+
+    # ops.unary.atanh
+    def atanh(self) -> Tensor:
+        """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
 
     # ops.tensor_methods.attach_grad
     def attach_grad(self, grad_req: builtins.str = 'write', stype=None) -> None:
@@ -322,6 +370,10 @@ class TensorSurface:
     # in place: op 'cos' (registry.apply_inplace)
     def cos_(self) -> Tensor:
         """In-place cos: writes the result into this tensor and returns it."""
+
+    # ops.unary.cosh
+    def cosh(self) -> Tensor:
+        """Elementwise hyperbolic cosine of `input` (differentiable)."""
 
     # ops.statistics.cumprod
     def cumprod(self, dim=None, *, dtype=None, axis=None) -> Tensor:
@@ -855,6 +907,10 @@ class TensorSurface:
     # in place: op 'sin' (registry.apply_inplace)
     def sin_(self) -> Tensor:
         """In-place sin: writes the result into this tensor and returns it."""
+
+    # ops.unary.sinh
+    def sinh(self) -> Tensor:
+        """Elementwise hyperbolic sine of `input` (differentiable)."""
 
     # ops.tensor_methods.softmax
     def softmax(self, dim=None, dtype=None, *, axis=None) -> Tensor:

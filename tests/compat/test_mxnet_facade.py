@@ -183,19 +183,21 @@ def test_lstm_matches_a_hand_written_cell():
 
 def test_custom_block_and_collect_params_select():
     class Net(nn.Block):
-        def __init__(self):
-            super().__init__()
-            self.hidden = nn.Dense(4, activation="relu")
-            self.out = nn.Dense(1)
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.hidden = nn.Dense(4, activation="relu")
+                self.out = nn.Dense(1)
 
         def forward(self, x):
             return self.out(self.hidden(x))
 
-    net = Net()
+    net = Net(prefix="net_")
     net.initialize(mx.init.Xavier())
     net.hybridize()  # accepted, no effect
     assert net(mx.np.ones((2, 3))).shape == (2, 1)
-    assert sorted(net.collect_params(".*weight")) == ["hidden.weight", "out.weight"]
+    # Gluon 1.x names: the parent's prefix, then the class name and a counter
+    assert sorted(net.collect_params(".*weight")) == ["net_dense0_weight", "net_dense1_weight"]
     limit = np.sqrt(3 / ((3 + 4) / 2))
     assert np.abs(net.hidden.weight.data().asnumpy()).max() <= limit
 
@@ -208,11 +210,11 @@ def test_custom_block_and_collect_params_select():
 
 
 def test_shared_block_parameters_are_listed_and_updated_once():
-    shared = nn.Dense(2, in_units=2)
+    shared = nn.Dense(2, in_units=2, prefix="shared_")
     net = nn.Sequential()
     net.add(shared, shared)
     net.initialize(mx.init.One())
-    assert sorted(net.collect_params()) == ["0.bias", "0.weight"]
+    assert sorted(net.collect_params()) == ["shared_bias", "shared_weight"]
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
     with autograd.record():
         net(mx.np.ones((1, 2))).sum().backward()

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 
@@ -20,6 +21,8 @@ def main(argv=None) -> int:
     names, script, rest = argv[0].split(","), argv[1], argv[2:]
     install(*names)
     sys.argv = [script, *rest]
+    # as `python script.py` does: the script's directory first, so its sibling modules import
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name="__main__")
     return 0
 

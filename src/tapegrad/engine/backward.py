@@ -387,6 +387,14 @@ def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
     if isinstance(g, _Tensor):
         t._grad = g if (old is None or req == "write") else TENSOR_NS.add(old, g)
         return
+    if (req == "write" and old is not None and old.grad_fn is None
+            and old._data.shape == t.shape
+            and getattr(getattr(old._data, "flags", None), "writeable", True)):
+        # MXNet's "write": the values go INTO the buffer (the one given to mark_variables,
+        # or a `g = x.grad` saved earlier sees them); a version bump marks the write
+        old._data[...] = g
+        old._vc[0] += 1
+        return
     if old is None or req == "write" or old.grad_fn is not None:
         arr = g if (old is None or req == "write") else old._data + g
         if isinstance(arr, np.generic):  # 0-d arithmetic gives a NumPy scalar

@@ -22,8 +22,21 @@ from .casting import astype, clone  # noqa: F401  (public names of the family)
 from .registry import apply_inplace, defop
 from .unary import (  # noqa: F401  (public names of the family)
     abs,
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atanh,
     ceil,
     cos,
+    cosh,
     erf,
     exp,
     expm1,
@@ -38,6 +51,7 @@ from .unary import (  # noqa: F401  (public names of the family)
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     tan,
@@ -244,7 +258,9 @@ absolute, fix = abs, trunc
 
 __all__ = [
     "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
-    "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
+    "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu",
+    "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
     "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
     "minimum", "where", "clone", "absolute", "fix",
 ]

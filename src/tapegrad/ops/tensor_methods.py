@@ -43,7 +43,8 @@ from .registry import OPS, Op, apply_inplace, dispatch
 _SAME_NAME = (
     (arith, "add sub mul div neg pow multiply divide subtract negative true_divide"),
     (unary, "exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan tanh sigmoid"
-            " erf abs relu sign floor ceil trunc round"),
+            " sinh cosh asin acos atan asinh acosh atanh arcsin arccos arctan arcsinh"
+            " arccosh arctanh erf abs relu sign floor ceil trunc round"),
     (elementwise, "absolute clamp clip clamp_min clamp_max maximum minimum"),
     (activation, "leaky_relu elu gelu silu softplus"),
     (casting, "clone astype"),

@@ -290,6 +290,138 @@ def tanh(input: Tensor) -> Tensor:
     return _tanh(input)
 
 
+# hyperbolic and inverse trigonometric functions (PyTorch's names; NumPy's arc* aliases below)
+@defop(saves="x", name="sinh")
+def _sinh(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.sinh(_fl(x))
+
+
+@_sinh.vjp
+def _(xp, g, x):
+    return (g * xp.cosh(x),)
+
+
+@defop(saves="x", name="cosh")
+def _cosh(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.cosh(_fl(x))
+
+
+@_cosh.vjp
+def _(xp, g, x):
+    return (g * xp.sinh(x),)
+
+
+@defop(saves="x", name="asin")
+def _asin(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.arcsin(_fl(x))
+
+
+@_asin.vjp
+def _(xp, g, x):
+    return (g / xp.sqrt(1.0 - x * x),)
+
+
+@defop(saves="x", name="acos")
+def _acos(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.arccos(_fl(x))
+
+
+@_acos.vjp
+def _(xp, g, x):
+    return (-g / xp.sqrt(1.0 - x * x),)
+
+
+@defop(saves="x", name="atan")
+def _atan(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.arctan(_fl(x))
+
+
+@_atan.vjp
+def _(xp, g, x):
+    return (g / (x * x + 1.0),)
+
+
+@defop(saves="x", name="asinh")
+def _asinh(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.arcsinh(_fl(x))
+
+
+@_asinh.vjp
+def _(xp, g, x):
+    return (g / xp.sqrt(x * x + 1.0),)
+
+
+@defop(saves="x", name="acosh")
+def _acosh(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.arccosh(_fl(x))
+
+
+@_acosh.vjp
+def _(xp, g, x):
+    return (g / xp.sqrt(x * x - 1.0),)
+
+
+@defop(saves="x", name="atanh")
+def _atanh(xp, x):
+    with quiet():  # outside the domain: NaN silently, as PyTorch
+        return xp.arctanh(_fl(x))
+
+
+@_atanh.vjp
+def _(xp, g, x):
+    return (g / (1.0 - x * x),)
+
+
+def sinh(input):
+    """Elementwise hyperbolic sine of `input` (differentiable)."""
+    return _sinh(input)
+
+
+def cosh(input):
+    """Elementwise hyperbolic cosine of `input` (differentiable)."""
+    return _cosh(input)
+
+
+def asin(input):
+    """Elementwise arcsine of `input` (differentiable inside (-1, 1))."""
+    return _asin(input)
+
+
+def acos(input):
+    """Elementwise arccosine of `input` (differentiable inside (-1, 1))."""
+    return _acos(input)
+
+
+def atan(input):
+    """Elementwise arctangent of `input` (differentiable)."""
+    return _atan(input)
+
+
+def asinh(input):
+    """Elementwise inverse hyperbolic sine of `input` (differentiable)."""
+    return _asinh(input)
+
+
+def acosh(input):
+    """Elementwise inverse hyperbolic cosine of `input` (differentiable for input > 1)."""
+    return _acosh(input)
+
+
+def atanh(input):
+    """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
+    return _atanh(input)
+
+
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
 @defop(saves="out", array_twin=True)
 def _sigmoid(xp, x):
     return _sigmoid_values(xp, _fl(x))
@@ -432,6 +564,12 @@ _SAMPLES = {
     "ceil": _wide,
     "trunc": _wide,
     "round": _wide,
+    "asin": _uniform(-0.9, 0.9),
+    "acos": _uniform(-0.9, 0.9),
+    "atan": _wide,
+    "asinh": _wide,
+    "acosh": _uniform(1.2, 3.0),
+    "atanh": _uniform(-0.9, 0.9),
 }
 
 
@@ -441,7 +579,8 @@ def _same_name_in_torch(name):
 
 # sample inputs (by default a normal sample); each op has a PyTorch function of its name
 for _op in (_exp, _expm1, _log, _log1p, _log2, _sqrt, _rsqrt, _square, _reciprocal, _sin, _cos,
-            _tan, _tanh, _sigmoid, _erf, _abs, _relu, _sign, _floor, _ceil, _trunc, _round):
+            _tan, _tanh, _sinh, _cosh, _asin, _acos, _atan, _asinh, _acosh, _atanh, _sigmoid,
+            _erf, _abs, _relu, _sign, _floor, _ceil, _trunc, _round):
     _op.sample(_SAMPLES.get(_op.name, _normal))
     _op.reference(_same_name_in_torch(_op.name))
 del _op

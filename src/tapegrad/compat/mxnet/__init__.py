@@ -18,13 +18,16 @@ from __future__ import annotations
 from .._facade import facade_getattr
 from . import (  # noqa: F401
     autograd,
+    base,
     context,
+    contrib,
     gluon,
     initializer,
     ndarray,
     numpy,
     numpy_extension,
     random,  # noqa: F401
+    util,
 )
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
 
@@ -32,6 +35,8 @@ np = numpy
 nd = ndarray
 npx = numpy_extension
 init = initializer
+from .numpy_extension import np_array, np_shape, set_np_shape  # noqa: E402,F401
+
 __version__ = "1.9.1"  # the MXNet API this facade follows (plus Gluon 2's mx.np style)
 
 _HINTS = {
@@ -43,8 +48,15 @@ _HINTS = {
     "optimizer": "pass the optimizer by name to gluon.Trainer ('sgd', 'nag', 'adam')",
     "metric": "not provided; compute metrics with mx.np operations",
     "io": "not provided; use mx.gluon.data", "recordio": "RecordIO is not supported",
-    "image": "not provided", "contrib": "not provided", "profiler": "not provided",
-    "test_utils": "not provided; compare with numpy.testing on .asnumpy()",
+    "profiler": "not provided",
     "lr_scheduler": "not provided; call trainer.set_learning_rate(lr) yourself",
 }
-__getattr__ = facade_getattr(__name__, "the MXNet facade", {}, _HINTS)
+_hinted = facade_getattr(__name__, "the MXNet facade", {}, _HINTS)
+
+
+def __getattr__(name: str):
+    if name in ("test_utils", "image"):  # imported on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    return _hinted(name)

@@ -40,6 +40,16 @@ class Initializer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    def __eq__(self, other) -> bool:
+        """Initializers of one kind with the same settings are equal (as MXNet's)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        mine, theirs = vars(self), vars(other)
+        return mine.keys() == theirs.keys() and all(
+            np.array_equal(np.asarray(mine[k]), np.asarray(theirs[k])) for k in mine)
+
+    __hash__ = object.__hash__
+
 
 class _Fill(Initializer):
     """Fills every parameter it is given with one value (names ignored, as MXNet's)."""

@@ -6,10 +6,13 @@ so Gluon blocks take either, and ops mixing the two return `mx.np.ndarray`s).
 """
 from __future__ import annotations
 
+import functools
+
 from .._facade import facade_getattr
 from .ndarray import Activation, batch_dot, log_softmax, one_hot, softmax  # noqa: F401
 
-__all__ = ["set_np", "reset_np", "is_np_array", "is_np_shape", "use_np", "relu", "sigmoid",
+__all__ = ["set_np", "reset_np", "is_np_array", "is_np_shape", "use_np", "np_array", "np_shape",
+           "set_np_shape", "use_np_array", "use_np_shape", "relu", "sigmoid",
            "softmax", "log_softmax", "one_hot", "activation", "batch_dot", "waitall"]
 
 
@@ -47,8 +50,70 @@ def array_class() -> type:
     return NDArray
 
 
+def set_np_shape(active) -> bool:
+    """Accepted: shapes always follow NumPy here. Returns the previous value (True)."""
+    return True
+
+
+class _NpScope:
+    """`with np_array(True):` / `@np_array()`: NumPy array mode inside, restored after."""
+
+    def __init__(self, active=True) -> None:
+        self._active, self._prev = bool(active), None
+
+    def __enter__(self):
+        self._prev = _np_mode[0]
+        _np_mode[0] = self._active
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _np_mode[0] = self._prev
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def scoped(*args, **kwargs):
+            with _NpScope(self._active):
+                return fn(*args, **kwargs)
+
+        return scoped
+
+
+class _ShapeScope(_NpScope):
+    """`with np_shape(True):`: accepted; shapes always follow NumPy here."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def np_array(active=True) -> _NpScope:
+    """A scope (and decorator) in which Gluon parameters are `mx.np.ndarray`s (`active`)."""
+    return _NpScope(active)
+
+
+def np_shape(active=True) -> _ShapeScope:
+    """A scope accepted for MXNet code: shapes always follow NumPy here."""
+    return _ShapeScope(active)
+
+
 def use_np(obj):
-    """Accepted as a decorator; returns `obj` unchanged."""
+    """Run a function (or every method of a class) in NumPy mode: Gluon parameters made
+    inside are `mx.np.ndarray`s; the mode before is restored after each call."""
+    if isinstance(obj, type):
+        for name, value in list(vars(obj).items()):
+            if callable(value) and not isinstance(value, type):
+                setattr(obj, name, _NpScope(True)(value))
+        return obj
+    return _NpScope(True)(obj)
+
+
+use_np_array = use_np
+
+
+def use_np_shape(obj):
+    """Accepted: shapes always follow NumPy here; returns `obj` unchanged."""
     return obj
 
 

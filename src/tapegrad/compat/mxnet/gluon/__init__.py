@@ -8,13 +8,12 @@
 from __future__ import annotations
 
 from ..._facade import facade_getattr
-from . import data, loss, nn, rnn, utils  # noqa: F401
+from . import contrib, data, loss, model_zoo, nn, rnn, utils  # noqa: F401
 from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict  # noqa: F401
 from .trainer import Trainer  # noqa: F401
 
 __getattr__ = facade_getattr(
     __name__, "the MXNet facade (mx.gluon)", {},
-    {"model_zoo": "pretrained models are not provided", "contrib": "gluon.contrib is not "
-     "provided", "metric": "use mx.np operations (e.g. (pred.argmax(1) == y).mean())"},
+    {"metric": "use mx.np operations (e.g. (pred.argmax(1) == y).mean())"},
 )

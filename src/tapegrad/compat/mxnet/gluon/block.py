@@ -1,5 +1,13 @@
 """`Block`, `HybridBlock`, `Sequential`, `HybridSequential`: Gluon's containers.
 
+Names follow Gluon 1.x (MXNet 1.9.1): a Block made without `prefix=` is named after its
+class and a counter (`dense0_`), inside its parent's `name_scope()` after the parent's
+prefix (`net_dense0_`); its parameters are `prefix + "weight"`, and `collect_params()` is
+keyed by those names. `Block(params=other.collect_params())` shares `other`'s parameters
+(a child's `params.get("weight")` finds the same-named one there). Files written by
+`save_parameters` use structural names ("0.weight"), as MXNet's do, so a block loads the
+file of any block of the same structure, whatever its prefix.
+
 A Block registers the Parameters and Blocks assigned to its attributes (Gluon's rule),
 and `training` is None on every Block: layers that act differently in training ask
 `autograd.is_training()`, which is on inside `record()` and `train_mode()` (API.md 3).
@@ -15,28 +23,92 @@ same numbers, replayed without per-op dispatch.
 """
 from __future__ import annotations
 
-import contextlib
 import re
+import threading
+import warnings
 from collections import OrderedDict
+
+import numpy as np
 
 from ... import _facade
 from .parameter import Parameter, ParameterDict
 
-__all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "SymbolBlock"]
+__all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "SymbolBlock",
+           "block_args"]
+
+
+def block_args(kwargs: dict) -> dict:
+    """The Block arguments (`prefix`, `params`) among a layer's keyword arguments."""
+    return {k: kwargs[k] for k in ("prefix", "params") if k in kwargs}
+
+
+class _BlockScope:
+    """The `name_scope()` of one block: children made inside get names under its prefix."""
+
+    _current = threading.local()
+
+    def __init__(self, block) -> None:
+        self._block, self._counter, self._old = block, {}, []
+
+    def __enter__(self):
+        self._old.append(getattr(_BlockScope._current, "value", None))
+        _BlockScope._current.value = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _BlockScope._current.value = self._old.pop()
+
+
+_GLOBAL_COUNTER: dict[str, int] = {}  # names of blocks made outside every name_scope
+
+
+def _create_names(prefix, params, hint):
+    """(prefix, ParameterDict) of a new block, as Gluon 1.x names them."""
+    current = getattr(_BlockScope._current, "value", None)
+    if current is None:
+        if prefix is None:
+            count = _GLOBAL_COUNTER.get(hint, 0)
+            _GLOBAL_COUNTER[hint] = count + 1
+            prefix = f"{hint}{count}_"
+        own = ParameterDict(prefix) if params is None else ParameterDict(params.prefix, params)
+        return prefix, own
+    if prefix is None:
+        count = current._counter.get(hint, 0)
+        current._counter[hint] = count + 1
+        prefix = f"{hint}{count}_"
+    parent = current._block._params
+    own = (ParameterDict(parent.prefix + prefix, parent._shared) if params is None
+           else ParameterDict(params.prefix, params))
+    return current._block.prefix + prefix, own
 
 
 class Block:
-    """Base class of every Gluon layer and model; override `forward`."""
+    """Base class of every Gluon layer and model; override `forward`.
+
+    Args:
+        prefix: the prefix of this block's name and of its parameters' names (default:
+            the class name and a counter, `dense0_`).
+        params: a ParameterDict (`other.collect_params()`) whose parameters this block
+            shares (matched by name).
+    """
 
     training = None  # follow autograd.is_training(), as every MXNet Block does
     _hybrid = None  # set by hybridize() on a HybridBlock: its compiled forward
 
     def __init__(self, prefix=None, params=None) -> None:
+        prefix, own = _create_names(prefix, params, type(self)._alias())
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "_reg_params", OrderedDict())
-        object.__setattr__(self, "_prefix", prefix or "")
+        object.__setattr__(self, "_prefix", prefix)
+        object.__setattr__(self, "_params", own)
+        object.__setattr__(self, "_scope", _BlockScope(self))
         object.__setattr__(self, "_forward_hooks", [])
-        object.__setattr__(self, "_made_params", OrderedDict())  # by params.get(...)
+        object.__setattr__(self, "_forward_pre_hooks", [])
+
+    @classmethod
+    def _alias(cls) -> str:
+        """The name hint of this kind of block (`dense` for Dense; `conv` for convolutions)."""
+        return cls.__name__.lower()
 
     def _ensure_init(self) -> None:
         if "_children" not in self.__dict__:
@@ -46,10 +118,23 @@ class Block:
             )
 
     def __setattr__(self, name, value) -> None:
+        if "_children" in self.__dict__:
+            old = self.__dict__.get(name)
+            # Gluon: an attribute keeps its kind (a Block stays a Block ...); None is the
+            # one change allowed here (it unregisters the child)
+            if isinstance(old, (Parameter, Block)) and not isinstance(value, type(old)) \
+                    and value is not None:
+                raise TypeError(
+                    f"{type(self).__name__}.{name}: changing the attribute from "
+                    f"{type(old).__name__} to {type(value).__name__} is not allowed")
+            # set to None: the old child (or parameter) is no longer registered; replaced
+            # by one of its kind: the new one takes its place (the order is kept)
+            if isinstance(old, Block) and not isinstance(value, Block):
+                self._children.pop(name, None)
+            if isinstance(old, Parameter) and not isinstance(value, Parameter):
+                self._reg_params.pop(name, None)
         if isinstance(value, (Parameter, Block)):
             self._ensure_init()
-            self._children.pop(name, None)
-            self._reg_params.pop(name, None)
             if isinstance(value, Parameter):
                 self._reg_params[name] = value
             else:
@@ -71,8 +156,9 @@ class Block:
         return param
 
     def name_scope(self):
-        """Accepted for Gluon 1.x code; names here are structural, so it does nothing."""
-        return contextlib.nullcontext()
+        """Children made inside `with self.name_scope():` are named under this block's
+        prefix (`net_dense0_`), and their parameters found in its ParameterDict."""
+        return self._scope
 
     @property
     def prefix(self) -> str:
@@ -80,38 +166,74 @@ class Block:
 
     @property
     def name(self) -> str:
-        return self._prefix.rstrip("_") or type(self).__name__.lower()
+        return self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
 
     @property
-    def params(self) -> _OwnParams:
-        """This block's own parameters (not its children's). Gluon 1.x style
-        `self.weight = self.params.get("weight", shape=(3, 2))` makes one."""
-        own = _OwnParams(self._made_params)
-        own.update(self._reg_params)
-        own._block = self
-        return own
+    def params(self) -> ParameterDict:
+        """This block's own ParameterDict (not its children's); Gluon 1.x style
+        `self.weight = self.params.get("weight", shape=(3, 2))` makes (or shares) one."""
+        return self._params
 
     def _collect(self, prefix, out, seen) -> None:
-        # a parameter shared by several blocks is listed once, under its first name
-        for name, p in list(self._reg_params.items()) + list(self._made_params.items()):
-            if id(p) not in seen:
-                seen.add(id(p))
+        # structural names, for files; `seen` (a set) lists a shared parameter once
+        for name, p in self._reg_params.items():
+            if seen is None or id(p) not in seen:
+                if seen is not None:
+                    seen.add(id(p))
                 out.setdefault(prefix + name, p)
         for name, child in self._children.items():
             child._collect(f"{prefix}{name}.", out, seen)
 
+    def _collect_params_with_prefix(self, prefix="", deduplicate=False) -> dict:
+        """Parameters by structural name ("0.weight"); a parameter shared by several
+        blocks appears under each of its names unless `deduplicate`."""
+        out: dict = {}
+        self._collect(prefix + "." if prefix else "", out, set() if deduplicate else None)
+        return out
+
     def collect_params(self, select=None) -> ParameterDict:
-        """Every parameter of this block and its children, by structural name ("0.weight").
+        """Every parameter of this block and its children, by name ("net_dense0_weight").
 
         Args:
-            select: a regular expression; only names matching it are returned.
+            select: a regular expression (or several joined by "|"); only names it matches
+                (from the start) are returned.
         """
-        out = ParameterDict()
-        self._collect("", out, set())
-        if select is not None:
-            rx = re.compile(select)
-            out = ParameterDict((k, v) for k, v in out.items() if rx.match(k))
+        self._check_container_with_block()
+        rx = re.compile(select) if select is not None else None
+        out = ParameterDict(self._params.prefix)
+        self._collect_named(out, rx, set())
         return out
+
+    def _check_container_with_block(self) -> None:
+        """Warn about Blocks held in a list or dict attribute: they are not children, so
+        their parameters are not collected (as Gluon warns)."""
+        children = {id(c) for c in self._children.values()}
+
+        def holds_block(value) -> bool:
+            if isinstance(value, (list, tuple)):
+                return any(holds_block(v) for v in value)
+            if isinstance(value, dict):
+                return any(holds_block(v) for v in value.values())
+            return isinstance(value, Block) and id(value) not in children
+
+        for name, value in vars(self).items():
+            if isinstance(value, (list, tuple, dict)) and holds_block(value):
+                warnings.warn(
+                    f'"{type(self).__name__}.{name}" is an unregistered container with Blocks: '
+                    "their parameters are not collected. Register them with register_child(), "
+                    "or use nn.Sequential", stacklevel=3)
+        for child in self._children.values():
+            child._check_container_with_block()
+
+    def _collect_named(self, out, rx, seen) -> None:
+        own = list(self._params.values()) + list(self._reg_params.values())
+        for p in own:
+            if id(p) in seen or (rx is not None and not rx.match(p.name)):
+                continue
+            seen.add(id(p))
+            out._put(p)
+        for child in self._children.values():
+            child._collect_named(out, rx, seen)
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False) -> None:
         """Initialize every parameter (deferred until the first forward where shapes are
@@ -147,48 +269,91 @@ class Block:
         return self
 
     def register_forward_hook(self, hook):
-        """Call `hook(block, inputs, output)` after each forward."""
-        self._forward_hooks.append(hook)
+        """Call `hook(block, inputs, output)` after each forward; returns a handle whose
+        `detach()` removes it."""
+        return _HookHandle(self._forward_hooks, hook)
 
-        class _Handle:
-            def detach(_self) -> None:  # noqa: N805
-                if hook in self._forward_hooks:
-                    self._forward_hooks.remove(hook)
+    def register_forward_pre_hook(self, hook):
+        """Call `hook(block, inputs)` before each forward; returns a handle."""
+        return _HookHandle(self._forward_pre_hooks, hook)
 
-        return _Handle()
+    def summary(self, *inputs) -> None:
+        """Print each block's output shape and parameter count for a forward on `inputs`
+        (the block must be initialized)."""
+        if getattr(self, "_hybrid", None) is not None:
+            # MXNet's summary refuses a hybridized block with an AssertionError; the same
+            # error here, so code that expects it keeps working
+            raise AssertionError(f"{type(self).__name__}.summary: the block is hybridized; "
+                                 "call summary() before hybridize()")
+        rows, handles = [], []
+
+        def flat(out):
+            if isinstance(out, (list, tuple)):
+                return [o for item in out for o in flat(item)]
+            return [out]
+
+        def record_row(block, args, out):
+            outs = flat(out)
+            n = sum(int(np.prod(p.shape)) for p in block._reg_params.values()
+                    if p.shape is not None)
+            rows.append((f"{type(block).__name__}-{len(rows) + 1}",
+                         ", ".join(str(tuple(o.shape)) for o in outs), n))
+
+        def attach(block):
+            handles.append(block.register_forward_hook(record_row))
+
+        self.apply(attach)
+        try:
+            self(*inputs)
+        finally:
+            for h in handles:
+                h.detach()
+        line = "-" * 80
+        print(line)
+        print(f"{'Layer (type)':>30}{'Output Shape':>35}{'Param #':>15}")
+        print("=" * 80)
+        for name, shape, n in rows:
+            print(f"{name:>30}{shape:>35}{n:>15}")
+        print("=" * 80)
+        total = sum(int(np.prod(p.shape)) for p in self.collect_params().values())
+        trainable = sum(int(np.prod(p.shape)) for p in self.collect_params().values()
+                        if p.grad_req != "null")
+        print(f"Parameters in forward computation graph, duplicate included\n"
+              f"   Total params: {total}\n   Trainable params: {trainable}\n"
+              f"   Non-trainable params: {total - trainable}")
+        print(line)
 
     # ------------------------------------------------------------------ saving
     def save_parameters(self, filename, deduplicate=False) -> None:
-        """Write every parameter to `filename` (tapegrad's safetensors format)."""
+        """Write every parameter to `filename` (tapegrad's safetensors format), by
+        structural name ("0.weight"); a parameter shared by several blocks is written under
+        each of its names, or once with `deduplicate=True`."""
         from .... import io
 
-        io.save({k: p.data() for k, p in self.collect_params().items()}, filename)
+        params = self._collect_params_with_prefix(deduplicate=deduplicate)
+        io.save({k: p.data() for k, p in params.items()}, filename)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source="current") -> None:
-        """Read what `save_parameters` wrote; checks every name and shape before writing."""
-        from .... import io
+        """Read what `save_parameters` wrote; checks every name and shape before writing.
 
-        loaded = io.load(filename)
-        params = self.collect_params()
-        missing = [k for k in params if k not in loaded]
-        extra = [k for k in loaded if k not in params]
-        if missing and not allow_missing:
-            raise RuntimeError(f"load_parameters: {filename} lacks parameters {missing}")
-        if extra and not ignore_extra:
-            raise RuntimeError(f"load_parameters: {filename} has unknown parameters {extra}")
-        for k, p in params.items():
-            if k in loaded and p._var is not None and tuple(loaded[k].shape) != p._var.shape:
-                raise ValueError(
-                    f"load_parameters: {k} has shape {tuple(loaded[k].shape)} in the file but "
-                    f"{p._var.shape} in the model"
-                )
-        for k, p in params.items():
-            if k in loaded:
-                p.set_data(loaded[k])
+        Args:
+            cast_dtype, dtype_source: with cast_dtype=True and dtype_source="saved" the
+                parameters take the file's dtypes; otherwise they keep their own.
+        """
+        from .... import io
+        from .parameter import _load_into
+
+        _load_into(self._collect_params_with_prefix(), io.load(filename), filename,
+                   allow_missing, ignore_extra, cast_dtype, dtype_source, "load_parameters")
+
+    save_params = save_parameters  # MXNet's older names
+    load_params = load_parameters
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        for hook in self._forward_pre_hooks:
+            hook(self, args)
         out = (self._hybrid or self.forward)(*args, **kwargs)
         for hook in self._forward_hooks:
             hook(self, args, out)
@@ -228,30 +393,23 @@ class Block:
         return model_file, params_file
 
 
-class _OwnParams(ParameterDict):
-    """`block.params`: `get(name, **kwargs)` returns the parameter, making it when new."""
+class _HookHandle:
+    """What `register_forward_hook` returns: `detach()` removes the hook (also as a
+    context manager)."""
 
-    _block = None
+    def __init__(self, hooks: list, hook) -> None:
+        self._hooks, self._hook = hooks, hook
+        hooks.append(hook)
 
-    def get(self, name, default=None, **kwargs):
-        if name in self:
-            return self[name]
-        if self._block is None or (default is not None and not kwargs):
-            return default
-        kwargs.setdefault("allow_deferred_init", True)
-        param = Parameter(name, **kwargs)
-        self._block._made_params[name] = param
-        self[name] = param
-        return param
+    def detach(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
-    def get_constant(self, name, value=None):
-        from .parameter import Constant
+    def __enter__(self):
+        return self
 
-        if name not in self:
-            const = Constant(name, value)
-            self._block._made_params[name] = const
-            self[name] = const
-        return self[name]
+    def __exit__(self, *exc) -> None:
+        self.detach()
 
 
 class HybridBlock(Block):
@@ -326,8 +484,9 @@ class Sequential(Block):
     def __getitem__(self, key):
         layers = list(self._children.values())
         if isinstance(key, slice):
-            net = type(self)()
-            net.add(*layers[key])
+            net = type(self)(prefix=self._prefix)
+            with net.name_scope():
+                net.add(*layers[key])
             return net
         return layers[key]
 
@@ -336,6 +495,14 @@ class Sequential(Block):
 
     def __iter__(self):
         return iter(self._children.values())
+
+    def hybridize(self, active=True, **kwargs) -> None:
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()) \
+                and not isinstance(self, HybridBlock):
+            warnings.warn(
+                f"All children of this Sequential layer '{self.prefix}' are HybridBlocks. "
+                "Consider using HybridSequential for the best performance.", stacklevel=2)
+        super().hybridize(active, **kwargs)
 
 
 class HybridSequential(Sequential, HybridBlock):

@@ -9,7 +9,7 @@ over every axis but `batch_axis` (not a scalar; `backward()` sums it, as MXNet d
 from __future__ import annotations
 
 from ..._facade import facade_getattr
-from .block import HybridBlock
+from .block import HybridBlock, block_args
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss",
            "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss", "HuberLoss"]
@@ -25,7 +25,7 @@ class Loss(HybridBlock):
     """Base class: `weight` scales the loss, `batch_axis` is the axis kept."""
 
     def __init__(self, weight=None, batch_axis=0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._weight, self._batch_axis = weight, batch_axis
 
     def _finish(self, loss, sample_weight, weight=None):

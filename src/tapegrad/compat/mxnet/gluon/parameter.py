@@ -211,9 +211,7 @@ class Parameter:
     def set_data(self, data) -> None:
         """Overwrite the values (shape and dtype kept), outside any recorded graph."""
         arr = np.asarray(data.asnumpy() if isinstance(data, Tensor) else data)
-        if self._var is None:
-            if self._deferred is None and not _known(self._shape):
-                raise RuntimeError(f"Parameter {self.name!r}: initialize it before set_data")
+        if self._var is None:  # (as MXNet's load: the values initialize it)
             self.shape = arr.shape
             init, device = self._deferred or (None, self._device)
             self._deferred = None
@@ -275,10 +273,95 @@ class Constant(Parameter):
 
 
 class ParameterDict(dict):
-    """The dict of parameters `collect_params()` returns (structural names, as Gluon 2).
+    """Parameters by name, as Gluon 1.x's ParameterDict (what `collect_params()` returns).
+
+    Args:
+        prefix: prepended to the names `get` makes (`ParameterDict("net_").get("w")` is
+            the parameter "net_w").
+        shared: another ParameterDict: `get` returns its parameter of the same name, if any,
+            instead of making a new one (how `Block(params=...)` shares parameters).
 
     Setting an attribute sets it on every parameter: `params.setattr("grad_req", "null")`.
     """
+
+    def __init__(self, prefix="", shared=None) -> None:
+        super().__init__()
+        if not isinstance(prefix, str):  # a mapping or pairs, as dict() takes
+            super().update(prefix)
+            prefix = ""
+        self._prefix = prefix
+        self._shared = shared
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    def _put(self, param: Parameter) -> None:
+        have = dict.get(self, param.name)
+        if have is not None and have is not param:
+            raise ValueError(
+                f"ParameterDict: two different Parameters are named {param.name!r}; give the "
+                "blocks different prefixes")
+        self[param.name] = param
+
+    def _get_impl(self, name):
+        if name in self:
+            return self[name]
+        if self._shared is not None and name in self._shared:
+            self[name] = self._shared._get_impl(name)
+            return self[name]
+        return None
+
+    def get(self, name, **kwargs) -> Parameter:  # type: ignore[override]
+        """The parameter `prefix + name`: found here (or in `shared`), else made with
+        `kwargs` (Parameter's arguments). A found parameter takes the unknown dimensions of
+        a given `shape`; other attributes must agree."""
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            param = Parameter(full, **kwargs)
+            self[full] = param
+            return param
+        for k, v in kwargs.items():
+            if k == "shape" and v is not None:
+                have = param.shape
+                v = (int(v),) if isinstance(v, int) else tuple(v)
+                if have is None or len(have) != len(v):
+                    param.shape = v if have is None else have
+                    continue
+                merged = tuple(n if o <= 0 else o for o, n in zip(have, v, strict=True))
+                if any(o > 0 and n > 0 and o != n for o, n in zip(have, v, strict=True)):
+                    raise ValueError(
+                        f"ParameterDict.get: {full!r} has shape {have}, asked for {v}")
+                param._shape = merged
+            elif k == "dtype" and v is not None:
+                if np.dtype(v) != param.dtype:
+                    raise ValueError(f"ParameterDict.get: {full!r} is {param.dtype}, asked "
+                                     f"for {np.dtype(v)}")
+            elif k == "init" and v is not None and param.init is None:
+                param.init = v
+        return param
+
+    def get_constant(self, name, value=None) -> Constant:
+        """The Constant `prefix + name` (made from `value` when new)."""
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            if value is None:
+                raise KeyError(f"ParameterDict.get_constant: no constant {full!r}; pass value=")
+            param = Constant(full, value)
+            self[full] = param
+        return param
+
+    def update(self, other=(), **kwargs) -> None:  # type: ignore[override]
+        """Add `other`'s parameters (two different Parameters of one name are refused)."""
+        items = other.items() if hasattr(other, "items") else other
+        for k, v in items:
+            have = dict.get(self, k)
+            if have is not None and have is not v:
+                raise ValueError(f"ParameterDict.update: a different Parameter named {k!r} "
+                                 "is already here")
+            self[k] = v
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False) -> None:
         for p in self.values():
@@ -296,10 +379,83 @@ class ParameterDict(dict):
         for p in self.values():
             p.reset_ctx(ctx)
 
+    def list_ctx(self) -> list:
+        out: list = []
+        for p in self.values():
+            out.extend(c for c in p.list_ctx() if c not in out)
+        return out
+
     def select(self, pattern) -> ParameterDict:
         rx = re.compile(pattern)
-        return ParameterDict((k, v) for k, v in self.items() if rx.match(k))
+        out = ParameterDict(self._prefix)
+        for k, v in self.items():
+            if rx.match(k):
+                out[k] = v
+        return out
+
+    def save(self, filename, strip_prefix="") -> None:
+        """Write every parameter to `filename`, named without `strip_prefix`."""
+        from .... import io
+
+        arrays = {}
+        for name, p in self.items():
+            if strip_prefix and not name.startswith(strip_prefix):
+                raise ValueError(f"ParameterDict.save: {name!r} does not start with "
+                                 f"strip_prefix {strip_prefix!r}")
+            arrays[name[len(strip_prefix):]] = p.data()
+        io.save(arrays, filename)
+
+    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+             restore_prefix="", cast_dtype=False, dtype_source="current") -> None:
+        """Read what `save` wrote (names get `restore_prefix` back).
+
+        Args:
+            cast_dtype: convert the loaded values to a dtype (else each keeps the
+                parameter's dtype, as they are written into it).
+            dtype_source: with cast_dtype, "current" keeps the parameters' dtypes, "saved"
+                takes the file's.
+        """
+        from .... import io
+
+        loaded = {restore_prefix + k: v for k, v in io.load(filename).items()}
+        _load_into(dict(self), loaded, filename, allow_missing, ignore_extra, cast_dtype,
+                   dtype_source, "ParameterDict.load")
 
     def __repr__(self) -> str:
         body = "\n".join(f"  {v!r}" for v in self.values())
-        return f"ParameterDict(\n{body}\n)"
+        head = f"{self._prefix} " if self._prefix else ""
+        return f"{head}(\n{body}\n)"
+
+
+def _load_into(params: dict, loaded: dict, filename, allow_missing, ignore_extra, cast_dtype,
+               dtype_source, where: str) -> None:
+    """Check every name and shape, then write `loaded` into `params` (shared by
+    ParameterDict.load and Block.load_parameters)."""
+    if dtype_source not in ("current", "saved"):
+        raise ValueError(f"{where}: dtype_source must be 'current' or 'saved', got "
+                         f"{dtype_source!r}")
+    # a parameter shared under several names is there when any of its names is
+    present = {id(p) for k, p in params.items() if k in loaded}
+    missing = [k for k, p in params.items() if id(p) not in present]
+    extra = [k for k in loaded if k not in params]
+    if missing and not allow_missing:
+        raise RuntimeError(f"{where}: {filename} lacks parameters {missing} (pass "
+                           "allow_missing=True to keep them as they are)")
+    if extra and not ignore_extra:
+        raise RuntimeError(f"{where}: {filename} has parameters {extra} the model lacks "
+                           "(pass ignore_extra=True to skip them)")
+    for k, p in params.items():
+        if k in loaded and p.shape is not None and _known(p.shape) and \
+                tuple(loaded[k].shape) != tuple(p.shape):
+            raise ValueError(f"{where}: {k} has shape {tuple(loaded[k].shape)} in the file "
+                             f"but {tuple(p.shape)} in the model")
+    done: set[int] = set()
+    for k, p in params.items():
+        if k not in loaded or id(p) in done:
+            continue
+        done.add(id(p))
+        value = loaded[k]
+        if cast_dtype and dtype_source == "saved":
+            p.dtype = np.dtype(value.dtype)
+            p._var = None  # remade in the file's dtype below
+        p.set_data(value)

@@ -12,19 +12,45 @@ argument names are kept (`shape=`, `ctx=`, `dim=` of `concat`, `num_outputs=` of
 """
 from __future__ import annotations
 
+import math
+
 from ..._facade import core_aliases, facade_dir, facade_getattr
 from ..._numpy_style import amax, amin, batch_matmul, repeat_elements
 from ..._numpy_style import flip as _flip
 from ..._numpy_style import split as _split
 from ..._numpy_style import transpose as _transpose
 from .. import _arrays, _shape_codes
-from . import random  # noqa: F401
+from . import random, sparse  # noqa: F401
 from .ndarray import NDArray, _axes
 
-empty = _arrays.bind(_arrays.empty, NDArray)
-full = _arrays.bind(_arrays.full, NDArray)
-ones = _arrays.bind(_arrays.ones, NDArray)
-zeros = _arrays.bind(_arrays.zeros, NDArray)
+
+# MXNet's legacy positional order is (shape, ctx, dtype), not mx.np's (shape, dtype, ...)
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """Zeros of `shape` (float32 unless `dtype`)."""
+    _dense(stype, "zeros")
+    return _arrays.zeros(shape, dtype, ctx, cls=NDArray, **kwargs)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """Ones of `shape` (float32 unless `dtype`)."""
+    return _arrays.ones(shape, dtype, ctx, cls=NDArray, **kwargs)
+
+
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """Zeros of `shape` (tapegrad never hands out uninitialized memory)."""
+    _dense(stype, "empty")
+    return _arrays.empty(shape, dtype, ctx, cls=NDArray)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """`val` everywhere, of `shape`."""
+    return _arrays.full(shape, val, dtype, ctx, cls=NDArray)
+
+
+def _dense(stype, where):
+    if stype not in (None, "default"):
+        raise ValueError(f"nd.{where}: stype {stype!r} is not supported; only dense "
+                         "('default') storage exists in tapegrad")
 
 
 def _tg():
@@ -191,6 +217,138 @@ def relu(data):
     return _tg().relu(data)
 
 
+# ------------------------------------------------------------------ unary math, MXNet's names
+def tan(data):
+    return _tg().tan(data)
+
+
+def sinh(data):
+    return _tg().sinh(data)
+
+
+def cosh(data):
+    return _tg().cosh(data)
+
+
+def arcsin(data):
+    return _tg().asin(data)
+
+
+def arccos(data):
+    return _tg().acos(data)
+
+
+def arctan(data):
+    return _tg().atan(data)
+
+
+def arcsinh(data):
+    return _tg().asinh(data)
+
+
+def arccosh(data):
+    return _tg().acosh(data)
+
+
+def arctanh(data):
+    return _tg().atanh(data)
+
+
+def radians(data):
+    """Degrees to radians (`data * pi / 180`)."""
+    return data * (math.pi / 180.0)
+
+
+def degrees(data):
+    """Radians to degrees (`data * 180 / pi`)."""
+    return data * (180.0 / math.pi)
+
+
+def log2(data):
+    return _tg().log2(data)
+
+
+def log10(data):
+    return _tg().log(data) * (1.0 / math.log(10.0))
+
+
+def cbrt(data):
+    """The real cube root (negative for negative input)."""
+    tg = _tg()
+    return tg.sign(data) * tg.abs(data) ** (1.0 / 3.0)
+
+
+def rcbrt(data):
+    """1 / cbrt(data)."""
+    return 1.0 / cbrt(data)
+
+
+def LeakyReLU(data, act_type="leaky", slope=0.25, gamma=None, lower_bound=0.125,  # noqa: N802
+              upper_bound=0.334):
+    """leaky (slope), elu (slope), selu, gelu or prelu (`gamma`: the learned slopes)."""
+    tg = _tg()
+    f = tg.nn.functional
+    if act_type == "leaky":
+        return f.leaky_relu(data, slope)
+    if act_type == "elu":
+        return f.elu(data, slope)
+    if act_type == "selu":
+        return f.selu(data)
+    if act_type == "gelu":
+        return f.gelu(data)
+    if act_type == "prelu":
+        if gamma is None:
+            raise ValueError("LeakyReLU(act_type='prelu') needs gamma= (the slopes)")
+        if data.ndim > 1 and gamma.ndim == 1 and gamma.shape[0] > 1:
+            gamma = tg.reshape(gamma, (1, -1) + (1,) * (data.ndim - 2))
+        return tg.where(data > 0, data, data * gamma)
+    raise ValueError(f"LeakyReLU: act_type {act_type!r} is not one of leaky, elu, selu, gelu, "
+                     "prelu (rrelu is not provided)")
+
+
+def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, **kwargs):
+    """Samples from U[low, high) (`mx.nd.random.uniform`)."""
+    return random.uniform(low, high, shape, dtype=dtype, ctx=ctx, **kwargs)
+
+
+def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, **kwargs):
+    """Samples from N(loc, scale**2) (`mx.nd.random.normal`)."""
+    return random.normal(loc, scale, shape, dtype=dtype, ctx=ctx, **kwargs)
+
+
+def reset_arrays(*arrays, num_arrays=None) -> None:
+    """Set every array to zeros, in place (MXNet's fast reset of gradient buffers)."""
+    from ....tensor import write_data
+
+    if num_arrays is not None and num_arrays != len(arrays):
+        raise ValueError(f"reset_arrays: num_arrays={num_arrays} but {len(arrays)} arrays given")
+    for a in arrays:
+        write_data(a, 0)
+
+
+def save(fname, data) -> None:
+    """Write an NDArray, a list of NDArrays or a dict of name -> NDArray to `fname`
+    (tapegrad's file format; `nd.load` reads it back in the same structure)."""
+    from .... import io
+
+    if isinstance(data, NDArray):
+        data = [data]
+    if not isinstance(data, (list, tuple, dict)):
+        raise TypeError(f"nd.save: data must be an NDArray, a list or a dict of NDArrays, got "
+                        f"{type(data).__name__}")
+    io.save(data if isinstance(data, dict) else list(data), fname)
+
+
+def load(fname, ctx=None):
+    """What `nd.save` wrote: a list or a dict of NDArrays."""
+    from .... import io
+
+    loaded = io.load(fname)
+    if isinstance(loaded, dict):
+        return {k: array(v, ctx=ctx) for k, v in loaded.items()}
+    return [array(v, ctx=ctx) for v in loaded]
+
+
 def sigmoid(data):
     return _tg().sigmoid(data)
 
@@ -207,8 +365,6 @@ HINTS = {
     "Convolution": "use mx.gluon.nn.Conv2D, or tapegrad.nn.functional.conv2d",
     "Pooling": "use mx.gluon.nn.MaxPool2D, or tapegrad.nn.functional.max_pool2d",
     "BatchNorm": "use mx.gluon.nn.BatchNorm",
-    "save": "use tapegrad.save(dict_of_arrays, path)",
-    "load": "use tapegrad.load(path)",
     "sparse": "sparse storage does not exist in tapegrad; use dense arrays",
     "contrib": "MXNet's contrib operators are not provided",
     "sort": "not provided; use .asnumpy() and NumPy",

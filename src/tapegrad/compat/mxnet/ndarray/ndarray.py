@@ -92,7 +92,10 @@ class NDArray(Tensor):
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True) -> None:
         """Backpropagate from this array into the `.grad` of the marked variables."""
-        Tensor.backward(self, out_grad, retain_graph=retain_graph, train_mode=train_mode)
+        from ..autograd import backward
+
+        backward([self], None if out_grad is None else [out_grad], retain_graph=retain_graph,
+                 train_mode=train_mode)
 
     def reshape(self, *shape, **kwargs):
         """A view with a new shape, MXNet's special codes allowed: 0 copies an input
@@ -127,6 +130,18 @@ class NDArray(Tensor):
     def min(self, axis=None, keepdims=False, exclude=False):  # noqa: A003
         """The minimum over `axis` (values only, as MXNet)."""
         return amin(self, _axes(axis, exclude, self.ndim), keepdims=keepdims)
+
+    def sum(self, axis=None, keepdims=False, exclude=False):  # noqa: A003
+        """The sum over `axis` (every axis but `axis` with exclude=True; all when None)."""
+        from . import sum as nd_sum
+
+        return nd_sum(self, axis, keepdims, exclude)
+
+    def mean(self, axis=None, keepdims=False, exclude=False):
+        """The mean over `axis` (every axis but `axis` with exclude=True; all when None)."""
+        from . import mean as nd_mean
+
+        return nd_mean(self, axis, keepdims, exclude)
 
     def split(self, num_outputs, axis=1, squeeze_axis=False):
         """`num_outputs` equal parts along `axis` (default 1); one part is returned bare."""
@@ -168,6 +183,48 @@ class NDArray(Tensor):
         return _tg().reshape(self, (self.shape[0] if self.ndim else 1, -1))
 
 
+    def squeeze(self, axis=None, inplace=False):
+        """The array without its size-1 axes (or only `axis`); `inplace` is accepted (the
+        result is a view either way)."""
+        if axis is None:
+            return _tg().squeeze(self)
+        return _tg().squeeze(self, axis)
+
+    @property
+    def stype(self) -> str:
+        """The storage type: always "default" (dense; sparse storage is not provided)."""
+        return "default"
+
+    def tostype(self, stype):
+        """Only dense storage exists: "default" returns the array itself."""
+        if stype != "default":
+            raise ValueError(f"tostype: stype {stype!r} is not supported; only dense "
+                             "('default') storage exists in tapegrad")
+        return self
+
+    def slice(self, begin, end, step=()):  # noqa: A003 - MXNet's method name
+        """The sub-array from `begin` to `end` (tuples, one entry per leading axis; None
+        means the whole axis), by `step`, as MXNet's `slice` operator."""
+        step = tuple(step) if step else (None,) * len(begin)
+        index = tuple(builtins_slice(b, e, s) for b, e, s in zip(begin, end, step, strict=False))
+        return self[index]
+
+    def take(self, indices, axis=0, mode="clip"):
+        """The entries at integer `indices` along `axis` (indices clipped into range, or
+        wrapped with mode="wrap", as MXNet)."""
+        tg = _tg()
+        n = self.shape[axis]
+        idx = indices.asnumpy() if isinstance(indices, Tensor) else indices
+        import numpy as np
+
+        idx = np.asarray(idx).astype(np.int64)
+        idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
+        flat = tg.index_select(self, axis, tg.tensor(idx.reshape(-1)))
+        return tg.reshape(flat, self.shape[:axis] + idx.shape + self.shape[axis + 1:])
+
+
+builtins_slice = slice
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 NDArray._array_class = NDArray  # .grad, detach() and .data of an NDArray are NDArrays
 
 
@@ -184,9 +241,13 @@ def _axes(axis, exclude, ndim):
 def _as_array_type(t: Tensor, cls: type) -> Tensor:
     if type(t) is cls:
         return t
-    if not t.requires_grad:
+    if not t.requires_grad:  # on no tape (record scope included)
         return as_class(t, cls)
     if issubclass(cls, type(t)):
         # recorded: an identity the dispatcher types as `cls` (the more derived class)
-        return t + as_class(_tg().zeros((), dtype=t.dtype, device=t.device), cls)
+        # (recorded on t's tapes even outside record(): a create_graph gradient is)
+        from ....autograd.record import _RecordingStateScope
+
+        with _RecordingStateScope(True, None):
+            return t + as_class(_tg().zeros((), dtype=t.dtype, device=t.device), cls)
     return t  # a recorded mx.np.ndarray already is an NDArray

@@ -1,7 +1,7 @@
 """Gluon activation blocks and the `activation=` names of Dense/Conv2D."""
 from __future__ import annotations
 
-from ..block import HybridBlock
+from ..block import HybridBlock, block_args
 
 __all__ = ["Activation", "LeakyReLU", "ELU", "GELU", "Swish", "SiLU", "activation_fn"]
 
@@ -39,7 +39,7 @@ class Activation(HybridBlock):
     """Applies `activation` ("relu", "sigmoid", "tanh", "softrelu", "softsign")."""
 
     def __init__(self, activation, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._act_type = activation
         self._fn = activation_fn(activation)
 
@@ -54,7 +54,7 @@ class LeakyReLU(HybridBlock):
     """max(x, alpha * x)."""
 
     def __init__(self, alpha, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._alpha = alpha
 
     def forward(self, x):
@@ -63,7 +63,7 @@ class LeakyReLU(HybridBlock):
 
 class ELU(HybridBlock):
     def __init__(self, alpha=1.0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._alpha = alpha
 
     def forward(self, x):
@@ -74,7 +74,7 @@ class GELU(HybridBlock):
     """GELU with the exact erf form (MXNet's default)."""
 
     def __init__(self, approximation="erf", **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._approx = "none" if approximation == "erf" else "tanh"
 
     def forward(self, x):
@@ -85,11 +85,42 @@ class Swish(HybridBlock):
     """x * sigmoid(beta * x)."""
 
     def __init__(self, beta=1.0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._beta = beta
 
     def forward(self, x):
         return x * _F().sigmoid(self._beta * x)
+
+
+class SELU(HybridBlock):
+    """scale * x for x >= 0, scale * alpha * expm1(x) below (the self-normalizing constants)."""
+
+    _SCALE, _ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+
+    def forward(self, x):
+        import tapegrad as tg
+
+        return tg.where(x >= 0, self._SCALE * x, (self._SCALE * self._ALPHA) * tg.expm1(x))
+
+
+class PReLU(HybridBlock):
+    """max(x, alpha * x) with learned slopes `alpha`: one (in_channels=1), or one per
+    channel (axis 1)."""
+
+    def __init__(self, alpha_initializer=None, in_channels=1, **kwargs) -> None:
+        super().__init__(**block_args(kwargs))
+        from ...initializer import Constant
+
+        init = alpha_initializer if alpha_initializer is not None else Constant(0.25)
+        self.alpha = self.params.get("alpha", shape=(in_channels,), init=init)
+
+    def forward(self, x):
+        import tapegrad as tg
+
+        alpha = self.alpha.data()
+        if x.ndim > 1 and alpha.shape[0] > 1:
+            alpha = tg.reshape(alpha, (1, -1) + (1,) * (x.ndim - 2))
+        return tg.where(x >= 0, x, x * alpha)
 
 
 class SiLU(Swish):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from .....autograd.record import is_training
 from .....tensor import write_data
-from ..block import HybridBlock
+from ..block import Block, HybridBlock, block_args
 from ..parameter import Parameter
 from .activations import activation_fn
 
 __all__ = ["Dense", "Dropout", "BatchNorm", "Flatten", "Embedding", "LayerNorm", "Lambda",
+           "InstanceNorm", "GroupNorm",
            "HybridLambda", "Identity"]
 
 
@@ -44,11 +45,11 @@ class Dense(HybridBlock):
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
                  weight_initializer=None, bias_initializer="zeros", in_units=0,
                  **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._units, self._in_units, self._flatten = units, in_units, flatten
-        self.weight = Parameter("weight", shape=(units, in_units), dtype=dtype,
+        self.weight = self.params.get("weight", shape=(units, in_units), dtype=dtype,
                                 init=weight_initializer, allow_deferred_init=True)
-        self.bias = Parameter("bias", shape=(units,), dtype=dtype, init=bias_initializer,
+        self.bias = self.params.get("bias", shape=(units,), dtype=dtype, init=bias_initializer,
                               allow_deferred_init=True) if use_bias else None
         self.act = activation_fn(activation) if activation is not None else None
         self._act_name = activation
@@ -80,7 +81,7 @@ class Dropout(HybridBlock):
     """
 
     def __init__(self, rate, axes=(), **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         if not 0 <= rate <= 1:
             raise ValueError(f"Dropout rate must be in [0, 1], got {rate}")
         self._rate, self._axes = rate, tuple(axes)
@@ -114,19 +115,19 @@ class BatchNorm(HybridBlock):
                  use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
                  running_mean_initializer="zeros", running_variance_initializer="ones",
                  in_channels=0, **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         self._axis, self._momentum, self._eps = axis, momentum, epsilon
         self._use_global_stats = use_global_stats
-        self.gamma = Parameter("gamma", grad_req="write" if scale else "null",
+        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
                                shape=(in_channels,), init=gamma_initializer,
                                allow_deferred_init=True, differentiable=scale)
-        self.beta = Parameter("beta", grad_req="write" if center else "null",
+        self.beta = self.params.get("beta", grad_req="write" if center else "null",
                               shape=(in_channels,), init=beta_initializer,
                               allow_deferred_init=True, differentiable=center)
-        self.running_mean = Parameter("running_mean", grad_req="null", shape=(in_channels,),
+        self.running_mean = self.params.get("running_mean", grad_req="null", shape=(in_channels,),
                                       init=running_mean_initializer, allow_deferred_init=True,
                                       differentiable=False)
-        self.running_var = Parameter("running_var", grad_req="null", shape=(in_channels,),
+        self.running_var = self.params.get("running_var", grad_req="null", shape=(in_channels,),
                                      init=running_variance_initializer,
                                      allow_deferred_init=True, differentiable=False)
 
@@ -176,11 +177,10 @@ class Embedding(HybridBlock):
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs) -> None:
-        super().__init__()
-        if sparse_grad:
-            raise ValueError("Embedding(sparse_grad=True) is not supported; gradients are dense")
+        super().__init__(**block_args(kwargs))
+        # sparse_grad=True is accepted: the gradient is dense (the same values)
         self._dims = (input_dim, output_dim)
-        self.weight = Parameter("weight", shape=(input_dim, output_dim), dtype=dtype,
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim), dtype=dtype,
                                 init=weight_initializer)
 
     def forward(self, x):
@@ -198,40 +198,117 @@ class LayerNorm(HybridBlock):
     def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
                  **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         if axis != -1:
             raise ValueError("LayerNorm: only axis=-1 is supported by the MXNet facade")
         self._eps = epsilon
-        self.gamma = Parameter("gamma", shape=(in_channels,), init=gamma_initializer,
+        self.gamma = self.params.get("gamma", shape=(in_channels,), init=gamma_initializer,
                                allow_deferred_init=True, differentiable=scale)
-        self.beta = Parameter("beta", shape=(in_channels,), init=beta_initializer,
+        self.beta = self.params.get("beta", shape=(in_channels,), init=beta_initializer,
                               allow_deferred_init=True, differentiable=center)
 
     def forward(self, x):
         n = x.shape[-1]
+        if self.gamma.shape and self.gamma.shape[0] > 0 and self.gamma.shape[0] != n:
+            from ...base import MXNetError
+
+            raise MXNetError(f"LayerNorm: the input's last axis has {n} entries, but the layer "
+                             f"has in_channels={self.gamma.shape[0]}")
         _materialize(self.gamma, (n,))
         _materialize(self.beta, (n,))
         return _tg().nn.functional.layer_norm(x, (n,), self.gamma.data(), self.beta.data(),
                                               self._eps)
 
 
-class Lambda(HybridBlock):
-    """Wraps a function (or the name of an `mx.nd` function) as a block."""
+class InstanceNorm(HybridBlock):
+    """Normalize each sample's channel over its spatial axes, with a learned scale (gamma)
+    and shift (beta) per channel (`axis` is the channel axis, 1 by default)."""
+
+    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
+                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
+                 **kwargs) -> None:
+        super().__init__(**block_args(kwargs))
+        self._axis, self._eps = axis, epsilon
+        self.gamma = self.params.get("gamma", shape=(in_channels,), init=gamma_initializer,
+                                     allow_deferred_init=True, differentiable=scale)
+        self.beta = self.params.get("beta", shape=(in_channels,), init=beta_initializer,
+                                    allow_deferred_init=True, differentiable=center)
+
+    def forward(self, x):
+        tg = _tg()
+        x = tg.movedim(x, self._axis, 1) if self._axis != 1 else x
+        c = x.shape[1]
+        _materialize(self.gamma, (c,))
+        _materialize(self.beta, (c,))
+        out = tg.nn.functional.group_norm(x, c, self.gamma.data(), self.beta.data(), self._eps)
+        return tg.movedim(out, 1, self._axis) if self._axis != 1 else out
+
+
+class GroupNorm(HybridBlock):
+    """Normalize over groups of channels (NC... input); MXNet 1.x's gamma and beta have one
+    entry per group (shape (num_groups,))."""
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", **kwargs) -> None:
+        super().__init__(**block_args(kwargs))
+        self._groups, self._eps = num_groups, epsilon
+        self.gamma = self.params.get("gamma", shape=(num_groups,), init=gamma_initializer,
+                                     allow_deferred_init=True, differentiable=scale)
+        self.beta = self.params.get("beta", shape=(num_groups,), init=beta_initializer,
+                                    allow_deferred_init=True, differentiable=center)
+
+    def forward(self, x):
+        tg = _tg()
+        g = self._groups
+        if x.shape[1] % g:
+            raise ValueError(f"GroupNorm: {x.shape[1]} channels do not split into {g} groups")
+        _materialize(self.gamma, (g,))
+        _materialize(self.beta, (g,))
+        out = tg.nn.functional.group_norm(x, g, None, None, self._eps)
+        grouped = tg.reshape(out, (x.shape[0], g, -1))
+        shape = (1, g, 1)
+        grouped = grouped * tg.reshape(self.gamma.data(), shape) + \
+            tg.reshape(self.beta.data(), shape)
+        return tg.reshape(grouped, x.shape)
+
+
+class Lambda(Block):
+    """Wraps a function of arrays (or the name of an `mx.nd` function) as a block."""
 
     def __init__(self, function, prefix=None) -> None:
-        super().__init__()
+        super().__init__(prefix=prefix)
         if isinstance(function, str):
             from ... import ndarray
 
+            if not hasattr(ndarray, function):
+                raise ValueError(f"Lambda: mx.nd has no function {function!r}")
             function = getattr(ndarray, function)
+        elif not callable(function):
+            raise ValueError(f"Lambda: expected a function or its name, got {function!r}")
         self._fn = function
 
     def forward(self, *args):
         return self._fn(*args)
 
 
-class HybridLambda(Lambda):
-    """Wraps `function(F, *args)` as a block (F is `mx.nd`)."""
+class HybridLambda(HybridBlock):
+    """Wraps `function(F, *args)` (F is `mx.nd`), or the name of an `mx.nd` function, as a
+    hybrid block."""
+
+    def __init__(self, function, prefix=None) -> None:
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            from ... import ndarray
+
+            if not hasattr(ndarray, function):
+                raise ValueError(f"HybridLambda: mx.nd has no function {function!r}")
+            name = function
+
+            def function(F, *args):  # noqa: N803 - MXNet's name for the namespace
+                return getattr(F, name)(*args)
+        elif not callable(function):
+            raise ValueError(f"HybridLambda: expected a function or its name, got {function!r}")
+        self._fn = function
 
     def forward(self, *args):
         from ... import ndarray

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from .....autograd.record import is_training
 from ...._facade import facade_getattr
-from ..block import HybridBlock
-from ..parameter import Parameter
+from ..block import HybridBlock, block_args
 
 __all__ = ["LSTM"]
 
@@ -38,7 +37,7 @@ class LSTM(HybridBlock):
                  bidirectional=False, input_size=0, i2h_weight_initializer=None,
                  h2h_weight_initializer=None, i2h_bias_initializer="zeros",
                  h2h_bias_initializer="zeros", dtype="float32", **kwargs) -> None:
-        super().__init__()
+        super().__init__(**block_args(kwargs))
         if layout not in ("TNC", "NTC"):
             raise ValueError(f"LSTM: layout must be 'TNC' or 'NTC', got {layout!r}")
         if kwargs.get("projection_size"):
@@ -56,7 +55,7 @@ class LSTM(HybridBlock):
                     ("i2h_bias", (h4,), i2h_bias_initializer),
                     ("h2h_bias", (h4,), h2h_bias_initializer),
                 ):
-                    setattr(self, p + name, Parameter(p + name, shape=shape, dtype=dtype,
+                    setattr(self, p + name, self.params.get(p + name, shape=shape, dtype=dtype,
                                                       init=init, allow_deferred_init=True))
 
     def begin_state(self, batch_size=0, func=None, **kwargs):

@@ -1,0 +1,250 @@
+"""Run Apache MXNet 1.9.1's own autograd and Gluon tests, unchanged, on the MXNet facade.
+
+    python tools/mxnet_conformance.py /path/to/mxnet            # a checkout of tag 1.9.1
+    python tools/mxnet_conformance.py /path/to/tests/python/unittest
+    python tools/mxnet_conformance.py PATH -- -x -k test_dense  # extra pytest arguments
+
+The four test files (and the `common.py` they import) are copied into a temporary
+directory next to a generated `conftest.py`, which installs the facade under the name
+`mxnet` (`tapegrad.compat.alias`) before anything imports it, and provides the two pieces
+of test infrastructure the files expect: a small `nose.tools` (nose no longer runs on
+current Pythons) and an empty `models` module (`common.py` imports it for other tests).
+Nothing upstream is kept in this repository.
+
+The tests listed in DESELECTED exercise what the facade leaves out on purpose; each
+carries its reason. Those in NEEDS_COMPILE run as soon as `hybridize()` compiles (when
+`gluon/_hybrid.py` exists). The script prints passed / failed / deselected per file and exits
+non-zero when an in-scope test fails.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+FILES = ("test_autograd.py", "test_contrib_autograd.py", "test_higher_order_grad.py",
+         "test_gluon.py")
+HELPERS = ("common.py",)
+
+SPARSE = "sparse storage (row_sparse / csr) is out of scope"
+SYMBOL = "the symbol API (mx.sym, SymbolBlock, export/imports) is out of scope"
+ENGINE = "engine internals (_fresh_grad, op hooks, static memory) are out of scope"
+DEVICES = "needs several devices"
+SPARSE_LOOP = "loops over row_sparse / csr storage (the dense case is tests/compat's)"
+ARCSINH = ("expects MXNet's second derivative of arcsinh, whose sign is wrong: d2/dx2 "
+           "asinh(x) = -x / (x^2 + 1)^1.5 (tests/compat checks the right one)")
+ULP = ("asks float32 exp(1) + 1 to within 1e-7, under one float32 ulp (2.4e-7) there; "
+       "NumPy's float32 exp is one ulp from MXNet's (the gradients themselves are right)")
+PRETRAINED = "downloads pretrained model weights (no network here)"
+NOT_A_TEST = ("contrib.autograd's test_section() scope, collected only because the file "
+              "star-imports it")
+HYBRID = "depends on hybridize() compiling the block (comes with the compilation issue)"
+
+DESELECTED: dict[str, dict[str, str]] = {
+    "test_autograd.py": {
+        "test_get_symbol": SYMBOL,
+        "test_grad_with_stype": SPARSE,
+        "test_sparse_dot_grad": SPARSE,
+        "test_detach_updated_grad": ENGINE,
+        "test_unary_func": SPARSE_LOOP,
+        "test_binary_func": SPARSE_LOOP,
+        "test_attach_grad": SPARSE_LOOP,
+        "test_gradient": ULP,
+    },
+    "test_contrib_autograd.py": {
+        "test_detach_updated_grad": ENGINE,
+        "test_section": NOT_A_TEST,
+    },
+    "test_higher_order_grad.py": {
+        "test_arcsinh": ARCSINH,
+    },
+    "test_gluon.py": {
+        "test_parameter": DEVICES,
+        "test_parameter_invalid_access": SPARSE,
+        "test_parameter_dict": SPARSE,
+        "test_global_norm_clip": SPARSE_LOOP,
+        "test_basic": SYMBOL,
+        "test_dense": SYMBOL,
+        "test_inline": SYMBOL,
+        "test_legacy_save_params": SYMBOL,
+        "test_save_load": PRETRAINED,
+        "test_summary": HYBRID,
+        "test_invalid_parameter_stype": SPARSE,
+        "test_invalid_parameter_grad_stype": SPARSE,
+        "test_sparse_parameter": SPARSE,
+        "test_parameter_row_sparse_data": SPARSE,
+        "test_sparse_symbol_block": SPARSE,
+        "test_sparse_hybrid_block": SPARSE,
+        "test_sparse_hybrid_block_grad": SPARSE,
+        "test_symbol_block": SYMBOL,
+        "test_symbol_block_save_load": SYMBOL,
+        "test_export": SYMBOL,
+        "test_import": SYMBOL,
+        "test_hybrid_multi_context": DEVICES,
+        "test_split_and_load": DEVICES,
+        "test_op_hook_output_names": ENGINE,
+        "test_hybrid_static_memory": ENGINE,
+        "test_hybrid_static_memory_switching": ENGINE,
+        "test_hybrid_static_memory_recording": ENGINE,
+        "test_hybrid_stale_cache": HYBRID,
+        "test_hybrid_block_none_args": HYBRID,
+        "test_hybrid_block_hybrid_no_hybrid": HYBRID,
+        "test_share_inputs_outputs": HYBRID,
+        "test_grad_graph_change": HYBRID,
+    },
+}
+
+# these pass once hybridize() compiles (tg.compile behind gluon/_hybrid.py): deselected
+# only while it does not
+NEEDS_COMPILE = {"test_gluon.py": ("test_hybrid_stale_cache", "test_share_inputs_outputs",
+                                   "test_grad_graph_change", "test_summary")}
+
+
+def deselected(src: Path) -> dict[str, dict[str, str]]:
+    """DESELECTED, less the tests that pass now that hybridize() compiles (if it does)."""
+    table = {name: dict(tests) for name, tests in DESELECTED.items()}
+    if (src / "tapegrad" / "compat" / "mxnet" / "gluon" / "_hybrid.py").is_file():
+        for name, tests in NEEDS_COMPILE.items():
+            for test in tests:
+                table[name].pop(test, None)
+    return table
+
+
+_CONFTEST = '''\
+import json, sys, types
+sys.path.insert(0, {src!r})
+from tapegrad.compat import alias
+alias.install("mxnet")
+
+
+def _nose_tools():
+    import unittest, functools
+    tools = types.ModuleType("nose.tools")
+    case = unittest.TestCase("__init__")
+
+    def make_decorator(func):
+        def decorate(newfunc):
+            return functools.wraps(func)(newfunc)
+        return decorate
+
+    def raises(*exceptions):
+        def decorate(func):
+            @functools.wraps(func)
+            def newfunc(*args, **kwargs):
+                try:
+                    func(*args, **kwargs)
+                except exceptions:
+                    return
+                raise AssertionError(f"{{func.__name__}} did not raise {{exceptions}}")
+            return newfunc
+        return decorate
+
+    tools.make_decorator, tools.raises = make_decorator, raises
+    tools.assert_raises = case.assertRaises
+    tools.ok_ = lambda expr, msg=None: case.assertTrue(expr, msg)
+    tools.eq_ = lambda a, b, msg=None: case.assertEqual(a, b, msg)
+    for name in ("assert_equal", "assert_true", "assert_false", "assert_almost_equal",
+                 "assert_not_equal", "assert_in", "assert_is_none"):
+        camel = "assert" + "".join(p.title() for p in name.split("_")[1:])
+        setattr(tools, name, getattr(case, camel))
+    nose = types.ModuleType("nose")
+    nose.tools = tools
+    return nose, tools
+
+
+try:
+    import nose.tools  # noqa: F401
+except Exception:
+    sys.modules["nose"], sys.modules["nose.tools"] = _nose_tools()
+sys.modules.setdefault("models", types.ModuleType("models"))
+
+_DESELECT = json.loads({deselect!r})
+_RESULTS = {{}}
+
+
+def pytest_collection_modifyitems(config, items):
+    keep, drop = [], []
+    for item in items:
+        name = item.name.split("[")[0]
+        (drop if name in _DESELECT.get(item.path.name, {{}}) else keep).append(item)
+    for item in drop:
+        _RESULTS[item.nodeid] = "deselected"
+    items[:] = keep
+    config.hook.pytest_deselected(items=drop)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        if report.nodeid not in _RESULTS or report.outcome != "passed":
+            _RESULTS[report.nodeid] = "skipped" if report.skipped else report.outcome
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _RESULTS[report.nodeid + "::<import>"] = "failed"
+
+
+def pytest_sessionfinish(session):
+    with open({results!r}, "w") as f:
+        json.dump(_RESULTS, f)
+'''
+
+
+def find_tests(path: Path) -> Path:
+    for candidate in (path / "tests" / "python" / "unittest", path):
+        if all((candidate / f).is_file() for f in FILES + HELPERS):
+            return candidate
+    raise SystemExit(f"mxnet_conformance: {path} holds neither tests/python/unittest/ nor "
+                     f"the files {', '.join(FILES + HELPERS)}; pass a checkout of MXNet 1.9.1")
+
+
+def run(tests: Path, pytest_args: list[str], table: dict) -> dict[str, str]:
+    src = str(SRC)
+    with tempfile.TemporaryDirectory(prefix="mxnet-conformance-") as tmp:
+        work = Path(tmp)
+        for name in FILES + HELPERS:
+            shutil.copy(tests / name, work / name)
+        results = work / "results.json"
+        (work / "conftest.py").write_text(_CONFTEST.format(
+            src=src, deselect=json.dumps(table), results=str(results)))
+        (work / "pytest.ini").write_text("[pytest]\n")
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "-p", "no:randomly", "--continue-on-collection-errors", "--rootdir", str(work),
+               *FILES, *pytest_args]
+        subprocess.run(cmd, cwd=work, check=False)
+        return json.loads(results.read_text()) if results.exists() else {}
+
+
+def summarize(results: dict[str, str], table: dict) -> int:
+    print(f"\n{'file':28} {'passed':>7} {'failed':>7} {'skipped':>8} {'deselected':>11}")
+    failed_total = 0
+    for name in FILES:
+        outcomes = [v for k, v in results.items() if k.split("::")[0] == name]
+        counts = {o: outcomes.count(o) for o in ("passed", "failed", "skipped", "deselected")}
+        failed_total += counts["failed"]
+        print(f"{name:28} {counts['passed']:7} {counts['failed']:7} {counts['skipped']:8} "
+              f"{counts['deselected']:11}")
+    print("\ndeselected (out of scope):")
+    for name in FILES:
+        for test, reason in table[name].items():
+            print(f"  {name}::{test}: {reason}")
+    return 1 if failed_total or not results else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", type=Path, help="an MXNet checkout (tag 1.9.1) or its "
+                        "tests/python/unittest directory")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    table = deselected(SRC)
+    return summarize(run(find_tests(args.path), args.pytest_args, table), table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
