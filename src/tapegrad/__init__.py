@@ -57,7 +57,7 @@ globals().pop("compile", None)
 bool = bool_  # noqa: A001  (tg.bool, as in PyTorch; the builtin is untouched elsewhere)
 float = float32  # noqa: A001
 int = int32  # noqa: A001
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # attribute -> module that holds it, imported the first time the attribute is read
 _LAZY_SUBPACKAGES = frozenset((
