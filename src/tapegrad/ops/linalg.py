@@ -15,6 +15,7 @@ from .matfuncs import _det, _inv, _logabsdet, _solve  # noqa: F401  (for tg.lina
 from .quiet import quiet
 from .registry import defop, dispatch
 from .views import reshape
+from .xp import plus_tangents
 
 
 def _mismatch(a_shape, b_shape) -> ValueError:
@@ -67,6 +68,13 @@ def _(xp, g, a, b, needs):
         if needs[1]:
             gb = xp.matmul(xp.expand_dims(g, -2), a)  # (..., 1, k)
     return ga, gb
+
+
+@_matmul.jvp
+def _(xp, tangents, a, b, *, out):
+    ta, tb = tangents
+    return plus_tangents(None if ta is None else xp.matmul(ta, b),
+                         None if tb is None else xp.matmul(a, tb))
 
 
 @_matmul.sample
