@@ -40,7 +40,6 @@ from ..ops import T
 from ..ops.promotion import weak_scalar as _scalar
 from ..ops.registry import _NAMESPACES, Op, _save
 from ..tensor import Tensor, _wrap
-from . import forward_rules  # noqa: F401  (registers the written jvp rules)
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]

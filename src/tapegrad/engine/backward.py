@@ -8,6 +8,7 @@ written at the end, so an error half-way leaves every `.grad` as it was.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -282,12 +283,34 @@ def _as_tensor(g: Any) -> Any:
 
 
 def _rebuild_output(node: Node) -> Tensor:
+    """A node's saved output as a tensor, for a rule run on tensors (a recorded backward)."""
     counter = node.out_counter
     assert counter is not None  # the recorder sets it whenever a node saves its output
     t = _wrap(node.out_data, node.tapes)
     t.grad_fn = node
     t._vc = counter
+    observer = state.on_output_rebuilt
+    if observer is not None:
+        observer(node, t)
     return t
+
+
+@contextlib.contextmanager
+def observing_rebuilt_outputs(observer: Callable[[Node, Tensor], None]) -> Iterator[None]:
+    """Inside the block, in this thread, `observer(node, tensor)` sees every saved output a
+    recorded backward (`create_graph=True`, a `grad` inside a transform) rebuilds as a tensor.
+
+    The engine's one hook for a tracer: `vmap` links the rebuilt tensor to the traced result
+    it was saved from, so that `out > 0` in relu's rule is traced, not a constant. Only the
+    recorded path consults it (a first-order backward passes the saved array and never
+    rebuilds); the previous observer comes back on exit, so blocks nest.
+    """
+    before = state.on_output_rebuilt
+    state.on_output_rebuilt = observer
+    try:
+        yield
+    finally:
+        state.on_output_rebuilt = before
 
 
 def _run_tensor_hooks(node: Node, g: Grad, writes: list[Write], write: bool) -> Grad:

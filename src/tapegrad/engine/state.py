@@ -44,6 +44,9 @@ class _State(threading.local):
         # what each entered ModeScope restores on exit (LIFO): (active, training, inference)
         self.saved_modes: list[tuple[int, bool, bool]] = []
         self.dual_level: object = None  # the forward_ad level entered in this thread, if any
+        # called as f(node, tensor) when a recorded backward rebuilds a node's saved output;
+        # set only through engine.backward.observing_rebuilt_outputs (vmap's tracer)
+        self.on_output_rebuilt: Callable[[object, object], None] | None = None
 
 
 state = _State()

@@ -20,51 +20,26 @@ from typing import Any
 import numpy as np
 
 from .. import random as _random
-from ..engine import backward as _backward
+from ..engine.backward import observing_rebuilt_outputs
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from ._tree import flatten, unflatten
 from .batching import RULES, has_rule, run_batched
 
-_patch_lock = threading.Lock()
-_patch_depth = 0
-_original_rebuild = _backward._rebuild_output
 _active = threading.local()  # the trace this thread's vmap is building
 
 
-def _rebuild_output_traced(node):
-    """A backward rule's saved output, rebuilt as a tensor: while vmap traces, it is the
-    traced result it was saved from (so `out > 0` in relu's rule is traced, not a constant)."""
-    t = _original_rebuild(node)
-    trace = getattr(_active, "trace", None)
-    if trace is not None:
+def _link_rebuilt_output(trace):
+    """The engine's rebuilt-output observer for `trace`: a backward rule's saved output,
+    rebuilt as a tensor while vmap traces, is the traced result it was saved from (so
+    `out > 0` in relu's rule is traced, not a constant)."""
+    def observe(node, t):
         source = trace._storage.get(id(node.out_data))
         slot = None if source is None else trace._slot_of.get(id(source))
         if slot is not None:
             trace._slot_of[id(t)] = slot
             trace.mark(t)
-    return t
-
-
-class _rebuilt_outputs_traced:
-    def __init__(self, trace):
-        self.trace = trace
-
-    def __enter__(self):
-        global _patch_depth
-        _active.trace = self.trace
-        with _patch_lock:
-            if _patch_depth == 0:
-                _backward._rebuild_output = _rebuild_output_traced
-            _patch_depth += 1
-
-    def __exit__(self, *exc):
-        global _patch_depth
-        _active.trace = None
-        with _patch_lock:
-            _patch_depth -= 1
-            if _patch_depth == 0:
-                _backward._rebuild_output = _original_rebuild
+    return observe
 
 
 class Fallback:
@@ -143,7 +118,8 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
     start = rng.state
     hook.local.trace = trace
     try:
-        with value_read_guard(), _rebuilt_outputs_traced(trace), nested_transforms():
+        with value_read_guard(), observing_rebuilt_outputs(_link_rebuilt_output(trace)), \
+                nested_transforms():
             out = func(*unflatten(samples, spec), **kwargs)
     except Exception as e:  # the per-sample loop raises it again, with the user's own traceback
         rng.state = start

@@ -7,6 +7,7 @@ import numpy as np
 
 from .quiet import quiet
 from .registry import defop
+from .xp import plus_tangents
 
 
 def _pair(rng, shape_a=(3, 4), shape_b=(3, 4)):
@@ -49,6 +50,11 @@ def _(xp, g):
     return g, g
 
 
+@_add.jvp
+def _(xp, tangents, *, out):
+    return plus_tangents(*tangents)
+
+
 _add.sample(_binary_samples)
 
 
@@ -63,6 +69,12 @@ def _sub(xp, x, y):
 @_sub.vjp
 def _(xp, g, needs):
     return g, (-g if needs[1] else None)
+
+
+@_sub.jvp
+def _(xp, tangents, *, out):
+    ta, tb = tangents
+    return plus_tangents(ta, None if tb is None else -tb)
 
 
 _sub.sample(_binary_samples)
@@ -81,6 +93,12 @@ def _(xp, g, x, y, needs):
     return (g * y if needs[0] else None), (g * x if needs[1] else None)
 
 
+@_mul.jvp
+def _(xp, tangents, x, y, *, out):
+    ta, tb = tangents
+    return plus_tangents(None if ta is None else ta * y, None if tb is None else x * tb)
+
+
 _mul.sample(_binary_samples)
 
 
@@ -94,6 +112,12 @@ def _div(xp, x, y):
 def _(xp, g, x, y, needs):
     gx = g / y
     return (gx if needs[0] else None), (-gx * (x / y) if needs[1] else None)
+
+
+@_div.jvp
+def _(xp, tangents, x, y, *, out):
+    ta, tb = tangents
+    return plus_tangents(None if ta is None else ta / y, None if tb is None else -tb * out / y)
 
 
 _div.sample(lambda rng: _binary_samples(rng, positive_b=True))
@@ -110,6 +134,11 @@ def _neg(xp, x):
 @_neg.vjp
 def _(xp, g):
     return (-g,)
+
+
+@_neg.jvp
+def _(xp, tangents, *, out):
+    return -tangents[0]
 
 
 _neg.sample(lambda rng: [((rng.standard_normal((3, 4)),), {})])

@@ -19,6 +19,7 @@ from .. import backend
 from ..tensor import Tensor, _axis
 from .arguments import need_dim
 from .registry import apply_inplace, check_inplace_allowed, defop, dispatch
+from .xp import linear_jvp
 
 _slice = builtins.slice
 _BASIC = (int, _slice, type(None), type(Ellipsis))
@@ -124,6 +125,9 @@ def _getitem(xp, x, *, key, in_shape=None):
 @_getitem.vjp
 def _(xp, g, key, in_shape):
     return (xp.getitem_backward(g, shape=in_shape, key=key),)
+
+
+_getitem.jvp(linear_jvp(_getitem))  # linear: the tangent goes through the op
 
 
 @_getitem.sample

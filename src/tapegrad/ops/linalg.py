@@ -16,6 +16,7 @@ from .promotion import check_same_float
 from .quiet import quiet
 from .registry import defop, dispatch
 from .views import reshape
+from .xp import plus_tangents
 
 
 def _mismatch(a_shape, b_shape) -> ValueError:
@@ -69,6 +70,13 @@ def _(xp, g, a, b, needs):
         if needs[1]:
             gb = xp.matmul(xp.expand_dims(g, -2), a)  # (..., 1, k)
     return ga, gb
+
+
+@_matmul.jvp
+def _(xp, tangents, a, b, *, out):
+    ta, tb = tangents
+    return plus_tangents(None if ta is None else xp.matmul(ta, b),
+                         None if tb is None else xp.matmul(a, tb))
 
 
 @_matmul.sample

@@ -24,6 +24,7 @@ from .. import dtypes
 from ..tensor import Tensor
 from .quiet import quiet
 from .registry import NumpyStyleOp, defop
+from .xp import linear_jvp
 
 _inf = math.inf
 _nan = math.nan
@@ -100,6 +101,9 @@ def _(xp, g, axis=None, keepdims=False, in_shape=()):
     return (xp.broadcast_to(_kept(xp, g, in_shape, axis, keepdims), in_shape),)
 
 
+_sum.jvp(linear_jvp(_sum))  # linear: the tangent goes through the op
+
+
 @defop(name="mean", **_REDUCTION)
 def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
@@ -116,6 +120,9 @@ def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
 def _(xp, g, axis=None, keepdims=False, in_shape=()):
     g = _kept(xp, g, in_shape, axis, keepdims) / builtins.max(_count(in_shape, axis), 1)
     return (xp.broadcast_to(g, in_shape),)
+
+
+_mean.jvp(linear_jvp(_mean))  # linear: the tangent goes through the op
 
 
 @defop(saves=("x", "out"), name="prod", **_REDUCTION)

@@ -113,6 +113,7 @@ def _exp(xp, x):
 
 
 _exp.vjp(lambda xp, g, out: (g * out,))
+_exp.jvp(lambda xp, tangents, *, out: tangents[0] * out)
 
 
 def exp(input: Tensor) -> Tensor:
@@ -141,6 +142,7 @@ def _log(xp, x):
 
 
 _log.vjp(lambda xp, g, x: (g / x,))
+_log.jvp(lambda xp, tangents, x, *, out: tangents[0] / x)
 
 
 def log(input: Tensor) -> Tensor:
@@ -183,6 +185,7 @@ def _sqrt(xp, x):
 
 
 _sqrt.vjp(lambda xp, g, out: (g / (out * 2.0),))
+_sqrt.jvp(lambda xp, tangents, *, out: tangents[0] / (out * 2.0))
 
 
 def sqrt(input: Tensor) -> Tensor:
@@ -213,6 +216,7 @@ def _square(xp, x):
 
 
 _square.vjp(lambda xp, g, x: (g * x * 2.0,))
+_square.jvp(lambda xp, tangents, x, *, out: tangents[0] * x * 2.0)
 
 
 def square(input: Tensor) -> Tensor:
@@ -241,6 +245,7 @@ def _sin(xp, x):
 
 
 _sin.vjp(lambda xp, g, x: (g * xp.cos(x),))
+_sin.jvp(lambda xp, tangents, x, *, out: tangents[0] * xp.cos(x))
 
 
 def sin(input: Tensor) -> Tensor:
@@ -255,6 +260,7 @@ def _cos(xp, x):
 
 
 _cos.vjp(lambda xp, g, x: (-g * xp.sin(x),))
+_cos.jvp(lambda xp, tangents, x, *, out: -tangents[0] * xp.sin(x))
 
 
 def cos(input: Tensor) -> Tensor:
@@ -283,6 +289,7 @@ def _tanh(xp, x):
 
 
 _tanh.vjp(lambda xp, g, out: (g * (1.0 - out * out),))
+_tanh.jvp(lambda xp, tangents, *, out: tangents[0] * (1.0 - out * out))
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -428,6 +435,7 @@ def _sigmoid(xp, x):
 
 
 _sigmoid.vjp(lambda xp, g, out: (g * out * (1.0 - out),))
+_sigmoid.jvp(lambda xp, tangents, *, out: tangents[0] * out * (1.0 - out))
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -473,6 +481,10 @@ def _(xp, g, out):
     # dead unit stays NaN, where PyTorch's threshold_backward would give 0). "Not
     # out <= 0" rather than "out > 0": at relu(NaN) = NaN the slope is 1, as PyTorch
     return (g * ~(out <= 0),)
+
+
+# slope 1 at relu(NaN), as the vjp
+_relu.jvp(lambda xp, tangents, *, out: tangents[0] * ~(out <= 0))
 
 
 def relu(input: Tensor) -> Tensor:

@@ -13,7 +13,7 @@ from ..tensor import _axis
 from .arguments import dims_arg, need_dim, norm_axes, pick
 from .quiet import quiet
 from .registry import defop, dispatch
-from .xp import sum_to_axes
+from .xp import linear_jvp, sum_to_axes
 
 
 # ------------------------------------------------------------------ views of one input
@@ -25,6 +25,9 @@ def _reshape(xp, x, *, shape, in_shape=None):
 @_reshape.vjp
 def _(xp, g, shape, in_shape):
     return (xp.reshape(g, in_shape),)
+
+
+_reshape.jvp(linear_jvp(_reshape))  # linear: the tangent goes through the op
 
 
 @_reshape.sample
@@ -48,6 +51,9 @@ def _broadcast_to(xp, x, *, shape):
 @_broadcast_to.vjp
 def _(xp, g, shape):
     return (g,)  # the engine sums the gradient back to the input's shape
+
+
+_broadcast_to.jvp(linear_jvp(_broadcast_to))  # linear: the tangent goes through the op
 
 
 @_broadcast_to.sample
@@ -102,6 +108,9 @@ def _(xp, g, axis):
     return (xp.squeeze(g, axis),)
 
 
+_expand_dims.jvp(linear_jvp(_expand_dims))  # linear: the tangent goes through the op
+
+
 @_expand_dims.sample
 def _(rng):
     return [
@@ -131,6 +140,9 @@ def _(xp, g, axis=None, in_shape=None):
     return (xp.reshape(g, in_shape),)
 
 
+_squeeze.jvp(linear_jvp(_squeeze))  # linear: the tangent goes through the op
+
+
 @_squeeze.sample
 def _(rng):
     return [
@@ -155,6 +167,9 @@ def _(xp, g, axes=None):
                          tuple(int(i) for i in np.argsort([a % g.ndim for a in axes]))),)
 
 
+_transpose.jvp(linear_jvp(_transpose))  # linear: the tangent goes through the op
+
+
 @_transpose.sample
 def _(rng):
     return [
@@ -177,6 +192,9 @@ def _swapaxes(xp, x, *, axis1, axis2):
 @_swapaxes.vjp
 def _(xp, g, axis1, axis2):
     return (xp.swapaxes(g, axis1, axis2),)
+
+
+_swapaxes.jvp(linear_jvp(_swapaxes))  # linear: the tangent goes through the op
 
 
 @_swapaxes.sample

@@ -92,3 +92,21 @@ def sum_to_axes(shape_from: tuple, shape_to: tuple) -> tuple:
         i + lead for i, n in enumerate(shape_to) if n == 1 and shape_from[i + lead] != 1
     )
 
+
+
+# ------------------------------------------------ helpers of the written forward (jvp) rules
+def plus_tangents(a: Any, b: Any) -> Any:
+    """a + b where None means "no tangent" (a jvp rule's input without one)."""
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+def linear_jvp(op: Any) -> Callable[..., Any]:
+    """The jvp rule of an op linear in its one input: the tangent goes through the op itself
+    (on tensors when the tangent must stay differentiable, on arrays otherwise)."""
+    def rule(xp, tangents, *, out, **params):
+        if xp is T:
+            return op(tangents[0], **params)
+        return op.forward(xp.module, tangents[0], **params)
+    return rule
