@@ -27,7 +27,7 @@ import numpy as np
 
 from ..engine.backward import run_backward
 from ..engine.node import OUT, accumulator
-from ..engine.recorder import input_edges, record_node
+from ..engine.recorder import record_node
 from ..engine.state import (
     FORWARD,
     ModeScope,
@@ -238,10 +238,11 @@ def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
     result = _wrap(out, mask, cls)
     if reverse:
         save_idx = op.saved_indices(len(args))
-        edges = input_edges(args, reverse, Tensor)
-        saved, checks = (_save(save_idx, args, result, op.save_for, edges[0]) if save_idx
+        node = record_node(op, params, args, reverse, _NAMESPACES[xp], Tensor)
+        node.tapes = mask  # edges only to reverse-tracked inputs; the node carries every bit
+        saved, checks = (_save(save_idx, args, result, op.save_for, node.next) if save_idx
                          else ((), ()))
-        node = record_node(op, params, saved, checks, edges, mask, _NAMESPACES[xp])
+        node.saved, node.checks = saved, checks
         if op.saves_out and (op.save_for is None or any(s is OUT for s in saved)):
             node.out_data = out
             node.out_counter = result._vc

@@ -37,7 +37,7 @@ import weakref
 import numpy as np
 
 from .. import backend, dtypes
-from ..engine.recorder import input_edges, record_node
+from ..engine.recorder import record_node
 from ..engine.state import state
 from ..ops.xp import array_ns
 from ..tensor import Tensor, _wrap
@@ -297,8 +297,8 @@ def _apply(cls, ctx, args, kwargs):
             )
 
     xp = next((backend.array_module(a._data) for a in args if isinstance(a, Tensor)), None)
-    node = record_node(cls._tg_op, {}, (ctx,), (), input_edges(args, mask, Tensor), mask,
-                       array_ns(xp), n_out=len(outs))
+    node = record_node(cls._tg_op, {}, args, mask, array_ns(xp), Tensor, n_out=len(outs))
+    node.saved = (ctx,)
 
     nondiff_ids = {id(originals.get(id(t), t)) for t in ctx._tg_nondiff}
     result = []

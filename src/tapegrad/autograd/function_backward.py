@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .. import dtypes
-from ..engine.recorder import input_edges, record_node
+from ..engine.recorder import record_node
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .modes import no_grad
@@ -159,9 +159,9 @@ def _delay_error(ctx, grads, res):
     single = not isinstance(res, (tuple, list))
     items = [res] if single else list(res)
     # edges: the Function's own inputs, then the gradients that were tracked
-    nxt, meta = input_edges(grad_inputs, mask, Tensor)
-    err = record_node(_DelayedErrorOp(_fn_name(ctx)), {}, (), (),
-                      (node.next + nxt, node.in_meta + meta), mask, node.xp, n_out=len(items))
+    err = record_node(_DelayedErrorOp(_fn_name(ctx)), {}, grad_inputs, mask, node.xp, Tensor,
+                      n_out=len(items))
+    err.next, err.in_meta = node.next + err.next, node.in_meta + err.in_meta
     for i, r in enumerate(items):
         if isinstance(r, Tensor) and dtypes.is_floating(r.dtype):
             t = _wrap(r._data, mask)

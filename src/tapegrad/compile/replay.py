@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..engine.recorder import input_edges, record_node
+from ..engine.recorder import record_node
 from ..engine.state import also_recording
 from ..tensor import Tensor, _wrap
 from .program import boundary_slots, build_backward, build_forward
@@ -180,9 +180,8 @@ class Program:
         if self.backward is not None:
             inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
             checks = tuple([(t._vc, t._version, i) for i, t in enumerate(inputs)])
-            node = record_node(COMPILED, {}, (_Call(self, saved, inputs, args, kwargs),), checks,
-                               input_edges(inputs, self.mask, Tensor), self.mask, self.ns,
-                               self.n_out)
+            node = record_node(COMPILED, {}, inputs, self.mask, self.ns, Tensor, self.n_out)
+            node.saved, node.checks = (_Call(self, saved, inputs, args, kwargs),), checks
         values = []
         for spec in self.outputs:
             if spec[0] != "op":  # an input returned as it is

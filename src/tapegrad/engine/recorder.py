@@ -1,9 +1,9 @@
 """The recorder: the one function that turns a computation into a graph node.
 
 The dispatcher (`ops.registry.Op.__call__`), custom `Function`s and their delayed-error
-nodes all record through `input_edges` and `record_node`, so an edge to an input is made in
-exactly one way: to the input's `grad_fn` when it has one, else to its leaf accumulator, and
-only for inputs tracked by one of the tapes in `mask`.
+nodes, forward AD and compiled calls all record through `record_node`, so an edge to an
+input is made in exactly one way: to the input's `grad_fn` when it has one, else to its leaf
+accumulator, and only for inputs tracked by one of the tapes in `mask`.
 
 It also keeps, for a tape that asked (a recording GradManager: `log_history`), weak
 references to the nodes recorded for it, so that `drop_history` can take the tape's bit off
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import collector
-from .node import Edge, InputMeta, Node, VersionCheck, accumulator
+from .node import Edge, InputMeta, Node, accumulator
 from .state import state
 
 if TYPE_CHECKING:
@@ -62,13 +62,17 @@ def drop_history(bit: int) -> None:
             node.tapes &= ~bit
 
 
-def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> Edges:
-    """Per input: the edge a node keeps to it, and its (shape, dtype).
+def record_node(op: Any, params: Any, inputs: Sequence[Any], mask: int, xp: Any,
+                tensor_type: type[Tensor], n_out: int = 1) -> Node:
+    """A Node for `op` applied to `inputs`, tracked by tapes `mask`.
 
-    The edge goes to the input's `grad_fn` when it has one, else to its leaf accumulator,
-    and exists only for inputs tracked by a tape in `mask`; anything that is not a
-    `tensor_type` (passed in: the engine does not import `tensor.py`) is a constant.
+    Per input the node gets an edge and its (shape, dtype). The edge goes to the input's
+    `grad_fn` when it has one, else to its leaf accumulator, and exists only for inputs
+    tracked by a tape in `mask`; anything that is not a `tensor_type` (passed in: the engine
+    does not import `tensor.py`) is a constant. The caller fills in `node.saved` and
+    `node.checks` (what its rule needs may depend on which edges exist).
     """
+    global _countdown
     nxt: list[Edge | None] = []
     meta: list[InputMeta | None] = []
     for a in inputs:
@@ -92,15 +96,7 @@ def input_edges(inputs: Sequence[Any], mask: int, tensor_type: type[Tensor]) -> 
         else:
             meta.append(None)
         nxt.append(None)
-    return tuple(nxt), tuple(meta)
-
-
-def record_node(op: Any, params: Any, saved: tuple[Any, ...], checks: tuple[VersionCheck, ...],
-                edges: Edges, mask: int, xp: Any, n_out: int = 1) -> Node:
-    """A Node for `op`, tracked by tapes `mask`, with `edges` from `input_edges`."""
-    global _countdown
-    nxt, meta = edges
-    node = Node(op, params, saved, checks, nxt, meta, mask, xp, n_out)
+    node = Node(op, params, (), (), tuple(nxt), tuple(meta), mask, xp, n_out)
     if mask & _logged:
         ref = weakref.ref(node)
         for bit, log in tuple(_history.items()):  # a copy: other threads may add a log

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -46,7 +46,7 @@ class _State(threading.local):
         self.dual_level: object = None  # the forward_ad level entered in this thread, if any
         # called as f(node, tensor) when a recorded backward rebuilds a node's saved output;
         # set only through engine.backward.observing_rebuilt_outputs (vmap's tracer)
-        self.on_output_rebuilt: Callable[[object, object], None] | None = None
+        self.on_output_rebuilt: Callable[[Any, Any], None] | None = None
 
 
 state = _State()

@@ -64,7 +64,7 @@ import numpy as np
 from .. import backend
 from ..compile.hook import TRACING, traced_call
 from ..engine.node import ACCUMULATE, OUT
-from ..engine.recorder import input_edges, record_node
+from ..engine.recorder import record_node
 from ..engine.state import FORWARD, state
 from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
@@ -325,12 +325,12 @@ def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mas
     save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
         save_idx = range(len(args))
-    edges = input_edges(args, mask, Tensor)
+    node = record_node(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor)
     if save_idx:
-        saved, checks = _save(save_idx, args, result, op.save_for, edges[0])
+        saved, node.checks = _save(save_idx, args, result, op.save_for, node.next)
+        node.saved = saved
     else:
-        saved = checks = ()
-    node = record_node(op, params or _NO_PARAMS, saved, checks, edges, mask, _NAMESPACES[xp])
+        saved = ()
     if op.saves_out and (op.save_for is None or any(s is OUT for s in saved)):
         node.out_data = out
         node.out_counter = result._vc
