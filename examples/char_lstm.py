@@ -6,6 +6,7 @@ Embedding -> 2-layer LSTM (batch_first) -> Linear over the characters, trained w
 gradient clipping on random 32-character windows; the LSTM's cell loop runs in Python, so
 every step builds a fresh (dynamic) graph. At the end it samples text from the model.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,9 +58,12 @@ def main(argv=None) -> dict:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sample", type=int, default=300, help="characters to generate at the end")
-    p.add_argument("--threads", type=int, default=None,
-                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
-                        "see docs/performance.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -78,7 +82,7 @@ def main(argv=None) -> dict:
     T, B = args.seq_len, args.batch_size
     for step in range(1, args.steps + 1):
         starts = rng.integers(0, len(data) - T - 1, size=B)
-        windows = np.stack([data[s:s + T + 1] for s in starts])
+        windows = np.stack([data[s : s + T + 1] for s in starts])
         x, y = tg.tensor(windows[:, :-1]), tg.tensor(windows[:, 1:])
         logits, _ = model(x)
         loss = F.cross_entropy(logits.reshape(B * T, -1), y.reshape(B * T))
@@ -88,8 +92,10 @@ def main(argv=None) -> dict:
         opt.step()
         sched.step()
         if step % 50 == 0 or step == args.steps:
-            print(f"step {step:>4}  loss {loss.item():.3f}  "
-                  f"(perplexity {math.exp(loss.item()):.1f}; uniform would be {len(itos)})")
+            print(
+                f"step {step:>4}  loss {loss.item():.3f}  "
+                f"(perplexity {math.exp(loss.item()):.1f}; uniform would be {len(itos)})"
+            )
     text_out = sample(model, stoi, itos, "Shall I ", args.sample, 0.8, rng) if args.sample else ""
     if text_out:
         print("-" * 60 + "\n" + text_out + "\n" + "-" * 60)

@@ -5,6 +5,7 @@
 Conv -> BatchNorm -> ReLU blocks, max-pooling, dropout, AdamW with a linear warm-up then
 cosine decay, and a safetensors checkpoint (model + optimizer) that is reloaded at the end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,9 +53,12 @@ def main(argv=None) -> dict:
     p.add_argument("--steps", type=count, default=None, help="stop after this many batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default=None, help="checkpoint path (default: a temporary file)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
-                        "see docs/performance.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 

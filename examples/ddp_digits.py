@@ -10,6 +10,7 @@ per-process batch of global_batch / N, and backward averages the gradients, so a
 processes take the same optimizer steps and keep identical models. Needs mpi4py only when
 started with more than one process: `pip install tapegrad[mpi]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,12 @@ def main(argv=None) -> dict:
     p.add_argument("--steps", type=count, default=None, help="stop after this many steps")
     p.add_argument("--batch-size", type=int, default=64, help="global batch (all processes)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=None,
-                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
-                        "see docs/performance.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -56,21 +60,29 @@ def main(argv=None) -> dict:
     # the same seed on every rank: the same train/test split everywhere
     train, test = tg.data.random_split(data, [0.8, 0.2], seed=args.seed)
     mine = shard(train, rank, world)
-    loader = tg.data.DataLoader(mine, batch_size=args.batch_size // world, shuffle=True,
-                                drop_last=True, seed=args.seed + rank)
+    loader = tg.data.DataLoader(
+        mine,
+        batch_size=args.batch_size // world,
+        shuffle=True,
+        drop_last=True,
+        seed=args.seed + rank,
+    )
     x_test, y_test = next(iter(tg.data.DataLoader(test, batch_size=len(test))))
 
     tg.manual_seed(args.seed + rank)  # different on purpose: DDP broadcasts rank 0's weights
     net = nn.Sequential(
-        nn.Linear(64, 128), nn.ReLU(),
-        nn.Linear(128, 64), nn.ReLU(),
+        nn.Linear(64, 128),
+        nn.ReLU(),
+        nn.Linear(128, 64),
+        nn.ReLU(),
         nn.Linear(64, 10),
     )
     model = dist.DistributedDataParallel(net)
-    opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True,
-                       weight_decay=1e-4)
-    log(f"{world} process(es), {len(mine)} training samples each, "
-        f"batch {args.batch_size // world} per process")
+    opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)
+    log(
+        f"{world} process(es), {len(mine)} training samples each, "
+        f"batch {args.batch_size // world} per process"
+    )
 
     step, loss, acc, mean_loss = 0, None, 0.0, None
     for epoch in range(args.epochs):
@@ -86,8 +98,10 @@ def main(argv=None) -> dict:
         with tg.no_grad():
             acc = (net(x_test).argmax(dim=1) == y_test).float().mean().item()
         mean_loss = dist.all_reduce(loss.detach().clone(), op="mean").item()
-        log(f"epoch {epoch + 1:>2}  loss {mean_loss:.4f} (mean over processes)  "
-            f"test accuracy {acc:.2%}")
+        log(
+            f"epoch {epoch + 1:>2}  loss {mean_loss:.4f} (mean over processes)  "
+            f"test accuracy {acc:.2%}"
+        )
         if args.steps is not None and step >= args.steps:
             break
 
@@ -95,8 +109,14 @@ def main(argv=None) -> dict:
     flat = tg.tensor(np.concatenate([p.detach().numpy().ravel() for p in net.parameters()]))
     spread = max(float(np.abs(g.numpy() - flat.numpy()).max()) for g in dist.all_gather(flat))
     log(f"largest difference between replicas: {spread}")
-    return {"rank": rank, "world": world, "steps": step, "loss": mean_loss,
-            "test_acc": acc, "spread": spread}
+    return {
+        "rank": rank,
+        "world": world,
+        "steps": step,
+        "loss": mean_loss,
+        "test_acc": acc,
+        "spread": spread,
+    }
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 A three-layer perceptron with SGD + Nesterov momentum and a step learning-rate schedule;
 reaches about 97 % test accuracy in a few seconds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,12 +21,17 @@ def main(argv=None) -> dict:
     p.add_argument("--epochs", type=count, default=20, help="passes over the training set")
     p.add_argument("--steps", type=count, default=None, help="stop after this many batches")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=None,
-                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
-                        "see docs/performance.md)")
-    p.add_argument("--compile", action="store_true",
-                   help="run each training step under tg.compile (traced once per batch "
-                        "shape, then replayed)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="run each training step under tg.compile (traced once per batch shape, then replayed)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -36,12 +42,13 @@ def main(argv=None) -> dict:
     x_test, y_test = next(iter(tg.data.DataLoader(test, batch_size=len(test))))
 
     model = nn.Sequential(
-        nn.Linear(64, 128), nn.ReLU(),
-        nn.Linear(128, 64), nn.ReLU(),
+        nn.Linear(64, 128),
+        nn.ReLU(),
+        nn.Linear(128, 64),
+        nn.ReLU(),
         nn.Linear(64, 10),
     )
-    opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True,
-                       weight_decay=1e-4)
+    opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)
     sched = tg.optim.lr_scheduler.StepLR(opt, step_size=8, gamma=0.3)
 
     def train_step(x, y):
@@ -69,8 +76,7 @@ def main(argv=None) -> dict:
         with tg.no_grad():
             acc = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
         epoch_loss = loss_sum / seen  # the mean over the epoch's samples, not the last batch
-        print(f"epoch {epoch + 1:>2}  loss {epoch_loss:.4f}  test accuracy {acc:.2%}  "
-              f"lr {lr:.4f}")
+        print(f"epoch {epoch + 1:>2}  loss {epoch_loss:.4f}  test accuracy {acc:.2%}  lr {lr:.4f}")
         if args.steps is not None and step >= args.steps:
             break
     return {"loss": epoch_loss, "test_acc": acc, "steps": step, "lr": lr, "losses": losses}

@@ -6,6 +6,7 @@ Token + learned position embeddings -> 2 TransformerEncoderLayers (self-attentio
 whole sequence) -> a Linear head predicting, at each position, the digit that belongs
 there once sorted. Reports the per-token and whole-sequence accuracy on fresh sequences.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,16 +19,18 @@ from tapegrad import nn
 
 
 class Sorter(nn.Module):
-    def __init__(self, vocab: int, length: int, d_model: int = 64, nhead: int = 4,
-                 layers: int = 2):
+    def __init__(self, vocab: int, length: int, d_model: int = 64, nhead: int = 4, layers: int = 2):
         super().__init__()
         self.tok = nn.Embedding(vocab, d_model)
         self.pos = nn.Embedding(length, d_model)
-        self.layers = nn.ModuleList([
-            nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=4 * d_model, dropout=0.0,
-                                       batch_first=True)
-            for _ in range(layers)
-        ])
+        self.layers = nn.ModuleList(
+            [
+                nn.TransformerEncoderLayer(
+                    d_model, nhead, dim_feedforward=4 * d_model, dropout=0.0, batch_first=True
+                )
+                for _ in range(layers)
+            ]
+        )
         self.head = nn.Linear(d_model, vocab)
         self.register_buffer("positions", tg.arange(length))
 
@@ -51,13 +54,19 @@ def main(argv=None) -> dict:
     p.add_argument("--vocab", type=int, default=10, help="distinct tokens (digits)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=None,
-                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
-                        "see docs/performance.md)")
-    p.add_argument("--compile", action="store_true",
-                   help="compute the loss under tg.compile (the forward is replayed; "
-                        "backward, gradient clipping and the step stay eager: clipping "
-                        "reads the gradients)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="compute the loss under tg.compile (the forward is replayed; "
+        "backward, gradient clipping and the step stay eager: clipping "
+        "reads the gradients)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -67,7 +76,8 @@ def main(argv=None) -> dict:
     opt = tg.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     warm = max(1, min(100, args.steps // 10))
     sched = tg.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(1, args.steps)))
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(1, args.steps))
+    )
 
     def loss_of(x, y):
         return F.cross_entropy(model(x).reshape(-1, args.vocab), y.reshape(-1))

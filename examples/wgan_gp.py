@@ -6,6 +6,7 @@ The critic's gradient penalty, E[(||grad_x D(x_hat)|| - 1)^2], is itself differe
 when the critic is updated, so its gradient is computed with `create_graph=True`
 (a second-order derivative through the whole critic).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,10 @@ import numpy as np
 import tapegrad as tg
 from tapegrad import nn
 
-CENTERS = np.array([(2 * math.cos(a), 2 * math.sin(a))
-                    for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)], dtype=np.float32)
+CENTERS = np.array(
+    [(2 * math.cos(a), 2 * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)],
+    dtype=np.float32,
+)
 
 
 def real_batch(rng, n: int):
@@ -27,9 +30,12 @@ def real_batch(rng, n: int):
 
 def mlp(d_in: int, d_out: int, width: int = 128):
     return nn.Sequential(
-        nn.Linear(d_in, width), nn.ReLU(),
-        nn.Linear(width, width), nn.ReLU(),
-        nn.Linear(width, width), nn.ReLU(),
+        nn.Linear(d_in, width),
+        nn.ReLU(),
+        nn.Linear(width, width),
+        nn.ReLU(),
+        nn.Linear(width, width),
+        nn.ReLU(),
         nn.Linear(width, d_out),
     )
 
@@ -62,9 +68,12 @@ def main(argv=None) -> dict:
     p.add_argument("--gp", type=float, default=0.1, help="gradient-penalty weight")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--plot", default=None, help="save a scatter plot of samples (matplotlib)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; "
-                        "see docs/performance.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -90,8 +99,10 @@ def main(argv=None) -> dict:
         if step % 100 == 0 or step == args.steps:
             with tg.no_grad():
                 covered, near = mode_stats(G(tg.randn(1000, 2)).numpy())
-            print(f"step {step:>5}  critic {loss_d.item():+.4f}  generator {loss_g.item():+.4f}  "
-                  f"modes covered {covered}/8, samples near a mode {near:.0%}")
+            print(
+                f"step {step:>5}  critic {loss_d.item():+.4f}  generator {loss_g.item():+.4f}  "
+                f"modes covered {covered}/8, samples near a mode {near:.0%}"
+            )
     with tg.no_grad():
         samples = G(tg.randn(2000, 2)).numpy()
     covered, near = mode_stats(samples)

@@ -4,6 +4,7 @@ Part 1: every public name the contract mentions exists (one case per name, so a 
 name is reported by name). Part 2: behaviour, with asserted values, of the names that the
 rest of the suite does not already exercise.
 """
+
 from __future__ import annotations
 
 import functools
@@ -150,7 +151,8 @@ def _resolve(root: str, name: str):
 
 
 @pytest.mark.parametrize(
-    ("root", "name"), _CASES,
+    ("root", "name"),
+    _CASES,
     ids=[f"{'tg' if r == 'tapegrad' else r.replace('tapegrad.', 'tg.')}.{n}" for r, n in _CASES],
 )
 def test_public_name_exists(root, name):
@@ -164,8 +166,13 @@ def test_ctx_grad_fn_and_handle_names_exist():
     class Probe(tg.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            for attr in ("save_for_backward", "needs_input_grad", "mark_dirty",
-                         "mark_non_differentiable", "set_materialize_grads"):
+            for attr in (
+                "save_for_backward",
+                "needs_input_grad",
+                "mark_dirty",
+                "mark_non_differentiable",
+                "set_materialize_grads",
+            ):
                 seen[attr] = hasattr(ctx, attr)
             ctx.save_for_backward(x)
             ctx.anything = 3  # any attribute on ctx
@@ -272,8 +279,9 @@ def test_tensor_dtypes_from_python_and_numpy():
     assert tg.tensor([1, 2], dtype=tg.float64).dtype == tg.float64
 
 
-@pytest.mark.parametrize("data", ["abc", b"x", np.array(["a"]), [object()]],
-                         ids=["str", "bytes", "str-array", "object"])
+@pytest.mark.parametrize(
+    "data", ["abc", b"x", np.array(["a"]), [object()]], ids=["str", "bytes", "str-array", "object"]
+)
 def test_non_numeric_data_is_refused(data):
     with pytest.raises(TypeError, match="cannot make a tensor from .*give numbers"):
         tg.tensor(data)
@@ -376,13 +384,20 @@ _SCALARS = [2, 2.0, np.float64(2.0), np.float32(2.0), np.int64(2), np.array(2.0)
 def test_operators_with_python_and_numpy_scalars_keep_float32(scalar):
     x = tg.tensor([1.0, 3.0, 4.0])
     results = {
-        "+": (x + scalar, [3.0, 5.0, 6.0]), "r+": (scalar + x, [3.0, 5.0, 6.0]),
-        "-": (x - scalar, [-1.0, 1.0, 2.0]), "r-": (scalar - x, [1.0, -1.0, -2.0]),
-        "*": (x * scalar, [2.0, 6.0, 8.0]), "r*": (scalar * x, [2.0, 6.0, 8.0]),
-        "/": (x / scalar, [0.5, 1.5, 2.0]), "r/": (scalar / x, [2.0, 2 / 3, 0.5]),
-        "//": (x // scalar, [0.0, 1.0, 2.0]), "r//": (scalar // x, [2.0, 0.0, 0.0]),
-        "%": (x % scalar, [1.0, 1.0, 0.0]), "r%": (scalar % x, [0.0, 2.0, 2.0]),
-        "**": (x ** scalar, [1.0, 9.0, 16.0]), "r**": (scalar ** x, [2.0, 8.0, 16.0]),
+        "+": (x + scalar, [3.0, 5.0, 6.0]),
+        "r+": (scalar + x, [3.0, 5.0, 6.0]),
+        "-": (x - scalar, [-1.0, 1.0, 2.0]),
+        "r-": (scalar - x, [1.0, -1.0, -2.0]),
+        "*": (x * scalar, [2.0, 6.0, 8.0]),
+        "r*": (scalar * x, [2.0, 6.0, 8.0]),
+        "/": (x / scalar, [0.5, 1.5, 2.0]),
+        "r/": (scalar / x, [2.0, 2 / 3, 0.5]),
+        "//": (x // scalar, [0.0, 1.0, 2.0]),
+        "r//": (scalar // x, [2.0, 0.0, 0.0]),
+        "%": (x % scalar, [1.0, 1.0, 0.0]),
+        "r%": (scalar % x, [0.0, 2.0, 2.0]),
+        "**": (x**scalar, [1.0, 9.0, 16.0]),
+        "r**": (scalar**x, [2.0, 8.0, 16.0]),
     }
     for op, (out, expected) in results.items():
         assert isinstance(out, tg.Tensor), op
@@ -418,21 +433,28 @@ def test_operators_between_tensors_and_their_gradients():
     assert (a @ b).tolist() == [[4.0, 4.5], [10.0, 9.5]]
     assert (-a).tolist() == [[-1.0, -2.0], [-3.0, -4.0]]
     assert abs(tg.tensor([-1.5, 2.0])).tolist() == [1.5, 2.0]
-    assert (a // b).tolist() == [[0.0, 4.0], [3.0, 2.0]] and (a % b).tolist() == [[1.0, 0.0],
-                                                                                  [0.0, 0.0]]
-    (a * b + a / b - a ** 2).sum().backward()
-    np.testing.assert_allclose(a.grad.numpy(), b.detach().numpy() + 1 / b.detach().numpy()
-                               - 2 * a.detach().numpy())
-    np.testing.assert_allclose(b.grad.numpy(), a.detach().numpy()
-                               - a.detach().numpy() / b.detach().numpy() ** 2)
+    assert (a // b).tolist() == [[0.0, 4.0], [3.0, 2.0]] and (a % b).tolist() == [
+        [1.0, 0.0],
+        [0.0, 0.0],
+    ]
+    (a * b + a / b - a**2).sum().backward()
+    np.testing.assert_allclose(
+        a.grad.numpy(), b.detach().numpy() + 1 / b.detach().numpy() - 2 * a.detach().numpy()
+    )
+    np.testing.assert_allclose(
+        b.grad.numpy(), a.detach().numpy() - a.detach().numpy() / b.detach().numpy() ** 2
+    )
 
 
 def test_comparisons_give_bool_and_never_require_grad():
     x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     expected = {
-        "<": ([True, False, False], x < 2), "<=": ([True, True, False], x <= 2),
-        ">": ([False, False, True], x > 2), ">=": ([False, True, True], x >= 2),
-        "==": ([False, True, False], x == 2), "!=": ([True, False, True], x != 2),
+        "<": ([True, False, False], x < 2),
+        "<=": ([True, True, False], x <= 2),
+        ">": ([False, False, True], x > 2),
+        ">=": ([False, True, True], x >= 2),
+        "==": ([False, True, False], x == 2),
+        "!=": ([True, False, True], x != 2),
         "r<": ([False, False, True], operator.lt(2, x)),  # reflected: x.__gt__(2)
         "np<": ([False, False, True], operator.lt(np.float64(2), x)),
         "t==t": ([True, True, True], x == x),
@@ -496,7 +518,9 @@ def test_arith_functions_are_methods_too():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     assert x.add(1, alpha=2).tolist() == [3.0, 4.0] and x.sub(x).tolist() == [0.0, 0.0]
     assert tg.add(x, x, alpha=3).tolist() == [4.0, 8.0] and tg.sub(x, 1, alpha=2).tolist() == [
-        -1.0, 0.0]
+        -1.0,
+        0.0,
+    ]
     assert x.mul(3).tolist() == [3.0, 6.0] and x.div(2).tolist() == [0.5, 1.0]
     assert x.neg().tolist() == [-1.0, -2.0] and x.pow(2).tolist() == [1.0, 4.0]
     (x.add(x, alpha=2) + x.pow(2)).sum().backward()
@@ -524,10 +548,25 @@ def test_dim_axis_keepdim_keepdims_spellings():
     assert tg.mean(t, axis=-1).tolist() == tg.mean(t, dim=-1).tolist() == [1.0, 4.0]
 
 
-@pytest.mark.parametrize("name", [
-    "unsqueeze", "expand_dims", "split", "chunk", "index_select", "gather", "take_along_axis",
-    "scatter_add", "cat", "stack", "squeeze", "flip", "cumsum", "softmax",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "unsqueeze",
+        "expand_dims",
+        "split",
+        "chunk",
+        "index_select",
+        "gather",
+        "take_along_axis",
+        "scatter_add",
+        "cat",
+        "stack",
+        "squeeze",
+        "flip",
+        "cumsum",
+        "softmax",
+    ],
+)
 def test_shape_and_index_functions_take_dim_or_axis(name):
     t = tg.arange(24.0).reshape(2, 3, 4)
     idx = tg.tensor([[[2, 0, 1, 0]], [[1, 1, 0, 2]]])
@@ -539,8 +578,7 @@ def test_shape_and_index_functions_take_dim_or_axis(name):
         "index_select": lambda **k: tg.index_select(t, index=tg.tensor([2, 0]), **k),
         "gather": lambda **k: tg.gather(t, index=idx, **k),
         "take_along_axis": lambda **k: tg.take_along_axis(t, idx, **k),
-        "scatter_add": lambda **k: tg.scatter_add(tg.zeros(2, 3, 4), index=idx, src=t[:, :1],
-                                                  **k),
+        "scatter_add": lambda **k: tg.scatter_add(tg.zeros(2, 3, 4), index=idx, src=t[:, :1], **k),
         "cat": lambda **k: tg.cat([t, t], **k),
         "stack": lambda **k: tg.stack([t, t], **k),
         "squeeze": lambda **k: tg.squeeze(t[:, :1], **k),
@@ -581,8 +619,14 @@ def test_max_ties_share_the_gradient():
 
 # ---------------------------------------------------------------------------- 2. recording
 def test_modes_at_top_level_and_in_autograd_are_the_same():
-    for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-                 "is_grad_enabled", "is_inference_mode_enabled"):
+    for name in (
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "is_grad_enabled",
+        "is_inference_mode_enabled",
+    ):
         assert getattr(tg, name) is getattr(tg.autograd, name), name
     x = tg.tensor([1.0], requires_grad=True)
     with tg.inference_mode():
@@ -593,8 +637,13 @@ def test_modes_at_top_level_and_in_autograd_are_the_same():
 
 def _mode_state():
     A = tg.autograd
-    return (tg.is_grad_enabled(), tg.is_inference_mode_enabled(), A.is_recording(),
-            A.is_training(), A.is_anomaly_enabled())
+    return (
+        tg.is_grad_enabled(),
+        tg.is_inference_mode_enabled(),
+        A.is_recording(),
+        A.is_training(),
+        A.is_anomaly_enabled(),
+    )
 
 
 _MODES = {
@@ -603,8 +652,10 @@ _MODES = {
     "set_grad_enabled": (lambda: tg.set_grad_enabled(True), (True, False, None, None, None)),
     "inference_mode": (lambda: tg.inference_mode(), (False, True, False, None, None)),
     "record": (lambda: tg.autograd.record(), (True, False, True, True, None)),
-    "record-predict": (lambda: tg.autograd.record(train_mode=False), (True, None, True, False,
-                                                                    None)),
+    "record-predict": (
+        lambda: tg.autograd.record(train_mode=False),
+        (True, None, True, False, None),
+    ),
     "pause": (lambda: tg.autograd.pause(), (False, False, False, False, None)),
     "train_mode": (lambda: tg.autograd.train_mode(), (None, None, None, True, None)),
     "predict_mode": (lambda: tg.autograd.predict_mode(), (None, None, None, False, None)),
@@ -656,7 +707,7 @@ def test_record_scope_state_functions():
 def test_jvp_matches_the_jacobian():
     x = tg.tensor([1.0, 2.0], dtype=tg.float64)
     v = tg.tensor([1.0, -1.0], dtype=tg.float64)
-    out, jv = tg.autograd.functional.jvp(lambda t: t ** 3, x, v)
+    out, jv = tg.autograd.functional.jvp(lambda t: t**3, x, v)
     assert out.tolist() == [1.0, 8.0] and jv.tolist() == [3.0, -12.0]
 
 
@@ -700,8 +751,7 @@ def test_module_api_roundtrip_through_save_and_load(tmp_path):
     assert seen[-1] == "Sequential" and seen.count("Linear") == 2
     path = tmp_path / "net.safetensors"
     tg.save(net.state_dict(), path)
-    other = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Flatten(),
-                             tg.nn.Linear(4, 2))
+    other = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Flatten(), tg.nn.Linear(4, 2))
     other.load_state_dict(tg.load(path))
     x = tg.randn(5, 3)
     np.testing.assert_array_equal(net(x).detach().numpy(), other(x).detach().numpy())

@@ -1,4 +1,5 @@
 """tg.set_num_threads / tg.get_num_threads (threadpoolctl) and the thread policy."""
+
 import pytest
 
 import tapegrad as tg
@@ -26,8 +27,7 @@ def test_set_and_get(restore_threads):
     for n in (1, 2):
         tg.set_num_threads(n)
         assert tg.get_num_threads() == n
-        assert {lib["num_threads"] for lib in threadpool_info()
-                if lib["user_api"] == "blas"} == {n}
+        assert {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"} == {n}
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

@@ -1,4 +1,5 @@
 """`python -m tapegrad demo`: one short epoch really learns; checkpoint, curve and CLI work."""
+
 import json
 import subprocess
 import sys
@@ -13,8 +14,9 @@ from tapegrad.__main__ import main
 
 def test_one_epoch_of_the_cnn_learns(tmp_path):
     lines = []
-    result = demo.run(epochs=1, model_kind="cnn", out=str(tmp_path), progress=False,
-                      log=lines.append)
+    result = demo.run(
+        epochs=1, model_kind="cnn", out=str(tmp_path), progress=False, log=lines.append
+    )
     assert result["test_acc"] > 0.5  # chance is 0.1; one epoch reaches ~0.9
     assert result["reload_acc"] == result["test_acc"]  # the checkpoint holds the trained model
     ck = tg.load(result["checkpoint"])
@@ -28,10 +30,22 @@ def test_one_epoch_of_the_cnn_learns(tmp_path):
 
 
 def test_mlp_via_main_is_reproducible(tmp_path, capsys):
-    a = demo.run(epochs=1, model_kind="mlp", seed=3, out=str(tmp_path / "a"), progress=False,
-                 log=lambda s: None)
-    b = demo.run(epochs=1, model_kind="mlp", seed=3, out=str(tmp_path / "b"), progress=False,
-                 log=lambda s: None)
+    a = demo.run(
+        epochs=1,
+        model_kind="mlp",
+        seed=3,
+        out=str(tmp_path / "a"),
+        progress=False,
+        log=lambda s: None,
+    )
+    b = demo.run(
+        epochs=1,
+        model_kind="mlp",
+        seed=3,
+        out=str(tmp_path / "b"),
+        progress=False,
+        log=lambda s: None,
+    )
     assert a["history"] == b["history"]
     assert a["test_acc"] > 0.5
     assert main(["demo", "--epochs", "1", "--model", "mlp", "--out", str(tmp_path / "c")]) == 0
@@ -49,8 +63,9 @@ def test_without_matplotlib_and_sklearn(tmp_path, monkeypatch):
     for name in ("matplotlib", "sklearn", "sklearn.datasets"):
         monkeypatch.setitem(sys.modules, name, None)  # import -> ImportError
     lines = []
-    result = demo.run(epochs=1, model_kind="mlp", out=str(tmp_path), progress=False,
-                      log=lines.append)
+    result = demo.run(
+        epochs=1, model_kind="mlp", out=str(tmp_path), progress=False, log=lines.append
+    )
     assert result["source"] == "package" and result["test_acc"] > 0.5
     assert "from the copy shipped with tapegrad" in lines[0]
     assert result["png"] is None
@@ -68,15 +83,20 @@ def test_bad_arguments():
 
 
 def test_help_documents_the_options():
-    out = subprocess.run([sys.executable, "-m", "tapegrad", "demo", "--help"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "tapegrad", "demo", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for opt in ("--epochs", "--model", "{cnn,mlp}", "--seed", "--out"):
         assert opt in out
 
 
 def test_bench_forwards_to_the_harness():
-    r = subprocess.run([sys.executable, "-m", "tapegrad", "bench", "--help"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "tapegrad", "bench", "--help"], capture_output=True, text=True
+    )
     assert r.returncode == 0 and "usage: run.py" in r.stdout
 
 
@@ -90,8 +110,10 @@ def test_cli_rejects_zero_epochs_and_has_a_version(capsys):
     assert e.value.code == 0 and capsys.readouterr().out.strip() == f"tapegrad {tg.__version__}"
 
 
-@pytest.mark.parametrize(("argv0", "prog"), [("/venv/bin/tapegrad", "tapegrad"),
-                                             ("/src/tapegrad/__main__.py", "python -m tapegrad")])
+@pytest.mark.parametrize(
+    ("argv0", "prog"),
+    [("/venv/bin/tapegrad", "tapegrad"), ("/src/tapegrad/__main__.py", "python -m tapegrad")],
+)
 def test_usage_names_the_real_program(monkeypatch, capsys, argv0, prog):
     monkeypatch.setattr(sys, "argv", [argv0])
     with pytest.raises(SystemExit):
@@ -101,8 +123,9 @@ def test_usage_names_the_real_program(monkeypatch, capsys, argv0, prog):
 
 def test_history_has_test_loss_and_the_curve_a_log_loss_axis(tmp_path):
     pytest.importorskip("matplotlib")
-    result = demo.run(epochs=2, model_kind="mlp", out=str(tmp_path), progress=False,
-                      log=lambda s: None)
+    result = demo.run(
+        epochs=2, model_kind="mlp", out=str(tmp_path), progress=False, log=lambda s: None
+    )
     h = result["history"]
     assert len(h["test_loss"]) == 2 and 0 < h["test_loss"][1] < h["test_loss"][0] < 2.4
     # the test loss is the mean cross-entropy of the reloaded model on the test split
@@ -116,8 +139,9 @@ def test_history_has_test_loss_and_the_curve_a_log_loss_axis(tmp_path):
     _, test = tg.data.random_split(tg.data.TensorDataset(x, labels), [0.8, 0.2], seed=0)
     model.eval()
     with tg.no_grad():
-        ref = F.cross_entropy(model(tg.tensor(x[test.indices])),
-                              tg.tensor(labels[test.indices])).item()
+        ref = F.cross_entropy(
+            model(tg.tensor(x[test.indices])), tg.tensor(labels[test.indices])
+        ).item()
     assert abs(ref - h["test_loss"][1]) < 1e-5
     fig = demo.history_figure(h)
     loss_ax = fig.axes[0]
@@ -139,8 +163,13 @@ def test_demo_applies_the_thread_policy_and_restores_it(monkeypatch, tmp_path):
     seen = []
     monkeypatch.delenv("TAPEGRAD_NUM_THREADS", raising=False)
     try:
-        demo.run(epochs=1, model_kind="mlp", out=str(tmp_path), progress=False,
-                 log=lambda s: seen.append(tg.get_num_threads()))
+        demo.run(
+            epochs=1,
+            model_kind="mlp",
+            out=str(tmp_path),
+            progress=False,
+            log=lambda s: seen.append(tg.get_num_threads()),
+        )
     finally:
         after = tg.get_num_threads()
         tg.set_num_threads(before)
@@ -152,9 +181,12 @@ def test_install_hints_give_the_checkout_and_the_package_form(monkeypatch):
     import re
 
     src = pathlib.Path(tg.__file__).parent
-    stale = [f"{p.relative_to(src)}:{i}" for p in src.rglob("*.py")
-             for i, line in enumerate(p.read_text().splitlines(), 1)
-             if re.search(r"install '?tapegrad\[", line)]
+    stale = [
+        f"{p.relative_to(src)}:{i}"
+        for p in src.rglob("*.py")
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"install '?tapegrad\[", line)
+    ]
     assert stale == []  # every hint goes through tg.utils.install_hint
     both = r'pip install -e "\.\[{0}\]" \(from a checkout\) or pip install "tapegrad\[{0}\]"'
     assert re.fullmatch(both.format("plot"), tg.utils.install_hint("plot"))

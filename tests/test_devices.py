@@ -1,5 +1,6 @@
 """Devices: 'cpu' (NumPy) always; 'cuda' needs CuPy and a GPU, and says so clearly when
 either is missing (never an AttributeError or ImportError from deep inside)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,28 +20,48 @@ def _cuda_works() -> bool:
 
 HAS_CUDA = _cuda_works()
 no_cuda = pytest.mark.skipif(HAS_CUDA, reason="checks the error shown without CuPy/GPU")
-NEEDS = (r"device='cuda' needs CuPy and a GPU: pip install -e \"\.\[cuda\]\" \(from a "
-         r"checkout\) or pip install \"tapegrad\[cuda\]\"")
+NEEDS = (
+    r"device='cuda' needs CuPy and a GPU: pip install -e \"\.\[cuda\]\" \(from a "
+    r"checkout\) or pip install \"tapegrad\[cuda\]\""
+)
 
 
 @no_cuda
-@pytest.mark.parametrize("make", [
-    lambda: tg.tensor([1.0, 2.0], device="cuda"),
-    lambda: tg.tensor([1.0], device="cuda:0"),
-    lambda: tg.tensor([1.0], device="gpu"),  # MXNet's name
-    lambda: tg.tensor([1.0]).to("cuda"),
-    lambda: tg.tensor([1.0]).to(device="cuda"),
-    lambda: tg.tensor([1.0]).to("cuda", dtype=tg.float64),
-    lambda: tg.tensor([1.0]).cuda(),
-    lambda: tg.tensor([1.0], requires_grad=True).cuda(),
-    lambda: tg.zeros(2, device="cuda"),
-    lambda: tg.ones(2, 3, device="cuda"),
-    lambda: tg.randn(2, device="cuda"),
-    lambda: tg.arange(3, device="cuda"),
-    lambda: tg.as_tensor([1.0], device="cuda"),
-    lambda: tg.from_numpy(np.ones(2)).cuda(),
-], ids=["tensor", "cuda:0", "gpu", "to", "to-kw", "to-dtype", "cuda()", "cuda()-grad", "zeros",
-        "ones", "randn", "arange", "as_tensor", "from_numpy"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tg.tensor([1.0, 2.0], device="cuda"),
+        lambda: tg.tensor([1.0], device="cuda:0"),
+        lambda: tg.tensor([1.0], device="gpu"),  # MXNet's name
+        lambda: tg.tensor([1.0]).to("cuda"),
+        lambda: tg.tensor([1.0]).to(device="cuda"),
+        lambda: tg.tensor([1.0]).to("cuda", dtype=tg.float64),
+        lambda: tg.tensor([1.0]).cuda(),
+        lambda: tg.tensor([1.0], requires_grad=True).cuda(),
+        lambda: tg.zeros(2, device="cuda"),
+        lambda: tg.ones(2, 3, device="cuda"),
+        lambda: tg.randn(2, device="cuda"),
+        lambda: tg.arange(3, device="cuda"),
+        lambda: tg.as_tensor([1.0], device="cuda"),
+        lambda: tg.from_numpy(np.ones(2)).cuda(),
+    ],
+    ids=[
+        "tensor",
+        "cuda:0",
+        "gpu",
+        "to",
+        "to-kw",
+        "to-dtype",
+        "cuda()",
+        "cuda()-grad",
+        "zeros",
+        "ones",
+        "randn",
+        "arange",
+        "as_tensor",
+        "from_numpy",
+    ],
+)
 def test_cuda_without_cupy_says_what_to_install(make):
     with pytest.raises(RuntimeError, match=NEEDS):
         make()

@@ -9,6 +9,7 @@ whitespace are equal and `...` matches anything (`doctest.ELLIPSIS | NORMALIZE_W
 
 Also here: the "Layout" tree of docs/design.md lists every module of src/tapegrad, and no other.
 """
+
 from __future__ import annotations
 
 import doctest
@@ -72,7 +73,8 @@ def _aliases() -> tuple:
     """tapegrad's import hooks, and the framework names that import a facade (compat.alias)."""
     hooks = tuple(f for f in sys.meta_path if type(f).__module__.startswith("tapegrad."))
     names = tuple(
-        n for n in FRAMEWORK_NAMES
+        n
+        for n in FRAMEWORK_NAMES
         if getattr(sys.modules.get(n), "__name__", "").startswith("tapegrad.")
     )
     return hooks, names
@@ -118,7 +120,7 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
             sys.meta_path[:] = [f for f in sys.meta_path if f not in aliases_after[0]]
         st = engine_state.state
         st.active, st.training, st.inference, st.anomaly = before[:4]
-        del st.saved_modes[before[4]:]
+        del st.saved_modes[before[4] :]
     failed, attempted = runner.summarize(verbose=False)
     assert failed == 0, f"{failed} of {attempted} examples in {name} failed:\n" + "".join(report)
     assert after == before, (
@@ -161,7 +163,8 @@ def test_design_layout_lists_every_module():
     actual = {p.relative_to(src).as_posix() for p in (src / "tapegrad").rglob("*.py")}
     files, packages, whole = _design_layout()
     covered = {
-        f for f in actual
+        f
+        for f in actual
         if f in files
         or any(f.startswith(w + "/") for w in whole)
         or (f.endswith("/__init__.py") and f.rsplit("/", 1)[0] in packages)  # the package line

@@ -1,4 +1,5 @@
 """Every example runs a few steps (smoke tests; the full runs take under two minutes each)."""
+
 import importlib.util
 import pathlib
 
@@ -28,8 +29,9 @@ def test_cnn_digits(tmp_path):
 
 
 def test_char_lstm():
-    out = _load("char_lstm").main(["--steps", "2", "--seq-len", "16", "--batch-size", "4",
-                                   "--sample", "20"])
+    out = _load("char_lstm").main(
+        ["--steps", "2", "--seq-len", "16", "--batch-size", "4", "--sample", "20"]
+    )
     assert out["vocab"] > 30 and out["sample"].startswith("Shall I ")
     assert len(out["sample"]) == len("Shall I ") + 20
 
@@ -60,8 +62,9 @@ def test_wgan_gradient_penalty_is_twice_differentiable():
     assert first is not None and float(np.abs(first.numpy()).sum()) > 0
 
 
-@pytest.mark.parametrize("name", ["mlp_digits", "cnn_digits", "char_lstm", "transformer_sort",
-                                  "wgan_gp"])
+@pytest.mark.parametrize(
+    "name", ["mlp_digits", "cnn_digits", "char_lstm", "transformer_sort", "wgan_gp"]
+)
 def test_example_has_docstring_and_steps_flag(name):
     text = (EXAMPLES / f"{name}.py").read_text()
     assert text.startswith('"""') and "--steps" in text

@@ -14,6 +14,7 @@ nan, inf or -inf, seeded). For each variant:
 The run is seeded and small (a few seconds). `TAPEGRAD_FUZZ_SCALE=10` draws ten NaN/Inf
 variants per sample instead of one, for long local runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,9 +41,21 @@ KNOWN = {
     ("add", "nan-inf"): _HOT,
     ("sub", "nan-inf"): _HOT,
     ("sum", "nan-inf"): _HOT,
-    **{(op, "0-d"): _INTERNAL_AXIS for op in (
-        "mean", "var", "std", "flip", "expand_dims", "moveaxis", "transpose", "cumsum",
-        "diagonal_backward", "adaptive_avg_pool")},
+    **{
+        (op, "0-d"): _INTERNAL_AXIS
+        for op in (
+            "mean",
+            "var",
+            "std",
+            "flip",
+            "expand_dims",
+            "moveaxis",
+            "transpose",
+            "cumsum",
+            "diagonal_backward",
+            "adaptive_avg_pool",
+        )
+    },
     ("prod", "0-d"): "the reference itself fails (axis % 0 in its loop); tg.prod(x, 0) works",
     ("binary_cross_entropy", "0-d"): "internal op: the public function checks weight shapes",
     ("binary_cross_entropy_with_logits", "0-d"): "as binary_cross_entropy",
@@ -74,10 +87,16 @@ def _variants(args, rng):
     for dt in (np.float64, np.float32):
         out.append((dt.__name__, [a.astype(dt) if i in floats else a for i, a in enumerate(args)]))
     if any(args[i].ndim for i in arrays):
-        out.append(("0-size", [a[:0] if i in arrays and a.ndim else a
-                               for i, a in enumerate(args)]))
-        out.append(("0-d", [np.asarray(a.reshape(-1)[0]) if i in arrays and a.size else a
-                            for i, a in enumerate(args)]))
+        out.append(("0-size", [a[:0] if i in arrays and a.ndim else a for i, a in enumerate(args)]))
+        out.append(
+            (
+                "0-d",
+                [
+                    np.asarray(a.reshape(-1)[0]) if i in arrays and a.size else a
+                    for i, a in enumerate(args)
+                ],
+            )
+        )
     for k in range(SCALE if floats else 0):
         bad = [a.copy() if i in floats else a for i, a in enumerate(args)]
         for i in floats:
@@ -181,8 +200,10 @@ def _check(name, op, variant, args, params):
 
 
 def _float_pair(rng):
-    return [((rng.standard_normal((3, 4)), rng.standard_normal((3, 4))), {}),
-            ((rng.standard_normal((2, 3)), rng.standard_normal((3,))), {})]
+    return [
+        ((rng.standard_normal((3, 4)), rng.standard_normal((3, 4))), {}),
+        ((rng.standard_normal((2, 3)), rng.standard_normal((3,))), {}),
+    ]
 
 
 def _one_float(rng, **params):
@@ -190,42 +211,67 @@ def _one_float(rng, **params):
 
 
 def _int_pair(rng):
-    return [((rng.integers(-8, 8, (3, 4)), rng.integers(-8, 8, (3, 4))), {}),
-            ((rng.integers(0, 2, (4,)).astype(bool), rng.integers(0, 2, (4,)).astype(bool)), {})]
+    return [
+        ((rng.integers(-8, 8, (3, 4)), rng.integers(-8, 8, (3, 4))), {}),
+        ((rng.integers(0, 2, (4,)).astype(bool), rng.integers(0, 2, (4,)).astype(bool)), {}),
+    ]
 
 
 def _reduction_ref(fn):
     return lambda torch, x, axis=None, keepdims=False: (
-        fn(x) if axis is None else fn(x, dim=axis, keepdim=keepdims))
+        fn(x) if axis is None else fn(x, dim=axis, keepdim=keepdims)
+    )
 
 
 # The non-differentiable ops declare no samples (the generated gradient tests skip them):
 # their inputs and PyTorch twins for the fuzz.
 GENERIC = {
-    **{name: (_float_pair, ref) for name, ref in {
-        "equal": lambda t, x, y: t.eq(x, y), "not_equal": lambda t, x, y: t.ne(x, y),
-        "greater": lambda t, x, y: t.gt(x, y), "greater_equal": lambda t, x, y: t.ge(x, y),
-        "less": lambda t, x, y: t.lt(x, y), "less_equal": lambda t, x, y: t.le(x, y),
-        "logical_and": lambda t, x, y: t.logical_and(x, y),
-        "logical_or": lambda t, x, y: t.logical_or(x, y),
-        "logical_xor": lambda t, x, y: t.logical_xor(x, y),
-        "floor_divide": lambda t, x, y: t.floor_divide(x, y),
-        "isclose": lambda t, x, y: t.isclose(x, y),
-    }.items()},
-    **{name: (_int_pair, ref) for name, ref in {
-        "bitwise_and": lambda t, x, y: x & y, "bitwise_or": lambda t, x, y: x | y,
-        "bitwise_xor": lambda t, x, y: x ^ y,
-    }.items()},
+    **{
+        name: (_float_pair, ref)
+        for name, ref in {
+            "equal": lambda t, x, y: t.eq(x, y),
+            "not_equal": lambda t, x, y: t.ne(x, y),
+            "greater": lambda t, x, y: t.gt(x, y),
+            "greater_equal": lambda t, x, y: t.ge(x, y),
+            "less": lambda t, x, y: t.lt(x, y),
+            "less_equal": lambda t, x, y: t.le(x, y),
+            "logical_and": lambda t, x, y: t.logical_and(x, y),
+            "logical_or": lambda t, x, y: t.logical_or(x, y),
+            "logical_xor": lambda t, x, y: t.logical_xor(x, y),
+            "floor_divide": lambda t, x, y: t.floor_divide(x, y),
+            "isclose": lambda t, x, y: t.isclose(x, y),
+        }.items()
+    },
+    **{
+        name: (_int_pair, ref)
+        for name, ref in {
+            "bitwise_and": lambda t, x, y: x & y,
+            "bitwise_or": lambda t, x, y: x | y,
+            "bitwise_xor": lambda t, x, y: x ^ y,
+        }.items()
+    },
     "invert": (lambda rng: [((rng.integers(-8, 8, (3, 4)),), {})], lambda t, x: ~x),
-    **{name: (_one_float, ref) for name, ref in {
-        "isfinite": lambda t, x: t.isfinite(x), "isinf": lambda t, x: t.isinf(x),
-        "isnan": lambda t, x: t.isnan(x), "logical_not": lambda t, x: t.logical_not(x),
-    }.items()},
-    **{name: (lambda rng: _one_float(rng, axis=1) + _one_float(rng, axis=0, keepdims=True),
-              _reduction_ref(ref)) for name, ref in {
-        "argmax": lambda x, **kw: x.argmax(**kw), "argmin": lambda x, **kw: x.argmin(**kw),
-        "all": lambda x, **kw: x.all(**kw), "any": lambda x, **kw: x.any(**kw),
-    }.items()},
+    **{
+        name: (_one_float, ref)
+        for name, ref in {
+            "isfinite": lambda t, x: t.isfinite(x),
+            "isinf": lambda t, x: t.isinf(x),
+            "isnan": lambda t, x: t.isnan(x),
+            "logical_not": lambda t, x: t.logical_not(x),
+        }.items()
+    },
+    **{
+        name: (
+            lambda rng: _one_float(rng, axis=1) + _one_float(rng, axis=0, keepdims=True),
+            _reduction_ref(ref),
+        )
+        for name, ref in {
+            "argmax": lambda x, **kw: x.argmax(**kw),
+            "argmin": lambda x, **kw: x.argmin(**kw),
+            "all": lambda x, **kw: x.all(**kw),
+            "any": lambda x, **kw: x.any(**kw),
+        }.items()
+    },
 }
 
 
@@ -237,8 +283,9 @@ def _samples(name, op, rng):
 
 def _cases():
     for name, op in sorted(OPS.items()):
-        for index, (args, params) in enumerate(_samples(name, op, np.random.default_rng(0))
-                                               [:MAX_SAMPLES]):
+        for index, (args, params) in enumerate(
+            _samples(name, op, np.random.default_rng(0))[:MAX_SAMPLES]
+        ):
             rng = np.random.default_rng(index + 1)
             for variant, vargs in _variants(list(args), rng):
                 yield name, op, index, variant, vargs, params

@@ -9,6 +9,7 @@ An edge goes to the module that holds the imported name: `from . import x` insid
 points at the submodule `x` when there is one, `from .x import y` at `x` (and, as Python runs
 it, at the packages on the way: importing `a.b.c` first runs `a/__init__` and `a/b/__init__`).
 """
+
 from __future__ import annotations
 
 import ast

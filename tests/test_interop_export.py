@@ -1,4 +1,5 @@
 """Tensor.__dlpack__ / __dlpack_device__ (zero-copy export) and NumPy ufuncs on tensors."""
+
 import numpy as np
 import pytest
 
@@ -74,8 +75,11 @@ def test_other_ufuncs_give_tensors_for_tensors_without_grad():
 
 def test_a_ufunc_numpy_cant_differentiate_names_the_fix():
     w = tg.ones(2, requires_grad=True)
-    with pytest.raises(TypeError, match=r"numpy.arctan: a tensor that requires grad.*"
-                                        r"t.detach\(\).numpy\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"numpy.arctan: a tensor that requires grad.*"
+        r"t.detach\(\).numpy\(\)",
+    ):
         np.arctan(w)
     with pytest.raises(TypeError, match=r"numpy.add.reduce: .*requires grad"):
         np.add.reduce(w)

@@ -1,4 +1,5 @@
 """tg.save / tg.load: round trips in the safetensors format and every kind of bad file."""
+
 import json
 
 import numpy as np
@@ -43,9 +44,19 @@ def test_flat_file_is_plain_safetensors(tmp_path, rng):
 def test_nested_checkpoint_with_metadata_round_trip(tmp_path, rng):
     ck = {
         "model": _flat(rng),
-        "optim": {"state": {0: {"step": 3, "exp_avg": tg.tensor(np.ones(3))}},
-                  "param_groups": [{"lr": 0.01, "betas": (0.9, 0.999), "params": [0, 1],
-                                    "amsgrad": False, "name": "head", "extra": None}]},
+        "optim": {
+            "state": {0: {"step": 3, "exp_avg": tg.tensor(np.ones(3))}},
+            "param_groups": [
+                {
+                    "lr": 0.01,
+                    "betas": (0.9, 0.999),
+                    "params": [0, 1],
+                    "amsgrad": False,
+                    "name": "head",
+                    "extra": None,
+                }
+            ],
+        },
         "epoch": 12,
         "history": [0.5, 0.25],
         "raw": np.arange(4),
@@ -54,8 +65,14 @@ def test_nested_checkpoint_with_metadata_round_trip(tmp_path, rng):
     back = tg.load(tmp_path / "ck.safetensors")
     assert back["epoch"] == 12 and back["history"] == [0.5, 0.25]
     g = back["optim"]["param_groups"][0]
-    assert g == {"lr": 0.01, "betas": (0.9, 0.999), "params": [0, 1], "amsgrad": False,
-                 "name": "head", "extra": None}
+    assert g == {
+        "lr": 0.01,
+        "betas": (0.9, 0.999),
+        "params": [0, 1],
+        "amsgrad": False,
+        "name": "head",
+        "extra": None,
+    }
     assert list(back["optim"]["state"]) == [0]  # int keys stay ints
     assert back["optim"]["state"][0]["step"] == 3
     np.testing.assert_array_equal(back["optim"]["state"][0]["exp_avg"].numpy(), np.ones(3))
@@ -118,8 +135,9 @@ def test_failed_save_keeps_the_old_checkpoint(tmp_path):
     assert tg.load(p)["w"].tolist() == [1.0]
 
 
-@pytest.mark.parametrize("damage", ["truncated", "cut_header", "garbage", "empty", "pickle",
-                                    "bad_json"])
+@pytest.mark.parametrize(
+    "damage", ["truncated", "cut_header", "garbage", "empty", "pickle", "bad_json"]
+)
 def test_bad_files_raise_clear_errors(tmp_path, damage):
     p = tmp_path / "ck.safetensors"
     tg.save({"w": tg.tensor(np.arange(100.0)), "epoch": 1}, p)
@@ -182,16 +200,19 @@ def test_module_checkpoint_round_trip(tmp_path):
     np.testing.assert_array_equal(net2(x).detach().numpy(), net(x).detach().numpy())
     assert opt2.param_groups[0]["momentum"] == 0.9
     p2 = list(net2.parameters())[0]
-    np.testing.assert_array_equal(opt2.state[p2]["momentum_buffer"],
-                                  opt.state[list(net.parameters())[0]]["momentum_buffer"])
+    np.testing.assert_array_equal(
+        opt2.state[p2]["momentum_buffer"], opt.state[list(net.parameters())[0]]["momentum_buffer"]
+    )
 
 
 def test_loading_mismatched_checkpoint_into_a_module_changes_nothing(tmp_path):
     if not hasattr(tg.nn, "Sequential"):
         pytest.skip("tg.nn not available yet")
     nn = tg.nn
-    tg.save(nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2)).state_dict(),
-            tmp_path / "other.safetensors")
+    tg.save(
+        nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2)).state_dict(),
+        tmp_path / "other.safetensors",
+    )
     net = _net()
     before = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
     with pytest.raises((RuntimeError, ValueError), match=r"(?i)shape|size"):

@@ -1,4 +1,5 @@
 """tg.from_dlpack: zero-copy import from NumPy and PyTorch."""
+
 import numpy as np
 import pytest
 

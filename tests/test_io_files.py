@@ -1,4 +1,5 @@
 """tg.save's files: permissions follow the umask; .pt/.pth names warn (they are safetensors)."""
+
 import os
 import stat
 import warnings
@@ -14,8 +15,7 @@ def _mode(p):
     return stat.S_IMODE(os.stat(p).st_mode)
 
 
-@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600),
-                                                 (0o002, 0o664)])
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_new_files_follow_the_umask(tmp_path, umask, expected):
     old = os.umask(umask)
     try:
@@ -37,8 +37,11 @@ def test_a_replaced_file_keeps_its_mode(tmp_path):
 
 @pytest.mark.parametrize("name", ["model.pt", "model.PTH"])
 def test_torch_names_warn_at_the_callers_line(tmp_path, name):
-    with pytest.warns(PickleNameWarning, match=r"is a safetensors file .*torch.load before "
-                                               r"2.13 rejects it.*load_file\(path\)") as rec:
+    with pytest.warns(
+        PickleNameWarning,
+        match=r"is a safetensors file .*torch.load before "
+        r"2.13 rejects it.*load_file\(path\)",
+    ) as rec:
         tg.save({"w": tg.ones(2)}, tmp_path / name)
     assert rec[0].filename == __file__
     assert tg.load(tmp_path / name)["w"].tolist() == [1.0, 1.0]  # still written

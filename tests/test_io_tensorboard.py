@@ -1,4 +1,5 @@
 """tg.utils.tensorboard.SummaryWriter: the event files TensorBoard reads back."""
+
 import glob
 import sys
 
@@ -35,16 +36,15 @@ def test_scalars_and_histograms_read_back(tmp_path):
     for e in events:
         for v in e.summary.value:
             by_tag.setdefault(v.tag, []).append((e.step, v))
-    assert [(s, v.simple_value) for s, v in by_tag["train/loss"]] == [(0, 2.5), (1, 1.25),
-                                                                     (2, 0.5)]
+    assert [(s, v.simple_value) for s, v in by_tag["train/loss"]] == [(0, 2.5), (1, 1.25), (2, 0.5)]
     assert by_tag["acc/train"][0][1].simple_value == 0.75
     assert by_tag["acc/test"][0][1].simple_value == 0.5
-    (step, h), = by_tag["weights"]
+    ((step, h),) = by_tag["weights"]
     counts, edges = np.histogram(values, bins=10)
     assert step == 3 and h.histo.num == 1000 and list(h.histo.bucket) == counts.tolist()
     np.testing.assert_allclose(h.histo.bucket_limit, edges[1:])
     assert h.histo.min == values.min() and h.histo.max == values.max()
-    np.testing.assert_allclose(h.histo.sum_squares, (values ** 2).sum())
+    np.testing.assert_allclose(h.histo.sum_squares, (values**2).sum())
     assert "note" in by_tag
 
 
@@ -54,7 +54,10 @@ def test_missing_tensorboard_gives_both_install_commands(monkeypatch):
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "tensorboard", None)
     monkeypatch.setitem(sys.modules, "tensorboard.compat.proto.event_pb2", None)
-    with pytest.raises(ImportError, match=r'needs the tensorboard package: pip install -e '
-                                          r'"\.\[tensorboard\]" \(from a checkout\) or pip '
-                                          r'install "tapegrad\[tensorboard\]"'):
+    with pytest.raises(
+        ImportError,
+        match=r"needs the tensorboard package: pip install -e "
+        r'"\.\[tensorboard\]" \(from a checkout\) or pip '
+        r'install "tapegrad\[tensorboard\]"',
+    ):
         import tapegrad.utils.tensorboard  # noqa: F401

@@ -1,5 +1,6 @@
 """SummaryWriter.add_graph (the op graph TensorBoard's Graphs tab reads) and the torch
 facade's torch.utils.tensorboard."""
+
 import glob
 import subprocess
 import sys
@@ -35,8 +36,11 @@ def test_add_graph_writes_ops_parameters_scopes_and_shapes(tmp_path):
     nodes = _graph(tmp_path)
     first = nodes["Sequential/Linear[0]/linear.0"]
     assert first.op == "linear"
-    assert list(first.input) == ["input/input.0", "Sequential/Linear[0]/weight",
-                                 "Sequential/Linear[0]/bias"]
+    assert list(first.input) == [
+        "input/input.0",
+        "Sequential/Linear[0]/weight",
+        "Sequential/Linear[0]/bias",
+    ]
     assert nodes["Sequential/Linear[0]/weight"].op == "Parameter"
     assert _shape(nodes["Sequential/Linear[0]/weight"]) == [8, 4]
     assert list(nodes["Sequential/ReLU[1]/relu.1"].input) == ["Sequential/Linear[0]/linear.0"]
@@ -65,7 +69,11 @@ def test_torch_facade_tensorboard_is_lazy_and_is_tapegrads(tmp_path):
         "w.add_graph(torch.nn.Linear(3, 1), torch.ones(2, 3))\nw.close()\n"
         "print(SummaryWriter is tb.SummaryWriter)\n"
     )
-    out = subprocess.run([sys.executable, "-m", "tapegrad.compat.run", "torch", str(script)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "tapegrad.compat.run", "torch", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.split() == ["False", "True"]
     assert _graph(tmp_path / "run")["Linear/linear.0"].op == "linear"

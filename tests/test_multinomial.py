@@ -1,4 +1,5 @@
 """tg.multinomial: PyTorch's semantics and argument checks, seeded by tg.manual_seed."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """randperm: a seeded permutation of 0 .. n-1."""
+
 import numpy as np
 import pytest
 

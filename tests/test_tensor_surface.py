@@ -5,6 +5,7 @@ The typed surface (`src/tapegrad/_tensor_surface.py`) is generated from
 when it is stale or when Tensor at run time has an attribute neither tensor.py nor the
 surface declares.
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,7 +29,8 @@ SRC = ROOT / "src" / "tapegrad"
 
 def _generator():
     spec = importlib.util.spec_from_file_location(
-        "gen_tensor_surface", ROOT / "tools" / "gen_tensor_surface.py")
+        "gen_tensor_surface", ROOT / "tools" / "gen_tensor_surface.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -56,8 +58,9 @@ def _class_names(path: Path, cls: str) -> set[str]:
 def _run(code: str) -> object:
     """Run `code` in a fresh interpreter (no facade imported by other tests) and return the
     JSON it prints."""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -66,7 +69,8 @@ def test_surface_file_is_current():
     expected = _generator().render()
     current = (SRC / "_tensor_surface.py").read_text()
     assert current == expected, (
-        "src/tapegrad/_tensor_surface.py is stale: run python tools/gen_tensor_surface.py")
+        "src/tapegrad/_tensor_surface.py is stale: run python tools/gen_tensor_surface.py"
+    )
 
 
 def test_surface_declares_every_table_entry_once():
@@ -84,11 +88,20 @@ def test_runtime_tensor_is_tensor_py_plus_the_surface():
         "from tapegrad.ops.tensor_methods import TENSOR_METHODS as M\n"
         "v = vars(tg.Tensor)\n"
         "print(json.dumps({'names': sorted(v), 'public': sorted(dir(tg.Tensor)),\n"
-        "  'not_table': sorted(n for n in M if v.get(n) is not M[n])}))\n")
+        "  'not_table': sorted(n for n in M if v.get(n) is not M[n])}))\n"
+    )
     surface = _class_names(SRC / "_tensor_surface.py", "TensorSurface")
     own = _class_names(SRC / "tensor.py", "Tensor")
-    implicit = {"__module__", "__qualname__", "__doc__", "__dict__", "__annotations__",
-                "__firstlineno__", "__static_attributes__", "__orig_bases__"}
+    implicit = {
+        "__module__",
+        "__qualname__",
+        "__doc__",
+        "__dict__",
+        "__annotations__",
+        "__firstlineno__",
+        "__static_attributes__",
+        "__orig_bases__",
+    }
     extra = set(runtime["names"]) - own - surface - implicit
     assert not extra, f"Tensor attributes neither tensor.py nor the surface declares: {extra}"
     assert not surface - set(runtime["names"]), "surface names that aren't installed"
@@ -113,7 +126,8 @@ def test_forwarder_has_its_targets_signature(name):
     mine = list(inspect.signature(TENSOR_METHODS[name]).parameters.values())
     theirs = list(inspect.signature(target).parameters.values())
     assert [(p.name, p.kind, p.default) for p in mine[1:]] == [
-        (p.name, p.kind, p.default) for p in theirs[1:]]
+        (p.name, p.kind, p.default) for p in theirs[1:]
+    ]
     assert mine[0].kind is theirs[0].kind
 
 
@@ -143,5 +157,6 @@ def test_importing_facades_changes_nothing_in_tensor():
         "after = vars(tg.Tensor)\n"
         "print(json.dumps({'dir_same': dir(tg.Tensor) == names,\n"
         "  'changed': sorted(n for n in set(before) | set(after)\n"
-        "                    if before.get(n) is not after.get(n))}))\n")
+        "                    if before.get(n) is not after.get(n))}))\n"
+    )
     assert changed == {"dir_same": True, "changed": []}

@@ -24,6 +24,7 @@ Setting up the real frameworks (never dependencies of tapegrad):
     /tmp/mgevenv/bin/pip install megengine==1.13.0              # ~1 GB wheel
     /tmp/mgevenv/bin/pip install "numpy<2"   # opencv pulls NumPy 2 in, which breaks megengine
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,11 @@ def compare(real: str, facade: str, rtol: float, atol: float) -> tuple[int, floa
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("framework", choices=["mxnet", "megengine", "torch"])
-    ap.add_argument("--python", default=sys.executable,
-                    help="the Python that has the real framework (default: this one)")
+    ap.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the Python that has the real framework (default: this one)",
+    )
     ap.add_argument("--scripts", default=str(HERE / "framework_scripts"))
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--atol", type=float, default=1e-5)
@@ -103,8 +107,8 @@ def main(argv=None) -> int:
                 Path(args.save).mkdir(parents=True, exist_ok=True)
                 (Path(args.save) / (script.stem + ".txt")).write_text(real)
         rc_fac, fac, err_fac = run(
-            [sys.executable, "-m", "tapegrad.compat.run", args.framework, str(script)],
-            args.timeout)
+            [sys.executable, "-m", "tapegrad.compat.run", args.framework, str(script)], args.timeout
+        )
         problems = []
         if rc_real:
             problems.append(f"the framework run failed: {err_real.strip().splitlines()[-1:]}")
@@ -117,8 +121,10 @@ def main(argv=None) -> int:
         print(f"{script.name:36} {count:>8} {worst:>11.3g}  {status}")
         for p in problems[:10]:
             print(f"    {p}")
-    print(f"\n{len(scripts) - failed} of {len(scripts)} scripts give the same numbers "
-          f"(rtol={args.rtol}, atol={args.atol})")
+    print(
+        f"\n{len(scripts) - failed} of {len(scripts)} scripts give the same numbers "
+        f"(rtol={args.rtol}, atol={args.atol})"
+    )
     return 1 if failed else 0
 
 

@@ -11,6 +11,7 @@ first line, the defining function named in a comment) into `class TensorSurface`
 
 tests/test_tensor_surface.py fails when the file is stale.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -10,6 +10,7 @@ out-of-scope internals some files import at module level (so the file collects),
 deselects the out-of-scope tests, each with its reason. Nothing upstream is kept: the copy
 is deleted when the run ends. Exit status 0 when every selected test passed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,10 @@ FILES = [
 
 # what the facade does not do, and why each test that needs it is left out
 _DIST = "several devices and dist.launcher (out of scope)"
-_RT = ("megengine.core._imperative_rt internals: Grad / apply(Elemwise) (out of scope; "
-       "the assertions are ported to the public API in tests/compat/)")
+_RT = (
+    "megengine.core._imperative_rt internals: Grad / apply(Elemwise) (out of scope; "
+    "the assertions are ported to the public API in tests/compat/)"
+)
 _TRACE = "jit.trace (comes with the compilation issue)"
 _TRACED = "traced_module (out of scope)"
 
@@ -65,7 +68,7 @@ STUBBED = [
 # under NumPy 2 whatever runs them
 NUMPY2 = {
     "test_attach_in_with_block": "int() of a 1-element array (b.grad.numpy()), an error "
-                                 "since NumPy 2; passes under numpy<2",
+    "since NumPy 2; passes under numpy<2",
 }
 
 _CONFTEST = '''\
@@ -190,15 +193,29 @@ def run(path: pathlib.Path, pytest_args: list[str]) -> int:
         for rel in FILES:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(root / rel, work / rel)
-        (work / "conftest.py").write_text(_CONFTEST.format(
-            stubbed=STUBBED, deselect=DESELECT, report=str(report)))
+        (work / "conftest.py").write_text(
+            _CONFTEST.format(stubbed=STUBBED, deselect=DESELECT, report=str(report))
+        )
         (work / "pytest.ini").write_text("[pytest]\n")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "no:benchmark", "--continue-on-collection-errors",
-               "--rootdir", str(work), "-c", str(work / "pytest.ini"),
-               *pytest_args, *FILES]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:benchmark",
+            "--continue-on-collection-errors",
+            "--rootdir",
+            str(work),
+            "-c",
+            str(work / "pytest.ini"),
+            *pytest_args,
+            *FILES,
+        ]
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
         if not report.is_file():
             print(proc.stdout[-4000:], proc.stderr[-4000:])
@@ -238,8 +255,11 @@ def _print_report(data: dict, proc: subprocess.CompletedProcess) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", type=pathlib.Path,
-                        help="a MegEngine checkout, or its imperative/python/test directory")
+    parser.add_argument(
+        "path",
+        type=pathlib.Path,
+        help="a MegEngine checkout, or its imperative/python/test directory",
+    )
     parser.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
     args = parser.parse_args(argv)
     return run(args.path, args.pytest_args)

@@ -16,6 +16,7 @@ carries its reason. Those in NEEDS_COMPILE run as soon as `hybridize()` compiles
 `gluon/_hybrid.py` exists). The script prints passed / failed / deselected per file and exits
 non-zero when an in-scope test fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,12 @@ import tempfile
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-FILES = ("test_autograd.py", "test_contrib_autograd.py", "test_higher_order_grad.py",
-         "test_gluon.py")
+FILES = (
+    "test_autograd.py",
+    "test_contrib_autograd.py",
+    "test_higher_order_grad.py",
+    "test_gluon.py",
+)
 HELPERS = ("common.py",)
 
 SPARSE = "sparse storage (row_sparse / csr) is out of scope"
@@ -36,13 +41,18 @@ SYMBOL = "the symbol API (mx.sym, SymbolBlock, export/imports) is out of scope"
 ENGINE = "engine internals (_fresh_grad, op hooks, static memory) are out of scope"
 DEVICES = "needs several devices"
 SPARSE_LOOP = "loops over row_sparse / csr storage (the dense case is tests/compat's)"
-ARCSINH = ("expects MXNet's second derivative of arcsinh, whose sign is wrong: d2/dx2 "
-           "asinh(x) = -x / (x^2 + 1)^1.5 (tests/compat checks the right one)")
-ULP = ("asks float32 exp(1) + 1 to within 1e-7, under one float32 ulp (2.4e-7) there; "
-       "NumPy's float32 exp is one ulp from MXNet's (the gradients themselves are right)")
+ARCSINH = (
+    "expects MXNet's second derivative of arcsinh, whose sign is wrong: d2/dx2 "
+    "asinh(x) = -x / (x^2 + 1)^1.5 (tests/compat checks the right one)"
+)
+ULP = (
+    "asks float32 exp(1) + 1 to within 1e-7, under one float32 ulp (2.4e-7) there; "
+    "NumPy's float32 exp is one ulp from MXNet's (the gradients themselves are right)"
+)
 PRETRAINED = "downloads pretrained model weights (no network here)"
-NOT_A_TEST = ("contrib.autograd's test_section() scope, collected only because the file "
-              "star-imports it")
+NOT_A_TEST = (
+    "contrib.autograd's test_section() scope, collected only because the file star-imports it"
+)
 HYBRID = "depends on hybridize() compiling the block (comes with the compilation issue)"
 
 DESELECTED: dict[str, dict[str, str]] = {
@@ -101,8 +111,14 @@ DESELECTED: dict[str, dict[str, str]] = {
 
 # these pass once hybridize() compiles (tg.compile behind gluon/_hybrid.py): deselected
 # only while it does not
-NEEDS_COMPILE = {"test_gluon.py": ("test_hybrid_stale_cache", "test_share_inputs_outputs",
-                                   "test_grad_graph_change", "test_summary")}
+NEEDS_COMPILE = {
+    "test_gluon.py": (
+        "test_hybrid_stale_cache",
+        "test_share_inputs_outputs",
+        "test_grad_graph_change",
+        "test_summary",
+    )
+}
 
 
 def deselected(src: Path) -> dict[str, dict[str, str]]:
@@ -115,7 +131,7 @@ def deselected(src: Path) -> dict[str, dict[str, str]]:
     return table
 
 
-_CONFTEST = '''\
+_CONFTEST = """\
 import json, sys, types
 sys.path.insert(0, {src!r})
 from tapegrad.compat import alias
@@ -192,15 +208,17 @@ def pytest_collectreport(report):
 def pytest_sessionfinish(session):
     with open({results!r}, "w") as f:
         json.dump(_RESULTS, f)
-'''
+"""
 
 
 def find_tests(path: Path) -> Path:
     for candidate in (path / "tests" / "python" / "unittest", path):
         if all((candidate / f).is_file() for f in FILES + HELPERS):
             return candidate
-    raise SystemExit(f"mxnet_conformance: {path} holds neither tests/python/unittest/ nor "
-                     f"the files {', '.join(FILES + HELPERS)}; pass a checkout of MXNet 1.9.1")
+    raise SystemExit(
+        f"mxnet_conformance: {path} holds neither tests/python/unittest/ nor "
+        f"the files {', '.join(FILES + HELPERS)}; pass a checkout of MXNet 1.9.1"
+    )
 
 
 def run(tests: Path, pytest_args: list[str], table: dict) -> dict[str, str]:
@@ -210,12 +228,25 @@ def run(tests: Path, pytest_args: list[str], table: dict) -> dict[str, str]:
         for name in FILES + HELPERS:
             shutil.copy(tests / name, work / name)
         results = work / "results.json"
-        (work / "conftest.py").write_text(_CONFTEST.format(
-            src=src, deselect=json.dumps(table), results=str(results)))
+        (work / "conftest.py").write_text(
+            _CONFTEST.format(src=src, deselect=json.dumps(table), results=str(results))
+        )
         (work / "pytest.ini").write_text("[pytest]\n")
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "no:randomly", "--continue-on-collection-errors", "--rootdir", str(work),
-               *FILES, *pytest_args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "--continue-on-collection-errors",
+            "--rootdir",
+            str(work),
+            *FILES,
+            *pytest_args,
+        ]
         subprocess.run(cmd, cwd=work, check=False)
         return json.loads(results.read_text()) if results.exists() else {}
 
@@ -227,8 +258,10 @@ def summarize(results: dict[str, str], table: dict) -> int:
         outcomes = [v for k, v in results.items() if k.split("::")[0] == name]
         counts = {o: outcomes.count(o) for o in ("passed", "failed", "skipped", "deselected")}
         failed_total += counts["failed"]
-        print(f"{name:28} {counts['passed']:7} {counts['failed']:7} {counts['skipped']:8} "
-              f"{counts['deselected']:11}")
+        print(
+            f"{name:28} {counts['passed']:7} {counts['failed']:7} {counts['skipped']:8} "
+            f"{counts['deselected']:11}"
+        )
     print("\ndeselected (out of scope):")
     for name in FILES:
         for test, reason in table[name].items():
@@ -238,8 +271,11 @@ def summarize(results: dict[str, str], table: dict) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("path", type=Path, help="an MXNet checkout (tag 1.9.1) or its "
-                        "tests/python/unittest directory")
+    parser.add_argument(
+        "path",
+        type=Path,
+        help="an MXNet checkout (tag 1.9.1) or its tests/python/unittest directory",
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     table = deselected(SRC)

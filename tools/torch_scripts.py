@@ -11,6 +11,7 @@ the numbers is the same. Scripts should print numbers (f-strings, .item(), .toli
 tensor reprs, and seed-independent values (a fixed start instead of random init) where the
 two random streams would differ.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,11 +62,15 @@ def _env() -> dict:
 
 def run_script(script: Path, facade: bool, timeout: float) -> Run:
     """Run `script` under real torch (facade=False) or the facade; capture its output."""
-    cmd = [sys.executable, "-m", "tapegrad.compat.run", "torch", str(script)] if facade \
+    cmd = (
+        [sys.executable, "-m", "tapegrad.compat.run", "torch", str(script)]
+        if facade
         else [sys.executable, str(script)]
+    )
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              cwd=script.parent, env=_env())
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, cwd=script.parent, env=_env()
+        )
     except subprocess.TimeoutExpired:
         return Run(False, "", f"timed out after {timeout:g} s")
     if proc.returncode != 0:
@@ -84,8 +89,12 @@ def compare_outputs(ours: str, theirs: str, rtol: float, atol: float):
     """(agree, max relative difference, first mismatching line, numbers compared)."""
     ours_lines, theirs_lines = ours.strip().splitlines(), theirs.strip().splitlines()
     if len(ours_lines) != len(theirs_lines):
-        return False, math.inf, (f"{len(ours_lines)} lines printed, PyTorch printed "
-                                 f"{len(theirs_lines)}"), 0
+        return (
+            False,
+            math.inf,
+            (f"{len(ours_lines)} lines printed, PyTorch printed {len(theirs_lines)}"),
+            0,
+        )
     worst, count = 0.0, 0
     for mine, ref in zip(ours_lines, theirs_lines, strict=True):
         if _NUMBER.sub("#", mine) != _NUMBER.sub("#", ref):
@@ -100,15 +109,20 @@ def compare_outputs(ours: str, theirs: str, rtol: float, atol: float):
     return True, worst, "", count
 
 
-def check(script: Path, rtol: float = 1e-4, atol: float = 1e-6, timeout: float = 120.0,
-          ) -> Result:
+def check(
+    script: Path,
+    rtol: float = 1e-4,
+    atol: float = 1e-6,
+    timeout: float = 120.0,
+) -> Result:
     """Run one script both ways and compare."""
     theirs = run_script(script, facade=False, timeout=timeout)
     ours = run_script(script, facade=True, timeout=timeout)
     result = Result(script.name, theirs, ours)
     if theirs.ok and ours.ok:
         result.agree, result.max_rel_diff, result.mismatch, result.numbers = compare_outputs(
-            ours.stdout, theirs.stdout, rtol, atol)
+            ours.stdout, theirs.stdout, rtol, atol
+        )
     return result
 
 
@@ -145,8 +159,10 @@ def main(argv=None) -> int:
     under_torch = [r for r in results if r.torch.ok]
     ran = [r for r in under_torch if r.facade.ok]
     agree = [r for r in ran if r.agree]
-    print(f"\n{len(results)} scripts; {len(under_torch)} run under PyTorch; of those "
-          f"{len(ran)} run unchanged under the facade and {len(agree)} print the same numbers")
+    print(
+        f"\n{len(results)} scripts; {len(under_torch)} run under PyTorch; of those "
+        f"{len(ran)} run unchanged under the facade and {len(agree)} print the same numbers"
+    )
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
     return 0 if len(agree) == len(under_torch) else 1

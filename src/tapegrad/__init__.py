@@ -1,11 +1,12 @@
 """tapegrad: reverse-mode autograd on NumPy with PyTorch, MXNet and MegEngine recording.
 
-    >>> import tapegrad as tg
-    >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    >>> (x ** 2).sum().backward()
-    >>> x.grad
-    tensor([2., 4., 6.])
+>>> import tapegrad as tg
+>>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> (x ** 2).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
 """
+
 from __future__ import annotations
 
 # every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself.
@@ -60,10 +61,22 @@ int = int32  # noqa: A001
 __version__ = "0.2.0"
 
 # attribute -> module that holds it, imported the first time the attribute is read
-_LAZY_SUBPACKAGES = frozenset((
-    "autodiff", "compat", "data", "distributed", "func", "linalg", "nn", "onnx", "optim",
-    "threads", "utils", "viz",
-))
+_LAZY_SUBPACKAGES = frozenset(
+    (
+        "autodiff",
+        "compat",
+        "data",
+        "distributed",
+        "func",
+        "linalg",
+        "nn",
+        "onnx",
+        "optim",
+        "threads",
+        "utils",
+        "viz",
+    )
+)
 
 
 def __getattr__(name: str) -> object:

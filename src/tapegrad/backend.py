@@ -1,4 +1,5 @@
 """Array backends: NumPy on the CPU, CuPy on a GPU. The only module that imports CuPy."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Making tensors: from data, filled, ranges and random."""
+
 from __future__ import annotations
 
 import operator
@@ -10,9 +11,28 @@ from .random import generator
 from .tensor import Tensor, _wrap
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace",
-    "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
-    "normal", "uniform", "rand_like", "randn_like", "randperm",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand",
+    "randn",
+    "randint",
+    "normal",
+    "uniform",
+    "rand_like",
+    "randn_like",
+    "randperm",
 ]
 
 
@@ -95,8 +115,13 @@ def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Ten
     """A tensor filled with `fill_value`; the dtype follows the value (float -> default)."""
     if dtype is None:
         dtype = dtypes.result_array(fill_value).dtype
-    return _filled(fill_value, (size,) if isinstance(size, (tuple, list)) else (size,), dtype,
-                   device, requires_grad)
+    return _filled(
+        fill_value,
+        (size,) if isinstance(size, (tuple, list)) else (size,),
+        dtype,
+        device,
+        requires_grad,
+    )
 
 
 def _like(t, dtype):
@@ -169,8 +194,7 @@ def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
 
 def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Standard normal samples, from this thread's generator (`tg.manual_seed`)."""
-    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad,
-                   "randn")
+    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad, "randn")
 
 
 def randint(low, high=None, size=(), dtype=None, device="cpu") -> Tensor:

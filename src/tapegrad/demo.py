@@ -4,6 +4,7 @@ The whole user journey in one file: a real data set, a DataLoader, a model built
 `tg.nn`, an optimizer and a scheduler, a progress bar, evaluation, a safetensors checkpoint
 that is reloaded and checked, and a training-curve PNG.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,17 +26,22 @@ def build_model(kind: str):
 
     if kind == "cnn":
         return nn.Sequential(
-            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(1, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 3, padding=1),
+            nn.ReLU(),
             nn.MaxPool2d(2),  # 8x8 -> 4x4
             nn.Flatten(),
-            nn.Linear(64 * 4 * 4, 128), nn.ReLU(),
+            nn.Linear(64 * 4 * 4, 128),
+            nn.ReLU(),
             nn.Linear(128, 10),
         )
     if kind == "mlp":
         return nn.Sequential(
-            nn.Linear(64, 256), nn.ReLU(),
-            nn.Linear(256, 128), nn.ReLU(),
+            nn.Linear(64, 256),
+            nn.ReLU(),
+            nn.Linear(256, 128),
+            nn.ReLU(),
             nn.Linear(128, 10),
         )
     raise ValueError(f"unknown model {kind!r}: choose 'cnn' or 'mlp'")
@@ -55,8 +61,8 @@ def evaluate_with_loss(model, x, y, batch_size: int = 512) -> tuple[float, float
     correct, loss_sum = 0, 0.0
     with tg.no_grad():
         for start in range(0, len(y), batch_size):
-            logits = model(x[start:start + batch_size])
-            yb = y[start:start + batch_size]
+            logits = model(x[start : start + batch_size])
+            yb = y[start : start + batch_size]
             loss_sum += F.cross_entropy(logits, yb, reduction="sum").item()
             pred = logits.detach().numpy().argmax(axis=1)
             correct += int((pred == yb.numpy()).sum())
@@ -83,10 +89,18 @@ def thread_policy(threads: int | None):
         _threads.set_num_threads(before)
 
 
-def run(epochs: int | None = None, model_kind: str = "cnn", seed: int = 0,
-        out: str = "tapegrad-demo", batch_size: int = 32, lr: float = 3e-3,
-        progress: bool = True, log=print, threads: int | None = None,
-        compile: bool = False) -> dict:  # noqa: A002 - the --compile flag's name
+def run(
+    epochs: int | None = None,
+    model_kind: str = "cnn",
+    seed: int = 0,
+    out: str = "tapegrad-demo",
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    progress: bool = True,
+    log=print,
+    threads: int | None = None,
+    compile: bool = False,
+) -> dict:  # noqa: A002 - the --compile flag's name
     """Train, evaluate, checkpoint and plot; returns the history and the final accuracy.
 
     Args:
@@ -123,15 +137,19 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log, compiled=
     y_test = tg.tensor(labels[test_set.indices])
     loader = tg.data.DataLoader(train_set, batch_size=batch_size, shuffle=True, seed=seed)
     where = "scikit-learn" if source == "sklearn" else "the copy shipped with tapegrad"
-    log(f"digits: {len(dataset)} 8x8 images from {where} ({len(train_set)} train, "
-        f"{len(test_set)} test); model: {model_kind}, {epochs} epochs")
+    log(
+        f"digits: {len(dataset)} 8x8 images from {where} ({len(train_set)} train, "
+        f"{len(test_set)} test); model: {model_kind}, {epochs} epochs"
+    )
 
     model = build_model(model_kind)
     n_params = sum(p.numel() for p in model.parameters())
     opt = tg.optim.Adam(model.parameters(), lr=lr)
     sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs, eta_min=lr * 0.05)
-    log(f"{n_params:,} parameters; Adam(lr={lr}) with cosine annealing"
-        + ("; training steps compiled (tg.compile)" if compiled else ""))
+    log(
+        f"{n_params:,} parameters; Adam(lr={lr}) with cosine annealing"
+        + ("; training steps compiled (tg.compile)" if compiled else "")
+    )
 
     def train_step(xb, yb):
         opt.zero_grad()
@@ -147,8 +165,13 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log, compiled=
     history: dict[str, list] = {"loss": [], "train_acc": [], "test_acc": [], "test_loss": []}
     for epoch in range(1, epochs + 1):
         total, correct, loss_sum = 0, 0, 0.0
-        bar = tqdm(loader, desc=f"epoch {epoch:>2}/{epochs}", leave=False,
-                   disable=not progress, unit="batch")
+        bar = tqdm(
+            loader,
+            desc=f"epoch {epoch:>2}/{epochs}",
+            leave=False,
+            disable=not progress,
+            unit="batch",
+        )
         last = len(loader) - 1
         for i, (xb, yb) in enumerate(bar):
             loss, logits = step(xb, yb)
@@ -157,22 +180,33 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log, compiled=
             loss_sum += loss.item() * n
             correct += int((logits.numpy().argmax(axis=1) == yb.numpy()).sum())
             # redrawn at tqdm's own pace, and once more with the epoch's final numbers
-            bar.set_postfix(loss=f"{loss_sum / total:.4f}", acc=f"{correct / total:.1%}",
-                            refresh=i == last)
+            bar.set_postfix(
+                loss=f"{loss_sum / total:.4f}", acc=f"{correct / total:.1%}", refresh=i == last
+            )
         sched.step()
         test_acc, test_loss = evaluate_with_loss(model, x_test, y_test)
         history["loss"].append(loss_sum / total)
         history["train_acc"].append(correct / total)
         history["test_acc"].append(test_acc)
         history["test_loss"].append(test_loss)
-        log(f"epoch {epoch:>2}/{epochs}  loss {loss_sum / total:.4f}  test loss {test_loss:.4f}"
+        log(
+            f"epoch {epoch:>2}/{epochs}  loss {loss_sum / total:.4f}  test loss {test_loss:.4f}"
             f"  train acc {correct / total:6.2%}  test acc {test_acc:6.2%}  "
-            f"({time.perf_counter() - t0:.1f}s)")
+            f"({time.perf_counter() - t0:.1f}s)"
+        )
 
     os.makedirs(out, exist_ok=True)
     ckpt = os.path.join(out, f"digits_{model_kind}.safetensors")
-    tg.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": epochs,
-             "model_kind": model_kind, "test_acc": history["test_acc"][-1]}, ckpt)
+    tg.save(
+        {
+            "model": model.state_dict(),
+            "optim": opt.state_dict(),
+            "epoch": epochs,
+            "model_kind": model_kind,
+            "test_acc": history["test_acc"][-1],
+        },
+        ckpt,
+    )
     reloaded = build_model(model_kind)
     reloaded.load_state_dict(tg.load(ckpt)["model"])
     reload_acc = evaluate(reloaded, x_test, y_test)
@@ -183,9 +217,16 @@ def _run(epochs, model_kind, seed, out, batch_size, lr, progress, log, compiled=
     log(f"training curve: {png}" if png else PLOT_HINT)
     elapsed = time.perf_counter() - t0
     log(f"final test accuracy {history['test_acc'][-1]:.2%} in {elapsed:.1f}s")
-    return {"history": history, "test_acc": history["test_acc"][-1], "reload_acc": reload_acc,
-            "checkpoint": ckpt, "png": png, "seconds": elapsed, "source": source,
-            "compiled": compiled}
+    return {
+        "history": history,
+        "test_acc": history["test_acc"][-1],
+        "reload_acc": reload_acc,
+        "checkpoint": ckpt,
+        "png": png,
+        "seconds": elapsed,
+        "source": source,
+        "compiled": compiled,
+    }
 
 
 def plot_history(history: dict, path: str) -> str | None:

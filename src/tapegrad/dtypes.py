@@ -1,4 +1,5 @@
 """dtype names and rules: what a Python value becomes, which dtypes can carry gradients."""
+
 from __future__ import annotations
 
 import threading
@@ -16,9 +17,20 @@ int64 = long = np.dtype("int64")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
 _NAMES = {
-    "float16": float16, "half": float16, "float32": float32, "float": float32,
-    "float64": float64, "double": float64, "int8": int8, "int16": int16, "int32": int32,
-    "int64": int64, "long": int64, "int": int32, "uint8": uint8, "bool": bool_,
+    "float16": float16,
+    "half": float16,
+    "float32": float32,
+    "float": float32,
+    "float64": float64,
+    "double": float64,
+    "int8": int8,
+    "int16": int16,
+    "int32": int32,
+    "int64": int64,
+    "long": int64,
+    "int": int32,
+    "uint8": uint8,
+    "bool": bool_,
 }
 _BFLOAT16_UNSET = object()
 _bfloat16: Any = _BFLOAT16_UNSET

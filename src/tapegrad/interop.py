@@ -12,6 +12,7 @@
   `np.exp(torch_tensor)`), for tensors that don't require grad; with one that does, it
   raises a TypeError naming the tapegrad function to use, or `t.detach().numpy()`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,10 +44,16 @@ def from_dlpack(x) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
-        hint = (" (a bare DLPack capsule, e.g. from torch.utils.dlpack.to_dlpack: pass the "
-                "tensor itself instead)" if type(x).__name__ == "PyCapsule" else "")
-        raise TypeError(f"from_dlpack: expected an object with __dlpack__ (a NumPy array, a "
-                        f"PyTorch tensor, a CuPy array), got {type(x).__name__}{hint}")
+        hint = (
+            " (a bare DLPack capsule, e.g. from torch.utils.dlpack.to_dlpack: pass the "
+            "tensor itself instead)"
+            if type(x).__name__ == "PyCapsule"
+            else ""
+        )
+        raise TypeError(
+            f"from_dlpack: expected an object with __dlpack__ (a NumPy array, a "
+            f"PyTorch tensor, a CuPy array), got {type(x).__name__}{hint}"
+        )
     device_type = int(x.__dlpack_device__()[0])
     try:
         if device_type == _CPU:
@@ -54,27 +61,48 @@ def from_dlpack(x) -> Tensor:
         elif device_type == _CUDA:
             arr = backend.cupy().from_dlpack(x)
         else:
-            raise TypeError(f"from_dlpack: {type(x).__name__} lives on DLPack device type "
-                            f"{device_type}; tapegrad holds CPU (1) and CUDA (2) memory only")
+            raise TypeError(
+                f"from_dlpack: {type(x).__name__} lives on DLPack device type "
+                f"{device_type}; tapegrad holds CPU (1) and CUDA (2) memory only"
+            )
     except (RuntimeError, BufferError) as e:
         msg = str(e)
         if "requires grad" in msg or "require gradient" in msg:
-            raise RuntimeError("from_dlpack: the PyTorch tensor requires grad, so it can't be "
-                               "shared; pass x.detach() (tapegrad then tracks its own "
-                               "gradients)") from None
-        raise RuntimeError(f"from_dlpack: {type(x).__name__} refused to export its memory "
-                           f"({msg})") from None
+            raise RuntimeError(
+                "from_dlpack: the PyTorch tensor requires grad, so it can't be "
+                "shared; pass x.detach() (tapegrad then tracks its own "
+                "gradients)"
+            ) from None
+        raise RuntimeError(
+            f"from_dlpack: {type(x).__name__} refused to export its memory ({msg})"
+        ) from None
     return _wrap(arr)
 
 
-def export_dlpack(t: Tensor, *, stream: Any = None, max_version: Any = None,
-                  dl_device: Any = None, copy: bool | None = None) -> Any:
+def export_dlpack(
+    t: Tensor,
+    *,
+    stream: Any = None,
+    max_version: Any = None,
+    dl_device: Any = None,
+    copy: bool | None = None,
+) -> Any:
     """`Tensor.__dlpack__`: a DLPack capsule of `t`'s memory, from its backend array."""
     if t._tapes & AMBIENT:
-        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach() "
-                           "(it shares the memory; tapegrad keeps tracking the original)")
-    kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
-                                ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        raise RuntimeError(
+            "Can't export tensors that require gradient, use tensor.detach() "
+            "(it shares the memory; tapegrad keeps tracking the original)"
+        )
+    kwargs = {
+        k: v
+        for k, v in (
+            ("stream", stream),
+            ("max_version", max_version),
+            ("dl_device", dl_device),
+            ("copy", copy),
+        )
+        if v is not None
+    }
     try:
         return t._data.__dlpack__(**kwargs)
     except BufferError as e:
@@ -83,23 +111,60 @@ def export_dlpack(t: Tensor, *, stream: Any = None, max_version: Any = None,
 
 # ufunc name -> (method of a tensor on the left, reflected method of a tensor on the right)
 _BINARY_OPERATORS = {
-    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
-    "multiply": ("__mul__", "__rmul__"), "divide": ("__truediv__", "__rtruediv__"),
-    "floor_divide": ("__floordiv__", "__rfloordiv__"), "remainder": ("__mod__", "__rmod__"),
-    "power": ("__pow__", "__rpow__"), "matmul": ("__matmul__", "__rmatmul__"),
-    "greater": ("__gt__", "__lt__"), "greater_equal": ("__ge__", "__le__"),
-    "less": ("__lt__", "__gt__"), "less_equal": ("__le__", "__ge__"),
-    "equal": ("__eq__", "__eq__"), "not_equal": ("__ne__", "__ne__"),
-    "bitwise_and": ("__and__", "__rand__"), "bitwise_or": ("__or__", "__ror__"),
+    "add": ("__add__", "__radd__"),
+    "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"),
+    "divide": ("__truediv__", "__rtruediv__"),
+    "floor_divide": ("__floordiv__", "__rfloordiv__"),
+    "remainder": ("__mod__", "__rmod__"),
+    "power": ("__pow__", "__rpow__"),
+    "matmul": ("__matmul__", "__rmatmul__"),
+    "greater": ("__gt__", "__lt__"),
+    "greater_equal": ("__ge__", "__le__"),
+    "less": ("__lt__", "__gt__"),
+    "less_equal": ("__le__", "__ge__"),
+    "equal": ("__eq__", "__eq__"),
+    "not_equal": ("__ne__", "__ne__"),
+    "bitwise_and": ("__and__", "__rand__"),
+    "bitwise_or": ("__or__", "__ror__"),
     "bitwise_xor": ("__xor__", "__rxor__"),
 }
-_UNARY_OPERATORS = {"negative": "__neg__", "absolute": "__abs__", "invert": "__invert__",
-                    "positive": "__pos__"}
+_UNARY_OPERATORS = {
+    "negative": "__neg__",
+    "absolute": "__abs__",
+    "invert": "__invert__",
+    "positive": "__pos__",
+}
 # ufuncs that are a tapegrad function of the same name
-_FUNCTIONS = frozenset((
-    "exp", "expm1", "log", "log1p", "log2", "sqrt", "square", "reciprocal", "sin", "cos", "tan",
-    "tanh", "sign", "floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "logical_not",
-    "logical_and", "logical_or", "logical_xor", "maximum", "minimum"))
+_FUNCTIONS = frozenset(
+    (
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "log2",
+        "sqrt",
+        "square",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "sign",
+        "floor",
+        "ceil",
+        "trunc",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "logical_not",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "maximum",
+        "minimum",
+    )
+)
 
 
 def _tapegrad_call(name: str, inputs: tuple[Any, ...]) -> Any:
@@ -114,8 +179,9 @@ def _tapegrad_call(name: str, inputs: tuple[Any, ...]) -> Any:
     if name in _FUNCTIONS:
         import tapegrad
 
-        return getattr(tapegrad, name)(*(
-            Tensor(x) if isinstance(x, np.ndarray) else x for x in inputs))
+        return getattr(tapegrad, name)(
+            *(Tensor(x) if isinstance(x, np.ndarray) else x for x in inputs)
+        )
     return NotImplemented
 
 
@@ -127,8 +193,7 @@ def _wrap_result(result: Any, cls: type[Tensor]) -> Any:
     return result
 
 
-def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> Any:
+def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """`Tensor.__array_ufunc__` (see the module docstring for what runs where)."""
     name = ufunc.__name__
     if method == "__call__" and not kwargs:
@@ -142,14 +207,19 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...],
     if any(t._tapes & AMBIENT for t in tensors):
         import tapegrad
 
-        fix = (f"use tg.{name}(...) to keep the gradient, or " if hasattr(tapegrad, name)
-               and method == "__call__" else "use the tapegrad function of the same math to "
-               "keep the gradient, or ")
-        raise TypeError(f"{what}: a tensor that requires grad can't go through NumPy (its "
-                        f"gradient would be lost); {fix}t.detach().numpy() to leave autograd")
+        fix = (
+            f"use tg.{name}(...) to keep the gradient, or "
+            if hasattr(tapegrad, name) and method == "__call__"
+            else "use the tapegrad function of the same math to keep the gradient, or "
+        )
+        raise TypeError(
+            f"{what}: a tensor that requires grad can't go through NumPy (its "
+            f"gradient would be lost); {fix}t.detach().numpy() to leave autograd"
+        )
     if any(backend.device_of(t._data) != "cpu" for t in tensors):
-        raise TypeError(f"{what}: NumPy can't run on a CUDA tensor; use tapegrad's function, "
-                        "or t.cpu()")
+        raise TypeError(
+            f"{what}: NumPy can't run on a CUDA tensor; use tapegrad's function, or t.cpu()"
+        )
     cls = type(tensors[0])
     cls = getattr(cls, "_array_class", cls)
     arrays = tuple(x._data if isinstance(x, Tensor) else x for x in inputs)

@@ -6,6 +6,7 @@ None, lists/tuples/dicts of them) lives in the file's metadata as JSON, together
 shape of the nesting, so `tg.load` gives back the same structure. A flat dict of tensors (a
 model's state_dict) is an ordinary safetensors file that any safetensors reader opens.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,7 +62,9 @@ def save(obj, path) -> None:
             "a .pt/.pth name promises: torch.load before 2.13 rejects it, and PyTorch reads "
             "only its tensors, as one flat dict with dotted keys "
             "(safetensors.torch.load_file(path)). Name it .safetensors; tg.load reads it whole.",
-            PickleNameWarning, stacklevel=_caller_level())
+            PickleNameWarning,
+            stacklevel=_caller_level(),
+        )
     folder = os.path.dirname(os.path.abspath(path))
     mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=".tg-save-", suffix=".tmp", dir=folder)
@@ -134,7 +137,7 @@ def load(path, map_location=None, *, weights_only=True):
             data = f.read()
     try:
         arrays = st_load(data)
-        header = json.loads(data[8:8 + int.from_bytes(data[:8], "little")])
+        header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])
     except Exception as e:  # safetensors raises its own error type for every malformed file
         raise ValueError(
             f"tg.load: '{path}' is not a valid safetensors file ({e}).{_hint(data)}"
@@ -172,8 +175,10 @@ class _FormatError(Exception):
 
 def _hint(data: bytes) -> str:
     if data[:2] == b"PK" or data[:1] == b"\x80":
-        return (" It looks like a pickle/zip file (torch.save); tapegrad never unpickles. "
-                "Convert it with safetensors.torch.save_file(state_dict, path).")
+        return (
+            " It looks like a pickle/zip file (torch.save); tapegrad never unpickles. "
+            "Convert it with safetensors.torch.save_file(state_dict, path)."
+        )
     if len(data) < 8:
         return f" The file has only {len(data)} bytes; was it written completely?"
     return " Was it written completely by tg.save or safetensors?"

@@ -1,10 +1,11 @@
 """tg.linalg: inv det slogdet solve norm vector_norm matrix_norm (PyTorch's torch.linalg).
 
-    >>> import tapegrad as tg
-    >>> a = tg.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
-    >>> tg.linalg.det(a)
-    tensor(8., grad_fn=<DetBackward>)
+>>> import tapegrad as tg
+>>> a = tg.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+>>> tg.linalg.det(a)
+tensor(8., grad_fn=<DetBackward>)
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -66,8 +67,11 @@ def solve(A, B, *, left=True):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
     """The vector `ord`-norm over `dim` (all elements when None): 2, 1, inf, -inf, 0, any p."""
-    axis = None if dim is None else tuple(
-        _axis(d, x.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+    axis = (
+        None
+        if dim is None
+        else tuple(_axis(d, x.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+    )
     return _vector_norm(x, axis=axis, ord=float(ord), keepdims=keepdim)
 
 
@@ -76,8 +80,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
 
     'nuc' and 2 (singular-value norms) are not supported yet."""
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: expected a tensor with 2 or more dimensions, "
-                           f"got shape {tuple(A.shape)}")
+        raise RuntimeError(
+            f"linalg.matrix_norm: expected a tensor with 2 or more dimensions, "
+            f"got shape {tuple(A.shape)}"
+        )
     r, c = (_axis(d, A.ndim) for d in dim)
     if ord == "fro":
         return _vector_norm(A, axis=(r, c), ord=2.0, keepdims=keepdim)

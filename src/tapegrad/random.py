@@ -1,4 +1,5 @@
 """Per-thread random generators: `tg.manual_seed(s)` makes every thread's stream reproducible."""
+
 from __future__ import annotations
 
 import threading

@@ -1,9 +1,10 @@
 """Sampling indices from categorical distributions: `tg.multinomial` (PyTorch's semantics).
 
-    >>> tg.manual_seed(0)
-    >>> tg.multinomial(tg.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
-    tensor([1, 1])
+>>> tg.manual_seed(0)
+>>> tg.multinomial(tg.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
+tensor([1, 1])
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,9 @@ from .tensor import Tensor, _wrap
 __all__ = ["multinomial"]
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: None = None) -> Tensor:
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator: None = None
+) -> Tensor:
     """Draw `num_samples` category indices per row of the (unnormalized) weights `input`.
 
     Args:
@@ -39,14 +41,19 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (1, 2):
-        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(
+            f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}"
+        )
     if not dtypes.is_floating(input.dtype):
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got "
-                           f"{input.dtype}; convert it first, e.g. weights.float()")
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got "
+            f"{input.dtype}; convert it first, e.g. weights.float()"
+        )
     if generator is not None:
-        raise TypeError("multinomial: generator= objects are not supported; seed this thread's "
-                        "generator with tg.manual_seed instead")
+        raise TypeError(
+            "multinomial: generator= objects are not supported; seed this thread's "
+            "generator with tg.manual_seed instead"
+        )
     n = int(num_samples)
     if n <= 0:
         raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (got {n})")
@@ -54,15 +61,19 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
     k = rows.shape[1]
     if not replacement and n > k:
-        raise RuntimeError(f"multinomial: cannot sample n_sample ({n}) > prob_dist.size(-1) "
-                           f"({k}) samples without replacement")
+        raise RuntimeError(
+            f"multinomial: cannot sample n_sample ({n}) > prob_dist.size(-1) "
+            f"({k}) samples without replacement"
+        )
     if not np.isfinite(rows).all() or (rows < 0).any():
-        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or "
-                           "element < 0")
+        raise RuntimeError(
+            "multinomial: probability tensor contains either `inf`, `nan` or element < 0"
+        )
     totals = rows.sum(axis=1)
     if (totals <= 0).any():
-        raise RuntimeError("multinomial: invalid multinomial distribution (sum of "
-                           "probabilities <= 0) in a row")
+        raise RuntimeError(
+            "multinomial: invalid multinomial distribution (sum of probabilities <= 0) in a row"
+        )
     rng = thread_generator()
     if replacement:
         cdf = np.cumsum(rows, axis=1) / totals[:, None]

@@ -4,6 +4,7 @@ This file owns storage, metadata, the leaf/requires-grad rules and hooks. Ops, o
 the other methods come from one table, `tapegrad.ops.tensor_methods`, installed when the
 package is imported; type checkers see them through `_tensor_surface.TensorSurface`.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -46,9 +47,20 @@ class Tensor(_Surface):
     """
 
     __slots__ = (
-        "_data", "_tapes", "grad_fn", "_out_nr", "_vc", "_grad", "_grad_req",
-        "_accum", "_hooks", "_post_hooks", "_record_var", "__weakref__",
+        "_data",
+        "_tapes",
+        "grad_fn",
+        "_out_nr",
+        "_vc",
+        "_grad",
+        "_grad_req",
+        "_accum",
+        "_hooks",
+        "_post_hooks",
+        "_record_var",
+        "__weakref__",
     )
+
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """NumPy ufuncs on tensors (`np.exp(t)`, `ndarray * t`): see `tapegrad.interop`."""
         from .interop import array_ufunc
@@ -68,8 +80,15 @@ class Tensor(_Surface):
     _post_hooks: dict[int, PostAccumulateHook] | None
     _record_var: bool  # a record-scope variable switched off by grad_req="null"
 
-    def __init__(self, data: Any = None, dtype: Any = None, requires_grad: bool = False,
-                 device: Any = None, *, ctx: Any = None) -> None:
+    def __init__(
+        self,
+        data: Any = None,
+        dtype: Any = None,
+        requires_grad: bool = False,
+        device: Any = None,
+        *,
+        ctx: Any = None,
+    ) -> None:
         if isinstance(data, Tensor):
             data = data._data
         arr = dtypes.result_array(0.0 if data is None else data, dtype)
@@ -176,14 +195,21 @@ class Tensor(_Surface):
         arr: np.ndarray[Any, Any] = backend.to_device(self._data, "cpu")
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
-    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
-                   dl_device: Any = None, copy: bool | None = None) -> Any:
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
         """A DLPack capsule of this tensor's memory (zero copy): `np.from_dlpack(t)`,
         `torch.from_dlpack(t)`. Raises for a tensor that requires grad, as PyTorch does."""
         from .interop import export_dlpack
 
-        return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
-                             copy=copy)
+        return export_dlpack(
+            self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(DLPack device type, device index): (1, 0) for the CPU, (2, n) for CUDA device n."""
@@ -230,7 +256,8 @@ class Tensor(_Surface):
     def to(self, device: Any = None, dtype: Any = None, **kwargs: Any) -> Tensor:
         """A copy on `device` and/or as `dtype` (self when nothing changes). Differentiable."""
         names_a_dtype = isinstance(device, str) and (
-            device in dtypes._NAMES or device == "bfloat16")  # bfloat16 is registered lazily
+            device in dtypes._NAMES or device == "bfloat16"
+        )  # bfloat16 is registered lazily
         if isinstance(device, (np.dtype, type)) or names_a_dtype:
             device, dtype = None, device
         dtype = kwargs.pop("dtype", dtype)
@@ -289,7 +316,8 @@ class Tensor(_Surface):
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during backward(). Call .retain_grad() "
                 "on it first if you want it, or read the leaf's .grad instead.",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
         return self._grad
 

@@ -7,6 +7,7 @@ on a busy machine they spin-wait and can make every step several times slower (d
 performance.md has the numbers). threadpoolctl (a dependency) sets the pool size at run time,
 for every BLAS library loaded, without environment variables.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,11 @@ def one_blas_thread_for_children(start_method: str):
     worker tens of ms of CPU.) Spawned children read the usual environment variables when
     they load NumPy."""
     if start_method == "fork":
-        libs = [lib for lib in blas_controller(refresh=False).select(user_api="blas")
-                .lib_controllers if lib.num_threads != 1]
+        libs = [
+            lib
+            for lib in blas_controller(refresh=False).select(user_api="blas").lib_controllers
+            if lib.num_threads != 1
+        ]
         saved = [lib.num_threads for lib in libs]
         for lib in libs:
             lib.set_num_threads(1)
@@ -88,7 +92,9 @@ def set_num_threads(n: int) -> None:
 
         logging.getLogger(__name__).info(
             "set_num_threads(%d): threadpoolctl sees no BLAS library in this process; "
-            "nothing to limit", n)
+            "nothing to limit",
+            n,
+        )
     _limits = controller.limit(limits=n, user_api="blas")
     _requested = n
 
@@ -102,8 +108,9 @@ def get_num_threads() -> int:
     """
     from threadpoolctl import threadpool_info
 
-    sizes = [lib.get("num_threads") or 0 for lib in threadpool_info()
-             if lib.get("user_api") == "blas"]
+    sizes = [
+        lib.get("num_threads") or 0 for lib in threadpool_info() if lib.get("user_api") == "blas"
+    ]
     return max(sizes) if sizes and max(sizes) > 0 else (_requested or os.cpu_count() or 1)
 
 
@@ -122,8 +129,10 @@ def apply_thread_policy(requested: int | None = None) -> int:
             try:
                 requested = int(env)
             except ValueError:
-                raise ValueError(f"{ENV_VAR}={env!r} is not a number of threads; set it to a "
-                                 "positive int (or unset it for one thread)") from None
+                raise ValueError(
+                    f"{ENV_VAR}={env!r} is not a number of threads; set it to a "
+                    "positive int (or unset it for one thread)"
+                ) from None
     n = _positive(1 if requested is None else requested, "apply_thread_policy")
     set_num_threads(n)
     return n

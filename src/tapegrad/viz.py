@@ -7,6 +7,7 @@ gives the DOT text without either.
     >>> tg.viz.draw(loss, "graph.svg", params=dict(model.named_parameters()))
     'graph.svg'
 """
+
 from __future__ import annotations
 
 import os

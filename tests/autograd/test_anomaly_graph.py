@@ -1,4 +1,5 @@
 """detect_anomaly, graph.to_dot and viz.draw."""
+
 import shutil
 import sys
 import threading
@@ -109,8 +110,16 @@ def test_to_dot_names_ops_leaves_and_tapes():
     y = w * x + b
     dot = tg.autograd.graph.to_dot(y, params={"weight": w, "bias": b})
     assert dot.startswith("digraph") and dot.rstrip().endswith("}")
-    for text in ("AddBackward", "MulBackward", "weight", "bias", "(1, 2)", "(1,)",
-                 "tapes: ambient", "output (1, 2)"):
+    for text in (
+        "AddBackward",
+        "MulBackward",
+        "weight",
+        "bias",
+        "(1, 2)",
+        "(1,)",
+        "tapes: ambient",
+        "output (1, 2)",
+    ):
         assert text in dot, text
     assert dot.count("->") == 4  # w->mul, mul->add, b->add, add->output (x is a constant)
 

@@ -1,5 +1,6 @@
 """forward_ad: dual tensors, PyTorch semantics, written rules vs derived ones, and
 forward-over-reverse."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +12,32 @@ from tapegrad.ops import OPS
 
 # the ops whose jvp rule is written beside their vjp (`@<op>.jvp` in ops/); the rest derive it
 WRITTEN = tuple(sorted(n for n, op in OPS.items() if op.jvp_rule is not None))
-_HOT = ("add", "sub", "mul", "div", "neg", "exp", "log", "sin", "cos", "square", "sqrt", "tanh",
-        "sigmoid", "relu", "matmul", "sum", "mean", "reshape", "transpose", "getitem",
-        "swapaxes", "expand_dims", "squeeze", "broadcast_to")
+_HOT = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "square",
+    "sqrt",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "matmul",
+    "sum",
+    "mean",
+    "reshape",
+    "transpose",
+    "getitem",
+    "swapaxes",
+    "expand_dims",
+    "squeeze",
+    "broadcast_to",
+)
 
 
 def _t(x, **kw):
@@ -85,9 +109,10 @@ def test_forward_over_reverse_hessian_vector_product():
         hvp = fwAD.unpack_dual(g).tangent
     x = w.detach().numpy()
     th = np.tanh(x)
-    s = 1 - th ** 2  # d2/dx2 of x tanh x = 2 sech^2 - 2 x tanh sech^2
-    np.testing.assert_allclose(hvp.detach().numpy(), (2 * s - 2 * x * th * s) * v.numpy(),
-                               rtol=1e-10)
+    s = 1 - th**2  # d2/dx2 of x tanh x = 2 sech^2 - 2 x tanh sech^2
+    np.testing.assert_allclose(
+        hvp.detach().numpy(), (2 * s - 2 * x * th * s) * v.numpy(), rtol=1e-10
+    )
     np.testing.assert_allclose(fwAD.unpack_dual(g).primal.detach().numpy(), th + x * s)
 
 
@@ -109,8 +134,9 @@ def test_the_hot_ops_carry_written_jvp_rules():
     assert not missing, f"no written jvp rule for {missing}"
 
 
-WRITTEN_CASES = [pytest.param(n, i, id=f"{n}-{i}") for n in WRITTEN
-                 for i in range(len(_samples(n)))]
+WRITTEN_CASES = [
+    pytest.param(n, i, id=f"{n}-{i}") for n in WRITTEN for i in range(len(_samples(n)))
+]
 
 
 @pytest.mark.parametrize("composing", [False, True], ids=["arrays", "tensors"])
@@ -124,9 +150,12 @@ def test_written_rule_agrees_with_the_derived_one(name, index, composing):
 
     def tangent_out():
         with fwAD.dual_level():
-            inputs = [fwAD.make_dual(_t(a, requires_grad=composing), _t(tangents[i]))
-                      if i in tangents else (tg.tensor(a) if isinstance(a, np.ndarray) else a)
-                      for i, a in enumerate(args)]
+            inputs = [
+                fwAD.make_dual(_t(a, requires_grad=composing), _t(tangents[i]))
+                if i in tangents
+                else (tg.tensor(a) if isinstance(a, np.ndarray) else a)
+                for i, a in enumerate(args)
+            ]
             return fwAD.unpack_dual(op(*inputs, **params)).tangent.detach().numpy().copy()
 
     written = tangent_out()

@@ -1,6 +1,7 @@
 """Forward mode, generated from the op table: for every differentiable op and sample input,
 the tangent of a dual output must equal (float64) central finite differences, the reverse
 mode Jacobian (<v, J t> == <J^T v, t>), and torch.func.jvp where PyTorch is installed."""
+
 from __future__ import annotations
 
 import warnings
@@ -32,8 +33,10 @@ def _float_positions(args):
 def _prepare(name, index):
     op = OPS[name]
     args, params = _samples(op)[index]
-    args = [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
-            for a in args]
+    args = [
+        a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+        for a in args
+    ]
     pos = _float_positions(args)
     if not pos:
         pytest.skip("sample has no floating input")
@@ -48,9 +51,12 @@ def _call(op, args, params):
 
 def _jvp(op, args, params, tangents):
     with fwAD.dual_level():
-        inputs = [fwAD.make_dual(tg.tensor(a), tg.tensor(tangents[i])) if i in tangents
-                  else (tg.tensor(a) if isinstance(a, np.ndarray) else a)
-                  for i, a in enumerate(args)]
+        inputs = [
+            fwAD.make_dual(tg.tensor(a), tg.tensor(tangents[i]))
+            if i in tangents
+            else (tg.tensor(a) if isinstance(a, np.ndarray) else a)
+            for i, a in enumerate(args)
+        ]
         out = op(*inputs, **params)
         primal, tangent = fwAD.unpack_dual(out)
         return primal._data.copy(), (None if tangent is None else tangent._data.copy())
@@ -58,9 +64,12 @@ def _jvp(op, args, params, tangents):
 
 def _finite_difference(op, args, params, tangents, eps=1e-6):
     def at(sign):
-        moved = [np.asarray(a + sign * eps * tangents[i]) if i in tangents else a
-                 for i, a in enumerate(args)]
+        moved = [
+            np.asarray(a + sign * eps * tangents[i]) if i in tangents else a
+            for i, a in enumerate(args)
+        ]
         return _call(op, moved, params)._data
+
     return (at(1) - at(-1)) / (2 * eps)
 
 
@@ -82,8 +91,13 @@ def test_jvp_matches_finite_differences(name, index):
 def test_jvp_matches_reverse_mode(name, index):
     op, args, params, tangents = _prepare(name, index)
     leaves = {i: tg.tensor(args[i], requires_grad=True) for i in tangents}
-    out = op(*[leaves.get(i, tg.tensor(a) if isinstance(a, np.ndarray) else a)
-               for i, a in enumerate(args)], **params)
+    out = op(
+        *[
+            leaves.get(i, tg.tensor(a) if isinstance(a, np.ndarray) else a)
+            for i, a in enumerate(args)
+        ],
+        **params,
+    )
     if out.dtype.kind != "f":
         pytest.skip("integer output")
     _, tangent = _jvp(op, args, params, tangents)
@@ -92,8 +106,7 @@ def test_jvp_matches_reverse_mode(name, index):
         assert not np.any(tangent)
         return
     grads = tg.autograd.grad(out, list(leaves.values()), tg.tensor(v), allow_unused=True)
-    vjt = sum(float(np.sum(g._data * tangents[i])) for g, i in zip(grads, leaves)
-              if g is not None)
+    vjt = sum(float(np.sum(g._data * tangents[i])) for g, i in zip(grads, leaves) if g is not None)
     np.testing.assert_allclose(float(np.sum(v * tangent)), vjt, rtol=1e-8, atol=1e-9)
 
 
@@ -128,6 +141,7 @@ def test_jvp_matches_torch_func(name, index):
 
 def test_every_differentiable_op_has_a_forward_rule():
     """A written jvp rule, or a vjp rule to derive one from (every differentiable op)."""
-    missing = [n for n, op in OPS.items()
-               if op.differentiable and op.jvp_rule is None and op.rule is None]
+    missing = [
+        n for n, op in OPS.items() if op.differentiable and op.jvp_rule is None and op.rule is None
+    ]
     assert not missing, f"ops without a forward-mode rule: {missing}"

@@ -1,4 +1,5 @@
 """Custom functions: tg.autograd.Function in PyTorch ctx style and MXNet instance style."""
+
 import weakref
 
 import numpy as np
@@ -188,8 +189,11 @@ def test_wrong_number_of_gradients_names_the_function():
             return g
 
     a = tg.tensor([1.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"TwoInBackward.*incorrect number of gradients "
-                                           r"\(expected 2, got 1\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"TwoInBackward.*incorrect number of gradients "
+        r"\(expected 2, got 1\)",
+    ):
         TwoIn.apply(a, a).backward()
 
 
@@ -219,8 +223,11 @@ def test_wrong_gradient_shape_names_function_and_shapes():
             return tg.ones(3)
 
     a = tg.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"BadShapeBackward.*invalid gradient at index 0.*"
-                                           r"\[3\].*\[2\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"BadShapeBackward.*invalid gradient at index 0.*"
+        r"\[3\].*\[2\]",
+    ):
         BadShape.apply(a).backward(tg.ones(2))
     assert a.grad is None  # nothing half-written
 
@@ -275,8 +282,11 @@ def test_saved_tensor_modified_in_place_raises():
     h = a * 1
     y = Cube.apply(h)
     h.mul_(2.0)
-    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: input 0 of "
-                                           r"CubeBackward is at version 1; expected version 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"modified by an inplace operation: input 0 of "
+        r"CubeBackward is at version 1; expected version 0",
+    ):
         y.backward(tg.ones(2))
 
 
@@ -284,7 +294,7 @@ def test_saved_output_is_rebuilt_without_a_cycle():
     class Exp2(Function):  # 2**x: saves its output, like exp
         @staticmethod
         def forward(ctx, x):
-            out = 2.0 ** x
+            out = 2.0**x
             ctx.save_for_backward(out)
             return out
 
@@ -343,8 +353,11 @@ def test_once_differentiable():
     assert x.grad.item() == 6.0
     (d,) = tg.autograd.grad(Square.apply(x), x, create_graph=True)
     assert d.item() == 6.0
-    with pytest.raises(RuntimeError, match=r"differentiate twice a function that was marked "
-                                           r"with @once_differentiable \(SquareBackward\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"differentiate twice a function that was marked "
+        r"with @once_differentiable \(SquareBackward\)",
+    ):
         tg.autograd.grad(d, x)
 
 

@@ -1,4 +1,5 @@
 """tg.autograd.functional (vjp jvp jacobian hessian hvp vhp) and tg.func (grad, value_and_grad)."""
+
 import numpy as np
 import pytest
 
@@ -35,7 +36,7 @@ def test_vjp_matches_analytic():
 def test_vjp_scalar_output_needs_no_v_and_tuple_inputs():
     a, b = _t(A0), _t(B0)
     out, (ga, gb) = F.vjp(scalar_fn, (a, b))
-    np.testing.assert_allclose(out.item(), np.sum(A0 * A0 * B0 + 2 * B0 ** 3))
+    np.testing.assert_allclose(out.item(), np.sum(A0 * A0 * B0 + 2 * B0**3))
     np.testing.assert_allclose(ga.numpy(), 2 * A0 * B0)
     np.testing.assert_allclose(gb.numpy(), A0 * A0 + 6 * B0 * B0)
 
@@ -104,7 +105,7 @@ def test_hessian_hvp_vhp_match_analytic():
     for fn in (F.hvp, F.vhp):
         out, (ra, rb) = fn(scalar_fn, (a, b), (va, vb))
         np.testing.assert_allclose(np.concatenate([ra.numpy(), rb.numpy()]), h @ v)
-        assert out.item() == pytest.approx(np.sum(A0 * A0 * B0 + 2 * B0 ** 3))
+        assert out.item() == pytest.approx(np.sum(A0 * A0 * B0 + 2 * B0**3))
 
 
 def test_hessian_single_input():
@@ -178,7 +179,7 @@ def test_func_grad_has_aux():
 
 
 def test_func_grad_nests_for_higher_derivatives():
-    f = lambda x: x ** 4  # noqa: E731
+    f = lambda x: x**4  # noqa: E731
     x = tg.tensor(1.5)
     d3 = tg.func.grad(tg.func.grad(tg.func.grad(f)))(x)
     assert d3.item() == pytest.approx(24 * 1.5)
@@ -212,7 +213,7 @@ def test_func_grad_of_constant_function_is_zero():
 def test_create_graph_results_differentiate_to_the_original_input():
     x = _t([1.0, 2.0], requires_grad=True)
     v = _t([1.0, 1.0])
-    f = lambda x: (x ** 4).sum()  # noqa: E731  Hessian diag(12 x^2)
+    f = lambda x: (x**4).sum()  # noqa: E731  Hessian diag(12 x^2)
     for fn in (F.hvp, F.vhp):
         _, h = fn(f, x, v, create_graph=True)
         np.testing.assert_allclose(h.detach().numpy(), [12.0, 48.0])
@@ -220,6 +221,6 @@ def test_create_graph_results_differentiate_to_the_original_input():
         np.testing.assert_allclose(g.numpy(), [24.0, 48.0])
     (g,) = tg.autograd.grad(F.hessian(f, x, create_graph=True).sum(), x)
     np.testing.assert_allclose(g.numpy(), [24.0, 48.0])
-    _, j = F.jvp(lambda x: x ** 3, x, v, create_graph=True)
+    _, j = F.jvp(lambda x: x**3, x, v, create_graph=True)
     (g,) = tg.autograd.grad(j.sum(), x)
     np.testing.assert_allclose(g.numpy(), [6.0, 12.0])

@@ -1,4 +1,5 @@
 """GradManager (MegEngine semantics) on the tape mask."""
+
 from __future__ import annotations
 
 import gc
@@ -260,7 +261,7 @@ def test_nested_managers_give_first_plus_second_derivative():
     gm2 = GradManager().attach(x)
     with gm1:
         with gm2:
-            y = x ** 3
+            y = x**3
             gm2.backward(y)
         np.testing.assert_allclose(_np(x.grad), 12.0)  # 3x^2, recorded by gm1
         gm1.backward(x.grad)
@@ -274,7 +275,7 @@ def test_three_nested_managers_reach_third_order():
     with gms[0]:
         with gms[1]:
             with gms[2]:
-                gms[2].backward(x ** 4)  # 4x^3 = 32
+                gms[2].backward(x**4)  # 4x^3 = 32
             gms[1].backward(x.grad)  # + 12x^2 = 48
         gms[0].backward(x.grad)  # d(4x^3 + 12x^2) = 12x^2 + 24x = 96
     np.testing.assert_allclose(_np(x.grad), 32.0 + 48.0 + 96.0)
@@ -351,8 +352,7 @@ def test_callback_returning_none_drops_the_gradient():
     # get None, and .grad is left as it was)
     x, w = tg.tensor([1.0]), tg.tensor([3.0])
     seen = []
-    gm = GradManager().attach(x, callbacks=[lambda t, g: None,
-                                            lambda t, g: seen.append(g) or g])
+    gm = GradManager().attach(x, callbacks=[lambda t, g: None, lambda t, g: seen.append(g) or g])
     gm.attach(w)
     with gm:
         gm.backward(x * w * 2)

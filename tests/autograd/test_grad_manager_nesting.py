@@ -3,6 +3,7 @@
 A manager's backward is recorded by the managers that began recording before it, and by
 no other; each recording's history ends with it. Values are analytic, float64.
 """
+
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ def test_three_levels_give_the_third_derivative():
     with g1:
         with g2:
             with g3:
-                g3.backward((x ** 4).sum())  # 4x^3, recorded by g2 and g1
+                g3.backward((x**4).sum())  # 4x^3, recorded by g2 and g1
             d1 = x.grad
             x.grad = None
             g2.backward(d1)  # 12x^2, recorded by g1

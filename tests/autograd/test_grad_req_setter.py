@@ -1,4 +1,5 @@
 """`t.grad_req = ...` on a record-scope variable behaves as `attach_grad(grad_req)`."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Recording modes: per thread, nestable, exception-safe, decorators, PyTorch's quirks."""
+
 import threading
 
 import pytest
@@ -24,8 +25,14 @@ def test_no_grad_records_nothing_and_restores():
 
 
 def test_modes_are_exported_in_both_places():
-    for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-                 "is_grad_enabled", "is_inference_mode_enabled"):
+    for name in (
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "is_grad_enabled",
+        "is_inference_mode_enabled",
+    ):
         assert getattr(tg, name) is getattr(tg.autograd, name)
 
 

@@ -1,4 +1,5 @@
 """The MXNet record scope: flags, attach_grad / mark_variables, grad_req, backward, grad."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -361,7 +362,7 @@ def test_create_graph_records_the_backward_even_outside_record():
     dx.backward()
     np.testing.assert_allclose(x.grad.numpy(), -np.sin(x.numpy()), rtol=1e-6)
     a = tg.tensor(2.0, requires_grad=True)
-    b = a ** 3
+    b = a**3
     with tg.no_grad():
         (da,) = ag.grad(b, a, create_graph=True)
     assert da.grad_fn is not None

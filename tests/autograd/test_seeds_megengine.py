@@ -1,4 +1,5 @@
 """The MegEngine GradManager document's examples (seed 003), written with the core API."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The MXNet Gluon autograd tutorial's examples (seed 001), written with the core API."""
+
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ def test_y_equals_2x_squared():
     x = tg.tensor([1.0, 2.0, 3.0])
     x.attach_grad()
     with autograd.record():
-        y = 2 * x ** 2
+        y = 2 * x**2
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0, 12.0])
 
@@ -23,7 +24,7 @@ def test_custom_head_gradient_gives_192():
     x = tg.tensor([2.0])
     x.attach_grad()
     with autograd.record():
-        y = x ** 3
+        y = x**3
     y_np = y.asnumpy()  # outside tapegrad: z = y^2, dz/dy = 2y
     dzdy = tg.tensor(2 * y_np)
     y.backward(dzdy)
@@ -58,9 +59,9 @@ def test_python_control_flow_gradients_match_the_pieces():
         if v < 0.5:
             expected.append(2 * v)
         elif v < 2 / 3:
-            expected.append(3 * v ** 2)
+            expected.append(3 * v**2)
         elif v < 0.75:
-            expected.append(4 * v ** 3)
+            expected.append(4 * v**3)
         else:
             expected.append(0.0)
     np.testing.assert_allclose(grads, expected, rtol=1e-5, atol=1e-7)
@@ -80,8 +81,9 @@ def _derivatives(fn, x0, n=3):
             if d.grad_fn is None:  # a constant in x: its derivative is zero
                 d = tg.zeros_like(x)
             else:
-                (d,) = autograd.grad(d, [x], create_graph=True, retain_graph=True,
-                                     allow_unused=True)
+                (d,) = autograd.grad(
+                    d, [x], create_graph=True, retain_graph=True, allow_unused=True
+                )
                 d = tg.zeros_like(x) if d is None else d
             out.append(d.detach().numpy().copy())
     return out
@@ -96,21 +98,30 @@ CASES = {
     "sin": (tg.sin, X, [np.cos(X), -np.sin(X), -np.cos(X)]),
     "cos": (tg.cos, X, [-np.sin(X), -np.cos(X), np.sin(X)]),
     "exp": (tg.exp, X, [np.exp(X)] * 3),
-    "log": (tg.log, POS, [1 / POS, -1 / POS ** 2, 2 / POS ** 3]),
-    "power_int": (lambda x: x ** 3, X, [3 * X ** 2, 6 * X, 6 + 0 * X]),
-    "power_real": (lambda x: tg.pow(x, 2.5), POS,
-                   [2.5 * POS ** 1.5, 3.75 * POS ** 0.5, 1.875 * POS ** -0.5]),
-    "sigmoid": (tg.sigmoid, X, [
-        _SIG * (1 - _SIG),
-        _SIG * (1 - _SIG) * (1 - 2 * _SIG),
-        _SIG * (1 - _SIG) * (1 - 6 * _SIG + 6 * _SIG ** 2),
-    ]),
-    "tanh": (tg.tanh, X, [1 - _TANH ** 2, -2 * _TANH * (1 - _TANH ** 2),
-                          (6 * _TANH ** 2 - 2) * (1 - _TANH ** 2)]),
+    "log": (tg.log, POS, [1 / POS, -1 / POS**2, 2 / POS**3]),
+    "power_int": (lambda x: x**3, X, [3 * X**2, 6 * X, 6 + 0 * X]),
+    "power_real": (
+        lambda x: tg.pow(x, 2.5),
+        POS,
+        [2.5 * POS**1.5, 3.75 * POS**0.5, 1.875 * POS**-0.5],
+    ),
+    "sigmoid": (
+        tg.sigmoid,
+        X,
+        [
+            _SIG * (1 - _SIG),
+            _SIG * (1 - _SIG) * (1 - 2 * _SIG),
+            _SIG * (1 - _SIG) * (1 - 6 * _SIG + 6 * _SIG**2),
+        ],
+    ),
+    "tanh": (
+        tg.tanh,
+        X,
+        [1 - _TANH**2, -2 * _TANH * (1 - _TANH**2), (6 * _TANH**2 - 2) * (1 - _TANH**2)],
+    ),
     "relu": (tg.relu, X, [(X > 0).astype(float), 0 * X, 0 * X]),
     "abs": (tg.abs, X, [np.sign(X), 0 * X, 0 * X]),
-    "clip": (lambda x: tg.clip(x, -1.0, 1.0), X,
-             [(np.abs(X) < 1).astype(float), 0 * X, 0 * X]),
+    "clip": (lambda x: tg.clip(x, -1.0, 1.0), X, [(np.abs(X) < 1).astype(float), 0 * X, 0 * X]),
 }
 
 

@@ -1,4 +1,5 @@
 """Train/predict mode, and backward() inside record() (also through custom Functions)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Every facade refuses a name it does not provide with an AttributeError that says so
 (and what to use instead) — never a silent fallback to a similar core function."""
+
 import importlib
 
 import pytest
@@ -82,8 +83,12 @@ def test_alias_runs_a_script_unchanged(tmp_path):
         "x = mx.nd.array([1, 2, 3])\nx.attach_grad()\nwith autograd.record():\n"
         "    y = 2 * x ** 2\ny.backward()\nprint(x.grad.asnumpy().tolist(), Dense.__module__)\n"
     )
-    out = subprocess.run([sys.executable, "-m", "tapegrad.compat.run", "mxnet", str(script)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "tapegrad.compat.run", "mxnet", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip() == "[4.0, 8.0, 12.0] tapegrad.compat.mxnet.gluon.nn.basic_layers"
 
 
@@ -94,8 +99,24 @@ def test_alias_refuses_unknown_framework():
         alias.install("tensorflow")
 
 
-@pytest.mark.parametrize("name", ["randperm", "sort", "argsort", "topk", "kthvalue", "meshgrid",
-                                  "tril", "triu", "diag", "diagonal", "trace", "dist", "lerp"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "randperm",
+        "sort",
+        "argsort",
+        "topk",
+        "kthvalue",
+        "meshgrid",
+        "tril",
+        "triu",
+        "diag",
+        "diagonal",
+        "trace",
+        "dist",
+        "lerp",
+    ],
+)
 def test_torch_facade_maps_names_the_core_gained(name):
     import tapegrad as tg
     import tapegrad.compat.torch as torch

@@ -1,5 +1,6 @@
 """Importing a facade changes nothing in `tg.Tensor`, the facades are independent of each
 other, and no facade reaches into the core's private fields."""
+
 import re
 import subprocess
 import sys
@@ -18,25 +19,30 @@ print(before == after, len(before[0]))
 
 
 def test_importing_every_facade_changes_nothing_in_tensor():
-    out = subprocess.run([sys.executable, "-c", _DIR_SCRIPT], capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", _DIR_SCRIPT], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out[0] == "True"
     assert int(out[1]) > 100  # the comparison saw the real surface
 
 
 def test_megengine_facade_does_not_import_the_mxnet_one():
-    code = ("import sys, tapegrad.compat.megengine as mge, tapegrad.compat.megengine.functional,"
-            " tapegrad.compat.megengine.module\n"
-            "print(any(m.startswith('tapegrad.compat.mxnet') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    code = (
+        "import sys, tapegrad.compat.megengine as mge, tapegrad.compat.megengine.functional,"
+        " tapegrad.compat.megengine.module\n"
+        "print(any(m.startswith('tapegrad.compat.mxnet') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
 # the Tensor's private slots and the core's private constructors
 _PRIVATE = re.compile(
     r"(?<!self)\.(_data|_tapes|_version|_grad|_grad_req|_accum|_hooks|_post_hooks|_out_nr|"
-    r"_record_var|_wrap|_init)\b|\b_wrap\(|import _wrap|setattr\(Tensor")
+    r"_record_var|_wrap|_init)\b|\b_wrap\(|import _wrap|setattr\(Tensor"
+)
 
 
 def test_no_facade_touches_private_core_fields():

@@ -1,6 +1,7 @@
 """The scripts of tools/framework_scripts/, with only their import lines pointed at the
 facades, print the numbers the real frameworks printed (saved by
 `tools/compare_frameworks.py --save`: Apache MXNet 1.9.1, MegEngine 1.13.0, PyTorch)."""
+
 import contextlib
 import importlib.util
 import io
@@ -20,8 +21,9 @@ _FROM = re.compile(r"^from (mxnet|megengine|torch)((?:\.\w+)*) import ", re.M)
 
 
 def _compare_tool():
-    spec = importlib.util.spec_from_file_location("compare_frameworks",
-                                                  ROOT / "tools" / "compare_frameworks.py")
+    spec = importlib.util.spec_from_file_location(
+        "compare_frameworks", ROOT / "tools" / "compare_frameworks.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -29,6 +31,7 @@ def _compare_tool():
 
 def facade_source(text: str) -> str:
     """The script with its framework imports pointed at the facades (nothing else changed)."""
+
     def plain(m):
         alias = m.group(3) or m.group(1)
         return f"import tapegrad.compat.{m.group(1)}{m.group(2)} as {alias}"
@@ -41,7 +44,8 @@ def test_import_rewrite_changes_only_import_lines():
     src = "import mxnet as mx\nfrom mxnet.gluon import nn\nimport torch\nx = 1\n"
     assert facade_source(src) == (
         "import tapegrad.compat.mxnet as mx\nfrom tapegrad.compat.mxnet.gluon import nn\n"
-        "import tapegrad.compat.torch as torch\nx = 1\n")
+        "import tapegrad.compat.torch as torch\nx = 1\n"
+    )
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in SCRIPTS.glob("*_*.py")))
@@ -60,7 +64,8 @@ def test_script_prints_the_frameworks_numbers(script):
             from tapegrad.compat import mxnet as mx
 
             mx.npx.reset_np()
-    count, worst, problems = _compare_tool().compare(expected.read_text(), out.getvalue(),
-                                                     rtol=1e-4, atol=1e-5)
+    count, worst, problems = _compare_tool().compare(
+        expected.read_text(), out.getvalue(), rtol=1e-4, atol=1e-5
+    )
     assert not problems, "\n".join(problems)
     assert count > 10

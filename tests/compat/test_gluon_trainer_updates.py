@@ -1,6 +1,7 @@
 """`gluon.Trainer.step(batch_size)` makes MXNet's updates (rescale_grad / batch_size,
 clip_gradient, wd and its placement, Adam's epsilon, lr inside SGD's momentum), checked
 against MXNet's documented formulas in float64 NumPy."""
+
 import math
 
 import numpy as np
@@ -10,8 +11,12 @@ from tapegrad.compat import mxnet as mx
 from tapegrad.compat.mxnet import autograd
 
 W0 = np.array([0.5, -1.0, 2.0, 0.1])
-COEF = [np.array([4.0, -2.0, 0.5, 9.0]), np.array([-3.0, 1.0, 6.0, -0.2]),
-        np.array([1.0, 8.0, -7.0, 0.3]), np.array([2.0, -5.0, 0.1, 4.0])]
+COEF = [
+    np.array([4.0, -2.0, 0.5, 9.0]),
+    np.array([-3.0, 1.0, 6.0, -0.2]),
+    np.array([1.0, 8.0, -7.0, 0.3]),
+    np.array([2.0, -5.0, 0.1, 4.0]),
+]
 BATCH = 2
 
 
@@ -37,8 +42,20 @@ def _train(trainer_args, params, lrs=None):
 def test_sgd_momentum_with_rescale_clip_wd_and_a_changing_lr():
     lrs, mom_f, wd, clip = [0.1, 0.1, 0.03, 0.03], 0.9, 0.01, 1.5
     p = _param(lr_mult=2.0, wd_mult=0.5)
-    trainer = _train(("sgd", {"learning_rate": lrs[0], "momentum": mom_f, "wd": wd,
-                              "clip_gradient": clip, "rescale_grad": 1.0}), [p], lrs)
+    trainer = _train(
+        (
+            "sgd",
+            {
+                "learning_rate": lrs[0],
+                "momentum": mom_f,
+                "wd": wd,
+                "clip_gradient": clip,
+                "rescale_grad": 1.0,
+            },
+        ),
+        [p],
+        lrs,
+    )
     w, mom = W0.copy(), np.zeros(4)
     for lr, c in zip(lrs, COEF):  # mom = m * mom - lr * (clip(rescale * g) + wd * w)
         g = np.clip(c / BATCH, -clip, clip) + wd * 0.5 * w
@@ -66,8 +83,20 @@ def test_nag_and_plain_sgd():
 def test_adam_matches_mxnet_adam():
     lr, b1, b2, eps, wd, clip = 0.01, 0.8, 0.9, 1e-2, 0.1, 1.0
     p = _param()
-    _train(("adam", {"learning_rate": lr, "beta1": b1, "beta2": b2, "epsilon": eps, "wd": wd,
-                     "clip_gradient": clip}), [p])
+    _train(
+        (
+            "adam",
+            {
+                "learning_rate": lr,
+                "beta1": b1,
+                "beta2": b2,
+                "epsilon": eps,
+                "wd": wd,
+                "clip_gradient": clip,
+            },
+        ),
+        [p],
+    )
     w, m, v = W0.copy(), np.zeros(4), np.zeros(4)
     for t, c in enumerate(COEF, 1):
         g = np.clip(c / BATCH + wd * w, -clip, clip)

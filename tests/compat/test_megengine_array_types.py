@@ -1,5 +1,6 @@
 """`mge.Tensor` and `mge.Parameter`: the MegEngine facade's own array types, whose
 methods follow MegEngine 1.13, flowing through ops, GradManager gradients and modules."""
+
 import numpy as np
 import pytest
 
@@ -16,14 +17,30 @@ def version(t) -> int:
 
 
 def test_creation_and_functional_results_are_mge_tensors():
-    for t in (mge.tensor([1.0]), mge.Tensor([1, 2]), F.zeros((2,)), F.ones(2), F.full((2,), 3.0),
-              F.arange(3), F.linspace(0, 1, 3), F.zeros_like(mge.tensor([1.0])),
-              F.ones_like(mge.tensor([1.0])), mge.random.normal(size=(2,)),
-              mge.random.uniform(size=(2,))):
+    for t in (
+        mge.tensor([1.0]),
+        mge.Tensor([1, 2]),
+        F.zeros((2,)),
+        F.ones(2),
+        F.full((2,), 3.0),
+        F.arange(3),
+        F.linspace(0, 1, 3),
+        F.zeros_like(mge.tensor([1.0])),
+        F.ones_like(mge.tensor([1.0])),
+        mge.random.normal(size=(2,)),
+        mge.random.uniform(size=(2,)),
+    ):
         assert type(t) is mge.Tensor
     a = mge.tensor([[1.0, 2.0], [3.0, 4.0]])
-    for t in (a * 2, F.exp(a), F.matmul(a, a), F.max(a, axis=0), F.transpose(a, (1, 0)),
-              F.nn.relu(a), a + tg.ones(2)):
+    for t in (
+        a * 2,
+        F.exp(a),
+        F.matmul(a, a),
+        F.max(a, axis=0),
+        F.transpose(a, (1, 0)),
+        F.nn.relu(a),
+        a + tg.ones(2),
+    ):
         assert type(t) is mge.Tensor
     assert F.arange(3).numpy().tolist() == [0.0, 1.0, 2.0]
     np.testing.assert_allclose(F.linspace(0, 1, 3).numpy(), [0.0, 0.5, 1.0])
@@ -47,8 +64,9 @@ def test_methods_follow_megengine():
     assert mge.tensor([2.5]).item() == 2.5
     assert type(x.detach()) is mge.Tensor
     np.testing.assert_array_equal(x.max(axis=0).numpy(), data.max(axis=0))  # values only
-    np.testing.assert_array_equal(x.min(axis=1, keepdims=True).numpy(),
-                                  data.min(axis=1, keepdims=True))
+    np.testing.assert_array_equal(
+        x.min(axis=1, keepdims=True).numpy(), data.min(axis=1, keepdims=True)
+    )
     assert x.max().item() == 5.0 and x.sum(axis=1).numpy().tolist() == [3.0, 12.0]
 
 

@@ -4,6 +4,7 @@ Upstream drives its internal `Grad` with `apply(Elemwise(...))`; here the same
 computations run through `GradManager` and `F`, and the same values are asserted
 (gradients worked out by hand), including which intermediates are freed.
 """
+
 import gc
 import weakref
 
@@ -29,15 +30,13 @@ def x_np(rng):
 
 
 def test_cos_and_fourth_power(x_np):
-    np.testing.assert_allclose(_grad_of(mge.Tensor(x_np), F.cos).numpy(), -np.sin(x_np),
-                               rtol=1e-6)
+    np.testing.assert_allclose(_grad_of(mge.Tensor(x_np), F.cos).numpy(), -np.sin(x_np), rtol=1e-6)
 
     def fourth(x):
         y = x * x
         return y * y
 
-    np.testing.assert_allclose(_grad_of(mge.Tensor(x_np), fourth).numpy(), 4 * x_np ** 3,
-                               rtol=1e-5)
+    np.testing.assert_allclose(_grad_of(mge.Tensor(x_np), fourth).numpy(), 4 * x_np**3, rtol=1e-5)
 
 
 def test_second_derivative_by_nesting(x_np):
@@ -60,8 +59,8 @@ def test_gradient_of_an_intermediate_attached_while_recording(x_np):
         y = x * x
         gm.attach(y, callbacks=lambda t, g: seen.setdefault("dy", g))
         gm.backward(y * y, F.ones_like(y))
-    np.testing.assert_allclose(seen["dx"].numpy(), 4 * x_np ** 3, rtol=1e-5)
-    np.testing.assert_allclose(seen["dy"].numpy(), 2 * x_np ** 2, rtol=1e-5)
+    np.testing.assert_allclose(seen["dx"].numpy(), 4 * x_np**3, rtol=1e-5)
+    np.testing.assert_allclose(seen["dy"].numpy(), 2 * x_np**2, rtol=1e-5)
 
 
 @pytest.mark.parametrize("in_path", [False, True])
@@ -114,8 +113,7 @@ def test_inplace_operator_rebinds_under_a_manager(x_np):
         y *= y
         return y
 
-    np.testing.assert_allclose(_grad_of(mge.Tensor(x_np), f).numpy(), 4 * x_np ** 3,
-                               rtol=1e-5)
+    np.testing.assert_allclose(_grad_of(mge.Tensor(x_np), f).numpy(), 4 * x_np**3, rtol=1e-5)
 
 
 def test_identity_passes_dy(rng):
@@ -149,19 +147,31 @@ def test_relu():
     np.testing.assert_array_equal(_grad_of(x, lambda t: F.relu(t * 2)).numpy(), [2.0, 0.0])
 
 
-@pytest.mark.parametrize("f, shape, expected", [
-    (lambda t: (t * 1).reshape(5, 2), (2, 5), np.ones((2, 5))),
-    (lambda t: (t * 1)[1:-1, :2], (3, 3), [[0, 0, 0], [1, 1, 0], [0, 0, 0]]),
-    (lambda t: (t * 1)[[0, 0, 2, 1], [2, 2, 1, 0]], (3, 3),
-     [[0, 0, 2], [1, 0, 0], [0, 1, 0]]),
-    (lambda t: F.squeeze(F.expand_dims(t * 1, 2), 0), (1, 5), np.ones((1, 5))),
-    (lambda t: F.broadcast_to(t, (3, 3, 10)), (3, 3, 1), np.full((3, 3, 1), 10.0)),
-    (lambda t: t.sum(axis=0), (3, 3), np.ones((3, 3))),
-    (lambda t: t.mean(axis=0), (3, 3), np.full((3, 3), 1 / 3)),
-    (lambda t: F.expand_dims(t * 1, [2, 3]), (3, 3), np.ones((3, 3))),
-    (lambda t: F.squeeze(t * 1, [2, 3]), (3, 3, 1, 1), np.ones((3, 3, 1, 1))),
-], ids=["reshape", "subtensor", "multi-axis-index", "axis-add-remove", "broadcast",
-        "sum", "mean", "add-axes", "remove-axes"])
+@pytest.mark.parametrize(
+    "f, shape, expected",
+    [
+        (lambda t: (t * 1).reshape(5, 2), (2, 5), np.ones((2, 5))),
+        (lambda t: (t * 1)[1:-1, :2], (3, 3), [[0, 0, 0], [1, 1, 0], [0, 0, 0]]),
+        (lambda t: (t * 1)[[0, 0, 2, 1], [2, 2, 1, 0]], (3, 3), [[0, 0, 2], [1, 0, 0], [0, 1, 0]]),
+        (lambda t: F.squeeze(F.expand_dims(t * 1, 2), 0), (1, 5), np.ones((1, 5))),
+        (lambda t: F.broadcast_to(t, (3, 3, 10)), (3, 3, 1), np.full((3, 3, 1), 10.0)),
+        (lambda t: t.sum(axis=0), (3, 3), np.ones((3, 3))),
+        (lambda t: t.mean(axis=0), (3, 3), np.full((3, 3), 1 / 3)),
+        (lambda t: F.expand_dims(t * 1, [2, 3]), (3, 3), np.ones((3, 3))),
+        (lambda t: F.squeeze(t * 1, [2, 3]), (3, 3, 1, 1), np.ones((3, 3, 1, 1))),
+    ],
+    ids=[
+        "reshape",
+        "subtensor",
+        "multi-axis-index",
+        "axis-add-remove",
+        "broadcast",
+        "sum",
+        "mean",
+        "add-axes",
+        "remove-axes",
+    ],
+)
 def test_shape_ops(rng, f, shape, expected):
     x = mge.Tensor(rng.random(shape).astype("float32"))
     np.testing.assert_allclose(_grad_of(x, f).numpy(), expected, rtol=1e-6)
@@ -186,9 +196,14 @@ def test_pixel_shuffle_square(rng):
     np.testing.assert_allclose(grad.numpy(), 2 * x.numpy(), rtol=1e-6)
 
 
-_MATMUL_CASES = [(xd, yd, ta, tb) for xd in (1, 2, 3, 4) for yd in (1, 2, 3, 4)
-                 for ta in (False, True) for tb in (False, True)
-                 if not (xd == 1 and ta) and not (yd == 1 and tb)]  # a vector: no transpose
+_MATMUL_CASES = [
+    (xd, yd, ta, tb)
+    for xd in (1, 2, 3, 4)
+    for yd in (1, 2, 3, 4)
+    for ta in (False, True)
+    for tb in (False, True)
+    if not (xd == 1 and ta) and not (yd == 1 and tb)
+]  # a vector: no transpose
 
 
 @pytest.mark.parametrize("xdim, ydim, ta, tb", _MATMUL_CASES)

@@ -3,6 +3,7 @@
 Expected values are derived analytically (float64 inputs where the tolerance matters);
 the upstream tests these follow run unchanged with tools/megengine_conformance.py.
 """
+
 import numpy as np
 import pytest
 
@@ -185,7 +186,7 @@ def test_inplace_operators_rebind():
         gm.backward(y)
     assert before is not y
     np.testing.assert_allclose(before.numpy(), [4.0])
-    np.testing.assert_allclose(x.grad.numpy(), [4 * 2.0 ** 3])  # d x^4 / dx
+    np.testing.assert_allclose(x.grad.numpy(), [4 * 2.0**3])  # d x^4 / dx
 
 
 def test_callback_returning_none_gives_no_gradient():
@@ -221,8 +222,18 @@ def test_sort_argsort_topk_follow_megengine():
 
 
 def test_nn_names_at_functional_top_level():
-    for name in ("conv2d", "max_pool2d", "avg_pool2d", "batch_norm", "embedding",
-                 "leaky_relu", "gelu", "silu", "softplus", "interpolate"):
+    for name in (
+        "conv2d",
+        "max_pool2d",
+        "avg_pool2d",
+        "batch_norm",
+        "embedding",
+        "leaky_relu",
+        "gelu",
+        "silu",
+        "softplus",
+        "interpolate",
+    ):
         assert callable(getattr(F, name)), name
 
 
@@ -264,12 +275,15 @@ def test_core_and_jit_import_and_core_options_raise_on_use():
 
 def test_more_nn_functions_at_top_level():
     x = mge.tensor(np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(F.pad(x, ((1, 0), (0, 2)), constant_value=9).numpy(),
-                                  [[9, 9, 9, 9, 9], [0, 1, 2, 9, 9], [3, 4, 5, 9, 9]])
+    np.testing.assert_array_equal(
+        F.pad(x, ((1, 0), (0, 2)), constant_value=9).numpy(),
+        [[9, 9, 9, 9, 9], [0, 1, 2, 9, 9], [3, 4, 5, 9, 9]],
+    )
     z = np.sqrt(1.5)  # (x - mean) / std of [0, 1, 2] is [-1, 0, 1] * sqrt(3/2)
-    np.testing.assert_allclose(F.layer_norm(x, 3, affine=False).numpy(),
-                               [[-z, 0, z]] * 2, rtol=1e-4)
-    np.testing.assert_allclose(F.hswish(mge.tensor([-4.0, 1.0, 4.0])).numpy(),
-                               [0.0, 4 / 6, 4.0], rtol=1e-6)
-    np.testing.assert_allclose(F.logsigmoid(mge.tensor([0.0])).numpy(), [-np.log(2)],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        F.layer_norm(x, 3, affine=False).numpy(), [[-z, 0, z]] * 2, rtol=1e-4
+    )
+    np.testing.assert_allclose(
+        F.hswish(mge.tensor([-4.0, 1.0, 4.0])).numpy(), [0.0, 4 / 6, 4.0], rtol=1e-6
+    )
+    np.testing.assert_allclose(F.logsigmoid(mge.tensor([0.0])).numpy(), [-np.log(2)], rtol=1e-6)

@@ -1,5 +1,6 @@
 """The MegEngine facade's defaults and mappings: dtypes, functional semantics, modules,
 optimizers."""
+
 import numpy as np
 import pytest
 
@@ -41,14 +42,17 @@ def test_losses_against_formulas():
     logits = mge.tensor([[0.2, -1.0, 0.5], [1.5, 0.3, -0.7]])
     label = mge.tensor([2, 0])
     lp = logits.numpy() - np.log(np.exp(logits.numpy()).sum(axis=1, keepdims=True))
-    assert F.nn.cross_entropy(logits, label).item() == pytest.approx(-(lp[0, 2] + lp[1, 0]) / 2,
-                                                                     rel=1e-5)
+    assert F.nn.cross_entropy(logits, label).item() == pytest.approx(
+        -(lp[0, 2] + lp[1, 0]) / 2, rel=1e-5
+    )
     probs = F.softmax(logits, axis=1)
     assert F.nn.cross_entropy(probs, label, with_logits=False).item() == pytest.approx(
-        -(lp[0, 2] + lp[1, 0]) / 2, rel=1e-5)
+        -(lp[0, 2] + lp[1, 0]) / 2, rel=1e-5
+    )
     smooth = F.nn.cross_entropy(logits, label, label_smooth=0.1).item()
-    manual = np.mean([-(0.9 * lp[0, 2] + 0.1 * lp[0].mean()),
-                      -(0.9 * lp[1, 0] + 0.1 * lp[1].mean())])
+    manual = np.mean(
+        [-(0.9 * lp[0, 2] + 0.1 * lp[0].mean()), -(0.9 * lp[1, 0] + 0.1 * lp[1].mean())]
+    )
     assert smooth == pytest.approx(manual, rel=1e-5)
     p, t = mge.tensor([0.2, 0.7]), mge.tensor([0.0, 1.0])
     assert F.nn.square_loss(p, t).item() == pytest.approx((0.04 + 0.09) / 2)

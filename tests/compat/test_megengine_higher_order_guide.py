@@ -7,6 +7,7 @@ and a second `gm2.backward` in one recording); MegEngine 1.13's `backward` retur
 allows one backward per recording, so here they read `x.grad` instead, as its own test
 suite does.
 """
+
 import numpy as np
 import pytest
 
@@ -103,7 +104,10 @@ def test_higher_order_guide_prints_the_analytic_derivatives(megengine, capsys):
     assert out["union_peer"] is None
     printed = capsys.readouterr().out.splitlines()
     expected = {
-        "first": -np.sin(X), "second": -np.cos(X), "jvp": -np.sin(X), "union": -2 * np.sin(X),
+        "first": -np.sin(X),
+        "second": -np.cos(X),
+        "jvp": -np.sin(X),
+        "union": -2 * np.sin(X),
     }
     lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in printed}
     for key, values in expected.items():

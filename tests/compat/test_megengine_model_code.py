@@ -1,6 +1,7 @@
 """What MegEngine model code needs beyond autodiff: megengine.data, M.init, hub, Module
 order and state dicts, optimizer state dicts, and import errors that say what to do.
 Expected values follow MegEngine 1.13's documented behaviour."""
+
 import math
 
 import numpy as np
@@ -50,9 +51,10 @@ def test_stream_dataset_and_transforms():
                 yield np.full((2, 2, 3), float(i), dtype="float32"), i
 
     pipeline = T.Compose([T.Normalize(mean=1.0, std=2.0), T.ToMode("CHW")])
-    loader = data.DataLoader(Stream(), data.SequentialSampler(_ds(3), batch_size=3),
-                             transform=pipeline)
-    (images, labels), = list(loader)
+    loader = data.DataLoader(
+        Stream(), data.SequentialSampler(_ds(3), batch_size=3), transform=pipeline
+    )
+    ((images, labels),) = list(loader)
     assert images.shape == (3, 3, 2, 2) and labels.tolist() == [0, 1, 2]
     np.testing.assert_allclose(images[:, 0, 0, 0], [-0.5, 0.0, 0.5])
 
@@ -92,10 +94,24 @@ class _Net(M.Module):
 def test_named_parameters_and_state_dict_in_megengine_order():
     net = _Net()
     assert [k for k, _ in net.named_parameters()] == [
-        "act_out.bias", "act_out.weight", "bn.bias", "bn.weight", "fc.bias", "fc.weight"]
+        "act_out.bias",
+        "act_out.weight",
+        "bn.bias",
+        "bn.weight",
+        "fc.bias",
+        "fc.weight",
+    ]
     sd = net.state_dict()
-    assert list(sd) == ["act_out.bias", "act_out.weight", "bn.bias", "bn.running_mean",
-                        "bn.running_var", "bn.weight", "fc.bias", "fc.weight"]
+    assert list(sd) == [
+        "act_out.bias",
+        "act_out.weight",
+        "bn.bias",
+        "bn.running_mean",
+        "bn.running_var",
+        "bn.weight",
+        "fc.bias",
+        "fc.weight",
+    ]
     assert all(type(v) is np.ndarray for v in sd.values())
     sd["fc.bias"] = np.array([1.0, 2.0, 3.0], dtype="float32")
     net.load_state_dict(sd)
@@ -111,8 +127,9 @@ def test_optimizer_state_dict_in_megengine_format():
     opt.step().clear_grad()
     sd = opt.state_dict()
     assert list(sd) == ["param_groups", "state"]
-    assert sd["param_groups"] == [{"lr": 0.1, "momentum": 0.9, "nesterov": False,
-                                   "weight_decay": 0.0, "params": [0, 1]}]
+    assert sd["param_groups"] == [
+        {"lr": 0.1, "momentum": 0.9, "nesterov": False, "weight_decay": 0.0, "params": [0, 1]}
+    ]
     # parameter 0 is the bias (MegEngine's order); its momentum buffer is d(sum y)/db = 1
     assert set(sd["state"][0]) == {"momentum_buffer"}
     np.testing.assert_allclose(sd["state"][0]["momentum_buffer"], [1.0])
@@ -132,8 +149,10 @@ def test_hub_pretrained_builds_and_loads_local_weights(tmp_path):
     assert isinstance(tiny(), M.Linear)
     with pytest.raises(FileNotFoundError, match="download the file"):
         tiny(pretrained=True)
-    weights = {"weight": np.full((1, 2), 3.0, dtype="float32"),
-               "bias": np.array([0.5], dtype="float32")}
+    weights = {
+        "weight": np.full((1, 2), 3.0, dtype="float32"),
+        "bias": np.array([0.5], dtype="float32"),
+    }
     (tmp_path / "tiny_linear_abc.pkl").write_bytes(pickle.dumps(weights))
     hub.set_dir(tmp_path)
     try:
@@ -143,7 +162,8 @@ def test_hub_pretrained_builds_and_loads_local_weights(tmp_path):
     np.testing.assert_array_equal(model.weight.numpy(), [[3.0, 3.0]])
     (tmp_path / "hubconf.py").write_text(
         "import tapegrad.compat.megengine.module as M\n"
-        "def small(width=3):\n    return M.Linear(2, width)\n")
+        "def small(width=3):\n    return M.Linear(2, width)\n"
+    )
     assert hub.load(str(tmp_path), "small", width=4).weight.shape == (4, 2)
     assert "small" in hub.list(str(tmp_path))
 

@@ -1,5 +1,6 @@
 """The MegEngine GradManager code of seed 003, through the MegEngine facade (only the import
 lines changed: `megengine` -> `tapegrad.compat.megengine`)."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,9 @@ def _model_and_data():
     model.fc.weight.data = mge.tensor([[0.5, -1.0, 2.0]])
     model.fc.bias.data = mge.tensor([0.25])
     rng = np.random.default_rng(0)
-    dataset = [(mge.tensor(rng.normal(size=(4, 3))), mge.tensor(rng.normal(size=(4, 1))))
-               for _ in range(3)]
+    dataset = [
+        (mge.tensor(rng.normal(size=(4, 3))), mge.tensor(rng.normal(size=(4, 1)))) for _ in range(3)
+    ]
     return model, dataset
 
 
@@ -181,7 +183,7 @@ def test_two_managers_give_second_order():
     gm2.attach(x)
     with gm1:
         with gm2:
-            y = x ** 3
+            y = x**3
             gm2.backward(y)  # x.grad = 3x^2, itself recorded by gm1
         g = x.grad
         x.grad = None

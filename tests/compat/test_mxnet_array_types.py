@@ -1,6 +1,7 @@
 """`mx.nd.NDArray` and `mx.np.ndarray`: their own array types whose methods follow MXNet
 1.9.1 (`size` is an int, reshape codes, copies where `mxnet.numpy` copies), the class
 flowing through ops, gradients and Gluon."""
+
 import numpy as np
 import pytest
 
@@ -29,14 +30,29 @@ def nd_mode():
 
 
 def test_creation_functions_return_ndarrays():
-    for t in (mx.nd.array([1, 2]), mx.nd.zeros((2,)), mx.nd.ones(2), mx.nd.full((2,), 3.0),
-              mx.nd.arange(3), mx.nd.empty((1,)), mx.nd.zeros_like(mx.nd.ones(2)),
-              mx.nd.random.normal(shape=(2,)), mx.nd.random.uniform(shape=2)):
+    for t in (
+        mx.nd.array([1, 2]),
+        mx.nd.zeros((2,)),
+        mx.nd.ones(2),
+        mx.nd.full((2,), 3.0),
+        mx.nd.arange(3),
+        mx.nd.empty((1,)),
+        mx.nd.zeros_like(mx.nd.ones(2)),
+        mx.nd.random.normal(shape=(2,)),
+        mx.nd.random.uniform(shape=2),
+    ):
         assert type(t) is mx.nd.NDArray
         assert t.dtype == np.float32
-    for t in (mx.np.array([1, 2]), mx.np.zeros((2,)), mx.np.arange(3), mx.np.eye(2),
-              mx.np.linspace(0, 1, 3), mx.np.full_like(mx.np.ones(2), 2.0),
-              mx.np.random.normal(size=(2,)), mx.np.random.uniform(size=2)):
+    for t in (
+        mx.np.array([1, 2]),
+        mx.np.zeros((2,)),
+        mx.np.arange(3),
+        mx.np.eye(2),
+        mx.np.linspace(0, 1, 3),
+        mx.np.full_like(mx.np.ones(2), 2.0),
+        mx.np.random.normal(size=(2,)),
+        mx.np.random.uniform(size=2),
+    ):
         assert type(t) is mx.np.ndarray
     assert issubclass(mx.np.ndarray, mx.nd.NDArray) and issubclass(mx.nd.NDArray, tg.Tensor)
 
@@ -58,19 +74,22 @@ def test_size_is_an_int_and_core_tensor_keeps_size_method():
     assert tg.tensor(A).size() == (2, 3, 4)  # PyTorch's meaning stays in the core
 
 
-@pytest.mark.parametrize(("codes", "kwargs", "shape"), [
-    ((0, -1), {}, (2, 12)),
-    ((-1,), {}, (24,)),
-    ((0, 0, 2, 2), {}, (2, 3, 2, 2)),
-    ((-2,), {}, (2, 3, 4)),
-    ((2, -2), {}, (2, 3, 4)),            # 2 takes one input dim, -2 copies the other two
-    ((-3, 4), {}, (6, 4)),
-    ((0, -3), {}, (2, 12)),
-    ((-4, 1, 2, -2), {}, (1, 2, 3, 4)),
-    ((-4, -1, 1, 0, 0), {}, (2, 1, 3, 4)),
-    ((2, 0, 0, 1), {}, (2, 3, 4, 1)),
-    ((-1, 0), {"reverse": True}, (6, 4)),  # 0 copies the LAST input dim when reversed
-])
+@pytest.mark.parametrize(
+    ("codes", "kwargs", "shape"),
+    [
+        ((0, -1), {}, (2, 12)),
+        ((-1,), {}, (24,)),
+        ((0, 0, 2, 2), {}, (2, 3, 2, 2)),
+        ((-2,), {}, (2, 3, 4)),
+        ((2, -2), {}, (2, 3, 4)),  # 2 takes one input dim, -2 copies the other two
+        ((-3, 4), {}, (6, 4)),
+        ((0, -3), {}, (2, 12)),
+        ((-4, 1, 2, -2), {}, (1, 2, 3, 4)),
+        ((-4, -1, 1, 0, 0), {}, (2, 1, 3, 4)),
+        ((2, 0, 0, 1), {}, (2, 3, 4, 1)),
+        ((-1, 0), {"reverse": True}, (6, 4)),  # 0 copies the LAST input dim when reversed
+    ],
+)
 def test_nd_reshape_takes_mxnets_special_codes(codes, kwargs, shape):
     x = mx.nd.array(A)
     y = x.reshape(codes, **kwargs)
@@ -96,8 +115,15 @@ def test_nd_reshape_is_a_view_np_reshape_and_transpose_copy():
     x[0, 0] = 100.0
     assert view.asnumpy()[0, 0] == 100.0  # NDArray.reshape: a view, as MXNet
     n = mx.np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    copies = [n.reshape(3, 2), n.reshape((3, 2)), n.transpose(), n.T, mx.np.reshape(n, (6,)),
-              mx.np.transpose(n), n.flatten()]
+    copies = [
+        n.reshape(3, 2),
+        n.reshape((3, 2)),
+        n.transpose(),
+        n.T,
+        mx.np.reshape(n, (6,)),
+        mx.np.transpose(n),
+        n.flatten(),
+    ]
     n[0, 0] = 100.0
     for c in copies:  # mxnet.numpy's reshape/transpose never share memory
         assert c.asnumpy().reshape(-1)[0] == 1.0
@@ -122,8 +148,9 @@ def test_reductions_and_shape_methods_follow_mxnet():
     np.testing.assert_array_equal(x.max(axis=1).asnumpy(), A.max(axis=1))
     np.testing.assert_array_equal(x.min(axis=(0, 2)).asnumpy(), A.min(axis=(0, 2)))
     np.testing.assert_array_equal(x.max(axis=1, exclude=True).asnumpy(), A.max(axis=(0, 2)))
-    np.testing.assert_array_equal(n.max(axis=2, keepdims=True).asnumpy(),
-                                  A.max(axis=2, keepdims=True))
+    np.testing.assert_array_equal(
+        n.max(axis=2, keepdims=True).asnumpy(), A.max(axis=2, keepdims=True)
+    )
     np.testing.assert_allclose(n.std(axis=1).asnumpy(), A.std(axis=1), rtol=1e-6)
     np.testing.assert_allclose(n.var().asnumpy(), A.var(), rtol=1e-6)  # ddof=0
     np.testing.assert_allclose(n.var(ddof=1).asnumpy(), A.var(ddof=1), rtol=1e-6)
@@ -137,8 +164,11 @@ def test_reductions_and_shape_methods_follow_mxnet():
     assert mx.nd.ones((3, 1)).broadcast_like(mx.nd.ones((3, 4))).shape == (3, 4)
     e = np.exp(A - A.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(x.softmax().asnumpy(), e / e.sum(-1, keepdims=True), rtol=1e-5)
-    np.testing.assert_allclose(x.log_softmax(axis=1).asnumpy().sum(), np.log(
-        np.exp(A) / np.exp(A).sum(1, keepdims=True)).sum(), rtol=1e-5)
+    np.testing.assert_allclose(
+        x.log_softmax(axis=1).asnumpy().sum(),
+        np.log(np.exp(A) / np.exp(A).sum(1, keepdims=True)).sum(),
+        rtol=1e-5,
+    )
 
 
 def test_context_copy_and_scalar_methods():
@@ -265,5 +295,4 @@ def test_batchnorm_running_statistics_follow_mxnet(nd_mode):
     with autograd.record():
         bn(mx.nd.array(x))
     np.testing.assert_allclose(bn.running_mean.data().asnumpy(), 0.1 * x.mean(0), rtol=1e-6)
-    np.testing.assert_allclose(bn.running_var.data().asnumpy(), 0.9 + 0.1 * x.var(0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(bn.running_var.data().asnumpy(), 0.9 + 0.1 * x.var(0), rtol=1e-6)

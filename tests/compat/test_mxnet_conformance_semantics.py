@@ -5,6 +5,7 @@ Autograd: `grad` returns a list, constant gradients differentiate to zeros, "wri
 writes into the gradient buffer, a freed graph refuses a second backward. Gluon 1.x:
 prefixed names and sharing, attribute kinds, split_data, dtype_source, the added layers.
 """
+
 import os
 import subprocess
 import sys
@@ -42,8 +43,9 @@ def test_grad_always_returns_a_list_even_for_one_variable():
     np.testing.assert_allclose(out[0].asnumpy(), 2 * x.asnumpy())  # [0] is the whole gradient
 
 
-@pytest.mark.parametrize("op", [mx.nd.relu, lambda x: mx.nd.clip(x, -0.5, 0.5), mx.nd.radians,
-                                lambda x: 3.0 * x])
+@pytest.mark.parametrize(
+    "op", [mx.nd.relu, lambda x: mx.nd.clip(x, -0.5, 0.5), mx.nd.radians, lambda x: 3.0 * x]
+)
 def test_second_derivative_of_a_piecewise_linear_op_is_zeros(op):
     values = [-1.3, -0.2, 0.4, 2.0]
     dy, d2y = _grad2(op, values)
@@ -51,8 +53,10 @@ def test_second_derivative_of_a_piecewise_linear_op_is_zeros(op):
     assert np.all(d2y.asnumpy() == 0)
     # the first derivative is the real one (finite differences)
     v, eps = np.array(values), 1e-6
-    fd = (op(mx.nd.array(v + eps, dtype="float64")).asnumpy()
-          - op(mx.nd.array(v - eps, dtype="float64")).asnumpy()) / (2 * eps)
+    fd = (
+        op(mx.nd.array(v + eps, dtype="float64")).asnumpy()
+        - op(mx.nd.array(v - eps, dtype="float64")).asnumpy()
+    ) / (2 * eps)
     np.testing.assert_allclose(dy.asnumpy(), fd, atol=1e-6)
 
 
@@ -157,8 +161,12 @@ class _Net(nn.Block):
 
 def test_names_follow_the_prefix_and_the_name_scope():
     net = _Net(prefix="net_")
-    assert sorted(net.collect_params()) == ["net_dense0_bias", "net_dense0_weight",
-                                            "net_dense1_bias", "net_dense1_weight"]
+    assert sorted(net.collect_params()) == [
+        "net_dense0_bias",
+        "net_dense0_weight",
+        "net_dense1_bias",
+        "net_dense1_weight",
+    ]
     assert sorted(net.collect_params(".*weight")) == ["net_dense0_weight", "net_dense1_weight"]
     assert net.dense0.name == "net_dense0" and net.dense1.prefix == "net_dense1_"
     lines = str(nn.Dense(2, in_units=4, prefix="d_").collect_params()).splitlines()
@@ -257,8 +265,9 @@ def test_hooks_summary_and_lambdas(capsys):
     net.summary(mx.nd.ones((4, 3)))
     assert "Total params: 8" in capsys.readouterr().out
     x = mx.nd.array([-1.0, 0.5])
-    np.testing.assert_allclose(nn.HybridLambda("tanh")(x).asnumpy(), np.tanh([-1.0, 0.5]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        nn.HybridLambda("tanh")(x).asnumpy(), np.tanh([-1.0, 0.5]), rtol=1e-6
+    )
     np.testing.assert_allclose(nn.Lambda("relu")(x).asnumpy(), [0.0, 0.5])
 
 
@@ -277,11 +286,13 @@ def test_channels_last_conv_and_pool_equal_channels_first():
     last.initialize()
     last.weight.set_data(first.weight.data())
     out_last = last(mx.nd.array(np.moveaxis(x.asnumpy(), 1, -1)))
-    np.testing.assert_allclose(np.moveaxis(out_last.asnumpy(), -1, 1), first(x).asnumpy(),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.moveaxis(out_last.asnumpy(), -1, 1), first(x).asnumpy(), rtol=1e-5, atol=1e-6
+    )
     pooled = _forward(nn.MaxPool2D(2, layout="NHWC"), mx.nd.array(np.moveaxis(x.asnumpy(), 1, -1)))
-    np.testing.assert_allclose(np.moveaxis(pooled.asnumpy(), -1, 1),
-                               _forward(nn.MaxPool2D(2), x).asnumpy())
+    np.testing.assert_allclose(
+        np.moveaxis(pooled.asnumpy(), -1, 1), _forward(nn.MaxPool2D(2), x).asnumpy()
+    )
 
 
 def test_conv3d_and_3d_pools_against_brute_force():
@@ -292,7 +303,7 @@ def test_conv3d_and_3d_pools_against_brute_force():
     w = conv.weight.data().asnumpy()
     ref = np.zeros((1, 3, 3, 3, 3))
     for d, h, k in np.ndindex(3, 3, 3):
-        ref[0, :, d, h, k] = np.tensordot(w, xv[0, :, d:d + 2, h:h + 2, k:k + 2], axes=4)
+        ref[0, :, d, h, k] = np.tensordot(w, xv[0, :, d : d + 2, h : h + 2, k : k + 2], axes=4)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-5)
     mp = _forward(nn.MaxPool3D(2), mx.nd.array(xv)).asnumpy()
     ap = _forward(nn.AvgPool3D(2), mx.nd.array(xv)).asnumpy()
@@ -308,8 +319,9 @@ def test_conv2d_transpose_matches_the_core_op():
     layer = nn.Conv2DTranspose(6, (3, 2), strides=2, output_padding=1, in_channels=4)
     out = _forward(layer, x)
     assert layer.weight.shape == (4, 6, 3, 2)
-    ref = tg.nn.functional.conv_transpose2d(x, layer.weight.data(), layer.bias.data(),
-                                            stride=2, output_padding=1)
+    ref = tg.nn.functional.conv_transpose2d(
+        x, layer.weight.data(), layer.bias.data(), stride=2, output_padding=1
+    )
     np.testing.assert_allclose(out.asnumpy(), ref.numpy(), rtol=1e-6)
     assert out.shape == (1, 6, 12, 11)
 
@@ -326,13 +338,16 @@ def test_norms_pad_and_activations():
     out = gn(mx.nd.array(xv)).asnumpy().reshape(2, 2, -1)
     np.testing.assert_allclose(out.std(axis=-1), np.broadcast_to([2.0, 3.0], (2, 2)), rtol=1e-3)
     pad = _forward(nn.ReflectionPad2D(2), mx.nd.array(xv)).asnumpy()
-    np.testing.assert_allclose(pad, np.pad(xv, ((0, 0), (0, 0), (2, 2), (2, 2)), "reflect"),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        pad, np.pad(xv, ((0, 0), (0, 0), (2, 2), (2, 2)), "reflect"), rtol=1e-6
+    )
     v = np.array([-1.0, -0.1, 0.2, 2.0])
     scale, alpha = 1.0507009873554805, 1.6732632423543772
-    np.testing.assert_allclose(_forward(nn.SELU(), mx.nd.array(v)).asnumpy(),
-                               np.where(v >= 0, scale * v, scale * alpha * np.expm1(v)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        _forward(nn.SELU(), mx.nd.array(v)).asnumpy(),
+        np.where(v >= 0, scale * v, scale * alpha * np.expm1(v)),
+        rtol=1e-6,
+    )
     prelu = nn.PReLU(alpha_initializer=mx.init.Constant(mx.nd.array([0.1, 0.5])), in_channels=2)
     x2 = mx.nd.array([[[-1.0], [-1.0]]])
     np.testing.assert_allclose(_forward(prelu, x2).asnumpy().ravel(), [-0.1, -0.5], rtol=1e-6)
@@ -351,11 +366,17 @@ def test_contrib_concurrent_and_model_zoo():
 
 
 # ------------------------------------------------------------------ mx.nd, mx.np
-@pytest.mark.parametrize("shape, codes, expected", [
-    ((2, 3, 4), (4, 0, 2), (4, 3, 2)), ((2, 3, 4), (-2, 1, 1), (2, 3, 4, 1, 1)),
-    ((2, 3, 4), (0, -3), (2, 12)), ((2, 3, 4), (-4, 1, 2, -2), (1, 2, 3, 4)),
-    ((2, 3, 4), (2, -4, -1, 3, -2), (2, 1, 3, 4)), ((2, 3, 4, 5), (-3, -3), (6, 20)),
-])
+@pytest.mark.parametrize(
+    "shape, codes, expected",
+    [
+        ((2, 3, 4), (4, 0, 2), (4, 3, 2)),
+        ((2, 3, 4), (-2, 1, 1), (2, 3, 4, 1, 1)),
+        ((2, 3, 4), (0, -3), (2, 12)),
+        ((2, 3, 4), (-4, 1, 2, -2), (1, 2, 3, 4)),
+        ((2, 3, 4), (2, -4, -1, 3, -2), (2, 1, 3, 4)),
+        ((2, 3, 4, 5), (-3, -3), (6, 20)),
+    ],
+)
 def test_nd_reshape_special_codes(shape, codes, expected):
     x = mx.nd.arange(int(np.prod(shape))).reshape(shape)
     out = mx.nd.reshape(x, codes)
@@ -377,18 +398,30 @@ def test_nd_creation_order_math_and_array_methods(tmp_path):
     ones = mx.nd.ones((2, 2), mx.cpu(), "float64")  # MXNet's positional order
     assert ones.dtype == np.float64 and ones.context == mx.cpu()
     v = np.array([0.3, 0.6])
-    for name, ref in (("arcsin", np.arcsin), ("arccos", np.arccos), ("arctan", np.arctan),
-                      ("sinh", np.sinh), ("cosh", np.cosh), ("arctanh", np.arctanh),
-                      ("log10", np.log10), ("cbrt", np.cbrt), ("radians", np.radians)):
-        np.testing.assert_allclose(getattr(mx.nd, name)(mx.nd.array(v)).asnumpy(), ref(v),
-                                   rtol=1e-6)
-    np.testing.assert_allclose(mx.nd.rcbrt(mx.nd.array([-8.0, 27.0])).asnumpy(),
-                               [-0.5, 1 / 3], rtol=1e-6)
+    for name, ref in (
+        ("arcsin", np.arcsin),
+        ("arccos", np.arccos),
+        ("arctan", np.arctan),
+        ("sinh", np.sinh),
+        ("cosh", np.cosh),
+        ("arctanh", np.arctanh),
+        ("log10", np.log10),
+        ("cbrt", np.cbrt),
+        ("radians", np.radians),
+    ):
+        np.testing.assert_allclose(
+            getattr(mx.nd, name)(mx.nd.array(v)).asnumpy(), ref(v), rtol=1e-6
+        )
+    np.testing.assert_allclose(
+        mx.nd.rcbrt(mx.nd.array([-8.0, 27.0])).asnumpy(), [-0.5, 1 / 3], rtol=1e-6
+    )
     x = mx.nd.arange(12).reshape((3, 4))
-    np.testing.assert_array_equal(x.slice((1, 0), (3, 4), (1, 2)).asnumpy(),
-                                  x.asnumpy()[1:3, 0:4:2])
-    np.testing.assert_array_equal(x.take(mx.nd.array([2, 0, 7])).asnumpy(),
-                                  x.asnumpy()[[2, 0, 2]])  # clipped, as mode="clip"
+    np.testing.assert_array_equal(
+        x.slice((1, 0), (3, 4), (1, 2)).asnumpy(), x.asnumpy()[1:3, 0:4:2]
+    )
+    np.testing.assert_array_equal(
+        x.take(mx.nd.array([2, 0, 7])).asnumpy(), x.asnumpy()[[2, 0, 2]]
+    )  # clipped, as mode="clip"
     u = mx.nd.uniform(2.0, 3.0, shape=(100,))
     assert u.shape == (100,) and u.asnumpy().min() >= 2.0 and u.asnumpy().max() < 3.0
     path = str(tmp_path / "arrays")
@@ -443,8 +476,13 @@ def test_run_puts_the_script_dir_first_and_missing_submodules_hint(tmp_path):
     (tmp_path / "helper_next_to_me.py").write_text("VALUE = 42\n")
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(_SCRIPT))
-    out = subprocess.run([sys.executable, "-m", "tapegrad.compat.run", "mxnet", str(script)],
-                         capture_output=True, text=True, check=True, cwd="/").stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "tapegrad.compat.run", "mxnet", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
+    ).stdout
     assert "OK 42 NDArray" in out
     assert "HINT" in out and "symbols do not exist in tapegrad" in out
 
@@ -456,16 +494,17 @@ def test_vision_transforms():
     raw = (np.arange(4 * 6 * 3).reshape(4, 6, 3) * 5 % 256).astype(np.uint8)
     img = mx.nd.array(raw, dtype="uint8")
     out = T.Compose([T.ToTensor(), T.Normalize([0.5, 0.4, 0.3], [0.2, 0.25, 0.5])])(img)
-    expected = (np.moveaxis(raw / 255.0, -1, 0) - np.array([0.5, 0.4, 0.3])[:, None, None]) \
-        / np.array([0.2, 0.25, 0.5])[:, None, None]
+    expected = (
+        np.moveaxis(raw / 255.0, -1, 0) - np.array([0.5, 0.4, 0.3])[:, None, None]
+    ) / np.array([0.2, 0.25, 0.5])[:, None, None]
     assert isinstance(out, mx.nd.NDArray) and out.shape == (3, 4, 6)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
     # nearest neighbour halving picks every other pixel; bilinear keeps a constant image
-    np.testing.assert_array_equal(T.Resize((3, 2), interpolation=0)(img).asnumpy(),
-                                  raw[::2, ::2])
+    np.testing.assert_array_equal(T.Resize((3, 2), interpolation=0)(img).asnumpy(), raw[::2, ::2])
     flat = mx.nd.array(np.full((5, 7, 3), 9, np.uint8), dtype="uint8")
-    np.testing.assert_array_equal(T.Resize(3, keep_ratio=True)(flat).asnumpy(),
-                                  np.full((3, 4, 3), 9))
+    np.testing.assert_array_equal(
+        T.Resize(3, keep_ratio=True)(flat).asnumpy(), np.full((3, 4, 3), 9)
+    )
     np.testing.assert_array_equal(T.CenterCrop((2, 2))(img).asnumpy(), raw[1:3, 2:4])
 
 
@@ -476,20 +515,24 @@ def test_vision_datasets_read_local_files(tmp_path):
 
     images = np.arange(3 * 28 * 28, dtype=np.uint8).reshape(3, 28, 28)
     (tmp_path / "t10k-images-idx3-ubyte").write_bytes(
-        struct.pack(">IIII", 2051, 3, 28, 28) + images.tobytes())
+        struct.pack(">IIII", 2051, 3, 28, 28) + images.tobytes()
+    )
     (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(
-        struct.pack(">II", 2049, 3) + bytes([7, 1, 4]))
+        struct.pack(">II", 2049, 3) + bytes([7, 1, 4])
+    )
     ds = vision.MNIST(str(tmp_path), train=False)
     image, label = ds[2]
     assert len(ds) == 3 and label == 4 and image.shape == (28, 28, 1)
     np.testing.assert_array_equal(image.asnumpy()[..., 0], images[2])
-    batch = np.concatenate([np.array([[3]], np.uint8), np.arange(3072).reshape(1, -1) % 256],
-                           axis=1).astype(np.uint8)
+    batch = np.concatenate(
+        [np.array([[3]], np.uint8), np.arange(3072).reshape(1, -1) % 256], axis=1
+    ).astype(np.uint8)
     (tmp_path / "test_batch.bin").write_bytes(batch.tobytes())
     image, label = vision.CIFAR10(str(tmp_path), train=False)[0]
     assert label == 3 and image.shape == (32, 32, 3)
-    np.testing.assert_array_equal(image.asnumpy()[..., 1], (np.arange(1024, 2048) % 256)
-                                  .reshape(32, 32))
+    np.testing.assert_array_equal(
+        image.asnumpy()[..., 1], (np.arange(1024, 2048) % 256).reshape(32, 32)
+    )
     with pytest.raises(FileNotFoundError, match="downloads nothing"):
         vision.FashionMNIST(str(tmp_path / "missing"))
 
@@ -508,8 +551,9 @@ def test_mx_image_operations(tmp_path):
     path = tmp_path / "x.png"
     image_module.fromarray(raw).save(path)
     np.testing.assert_array_equal(mx.image.imread(str(path)).asnumpy(), raw)
-    np.testing.assert_array_equal(mx.image.imread(str(path), to_rgb=False).asnumpy(),
-                                  raw[..., ::-1])
+    np.testing.assert_array_equal(
+        mx.image.imread(str(path), to_rgb=False).asnumpy(), raw[..., ::-1]
+    )
 
 
 def test_summary_of_a_block_with_nested_outputs(capsys):

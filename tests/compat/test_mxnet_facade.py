@@ -1,5 +1,6 @@
 """The MXNet facade's mappings and defaults: arrays, NumPy semantics, Gluon parameters,
 layers, losses, the Trainer's update, and the errors of misuse."""
+
 import numpy as np
 import pytest
 
@@ -30,15 +31,18 @@ def test_numpy_semantics_where_pytorch_differs():
     assert [p.asnumpy().tolist() for p in parts] == [[0, 1], [2, 3, 4], [5]]
     with pytest.raises(ValueError, match="does not divide into 4 equal sections"):
         mx.np.split(a, 4, axis=1)
-    np.testing.assert_array_equal(mx.np.repeat(a, 2, axis=1).asnumpy(),
-                                  np.repeat(a.asnumpy(), 2, axis=1))
+    np.testing.assert_array_equal(
+        mx.np.repeat(a, 2, axis=1).asnumpy(), np.repeat(a.asnumpy(), 2, axis=1)
+    )
     np.testing.assert_array_equal(mx.np.flip(a).asnumpy(), np.flip(a.asnumpy()))
     assert mx.np.std(a).item() == pytest.approx(np.std(a.asnumpy()))
     np.testing.assert_array_equal(mx.np.max(a, axis=1).asnumpy(), [3, 6])
-    np.testing.assert_array_equal(mx.np.pad(a, ((1, 0), (0, 2))).asnumpy(),
-                                  np.pad(a.asnumpy(), ((1, 0), (0, 2))))
-    np.testing.assert_array_equal(mx.np.dot(a, mx.np.transpose(a)).asnumpy(),
-                                  a.asnumpy() @ a.asnumpy().T)
+    np.testing.assert_array_equal(
+        mx.np.pad(a, ((1, 0), (0, 2))).asnumpy(), np.pad(a.asnumpy(), ((1, 0), (0, 2)))
+    )
+    np.testing.assert_array_equal(
+        mx.np.dot(a, mx.np.transpose(a)).asnumpy(), a.asnumpy() @ a.asnumpy().T
+    )
     n = mx.nd.ones((2, 4))
     assert [p.shape for p in mx.nd.split(n, num_outputs=2)] == [(2, 2), (2, 2)]  # axis 1
     assert mx.nd.concat(n, n).shape == (2, 8)
@@ -105,24 +109,29 @@ def test_blocks_follow_is_training_batchnorm():
         y = bn(x)
     assert abs(y.asnumpy().mean()) < 1e-5  # batch statistics in training mode
     arr = x.asnumpy()
-    np.testing.assert_allclose(bn.running_mean.data().asnumpy(), 0.1 * arr.mean(axis=(0, 2)),
-                               rtol=1e-5)
-    np.testing.assert_allclose(bn.running_var.data().asnumpy(),
-                               0.9 + 0.1 * arr.var(axis=(0, 2)), rtol=1e-5)
+    np.testing.assert_allclose(
+        bn.running_mean.data().asnumpy(), 0.1 * arr.mean(axis=(0, 2)), rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        bn.running_var.data().asnumpy(), 0.9 + 0.1 * arr.var(axis=(0, 2)), rtol=1e-5
+    )
 
 
 def test_losses_match_their_formulas():
     pred = mx.np.array([[0.2, -1.0, 0.5], [1.5, 0.3, -0.7]])
     label = mx.np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.5]])
     p, t = pred.asnumpy(), label.asnumpy()
-    np.testing.assert_allclose(gluon.loss.L2Loss()(pred, label).asnumpy(),
-                               (0.5 * (p - t) ** 2).mean(axis=1), rtol=1e-6)
-    np.testing.assert_allclose(gluon.loss.L1Loss()(pred, label).asnumpy(),
-                               np.abs(p - t).mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(
+        gluon.loss.L2Loss()(pred, label).asnumpy(), (0.5 * (p - t) ** 2).mean(axis=1), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        gluon.loss.L1Loss()(pred, label).asnumpy(), np.abs(p - t).mean(axis=1), rtol=1e-6
+    )
     sig = 1 / (1 + np.exp(-p))
     bce = -(t * np.log(sig) + (1 - t) * np.log(1 - sig))
-    np.testing.assert_allclose(gluon.loss.SigmoidBCELoss()(pred, label).asnumpy(),
-                               bce.mean(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(
+        gluon.loss.SigmoidBCELoss()(pred, label).asnumpy(), bce.mean(axis=1), rtol=1e-5
+    )
     logp = p - np.log(np.exp(p).sum(axis=1, keepdims=True))
     ce = gluon.loss.SoftmaxCrossEntropyLoss()(pred, mx.np.array([2, 0]))
     np.testing.assert_allclose(ce.asnumpy(), [-logp[0, 2], -logp[1, 0]], rtol=1e-5)
@@ -136,8 +145,9 @@ def test_trainer_rescales_by_batch_size_and_keeps_grads():
         (w.data() * mx.np.array([4.0, 8.0])).sum().backward()
     trainer.step(batch_size=4)
     # MXNet: w -= lr * (grad / batch_size + wd * w)
-    np.testing.assert_allclose(w.data().asnumpy(), [1 - 0.5 * (1 + 0.1), 1 - 0.5 * (2 + 0.1)],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        w.data().asnumpy(), [1 - 0.5 * (1 + 0.1), 1 - 0.5 * (2 + 0.1)], rtol=1e-6
+    )
     np.testing.assert_array_equal(w.grad().asnumpy(), [4.0, 8.0])  # left as backward wrote it
     assert trainer.learning_rate == 0.5
     trainer.set_learning_rate(0.1)

@@ -4,6 +4,7 @@ Each test body is the seed's code with only the import line changed
 (`import mxnet as mx` -> `from tapegrad.compat import mxnet as mx`), followed by checks of
 the numbers the text states.
 """
+
 import math
 
 import numpy as np
@@ -19,7 +20,7 @@ def test_attach_grad_record_backward_y_2x2():
     x = mx.np.array([1, 2, 3])
     x.attach_grad()
     with autograd.record():
-        y = 2 * x ** 2
+        y = 2 * x**2
     y.backward()
     print(x.grad)
 
@@ -209,7 +210,7 @@ def test_python_control_flow_piecewise_gradients():
     expected = []
     for v in np.arange(0.0, 1.0, 0.1, dtype=np.float32).astype(np.float64):
         n = math.floor(1 / (1 - np.float32(v))) if v < 0.75 else None
-        expected.append(0.0 if n is None else (n + 1) * v ** n)
+        expected.append(0.0 if n is None else (n + 1) * v**n)
     np.testing.assert_allclose(grads, expected, rtol=1e-5, atol=1e-7)
     assert grads[6] == pytest.approx(1.08, rel=1e-5)  # "x = 0.6: 3x^2 = 1.08"
 
@@ -218,14 +219,18 @@ def test_head_gradient_through_numpy_192():
     from tapegrad.compat import mxnet as mx
     from tapegrad.compat.mxnet import autograd
 
-    x = mx.np.array([2, ])
+    x = mx.np.array(
+        [
+            2,
+        ]
+    )
     x.attach_grad()
     # 在 mxnet 中，在 autograd 下计算 y
     with autograd.record():
-        y = x ** 3
+        y = x**3
     # 在 mxnet 外部计算 dz/dy
     y_np = y.asnumpy()
-    z_np = y_np ** 2  # noqa: F841
+    z_np = y_np**2  # noqa: F841
     dzdy_np = 2 * y_np
     # 在 mxnet 内部计算 dz/dx，给定 dz/dy
     dzdy = mx.np.array(dzdy_np)
@@ -243,7 +248,7 @@ def test_mark_variables_and_autograd_grad_create_graph():
     autograd.mark_variables([x], [gx], grad_reqs="add")
     for _ in range(2):
         with autograd.record():
-            y = (x ** 3).sum()
+            y = (x**3).sum()
         y.backward()
     assert x.grad is gx
     np.testing.assert_array_equal(gx.asnumpy(), [6.0, 24.0])  # "add" accumulated twice
@@ -251,7 +256,7 @@ def test_mark_variables_and_autograd_grad_create_graph():
     z = mx.np.array([3.0])
     z.attach_grad()
     with autograd.record():
-        w = z ** 3
+        w = z**3
         dz = autograd.grad(w, [z], create_graph=True)
     assert isinstance(dz, list) and dz[0].item() == pytest.approx(27.0)
     dz[0].backward()

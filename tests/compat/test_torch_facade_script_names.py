@@ -1,5 +1,6 @@
 """The names PyTorch scripts use at their top and in passing (issue 11): submodules that
 import, backends and accelerator queries, threads, legacy tensor types, out=."""
+
 import importlib
 import subprocess
 import sys
@@ -40,9 +41,14 @@ def test_an_unchanged_script_imports_every_submodule(tmp_path):
         "import torch.backends.cudnn as cudnn\nfrom torch.func import grad\n"
         "cudnn.benchmark = True\n"
         "print(torch.backends.mps.is_available(), torch.linalg.det(torch.eye(2) * 2).item(),\n"
-        "      grad(lambda x: (x ** 2).sum())(torch.tensor([3.0])).tolist())\n")
-    out = subprocess.run([sys.executable, "-m", "tapegrad.compat.run", "torch", str(script)],
-                         capture_output=True, text=True, check=True).stdout
+        "      grad(lambda x: (x ** 2).sum())(torch.tensor([3.0])).tolist())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "tapegrad.compat.run", "torch", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.split() == ["False", "4.0", "[6.0]"]
 
 
@@ -99,10 +105,17 @@ def test_num_threads_sets_the_blas_pool():
             torch.set_num_threads(bad)
 
 
-@pytest.mark.parametrize(("name", "dtype"), [("FloatTensor", np.float32),
-                                             ("DoubleTensor", np.float64),
-                                             ("LongTensor", np.int64), ("IntTensor", np.int32),
-                                             ("BoolTensor", np.bool_), ("ByteTensor", np.uint8)])
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [
+        ("FloatTensor", np.float32),
+        ("DoubleTensor", np.float64),
+        ("LongTensor", np.int64),
+        ("IntTensor", np.int32),
+        ("BoolTensor", np.bool_),
+        ("ByteTensor", np.uint8),
+    ],
+)
 def test_legacy_tensor_types_match_pytorch(real_torch, name, dtype):
     data = [[1, 0], [3, 2]]
     ours, theirs = getattr(torch, name)(data), getattr(real_torch, name)(data)
@@ -136,11 +149,17 @@ def test_matmul_out_writes_into_out(real_torch):
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize(("name", "args"), [
-    ("add", ([1.0, 2.0], [3.0, 4.0])), ("mul", ([1.0, 2.0], [3.0, 4.0])),
-    ("sub", ([1.0, 2.0], [3.0, 4.0])), ("div", ([1.0, 2.0], [3.0, 4.0])),
-    ("exp", ([0.5, 1.0],)), ("maximum", ([1.0, 5.0], [3.0, 4.0])),
-])
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("add", ([1.0, 2.0], [3.0, 4.0])),
+        ("mul", ([1.0, 2.0], [3.0, 4.0])),
+        ("sub", ([1.0, 2.0], [3.0, 4.0])),
+        ("div", ([1.0, 2.0], [3.0, 4.0])),
+        ("exp", ([0.5, 1.0],)),
+        ("maximum", ([1.0, 5.0], [3.0, 4.0])),
+    ],
+)
 def test_elementwise_out_matches_pytorch(real_torch, name, args):
     ours_out, theirs_out = torch.zeros(2), real_torch.zeros(2)
     getattr(torch, name)(*[torch.tensor(a) for a in args], out=ours_out)

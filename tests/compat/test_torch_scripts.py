@@ -1,5 +1,6 @@
 """The PyTorch scripts of tools/torch_scripts/ run unchanged under the facade
 (`python -m tapegrad.compat.run torch`), and print what real PyTorch prints."""
+
 import functools
 import importlib.util
 import sys
@@ -11,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _runner():
-    spec = importlib.util.spec_from_file_location("torch_scripts",
-                                                  ROOT / "tools" / "torch_scripts.py")
+    spec = importlib.util.spec_from_file_location(
+        "torch_scripts", ROOT / "tools" / "torch_scripts.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # its dataclasses look their module up there
     spec.loader.exec_module(mod)
@@ -46,8 +48,9 @@ def test_prints_the_numbers_pytorch_prints(script):
     assert theirs.ok, f"{script.name} failed under PyTorch: {theirs.error}"
     ours = _facade_run(script)
     assert ours.ok, f"{script.name} failed under the facade: {ours.error}"
-    agree, worst, mismatch, count = RUNNER.compare_outputs(ours.stdout, theirs.stdout,
-                                                           rtol=1e-4, atol=1e-6)
+    agree, worst, mismatch, count = RUNNER.compare_outputs(
+        ours.stdout, theirs.stdout, rtol=1e-4, atol=1e-6
+    )
     assert agree, mismatch
     assert count >= 5  # the comparison looked at numbers
 

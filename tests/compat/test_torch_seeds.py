@@ -1,5 +1,6 @@
 """The PyTorch code of seed 002, run through the PyTorch facade (`import torch as t` ->
 `import tapegrad.compat.torch as t`), with its stated behaviour checked."""
+
 import numpy as np
 import pytest
 
@@ -31,8 +32,7 @@ def test_data_vs_detach_and_the_inplace_error():
 
     d = a.data.sigmoid_()  # sigmoid_ 是个 inplace 操作，会修改 a 自身的值
     assert d.requires_grad is False
-    np.testing.assert_allclose(a.detach().numpy(), np.full((3, 4), 1 / (1 + np.e ** -1)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(a.detach().numpy(), np.full((3, 4), 1 / (1 + np.e**-1)), rtol=1e-6)
 
     tensor = a.detach()
     assert tensor.requires_grad is False
@@ -65,7 +65,7 @@ def test_gradients_accumulate_and_retain_graph():
     import tapegrad.compat.torch as t
 
     x = t.tensor([1.0, 2.0], requires_grad=True)
-    y = (x ** 2).sum()
+    y = (x**2).sum()
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0])  # 多次反向传播时梯度是累加的
@@ -80,7 +80,6 @@ def test_multiply_add_custom_function():
     from tapegrad.compat.torch.autograd import Function
 
     class MultiplyAdd(Function):
-
         @staticmethod
         def forward(ctx, w, x, b):
             ctx.save_for_backward(w, x)
@@ -119,7 +118,7 @@ def test_gradcheck_and_functional_through_the_facade():
 
     x = torch.randn(3, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: (t.exp() * t).sum(), (x,))
-    jac = torch.autograd.functional.jacobian(lambda t: t ** 2, x.detach())
+    jac = torch.autograd.functional.jacobian(lambda t: t**2, x.detach())
     np.testing.assert_allclose(jac.numpy(), np.diag(2 * x.detach().numpy()))
 
 
@@ -131,7 +130,7 @@ def test_simple_model_training_loop():
 
     torch.manual_seed(0)
     X = torch.randn(64, 2)
-    y = (X[:, :1] * 2 - X[:, 1:] * 3 + 0.5)
+    y = X[:, :1] * 2 - X[:, 1:] * 3 + 0.5
     model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1))
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     loader = DataLoader(TensorDataset(X, y), batch_size=16, shuffle=True)

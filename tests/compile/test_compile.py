@@ -1,4 +1,5 @@
 """tg.compile: replays equal eager bit for bit, the cache, and the eager fallbacks."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,15 +14,23 @@ from tapegrad.compile import TRACING, CompileWarning
 
 def _mlp(rng):
     tg.manual_seed(0)
-    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(),
-                         nn.Linear(16, 4))
+    return nn.Sequential(
+        nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 4)
+    )
 
 
 def _cnn():
     tg.manual_seed(0)
-    net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                        nn.MaxPool2d(2), nn.Conv2d(4, 6, 3), nn.ReLU(), nn.Flatten(),
-                        nn.Linear(6 * 2 * 2, 3))
+    net = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(4, 6, 3),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(6 * 2 * 2, 3),
+    )
     net.train()
     with tg.no_grad():  # give BatchNorm non-trivial running statistics, then freeze them
         net(tg.tensor(np.random.default_rng(1).standard_normal((5, 1, 8, 8)), dtype=tg.float32))
@@ -48,8 +57,9 @@ def _check_against_eager(net, loss_fn, batches):
         _zero(net)
         out = compiled(x, y)
         out.backward()
-        assert_array_equal(out.numpy() if not out.requires_grad else out.detach().numpy(),
-                           eager.detach().numpy())
+        assert_array_equal(
+            out.numpy() if not out.requires_grad else out.detach().numpy(), eager.detach().numpy()
+        )
         for got, want in zip(_grads(net), expected, strict=True):
             assert_array_equal(got, want)
     return compiled
@@ -61,8 +71,10 @@ def test_mlp_loss_and_gradients_equal_eager_bitwise(rng):
     def loss_fn(x, y):
         return F.cross_entropy(net(x), y)
 
-    batches = [(tg.tensor(rng.standard_normal((6, 8)), dtype=tg.float32),
-                tg.tensor(rng.integers(0, 4, 6))) for _ in range(4)]
+    batches = [
+        (tg.tensor(rng.standard_normal((6, 8)), dtype=tg.float32), tg.tensor(rng.integers(0, 4, 6)))
+        for _ in range(4)
+    ]
     compiled = _check_against_eager(net, loss_fn, batches)
     info = compiled.cache_info()
     assert (info.hits, info.misses, info.size) == (3, 1, 1)
@@ -75,8 +87,13 @@ def test_cnn_with_eval_batchnorm_equals_eager_bitwise(rng):
     def loss_fn(x, y):
         return F.cross_entropy(net(x), y)
 
-    batches = [(tg.tensor(rng.standard_normal((3, 1, 8, 8)), dtype=tg.float32),
-                tg.tensor(rng.integers(0, 3, 3))) for _ in range(3)]
+    batches = [
+        (
+            tg.tensor(rng.standard_normal((3, 1, 8, 8)), dtype=tg.float32),
+            tg.tensor(rng.integers(0, 3, 3)),
+        )
+        for _ in range(3)
+    ]
     compiled = _check_against_eager(net, loss_fn, batches)
     assert compiled.cache_info().hits == 2
 
@@ -204,13 +221,13 @@ def test_random_numbers_run_eagerly():
 
 
 def test_higher_order_gradients_fall_back_to_eager(rng):
-    f = tg.compile(lambda x: (x ** 3).sum())
+    f = tg.compile(lambda x: (x**3).sum())
     x0 = rng.standard_normal(4)
     for _ in range(2):
         x = tg.tensor(x0, requires_grad=True)
         (g,) = tg.autograd.grad(f(x), x, create_graph=True)
         (gg,) = tg.autograd.grad(g.sum(), x)
-    np.testing.assert_allclose(g.detach().numpy(), 3 * x0 ** 2, rtol=1e-12)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * x0**2, rtol=1e-12)
     np.testing.assert_allclose(gg.numpy(), 6 * x0, rtol=1e-12)
     assert f.cache_info().hits == 1
 
@@ -345,8 +362,9 @@ def test_a_value_computed_outside_the_op_table_is_caught_at_the_first_replay(rng
 
 
 @pytest.mark.parametrize("inlining", [True, False])
-def test_elementwise_chain_equals_eager_bitwise_with_and_without_inlining(rng, monkeypatch,
-                                                                          inlining):
+def test_elementwise_chain_equals_eager_bitwise_with_and_without_inlining(
+    rng, monkeypatch, inlining
+):
     from tapegrad.compile import inline
 
     monkeypatch.setattr(inline, "ENABLED", inlining)

@@ -1,6 +1,7 @@
 """The demo's and the examples' --compile flag: the training step runs under tg.compile
 (replayed, not an eager fallback: the suite turns a CompileWarning into an error) and the
 loss trajectory equals eager's to 1e-6 for a fixed seed."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,17 +16,21 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}_compiled",
-                                                  EXAMPLES / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}_compiled", EXAMPLES / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-@pytest.mark.parametrize("name,argv", [
-    ("mlp_digits", ["--epochs", "2"]),
-    ("transformer_sort", ["--steps", "40", "--batch-size", "16"]),
-])
+@pytest.mark.parametrize(
+    "name,argv",
+    [
+        ("mlp_digits", ["--epochs", "2"]),
+        ("transformer_sort", ["--steps", "40", "--batch-size", "16"]),
+    ],
+)
 def test_example_compiled_follows_the_eager_losses(name, argv, capsys):
     example = _load(name)
     eager = example.main(argv)
@@ -42,14 +47,29 @@ def test_demo_compiled_two_epochs_equal_eager(kind, tmp_path):
     compiled = demo.run(out=str(tmp_path / "c"), compile=True, **quiet)
     assert compiled["compiled"] and not eager["compiled"]
     for key in ("loss", "test_loss", "train_acc", "test_acc"):
-        np.testing.assert_allclose(compiled["history"][key], eager["history"][key],
-                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            compiled["history"][key], eager["history"][key], rtol=1e-6, atol=1e-6
+        )
 
 
 def test_demo_command_line_flag(tmp_path, capsys):
     from tapegrad.__main__ import main
 
-    assert main(["demo", "--epochs", "1", "--model", "mlp", "--compile", "--no-progress",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "demo",
+                "--epochs",
+                "1",
+                "--model",
+                "mlp",
+                "--compile",
+                "--no-progress",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "training steps compiled (tg.compile)" in out and "final test accuracy" in out

@@ -1,5 +1,6 @@
 """Compiled training steps write exactly what eager writes: parameters, gradients,
 optimizer state; steps that can't be replayed run eagerly with one warning."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,9 @@ from tapegrad.compile import CompileWarning
 
 def _mlp():
     tg.manual_seed(0)
-    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(),
-                         nn.Linear(16, 4))
+    return nn.Sequential(
+        nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 4)
+    )
 
 
 def _cnn(batch_norm):
@@ -29,12 +31,15 @@ def _cnn(batch_norm):
 
 def _state(net, opt):
     arrays = [p.detach().numpy().copy() for p in net.parameters()]
-    arrays += [np.array("no grad") if p.grad is None else p.grad.numpy().copy()
-               for p in net.parameters()]
+    arrays += [
+        np.array("no grad") if p.grad is None else p.grad.numpy().copy() for p in net.parameters()
+    ]
     arrays += [b.numpy().copy() for b in net.buffers() if b is not None]
     for st in opt.state.values():
-        arrays += [np.asarray(v._data if isinstance(v, tg.Tensor) else v).copy()
-                   for _, v in sorted(st.items())]
+        arrays += [
+            np.asarray(v._data if isinstance(v, tg.Tensor) else v).copy()
+            for _, v in sorted(st.items())
+        ]
     return arrays
 
 
@@ -62,14 +67,22 @@ def _cnn_and_sgd(batch_norm):
 
 
 def _batches(rng, shape, classes, n=20):
-    return [(tg.tensor(rng.standard_normal(shape), dtype=tg.float32),
-             tg.tensor(rng.integers(0, classes, shape[0]))) for _ in range(n)]
+    return [
+        (
+            tg.tensor(rng.standard_normal(shape), dtype=tg.float32),
+            tg.tensor(rng.integers(0, classes, shape[0])),
+        )
+        for _ in range(n)
+    ]
 
 
-@pytest.mark.parametrize("optimizer", [
-    lambda p: tg.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-3),
-    lambda p: tg.optim.Adam(p, lr=1e-2),
-])
+@pytest.mark.parametrize(
+    "optimizer",
+    [
+        lambda p: tg.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-3),
+        lambda p: tg.optim.Adam(p, lr=1e-2),
+    ],
+)
 def test_twenty_compiled_mlp_steps_equal_eager_bitwise(rng, optimizer):
     data = _batches(rng, (6, 8), 4)
 
@@ -86,6 +99,7 @@ def test_twenty_compiled_mlp_steps_equal_eager_bitwise(rng, optimizer):
 
 def test_compiled_cnn_step_and_zero_grad_after_step(rng):
     data = _batches(rng, (3, 1, 8, 8), 3, n=6)
+
     def make():
         return _cnn_and_sgd(batch_norm=False)
 
@@ -138,8 +152,11 @@ def test_steps_that_cannot_be_replayed_say_why(rng):
     def create_graph(x, y):
         F.cross_entropy(net(x), y).backward(create_graph=True)
 
-    for fn, why in ((ops_after_backward, "after backward"), (item_at_the_end, "value"),
-                    (create_graph, "kind not replayed")):
+    for fn, why in (
+        (ops_after_backward, "after backward"),
+        (item_at_the_end, "value"),
+        (create_graph, "kind not replayed"),
+    ):
         with pytest.warns(CompileWarning, match=why):
             tg.compile(fn)(x, y)
         for p in net.parameters():
@@ -231,5 +248,6 @@ def test_a_raw_array_write_without_a_version_bump_is_noticed(rng):
     before = net[0].bias.detach().numpy().copy()
     step(x, y)  # eager: the raw write happens again
     grad = net[0].bias.grad.numpy()
-    assert_array_equal(net[0].bias.detach().numpy(),
-                       (before - np.float32(0.25)) - np.float32(0.1) * grad)
+    assert_array_equal(
+        net[0].bias.detach().numpy(), (before - np.float32(0.25)) - np.float32(0.1) * grad
+    )

@@ -1,4 +1,5 @@
 """A compiled forward records on every tape: MXNet's record(), MegEngine's GradManager."""
+
 from __future__ import annotations
 
 import numpy as np

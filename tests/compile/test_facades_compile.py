@@ -1,4 +1,5 @@
 """MXNet's hybridize() and MegEngine's jit.trace run on tg.compile."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -83,8 +84,11 @@ def test_hybridized_gluon_batch_norm_in_training_runs_eagerly(rng):
     bn = net[1]
 
     def running():
-        return [p.data().asnumpy().copy() for name, p in bn.collect_params().items()
-                if "running" in name]
+        return [
+            p.data().asnumpy().copy()
+            for name, p in bn.collect_params().items()
+            if "running" in name
+        ]
 
     with autograd.record():
         net(x)  # eager: deferred initialisation
@@ -95,6 +99,8 @@ def test_hybridized_gluon_batch_norm_in_training_runs_eagerly(rng):
                 net(x)
             history.append(running())
     assert {str(w.message).split(" runs")[0] for w in record} == {
-        "tg.compile: Sequential.forward", "tg.compile: BatchNorm.forward"}
+        "tg.compile: Sequential.forward",
+        "tg.compile: BatchNorm.forward",
+    }
     for before, after in zip(history, history[1:]):  # the statistics move at every call
         assert not any(np.array_equal(a, b) for a, b in zip(before, after, strict=True))

@@ -1,4 +1,5 @@
 """The torch facade's torch.compile runs on tg.compile."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Dataset, TensorDataset, DataLoader (batching, seeded shuffling, drop_last, collate_fn),
 random_split."""
+
 import numpy as np
 import pytest
 
@@ -24,13 +25,16 @@ def test_tensor_dataset_items():
         TensorDataset()
 
 
-@pytest.mark.parametrize(("n", "bs", "drop_last", "sizes"), [
-    (10, 3, False, [3, 3, 3, 1]),
-    (10, 3, True, [3, 3, 3]),
-    (10, 5, True, [5, 5]),
-    (10, 20, False, [10]),
-    (10, 20, True, []),
-])
+@pytest.mark.parametrize(
+    ("n", "bs", "drop_last", "sizes"),
+    [
+        (10, 3, False, [3, 3, 3, 1]),
+        (10, 3, True, [3, 3, 3]),
+        (10, 5, True, [5, 5]),
+        (10, 20, False, [10]),
+        (10, 20, True, []),
+    ],
+)
 def test_batching_and_drop_last(n, bs, drop_last, sizes):
     loader = DataLoader(_ds(n), batch_size=bs, drop_last=drop_last)
     batches = list(loader)
@@ -52,10 +56,8 @@ def test_shuffle_with_a_seed_is_reproducible_and_changes_each_epoch():
     assert a == b and a != c
     assert a[0] != a[1]  # a new order every epoch
     assert sorted(a[0]) == list(range(50))  # a permutation: every sample once
-    g1 = epochs(DataLoader(_ds(50), batch_size=8, shuffle=True,
-                           generator=np.random.default_rng(9)))
-    g2 = epochs(DataLoader(_ds(50), batch_size=8, shuffle=True,
-                           generator=np.random.default_rng(9)))
+    g1 = epochs(DataLoader(_ds(50), batch_size=8, shuffle=True, generator=np.random.default_rng(9)))
+    g2 = epochs(DataLoader(_ds(50), batch_size=8, shuffle=True, generator=np.random.default_rng(9)))
     assert g1 == g2
 
 

@@ -1,4 +1,5 @@
 """The digits data set: the shipped copy is complete and equals scikit-learn's."""
+
 import numpy as np
 import pytest
 
@@ -57,5 +58,7 @@ def test_the_fallback_to_the_shipped_copy_is_a_logged_notice(monkeypatch, caplog
         images, _, source = tg.data.load_digits()
     assert source == "package" and images.shape == (1797, 8, 8)
     (record,) = [r for r in caplog.records if r.name.startswith("tapegrad")]
-    assert record.name == "tapegrad.data.digits" and "scikit-learn is not installed" in \
-        record.getMessage()
+    assert (
+        record.name == "tapegrad.data.digits"
+        and "scikit-learn is not installed" in record.getMessage()
+    )

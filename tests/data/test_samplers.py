@@ -1,5 +1,6 @@
 """Samplers, ConcatDataset, IterableDataset and the DataLoader's argument checks, against
 PyTorch's torch.utils.data where installed."""
+
 import numpy as np
 import pytest
 
@@ -56,8 +57,11 @@ def test_random_sampler_seeded_permutations_and_replacement():
     drawn = list(s)
     assert len(s) == 12 and len(drawn) == 12
     assert sorted(drawn[:5]) == list(range(5)) and sorted(drawn[5:10]) == list(range(5))
-    r = list(RandomSampler(range(3), replacement=True, num_samples=300,
-                           generator=np.random.default_rng(0)))
+    r = list(
+        RandomSampler(
+            range(3), replacement=True, num_samples=300, generator=np.random.default_rng(0)
+        )
+    )
     assert set(r) == {0, 1, 2} and len(r) == 300
     tg.manual_seed(5)
     c = list(RandomSampler(range(10)))
@@ -75,8 +79,11 @@ def test_weighted_sampler_frequencies():
     counts = np.bincount(list(s), minlength=3)
     assert counts[0] == 0
     assert abs(counts[2] / counts[1] - 3.0) < 0.15
-    no_rep = list(WeightedRandomSampler([1.0, 1.0, 1.0, 0.0], 3, replacement=False,
-                                        generator=np.random.default_rng(0)))
+    no_rep = list(
+        WeightedRandomSampler(
+            [1.0, 1.0, 1.0, 0.0], 3, replacement=False, generator=np.random.default_rng(0)
+        )
+    )
     assert sorted(no_rep) == [0, 1, 2]
     with pytest.raises(ValueError, match="without replacement from 3 indices"):
         WeightedRandomSampler([1.0, 1.0, 1.0, 0.0], 4, replacement=False)
@@ -128,10 +135,11 @@ def test_no_auto_batching():
 
 
 def test_iterable_dataset_batches_and_len():
-    assert [b.tolist() for b in DataLoader(Stream(7), batch_size=3)] == [[0, 1, 2], [3, 4, 5],
-                                                                       [6]]
-    assert [b.tolist() for b in DataLoader(Stream(7), batch_size=3, drop_last=True)] == \
-        [[0, 1, 2], [3, 4, 5]]
+    assert [b.tolist() for b in DataLoader(Stream(7), batch_size=3)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [b.tolist() for b in DataLoader(Stream(7), batch_size=3, drop_last=True)] == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
     assert list(DataLoader(Stream(3), batch_size=None)) == [0, 1, 2]
     with pytest.raises(TypeError):
         len(DataLoader(Stream(3)))
@@ -155,11 +163,18 @@ def test_frozen_attributes():
 
 
 BAD_ARGS = [
-    dict(num_workers=-1), dict(timeout=-1), dict(prefetch_factor=2),
-    dict(persistent_workers=True), dict(sampler=[0, 1], shuffle=True),
-    dict(batch_sampler=[[0]], batch_size=2), dict(batch_sampler=[[0]], shuffle=True),
-    dict(batch_sampler=[[0]], drop_last=True), dict(batch_size=None, drop_last=True),
-    dict(batch_size=0), dict(batch_size=-2), dict(num_workers=2, prefetch_factor=-1),
+    dict(num_workers=-1),
+    dict(timeout=-1),
+    dict(prefetch_factor=2),
+    dict(persistent_workers=True),
+    dict(sampler=[0, 1], shuffle=True),
+    dict(batch_sampler=[[0]], batch_size=2),
+    dict(batch_sampler=[[0]], shuffle=True),
+    dict(batch_sampler=[[0]], drop_last=True),
+    dict(batch_size=None, drop_last=True),
+    dict(batch_size=0),
+    dict(batch_size=-2),
+    dict(num_workers=2, prefetch_factor=-1),
 ]
 
 
@@ -174,8 +189,9 @@ def test_argument_checks_match_torch(kwargs):
     assert str(theirs.value).split(";")[0].split(".")[0][:40] in str(ours.value)
 
 
-@pytest.mark.parametrize("kwargs", [dict(shuffle=True), dict(sampler=[0]),
-                                    dict(batch_sampler=[[0]])])
+@pytest.mark.parametrize(
+    "kwargs", [dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]])]
+)
 def test_iterable_dataset_refuses_sampling_options(kwargs):
     with pytest.raises(ValueError, match="DataLoader with IterableDataset: expected unspecified"):
         DataLoader(Stream(3), **kwargs)

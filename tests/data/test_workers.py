@@ -1,5 +1,6 @@
 """DataLoader(num_workers > 0): real worker processes, their seeding, order, errors,
 persistence, prefetching, timeouts and shutdown."""
+
 import multiprocessing as mp
 import os
 import random
@@ -37,9 +38,14 @@ class Info(Dataset):
     def __getitem__(self, i):
         info = get_worker_info()
         wid = -1 if info is None else info.id
-        return {"i": i, "worker": wid, "pid": os.getpid(),
-                "np": np.random.randint(1 << 30), "py": random.randrange(1 << 30),
-                "tg": float(tg.rand(()).item())}
+        return {
+            "i": i,
+            "worker": wid,
+            "pid": os.getpid(),
+            "np": np.random.randint(1 << 30),
+            "py": random.randrange(1 << 30),
+            "tg": float(tg.rand(()).item()),
+        }
 
 
 class Boom(ValueError):
@@ -73,8 +79,18 @@ def test_same_batches_as_in_process_for_a_seed(persistent):
     got = epochs(num_workers=3, persistent_workers=persistent)
     assert got == ref
     assert ref[0] != ref[1] and sorted(sum(ref[0], [])) == list(range(24))
-    gen = [_ids(DataLoader(Info(), batch_size=4, shuffle=True, num_workers=2,
-                           generator=np.random.default_rng(11))) for _ in range(2)]
+    gen = [
+        _ids(
+            DataLoader(
+                Info(),
+                batch_size=4,
+                shuffle=True,
+                num_workers=2,
+                generator=np.random.default_rng(11),
+            )
+        )
+        for _ in range(2)
+    ]
     assert gen[0] == gen[1]
 
 
@@ -92,10 +108,12 @@ def test_workers_are_real_processes_with_worker_info_and_seeds():
         a = np.concatenate([b[key].numpy() for b in batches])
         b = np.concatenate([b[key].numpy() for b in again])
         np.testing.assert_array_equal(a, b)
-        assert len(set(a[:3 * 4:4].tolist())) == 3  # first draw of each worker differs
+        assert len(set(a[: 3 * 4 : 4].tolist())) == 3  # first draw of each worker differs
     other = list(DataLoader(Info(), batch_size=4, num_workers=3, seed=1))
-    assert not np.array_equal(np.concatenate([b["np"].numpy() for b in other]),
-                              np.concatenate([b["np"].numpy() for b in batches]))
+    assert not np.array_equal(
+        np.concatenate([b["np"].numpy() for b in other]),
+        np.concatenate([b["np"].numpy() for b in batches]),
+    )
 
 
 def _record_init(worker_id):
@@ -113,15 +131,23 @@ def test_worker_init_fn_runs_after_seeding():
 
 
 def test_an_error_in_a_worker_is_reraised_with_the_sample_index():
-    with pytest.raises(Boom, match=r"worker process 1 while loading sample index 7 "
-                                   r"\(batch 1\)[\s\S]*sample 7 is broken"):
+    with pytest.raises(
+        Boom,
+        match=r"worker process 1 while loading sample index 7 "
+        r"\(batch 1\)[\s\S]*sample 7 is broken",
+    ):
         list(DataLoader(Faulty(), batch_size=4, num_workers=2))
     with pytest.raises(Boom, match="sample index 7"):  # the same note without workers
         list(DataLoader(Faulty(), batch_size=4))
     # a type that can't be built from a message comes back as a RuntimeError
     with pytest.raises(RuntimeError, match="Caught UnicodeDecodeError .* sample index 3"):
-        list(DataLoader(Faulty(3, lambda m: UnicodeDecodeError("utf-8", b"x", 0, 1, m)),
-                        batch_size=2, num_workers=2))
+        list(
+            DataLoader(
+                Faulty(3, lambda m: UnicodeDecodeError("utf-8", b"x", 0, 1, m)),
+                batch_size=2,
+                num_workers=2,
+            )
+        )
 
 
 def test_the_loader_goes_on_after_a_worker_error():
@@ -153,11 +179,16 @@ class Sharded(IterableDataset):
 
 
 def test_iterable_dataset_in_workers():
-    got = sorted(sum((b.tolist() for b in DataLoader(Sharded(23), batch_size=4,
-                                                           num_workers=3)), []))
+    got = sorted(
+        sum((b.tolist() for b in DataLoader(Sharded(23), batch_size=4, num_workers=3)), [])
+    )
     assert got == list(range(23))
-    dup = sorted(sum((b.tolist() for b in DataLoader(Sharded(5, shard=False), batch_size=2,
-                                                           num_workers=2)), []))
+    dup = sorted(
+        sum(
+            (b.tolist() for b in DataLoader(Sharded(5, shard=False), batch_size=2, num_workers=2)),
+            [],
+        )
+    )
     assert dup == sorted(list(range(5)) * 2)  # as in PyTorch: each worker has a copy
     loader = DataLoader(Sharded(10), batch_size=3, num_workers=2, persistent_workers=True)
     for _ in range(2):  # a new stream per epoch in the same workers
@@ -172,8 +203,9 @@ def test_iterable_dataset_matches_torch():
             info = torch.utils.data.get_worker_info()
             return iter(range(info.id, 23, info.num_workers))
 
-    theirs = [b.tolist() for b in torch.utils.data.DataLoader(TorchSharded(), batch_size=4,
-                                                               num_workers=2)]
+    theirs = [
+        b.tolist() for b in torch.utils.data.DataLoader(TorchSharded(), batch_size=4, num_workers=2)
+    ]
     ours = [b.tolist() for b in DataLoader(Sharded(23), batch_size=4, num_workers=2)]
     assert ours == theirs
 
@@ -207,8 +239,16 @@ class Counted(Dataset):
 @pytest.mark.parametrize("prefetch", [1, 3])
 def test_prefetch_factor_bounds_the_work_in_flight(prefetch):
     ds = Counted()
-    it = iter(DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=prefetch,
-                         multiprocessing_context="fork"))
+    it = iter(
+        DataLoader(
+            ds,
+            batch_size=2,
+            num_workers=2,
+            prefetch_factor=prefetch,
+            multiprocessing_context="fork",
+        )
+    )
+
     def settle(expected):
         deadline = time.time() + 20
         while ds.loads.value < expected and time.time() < deadline:
@@ -249,8 +289,11 @@ class Dies(Dataset):
 
 
 def test_a_worker_that_dies_is_reported():
-    with pytest.raises(RuntimeError, match=r"worker 0 \(pid \d+\) exited unexpectedly with "
-                                           r"exit code 3"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"worker 0 \(pid \d+\) exited unexpectedly with "
+        r"exit code 3",
+    ):
         list(DataLoader(Dies(), batch_size=1, num_workers=1))
 
 
@@ -291,8 +334,9 @@ def test_no_worker_outlives_the_interpreter():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True,
-                         timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60, check=True
+    )
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) == 2 and out.stderr == ""
     deadline = time.time() + 10

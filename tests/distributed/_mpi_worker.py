@@ -2,6 +2,7 @@
 
 Each rank writes OUT_DIR/rank{r}.npz with what it saw; the test checks the values.
 """
+
 from __future__ import annotations
 
 import sys
@@ -69,6 +70,7 @@ def ddp_no_sync(rank, size, out):
 
 def unused(rank, out):
     """A parameter that takes no part in the loss: fine with find_unused_parameters."""
+
     class TwoHeads(nn.Module):
         def __init__(self):
             super().__init__()
@@ -82,10 +84,11 @@ def unused(rank, out):
     model = TwoHeads()
     ddp = dist.DistributedDataParallel(model, find_unused_parameters=True)
     x, _ = data()
-    ddp(tg.tensor(x[rank:rank + 1])).sum().backward()
+    ddp(tg.tensor(x[rank : rank + 1])).sum().backward()
     out["unused_used_grad"] = model.used.weight.grad.numpy().copy()
     out["unused_spare_grad_is_zero"] = np.array(
-        model.spare.weight.grad is not None and not model.spare.weight.grad.numpy().any())
+        model.spare.weight.grad is not None and not model.spare.weight.grad.numpy().any()
+    )
     # without the flag the next forward says what went wrong
     strict = dist.DistributedDataParallel(TwoHeads())
     strict(tg.tensor(x[:1])).sum().backward()

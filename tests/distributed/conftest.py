@@ -1,4 +1,5 @@
 """Launching N processes with mpiexec, or skipping (with the reason) where MPI is missing."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,5 +1,6 @@
 """DistributedDataParallel without MPI: a world of one process (no communication at all),
 and the bucket machinery driven by a stand-in communicator of two identical processes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,8 +75,10 @@ def grads(model, x, y):
 
 @pytest.fixture
 def batch(rng):
-    return (tg.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
-            tg.tensor(rng.integers(0, 3, 6)))
+    return (
+        tg.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
+        tg.tensor(rng.integers(0, 3, 6)),
+    )
 
 
 # ------------------------------------------------------------------ one process, no MPI
@@ -177,8 +180,11 @@ def test_unused_parameter_is_reported_at_the_next_forward(twins, batch):
     x, y = batch
     ddp = dist.DistributedDataParallel(Spare(), bucket_cap_mb=1e-5)
     F.cross_entropy(ddp(x), y).backward()
-    with pytest.raises(RuntimeError, match=r"2 parameter\(s\) \(spare.bias, spare.weight\).*"
-                                           r"find_unused_parameters=True"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"2 parameter\(s\) \(spare.bias, spare.weight\).*"
+        r"find_unused_parameters=True",
+    ):
         ddp(x)
     ddp(x)  # the error is reported once
 
@@ -232,15 +238,17 @@ def test_one_dtype_per_bucket(twins):
             self.frozen = nn.Parameter(tg.ones(2), requires_grad=False)
 
         def forward(self, x):
-            return ((self.p16.float() * x).sum() + (self.p32 * x[:2]).sum() * 2
-                    + (self.p64 * 3).sum().float())
+            return (
+                (self.p16.float() * x).sum()
+                + (self.p32 * x[:2]).sum() * 2
+                + (self.p64 * 3).sum().float()
+            )
 
     model = Mixed()
     ddp = dist.DistributedDataParallel(model)
     buckets = ddp.reducer.buckets
     assert [b.send.dtype for b in buckets] == [np.float64, np.float32, np.float32]
-    assert [id(b.params[0]) for b in buckets] == [id(model.p64), id(model.p32),
-                                                 id(model.p16)]
+    assert [id(b.params[0]) for b in buckets] == [id(model.p64), id(model.p32), id(model.p16)]
     ddp(tg.tensor([1.0, 2.0, 3.0])).backward()
     np.testing.assert_array_equal(model.p16.grad.numpy(), [1, 2, 3])
     assert model.p16.grad.dtype == tg.float16

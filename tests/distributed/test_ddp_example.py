@@ -1,4 +1,5 @@
 """examples/ddp_digits.py: a smoke run in one process, and with mpiexec -n 2 where MPI is."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """tg.distributed without MPI: a world of one process; MPI asked for only when needed."""
+
 from __future__ import annotations
 
 import importlib.util

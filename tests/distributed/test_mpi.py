@@ -4,6 +4,7 @@ values they saw are checked here against the same computation done in one proces
 Skipped (with the reason) where mpi4py or mpiexec is missing: both are optional
 (`pip install tapegrad[mpi]` plus an MPI library such as Open MPI).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -92,7 +93,7 @@ def test_no_sync_accumulates_locally_then_averages_everything(ranks, worker):
     local, total = [], None
     for r in range(N):
         base = r * len(x) // N
-        lo = _grads(model, x[base:base + quarter], y[base:base + quarter])
+        lo = _grads(model, x[base : base + quarter], y[base : base + quarter])
         second = slice(base + quarter, base + 2 * quarter)
         hi = _grads(model, x[second], y[second])
         local.append(lo)
@@ -100,8 +101,7 @@ def test_no_sync_accumulates_locally_then_averages_everything(ranks, worker):
         total = both if total is None else [a + b for a, b in zip(total, both, strict=True)]
     for r, saved in enumerate(ranks):
         for i, g in enumerate(total):
-            np.testing.assert_allclose(saved[f"nosync_local{i}"], local[r][i], rtol=1e-5,
-                                       atol=1e-7)
+            np.testing.assert_allclose(saved[f"nosync_local{i}"], local[r][i], rtol=1e-5, atol=1e-7)
             np.testing.assert_allclose(saved[f"nosync_grad{i}"], g / N, rtol=1e-5, atol=1e-7)
 
 

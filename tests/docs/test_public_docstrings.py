@@ -8,6 +8,7 @@ documented on the reference page instead. Methods count too: the public methods 
 an override may rely on its base's docstring (`Linear.forward` on `Module.forward`), which
 `help()` shows and the reference gives on the base class's entry.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,10 +18,22 @@ import types
 import pytest
 
 MODULES = [
-    "tapegrad", "tapegrad.nn", "tapegrad.nn.functional", "tapegrad.nn.init", "tapegrad.nn.utils",
-    "tapegrad.optim", "tapegrad.optim.lr_scheduler", "tapegrad.data", "tapegrad.autograd",
-    "tapegrad.autograd.functional", "tapegrad.autograd.graph", "tapegrad.autodiff",
-    "tapegrad.func", "tapegrad.linalg", "tapegrad.distributed", "tapegrad.viz",
+    "tapegrad",
+    "tapegrad.nn",
+    "tapegrad.nn.functional",
+    "tapegrad.nn.init",
+    "tapegrad.nn.utils",
+    "tapegrad.optim",
+    "tapegrad.optim.lr_scheduler",
+    "tapegrad.data",
+    "tapegrad.autograd",
+    "tapegrad.autograd.functional",
+    "tapegrad.autograd.graph",
+    "tapegrad.autodiff",
+    "tapegrad.func",
+    "tapegrad.linalg",
+    "tapegrad.distributed",
+    "tapegrad.viz",
 ]
 
 
@@ -63,8 +76,9 @@ def public_methods() -> dict[str, object]:
     each under the class that defines it (a method inherited by 40 layers is listed once)."""
     import tapegrad as tg
 
-    classes = [tg.Tensor] + [obj for _, obj in public_objects()
-                             if inspect.isclass(obj) and _ours(obj)]
+    classes = [tg.Tensor] + [
+        obj for _, obj in public_objects() if inspect.isclass(obj) and _ours(obj)
+    ]
     found = {}
     for cls in classes:
         for name in dir(cls):
@@ -78,50 +92,66 @@ def public_methods() -> dict[str, object]:
             if (getattr(fn, "__module__", "") or "").startswith("tapegrad.compat"):
                 continue  # put on the class by a facade at import: the facade's to document
             if _ours(owner) and (callable(attr) or isinstance(attr, property)):
-                found.setdefault(f"{owner.__module__}.{owner.__qualname__}.{name}",
-                                 (cls, name))
+                found.setdefault(f"{owner.__module__}.{owner.__qualname__}.{name}", (cls, name))
     return found
 
 
 def _method_doc(cls, name: str) -> str:
-    return (inspect.getdoc(getattr(cls, name)) or "").strip() if not isinstance(
-        inspect.getattr_static(cls, name), property) else (
-        inspect.getattr_static(cls, name).__doc__ or "").strip()
+    return (
+        (inspect.getdoc(getattr(cls, name)) or "").strip()
+        if not isinstance(inspect.getattr_static(cls, name), property)
+        else (inspect.getattr_static(cls, name).__doc__ or "").strip()
+    )
 
 
 def test_the_scan_sees_the_surface():
     # a guard against a scan that silently finds nothing: these must all be covered
     names = {q for q, _ in public_objects()}
-    for expected in ["tapegrad.tensor", "tapegrad.no_grad", "tapegrad.nn.Linear",
-                     "tapegrad.nn.functional.cross_entropy", "tapegrad.optim.Adam",
-                     "tapegrad.autograd.record", "tapegrad.autodiff.GradManager"]:
+    for expected in [
+        "tapegrad.tensor",
+        "tapegrad.no_grad",
+        "tapegrad.nn.Linear",
+        "tapegrad.nn.functional.cross_entropy",
+        "tapegrad.optim.Adam",
+        "tapegrad.autograd.record",
+        "tapegrad.autodiff.GradManager",
+    ]:
         assert expected in names
     assert len(names) > 400
     methods = set(public_methods())
-    assert {"tapegrad.tensor.Tensor.backward", "tapegrad.tensor.Tensor.grad",
-            "tapegrad.optim.optimizer.Optimizer.step"} <= methods
+    assert {
+        "tapegrad.tensor.Tensor.backward",
+        "tapegrad.tensor.Tensor.grad",
+        "tapegrad.optim.optimizer.Optimizer.step",
+    } <= methods
 
 
 def test_every_public_name_has_a_docstring():
     missing = sorted(q for q, obj in public_objects() if not _own_doc(obj))
     assert not missing, (
         f"{len(missing)} public names have no docstring (the API reference would show them "
-        f"blank); add one line saying what each does: {missing}")
+        f"blank); add one line saying what each does: {missing}"
+    )
 
 
 def test_every_public_method_has_a_docstring():
     missing = sorted(q for q, (cls, name) in public_methods().items() if not _method_doc(cls, name))
     assert not missing, (
         f"{len(missing)} public methods have no docstring (the API reference would show them "
-        f"blank); add one line saying what each does: {missing}")
+        f"blank); add one line saying what each does: {missing}"
+    )
 
 
-@pytest.mark.parametrize("facade", ["tapegrad.compat.torch", "tapegrad.compat.mxnet",
-                                    "tapegrad.compat.megengine"])
+@pytest.mark.parametrize(
+    "facade", ["tapegrad.compat.torch", "tapegrad.compat.mxnet", "tapegrad.compat.megengine"]
+)
 def test_facade_module_level_names_have_docstrings(facade):
     module = importlib.import_module(facade)
     missing = sorted(
-        n for n in public_names(module)
-        if _documentable(getattr(module, n)) and _ours(getattr(module, n))
-        and not _own_doc(getattr(module, n)))
+        n
+        for n in public_names(module)
+        if _documentable(getattr(module, n))
+        and _ours(getattr(module, n))
+        and not _own_doc(getattr(module, n))
+    )
     assert not missing, f"{facade}: public names without a docstring: {missing}"

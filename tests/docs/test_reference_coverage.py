@@ -6,6 +6,7 @@ These tests load the package through griffe exactly as mkdocs.yml configures it 
 name by name, what the built pages would show. They need the `docs` extra (griffe, PyYAML)
 and skip without it; `mkdocs build --strict` in .ci/run checks the rest of the site.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -29,10 +30,20 @@ DIRECTIVE = re.compile(r"^::: ([\w.]+)\n((?:(?:    .*)?\n)*)", re.MULTILINE)
 
 # what the issue asks the reference to cover (module level for the facades)
 REQUIRED = {
-    "tapegrad", "tapegrad.Tensor", "tapegrad.nn", "tapegrad.nn.functional", "tapegrad.optim",
-    "tapegrad.data", "tapegrad.autograd", "tapegrad.autodiff", "tapegrad.func",
-    "tapegrad.linalg", "tapegrad.distributed", "tapegrad.compat.torch",
-    "tapegrad.compat.mxnet", "tapegrad.compat.megengine",
+    "tapegrad",
+    "tapegrad.Tensor",
+    "tapegrad.nn",
+    "tapegrad.nn.functional",
+    "tapegrad.optim",
+    "tapegrad.data",
+    "tapegrad.autograd",
+    "tapegrad.autodiff",
+    "tapegrad.func",
+    "tapegrad.linalg",
+    "tapegrad.distributed",
+    "tapegrad.compat.torch",
+    "tapegrad.compat.mxnet",
+    "tapegrad.compat.megengine",
 }
 
 
@@ -62,8 +73,7 @@ def loaded():
     loader = griffe.GriffeLoader(
         search_paths=[str(ROOT / p) for p in handler["paths"]] + sys.path,
         force_inspection=options.get("force_inspection", False),
-        extensions=griffe.load_extensions(
-            *[str(ROOT / e) for e in options.get("extensions", [])]),
+        extensions=griffe.load_extensions(*[str(ROOT / e) for e in options.get("extensions", [])]),
     )
     package = loader.load("tapegrad")
     loader.resolve_aliases(implicit=False, external=None)
@@ -74,8 +84,10 @@ def _passes(name: str, member, filters) -> bool:
     if filters == "public":
         return member.is_public
     # mkdocstrings' regex filters: "!pattern" drops matching names, "pattern" keeps them
-    return all((re.search(f[1:], name) is None) if f.startswith("!")
-               else (re.search(f, name) is not None) for f in filters)
+    return all(
+        (re.search(f[1:], name) is None) if f.startswith("!") else (re.search(f, name) is not None)
+        for f in filters
+    )
 
 
 def test_every_required_module_has_a_reference_directive():
@@ -89,9 +101,11 @@ def test_every_reference_page_is_in_the_nav():
     assert not missing, f"reference pages missing from mkdocs.yml's nav: {missing}"
 
 
-@pytest.mark.parametrize("page,ident,page_options",
-                         [d for d in directives() if d[1] != "tapegrad.Tensor"],
-                         ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    "page,ident,page_options",
+    [d for d in directives() if d[1] != "tapegrad.Tensor"],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
 def test_each_public_name_is_rendered(loaded, page, ident, page_options):
     package, options = loaded
     module = importlib.import_module(ident)
@@ -112,8 +126,10 @@ def test_each_public_name_is_rendered(loaded, page, ident, page_options):
         try:
             doc = member.docstring
         except griffe.AliasResolutionError:
-            problems.append(f"{name}: griffe cannot resolve where it is defined "
-                            f"(a factory-made function needs __qualname__ set?)")
+            problems.append(
+                f"{name}: griffe cannot resolve where it is defined "
+                f"(a factory-made function needs __qualname__ set?)"
+            )
             continue
         if not _passes(name, member, filters):
             if f"{ident}.{name}" not in documented_elsewhere:
@@ -156,8 +172,14 @@ def test_top_level_data_is_on_the_tapegrad_page():
     import tapegrad as tg
 
     text = (REFERENCE / "tapegrad.md").read_text()
-    data = [n for n in dir(tg) if not n.startswith("_") and n != "annotations"
-            and not isinstance(getattr(tg, n), types.ModuleType) and not callable(getattr(tg, n))]
+    data = [
+        n
+        for n in dir(tg)
+        if not n.startswith("_")
+        and n != "annotations"
+        and not isinstance(getattr(tg, n), types.ModuleType)
+        and not callable(getattr(tg, n))
+    ]
     assert "float32" in data
     missing = [n for n in data if f"`tg.{n}`" not in text]
     assert not missing, f"docs/reference/tapegrad.md does not mention: {missing}"
@@ -175,7 +197,8 @@ def _plumbing():
 def test_doctest_examples_become_fenced_code():
     fence = _plumbing().fence_doctests
     assert fence("Sum.\n>>> tg.ones(2).sum()\ntensor(2.)\n\nMore.") == (
-        "Sum.\n\n```pycon\n>>> tg.ones(2).sum()\ntensor(2.)\n```\n\nMore.")
+        "Sum.\n\n```pycon\n>>> tg.ones(2).sum()\ntensor(2.)\n```\n\nMore."
+    )
     # indented by four (a code block to Markdown already): the fence goes to column 0
     assert fence("Top.\n\n    >>> f(1)\n    [0, 1]") == "Top.\n\n```pycon\n>>> f(1)\n[0, 1]\n```"
     assert fence("No example here.") == "No example here."

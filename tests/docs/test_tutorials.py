@@ -6,6 +6,7 @@ it prints; the test compares the two, numbers to within rounding (rel 1e-4). A b
 without an output block is an error, so no code on these pages goes unchecked. A page
 whose code imports torch is skipped when PyTorch is not installed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,15 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ["index.md", "getting-started.md", "tutorials/ambient.md", "tutorials/record-scope.md",
-         "tutorials/gradmanager.md", "guides/devices.md", "guides/exporting-to-pytorch.md"]
+PAGES = [
+    "index.md",
+    "getting-started.md",
+    "tutorials/ambient.md",
+    "tutorials/record-scope.md",
+    "tutorials/gradmanager.md",
+    "guides/devices.md",
+    "guides/exporting-to-pytorch.md",
+]
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 NUMBER = re.compile(r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)")
 
@@ -71,14 +79,17 @@ def test_every_python_block_shows_its_output(page):
     missing = [line for line, _, expected in blocks if expected is None]
     assert not missing, (
         f"docs/{page}: the python blocks at lines {missing} have no ```text output block "
-        f"after them; print what the block shows and put the output below it")
+        f"after them; print what the block shows and put the output below it"
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_and_prints_what_it_says(page, tmp_path, monkeypatch):
     blocks = examples(page)
-    if any(re.search(r"^\s*(import torch|from torch)\b", code, re.M) for _, code, _ in blocks) \
-            and importlib.util.find_spec("torch") is None:
+    if (
+        any(re.search(r"^\s*(import torch|from torch)\b", code, re.M) for _, code, _ in blocks)
+        and importlib.util.find_spec("torch") is None
+    ):
         pytest.skip(f"{page} needs PyTorch")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
@@ -88,4 +99,5 @@ def test_page_runs_and_prints_what_it_says(page, tmp_path, monkeypatch):
             exec(compile("\n" * line + code, f"docs/{page}", "exec"), namespace)  # noqa: S102
         assert expected is not None and same_output(out.getvalue(), expected), (
             f"docs/{page}, the block at line {line} printed\n{out.getvalue()}\n"
-            f"but the page says\n{expected}")
+            f"but the page says\n{expected}"
+        )

@@ -1,5 +1,6 @@
 """Issue 12: graphs built at once in several threads from a *fresh* leaf must share its
 AccumulateGrad node, or a backward that looks for the leaf loses the gradient."""
+
 import os
 import threading
 

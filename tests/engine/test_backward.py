@@ -1,5 +1,6 @@
 """Ambient (PyTorch) autograd semantics: accumulation, retain_graph, higher order, inputs=,
 grad(), version counters, .data vs detach(), deep graphs."""
+
 import gc
 import time
 
@@ -60,18 +61,18 @@ def test_retain_graph_allows_second_backward():
 
 def test_third_derivative_of_x4_is_24x():
     x = tg.tensor(1.5, requires_grad=True)
-    y = x ** 4
+    y = x**4
     (d1,) = tg.autograd.grad(y, x, create_graph=True)
     (d2,) = tg.autograd.grad(d1, x, create_graph=True)
     (d3,) = tg.autograd.grad(d2, x)
-    assert d1.item() == pytest.approx(4 * 1.5 ** 3)
-    assert d2.item() == pytest.approx(12 * 1.5 ** 2)
+    assert d1.item() == pytest.approx(4 * 1.5**3)
+    assert d2.item() == pytest.approx(12 * 1.5**2)
     assert d3.item() == pytest.approx(24 * 1.5)
 
 
 def test_create_graph_backward_makes_grad_differentiable():
     x = tg.tensor(3.0, requires_grad=True)
-    y = x ** 3
+    y = x**3
     y.backward(create_graph=True)
     g = x.grad
     assert g.requires_grad and g.item() == pytest.approx(27.0)

@@ -1,6 +1,7 @@
 """engine/collector.py: the recorder freezes a growing graph for CPython's cyclic GC and
 gives it back; nothing it does may keep garbage alive for good or touch a process's own
 frozen objects. (Its speed is measured in bench/chain_scaling.py, not here.)"""
+
 from __future__ import annotations
 
 import gc
@@ -49,7 +50,7 @@ def test_a_long_forward_freezes_and_backward_thaws(small_freeze):
     assert gc.get_freeze_count() > 0  # the graph so far is out of the collector's way
     h.sum().backward()
     assert gc.get_freeze_count() == 0
-    assert x.grad.tolist() == pytest.approx([1.5 ** 20] * 2)
+    assert x.grad.tolist() == pytest.approx([1.5**20] * 2)
 
 
 def test_cyclic_garbage_made_during_a_long_forward_is_collected_after_backward(small_freeze):

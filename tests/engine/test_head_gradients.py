@@ -1,6 +1,7 @@
 """One validator of head gradients (autograd/heads.py): every entry point that takes them
 raises the same exception type with the same message for the same mistake, and writes
 nothing when it raises."""
+
 import numpy as np
 import pytest
 
@@ -66,8 +67,13 @@ def _grad_manager(build, grads):
 
 
 ONE_ROOT = [_tensor_backward, _tensor_backward_out_grad]
-MANY_ROOTS = [_autograd_backward, _autograd_grad, _autograd_grad_head_grads, _mxnet_backward,
-              _grad_manager]
+MANY_ROOTS = [
+    _autograd_backward,
+    _autograd_grad,
+    _autograd_grad_head_grads,
+    _mxnet_backward,
+    _grad_manager,
+]
 ALL = ONE_ROOT + MANY_ROOTS
 
 
@@ -86,8 +92,9 @@ def _same_everywhere(paths, build, grads):
 def test_a_gradient_of_another_shape():
     kind, msg = _same_everywhere(ALL, lambda x: [x * 2], [tg.ones(3)])
     assert kind is RuntimeError
-    assert msg.startswith("Mismatch in shape: gradient 0 has shape (3,) but tensor 0 has "
-                          "shape (2,)")
+    assert msg.startswith(
+        "Mismatch in shape: gradient 0 has shape (3,) but tensor 0 has shape (2,)"
+    )
 
 
 def test_a_gradient_that_is_not_floating_point():
@@ -103,8 +110,7 @@ def test_a_different_number_of_gradients_and_tensors():
 
 
 def test_the_second_head_is_checked_before_anything_runs():
-    kind, msg = _same_everywhere(MANY_ROOTS, lambda x: [x * 2, x * 3],
-                                 [tg.ones(2), tg.ones(5)])
+    kind, msg = _same_everywhere(MANY_ROOTS, lambda x: [x * 2, x * 3], [tg.ones(2), tg.ones(5)])
     assert kind is RuntimeError and "gradient 1 has shape (5,)" in msg
 
 
@@ -138,6 +144,7 @@ def test_no_gradient_for_a_non_scalar_root():
     with pytest.raises(RuntimeError, match="implicitly created only for scalar outputs"):
         _autograd_backward(lambda x: [x * 2], None)
     # MXNet's record scope and MegEngine's GradManager start from ones, whatever the shape
-    np.testing.assert_allclose(_tensor_backward_out_grad(lambda x: [x * 2], [None]).grad.numpy(),
-                               [2.0, 2.0])
+    np.testing.assert_allclose(
+        _tensor_backward_out_grad(lambda x: [x * 2], [None]).grad.numpy(), [2.0, 2.0]
+    )
     np.testing.assert_allclose(_grad_manager(lambda x: [x * 2], None).grad.numpy(), [2.0, 2.0])

@@ -1,4 +1,5 @@
 """Hook handles are keyed by their own id: removing one (even twice) removes only it."""
+
 import pytest
 
 import tapegrad as tg

@@ -1,4 +1,5 @@
 """Tensor hooks: register_hook (observe, replace, remove), retain_grad, post-accumulate hooks."""
+
 import numpy as np
 import pytest
 

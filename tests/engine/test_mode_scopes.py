@@ -1,5 +1,6 @@
 """Recording/training state changes only through the mode scopes, and every library
 function that changes it for a while restores it, exceptions included."""
+
 import ast
 import pathlib
 
@@ -130,9 +131,18 @@ def _optimizer_closure():
     return lambda: opt.step(_raise)
 
 
-PATHS = [_function_forward, _function_backward, _once_differentiable_backward,
-         _backward_with_modes, _grad_with_modes, _gradcheck_evaluation, _functional_vjp,
-         _functional_jacobian, _func_grad, _optimizer_closure]
+PATHS = [
+    _function_forward,
+    _function_backward,
+    _once_differentiable_backward,
+    _backward_with_modes,
+    _grad_with_modes,
+    _gradcheck_evaluation,
+    _functional_vjp,
+    _functional_jacobian,
+    _func_grad,
+    _optimizer_closure,
+]
 
 
 @pytest.mark.parametrize("caller", _under_each_mode(), ids=lambda c: c[0])
@@ -173,16 +183,24 @@ def test_the_helpers_change_the_mode_while_they_run():
 # switches PyTorch and MXNet code calls (set_grad_enabled, set_recording), and the
 # GradManager's record()/release() of its own tape bit.
 # forward_ad.py defines the `dual_level` mode scope (the FORWARD tape's bit)
-_ALLOWED = {"engine/state.py", "autograd/modes.py", "autograd/record.py",
-            "autograd/grad_manager.py", "autograd/forward_ad.py"}
+_ALLOWED = {
+    "engine/state.py",
+    "autograd/modes.py",
+    "autograd/record.py",
+    "autograd/grad_manager.py",
+    "autograd/forward_ad.py",
+}
 
 
 def _is_mode_field(attr):
     if attr.attr == "active":
         return True
     # `training` is also nn.Module's own flag: only the thread state's counts
-    return (attr.attr in ("training", "inference") and isinstance(attr.value, ast.Name)
-            and attr.value.id in ("state", "st", "_state", "_tape_state"))
+    return (
+        attr.attr in ("training", "inference")
+        and isinstance(attr.value, ast.Name)
+        and attr.value.id in ("state", "st", "_state", "_tape_state")
+    )
 
 
 def test_only_the_mode_modules_assign_the_recording_mask():

@@ -3,6 +3,7 @@
 vmap used to replace `engine.backward._rebuild_output` while it traced; it now passes an
 observer through this hook, and nothing assigns another module's function.
 """
+
 from __future__ import annotations
 
 import threading

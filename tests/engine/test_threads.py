@@ -1,4 +1,5 @@
 """Recording state is per thread: one thread inside record(), another not, at the same time."""
+
 from __future__ import annotations
 
 import threading

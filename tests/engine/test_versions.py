@@ -1,5 +1,6 @@
 """Version counters: `t._version` is an int; views and detach() share the counter; every
 in-place write outside the dispatcher goes through `bump_version`."""
+
 import numpy as np
 import pytest
 
@@ -50,10 +51,14 @@ def _param_with_grad(values):
     return p
 
 
-@pytest.mark.parametrize("clip", [
-    lambda ps: tg.nn.utils.clip_grad_norm_(ps, max_norm=1.0),
-    lambda ps: tg.nn.utils.clip_grad_value_(ps, clip_value=1.0),
-], ids=["clip_grad_norm_", "clip_grad_value_"])
+@pytest.mark.parametrize(
+    "clip",
+    [
+        lambda ps: tg.nn.utils.clip_grad_norm_(ps, max_norm=1.0),
+        lambda ps: tg.nn.utils.clip_grad_value_(ps, clip_value=1.0),
+    ],
+    ids=["clip_grad_norm_", "clip_grad_value_"],
+)
 def test_gradient_clipping_bumps_the_gradient_version(clip):
     p = _param_with_grad([3.0, 4.0])
     g = p.grad

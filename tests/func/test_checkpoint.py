@@ -1,4 +1,5 @@
 """tg.utils.checkpoint: gradients equal the plain run's; intermediate values are not kept."""
+
 from __future__ import annotations
 
 import gc
@@ -26,7 +27,7 @@ def test_gradients_match_the_plain_run(use_reentrant):
         p.grad = None
     x.grad = None
     y = checkpoint(block, x, use_reentrant=use_reentrant)
-    (y ** 2).sum().backward()
+    (y**2).sum().backward()
     got = [p.grad.numpy() for p in block.parameters()] + [x.grad.numpy()]
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-6)

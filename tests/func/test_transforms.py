@@ -1,5 +1,6 @@
 """tg.func: values against finite differences (float64) and torch.func where installed;
 compositions; vmap results and errors; per-sample gradients equal the loop over samples."""
+
 from __future__ import annotations
 
 import warnings
@@ -51,8 +52,12 @@ def test_jacobians_and_hessian_match_finite_differences():
     h = F.hessian(_f)(_t(x), y)
     assert not h.requires_grad  # a top-level Hessian is a plain tensor, as in torch.func
     np.testing.assert_allclose(h.detach().numpy(), h_fd, rtol=1e-5, atol=1e-7)
-    for combo in (F.jacfwd(F.jacrev(_f)), F.jacrev(F.jacrev(_f)), F.jacfwd(F.jacfwd(_f)),
-                  F.jacrev(F.jacfwd(_f))):
+    for combo in (
+        F.jacfwd(F.jacrev(_f)),
+        F.jacrev(F.jacrev(_f)),
+        F.jacfwd(F.jacfwd(_f)),
+        F.jacrev(F.jacfwd(_f)),
+    ):
         np.testing.assert_allclose(combo(_t(x), y).detach().numpy(), h_fd, rtol=1e-5, atol=1e-7)
 
 
@@ -62,8 +67,9 @@ def test_jvp_vjp_match_torch_func():
     x, y, v, u = (rng.standard_normal(4) for _ in range(4))
     tf = lambda a, b: (a.sin() * b).sum() + (a * a * b.exp()).mean()  # noqa: E731
     out, t = F.jvp(_f, (_t(x), _t(y)), (_t(v), _t(u)))
-    ref_out, ref_t = torch.func.jvp(tf, (torch.tensor(x), torch.tensor(y)),
-                                    (torch.tensor(v), torch.tensor(u)))
+    ref_out, ref_t = torch.func.jvp(
+        tf, (torch.tensor(x), torch.tensor(y)), (torch.tensor(v), torch.tensor(u))
+    )
     np.testing.assert_allclose(out.numpy(), ref_out.numpy(), rtol=1e-12)
     np.testing.assert_allclose(t.numpy(), ref_t.numpy(), rtol=1e-10)
     tv = lambda a: (a.tanh() * a.flip(0)) ** 2  # noqa: E731
@@ -75,8 +81,9 @@ def test_jvp_vjp_match_torch_func():
     (g2,) = vjp_fn(_t(v))  # vjp_fn can be called again
     np.testing.assert_allclose(g2.numpy(), ref_fn(torch.tensor(v))[0].numpy(), rtol=1e-10)
     ref_h = torch.func.hessian(tf)(torch.tensor(x), torch.tensor(y))
-    np.testing.assert_allclose(F.hessian(_f)(_t(x), _t(y)).detach().numpy(), ref_h.numpy(),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        F.hessian(_f)(_t(x), _t(y)).detach().numpy(), ref_h.numpy(), rtol=1e-10
+    )
     ref_j = torch.func.jacrev(tf, argnums=(0, 1))(torch.tensor(x), torch.tensor(y))
     j = F.jacfwd(_f, argnums=(0, 1))(_t(x), _t(y))
     for a, b in zip(j, ref_j):
@@ -87,9 +94,9 @@ def test_reverse_over_forward_grad_of_jvp():
     x = _t([0.3, -0.7, 1.1])
     v = _t([1.0, 2.0, -1.0])
     # d/dx <grad f(x), v> = H v for f = sum(x^4): H = diag(12 x^2)
-    hvp = F.grad(lambda a: F.jvp(lambda b: (b ** 4).sum(), (a,), (v,))[1])(x)
+    hvp = F.grad(lambda a: F.jvp(lambda b: (b**4).sum(), (a,), (v,))[1])(x)
     np.testing.assert_allclose(hvp.numpy(), 12 * x.numpy() ** 2 * v.numpy(), rtol=1e-10)
-    hvp2 = F.jvp(F.grad(lambda b: (b ** 4).sum()), (x,), (v,))[1]  # forward-over-reverse
+    hvp2 = F.jvp(F.grad(lambda b: (b**4).sum()), (x,), (v,))[1]  # forward-over-reverse
     np.testing.assert_allclose(hvp2.detach().numpy(), hvp.numpy(), rtol=1e-10)
 
 
@@ -142,7 +149,7 @@ def _per_sample_check(model, x, y, loss_fn):
     per = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
     for i in range(x.shape[0]):
         model.zero_grad()
-        loss_fn(model(x[i:i + 1]), y[i:i + 1]).backward()
+        loss_fn(model(x[i : i + 1]), y[i : i + 1]).backward()
         for k, p in model.named_parameters():
             np.testing.assert_allclose(per[k][i].numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -151,8 +158,9 @@ def test_per_sample_gradients_of_an_mlp_and_a_cnn_equal_the_loop():
     tg.manual_seed(0)
     mlp = tg.nn.Sequential(tg.nn.Linear(5, 8), tg.nn.ReLU(), tg.nn.Linear(8, 3))
     _per_sample_check(mlp, tg.randn(6, 5), tg.randint(0, 3, (6,)), tg.nn.functional.cross_entropy)
-    cnn = tg.nn.Sequential(tg.nn.Conv2d(1, 2, 3), tg.nn.Tanh(), tg.nn.Flatten(),
-                           tg.nn.Linear(2 * 4 * 4, 2))
+    cnn = tg.nn.Sequential(
+        tg.nn.Conv2d(1, 2, 3), tg.nn.Tanh(), tg.nn.Flatten(), tg.nn.Linear(2 * 4 * 4, 2)
+    )
     _per_sample_check(cnn, tg.randn(4, 1, 6, 6), tg.randn(4, 2), tg.nn.functional.mse_loss)
 
 
@@ -192,9 +200,16 @@ def test_torch_facade_exposes_func_and_forward_ad():
 def test_jvp_through_layers_matches_finite_differences():
     tg.manual_seed(0)
     nn = tg.nn
-    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.GELU(),
-                          nn.MaxPool2d(2), nn.Flatten(), nn.LayerNorm(12), nn.Linear(12, 4),
-                          nn.Softplus())
+    model = nn.Sequential(
+        nn.Conv2d(2, 3, 3, padding=1),
+        nn.BatchNorm2d(3),
+        nn.GELU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.LayerNorm(12),
+        nn.Linear(12, 4),
+        nn.Softplus(),
+    )
     model.eval()
     for p in model.parameters():
         p.data = p.data.astype(np.float64)

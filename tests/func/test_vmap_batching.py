@@ -1,5 +1,6 @@
 """vmap's batched path (one traced run replayed on the batch by per-op rules) against the
 per-sample loop, and its fallback to the loop where a rule or a guarantee is missing."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,10 @@ def _loop(f, in_dims, *args):
     size = next(a.shape[d] for a, d in zip(args, in_dims, strict=True) if d is not None)
     outs = []
     for i in range(size):
-        sample = [a if d is None else a[(slice(None),) * d + (i,)]
-                  for a, d in zip(args, in_dims, strict=True)]
+        sample = [
+            a if d is None else a[(slice(None),) * d + (i,)]
+            for a, d in zip(args, in_dims, strict=True)
+        ]
         outs.append(f(*sample))
     if isinstance(outs[0], dict):
         return {k: np.stack([o[k].numpy() for o in outs]) for k in outs[0]}
@@ -38,22 +41,32 @@ def _batched(f, in_dims, *args):
 
 
 _CASES = {
-    "elementwise broadcast": (lambda x, y: (x.sin() * y + 2.0) ** 2 / (1 + y.exp()), (0, None),
-                              ((4, 3, 5), (5,))),
-    "both batched": (lambda x, y: tg.maximum(x, y) - tg.where(x > y, x, y * 3), (0, 1),
-                     ((4, 5), (5, 4))),
-    "reductions": (lambda x: x.sum(0) + x.mean(-1).sum() + x.amax(dim=1).sum(), (1,),
-                   ((3, 4, 5),)),
-    "softmax": (lambda x: _nnf.softmax(x, dim=-1) * _nnf.log_softmax(x, dim=0), (0,),
-                ((4, 3, 5),)),
+    "elementwise broadcast": (
+        lambda x, y: (x.sin() * y + 2.0) ** 2 / (1 + y.exp()),
+        (0, None),
+        ((4, 3, 5), (5,)),
+    ),
+    "both batched": (
+        lambda x, y: tg.maximum(x, y) - tg.where(x > y, x, y * 3),
+        (0, 1),
+        ((4, 5), (5, 4)),
+    ),
+    "reductions": (lambda x: x.sum(0) + x.mean(-1).sum() + x.amax(dim=1).sum(), (1,), ((3, 4, 5),)),
+    "softmax": (lambda x: _nnf.softmax(x, dim=-1) * _nnf.log_softmax(x, dim=0), (0,), ((4, 3, 5),)),
     "matmul vec @ mat": (lambda x, w: x @ w, (0, None), ((4, 3), (3, 2))),
     "matmul mat @ vec batched": (lambda w, x: w @ x, (None, 0), ((2, 3), (4, 3))),
     "matmul both batched": (lambda a, b: a @ b, (0, 0), ((4, 2, 3), (4, 3, 5))),
     "matmul vec dot vec": (lambda a, b: a @ b, (0, 0), ((4, 3), (4, 3))),
-    "reshape transpose": (lambda x: x.reshape(6, 2).T.reshape(-1)[None, ..., None], (0,),
-                          ((4, 3, 4),)),
-    "linear": (lambda x, w, b: tg.nn.functional.linear(x, w, b).relu(), (0, None, None),
-               ((4, 2, 3), (5, 3), (5,))),
+    "reshape transpose": (
+        lambda x: x.reshape(6, 2).T.reshape(-1)[None, ..., None],
+        (0,),
+        ((4, 3, 4),),
+    ),
+    "linear": (
+        lambda x, w, b: tg.nn.functional.linear(x, w, b).relu(),
+        (0, None, None),
+        ((4, 2, 3), (5, 3), (5,)),
+    ),
 }
 
 
@@ -61,12 +74,22 @@ _CASES = {
 def test_batched_values_equal_the_loop(name, rng):
     f, in_dims, shapes = _CASES[name]
     args = [_t(rng.standard_normal(s)) for s in shapes]
-    np.testing.assert_allclose(_batched(f, in_dims, *args).numpy(), _loop(f, in_dims, *args),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        _batched(f, in_dims, *args).numpy(), _loop(f, in_dims, *args), rtol=1e-12, atol=1e-12
+    )
 
 
-@pytest.mark.parametrize("name", ["elementwise broadcast", "reductions", "softmax",
-                                  "matmul vec @ mat", "reshape transpose", "linear"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "elementwise broadcast",
+        "reductions",
+        "softmax",
+        "matmul vec @ mat",
+        "reshape transpose",
+        "linear",
+    ],
+)
 def test_batched_per_sample_gradients_equal_the_loop(name, rng):
     """vmap(grad): the backward is traced as ops too and batched by the same rules."""
     f, in_dims, shapes = _CASES[name]
@@ -86,8 +109,7 @@ def test_per_sample_gradients_of_an_mlp_run_batched_and_equal_the_loop(rng):
     y = tg.tensor(np.array([0, 2, 1, 1, 2]))
 
     def loss(p, xb, yb):
-        return tg.nn.functional.cross_entropy(F.functional_call(model, p, (xb[None],)),
-                                              yb[None])
+        return tg.nn.functional.cross_entropy(F.functional_call(model, p, (xb[None],)), yb[None])
 
     got = _batched(F.grad(loss), (None, 0, 0), params, x, y)
     want = _loop(F.grad(loss), (None, 0, 0), params, x, y)
@@ -107,10 +129,13 @@ def test_out_dims_and_unbatched_outputs(rng):
     np.testing.assert_allclose(b.numpy(), np.broadcast_to(c.numpy() + 1, (4, 2)))
 
 
-@pytest.mark.parametrize("f, op", [
-    (lambda x: x[tg.tensor([0, 2])] * 2, "index"),  # an index array: no rule
-    (lambda x: tg.cat([x, x.exp()]).sum(0), "concatenate"),
-])
+@pytest.mark.parametrize(
+    "f, op",
+    [
+        (lambda x: x[tg.tensor([0, 2])] * 2, "index"),  # an index array: no rule
+        (lambda x: tg.cat([x, x.exp()]).sum(0), "concatenate"),
+    ],
+)
 def test_ops_without_a_rule_are_looped_inside_the_batched_run(f, op, rng):
     x = _t(rng.standard_normal((4, 3)))
     got = F.vmap(f)(x).numpy()
@@ -121,8 +146,9 @@ def test_ops_without_a_rule_are_looped_inside_the_batched_run(f, op, rng):
 
 def test_per_sample_gradients_of_a_cnn_loop_only_the_conv_ops(rng):
     tg.manual_seed(0)
-    cnn = tg.nn.Sequential(tg.nn.Conv2d(1, 2, 3), tg.nn.Tanh(), tg.nn.Flatten(),
-                           tg.nn.Linear(2 * 4 * 4, 2))
+    cnn = tg.nn.Sequential(
+        tg.nn.Conv2d(1, 2, 3), tg.nn.Tanh(), tg.nn.Flatten(), tg.nn.Linear(2 * 4 * 4, 2)
+    )
     params = {k: v.detach() for k, v in cnn.named_parameters()}
     x, y = _t(rng.standard_normal((4, 1, 6, 6))), _t(rng.standard_normal((4, 2)))
     cnn.double()
@@ -175,7 +201,7 @@ def test_batch_norm_in_training_runs_per_sample_and_updates_statistics_once_per_
 
 def test_fallback_when_an_outer_tape_tracks_an_input_keeps_gradients(rng):
     x = _t(rng.standard_normal((4, 3)), requires_grad=True)
-    F.vmap(lambda v: (v ** 3).sum())(x).sum().backward()
+    F.vmap(lambda v: (v**3).sum())(x).sum().backward()
     assert "tape" in batched_replay.fallback_reason()
     np.testing.assert_allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)
 
@@ -192,8 +218,11 @@ def test_randomness_same_runs_batched_and_different_per_sample():
 
 def test_batched_results_never_share_memory_with_the_inputs(rng):
     x = _t(rng.standard_normal((4, 3)))
-    for f, kw in ((lambda v: v, {}), (lambda v: v[1:], {}), (lambda v: v.reshape(3, 1),
-                                                             {"out_dims": 1})):
+    for f, kw in (
+        (lambda v: v, {}),
+        (lambda v: v[1:], {}),
+        (lambda v: v.reshape(3, 1), {"out_dims": 1}),
+    ):
         out = F.vmap(f, **kw)(x)
         assert batched_replay.fallback_reason() is None
         assert not np.shares_memory(out.numpy(), x.numpy())

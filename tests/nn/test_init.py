@@ -1,4 +1,5 @@
 """tg.nn.init (PyTorch's formulas, in place, seeded) and tg.nn.utils (gradient clipping)."""
+
 from __future__ import annotations
 
 import math
@@ -16,12 +17,23 @@ def torch():
     return pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("name,param", [("linear", None), ("conv2d", None), ("sigmoid", None),
-                                        ("tanh", None), ("relu", None), ("leaky_relu", None),
-                                        ("leaky_relu", 0.2), ("selu", None)])
+@pytest.mark.parametrize(
+    "name,param",
+    [
+        ("linear", None),
+        ("conv2d", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", None),
+        ("leaky_relu", 0.2),
+        ("selu", None),
+    ],
+)
 def test_calculate_gain_matches_torch(torch, name, param):
     assert init.calculate_gain(name, param) == pytest.approx(
-        torch.nn.init.calculate_gain(name, param))
+        torch.nn.init.calculate_gain(name, param)
+    )
 
 
 def test_calculate_gain_error():
@@ -34,7 +46,8 @@ def test_fans_match_torch(torch):
 
     for shape in [(3, 5), (8, 4, 3, 3), (6, 2, 5)]:
         assert init._calculate_fan_in_and_fan_out(tg.zeros(*shape)) == torch_fans(
-            torch.zeros(*shape))
+            torch.zeros(*shape)
+        )
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         init.xavier_uniform_(tg.zeros(5))
 
@@ -47,14 +60,17 @@ def test_writes_in_place_without_recording_and_bumps_version():
     assert p.dtype == np.float32
 
 
-@pytest.mark.parametrize("fn,kwargs,expected_bound", [
-    (init.xavier_uniform_, {}, math.sqrt(6 / (200 + 300))),
-    (init.xavier_uniform_, {"gain": 2.0}, 2 * math.sqrt(6 / (200 + 300))),
-    (init.kaiming_uniform_, {"a": math.sqrt(5)}, 1 / math.sqrt(300)),
-    (init.kaiming_uniform_, {"nonlinearity": "relu"}, math.sqrt(6 / 300)),
-    (init.kaiming_uniform_, {"nonlinearity": "relu", "mode": "fan_out"}, math.sqrt(6 / 200)),
-    (init.uniform_, {"a": -0.3, "b": 0.3}, 0.3),
-])
+@pytest.mark.parametrize(
+    "fn,kwargs,expected_bound",
+    [
+        (init.xavier_uniform_, {}, math.sqrt(6 / (200 + 300))),
+        (init.xavier_uniform_, {"gain": 2.0}, 2 * math.sqrt(6 / (200 + 300))),
+        (init.kaiming_uniform_, {"a": math.sqrt(5)}, 1 / math.sqrt(300)),
+        (init.kaiming_uniform_, {"nonlinearity": "relu"}, math.sqrt(6 / 300)),
+        (init.kaiming_uniform_, {"nonlinearity": "relu", "mode": "fan_out"}, math.sqrt(6 / 200)),
+        (init.uniform_, {"a": -0.3, "b": 0.3}, 0.3),
+    ],
+)
 def test_uniform_initialisers_bounds(fn, kwargs, expected_bound):
     tg.manual_seed(0)
     w = fn(tg.zeros(200, 300), **kwargs).numpy()
@@ -63,12 +79,15 @@ def test_uniform_initialisers_bounds(fn, kwargs, expected_bound):
     assert w.std() == pytest.approx(expected_bound / math.sqrt(3), rel=0.02)
 
 
-@pytest.mark.parametrize("fn,kwargs,expected_std", [
-    (init.xavier_normal_, {}, math.sqrt(2 / (200 + 300))),
-    (init.kaiming_normal_, {"nonlinearity": "relu"}, math.sqrt(2 / 300)),
-    (init.kaiming_normal_, {"mode": "fan_out", "nonlinearity": "relu"}, math.sqrt(2 / 200)),
-    (init.normal_, {"mean": 1.0, "std": 0.5}, 0.5),
-])
+@pytest.mark.parametrize(
+    "fn,kwargs,expected_std",
+    [
+        (init.xavier_normal_, {}, math.sqrt(2 / (200 + 300))),
+        (init.kaiming_normal_, {"nonlinearity": "relu"}, math.sqrt(2 / 300)),
+        (init.kaiming_normal_, {"mode": "fan_out", "nonlinearity": "relu"}, math.sqrt(2 / 200)),
+        (init.normal_, {"mean": 1.0, "std": 0.5}, 0.5),
+    ],
+)
 def test_normal_initialisers_std(fn, kwargs, expected_std):
     tg.manual_seed(0)
     w = fn(tg.zeros(200, 300), **kwargs).numpy()

@@ -1,4 +1,5 @@
 """Layers against PyTorch: same weights in, same outputs and gradients out; defaults; modes."""
+
 from __future__ import annotations
 
 import math
@@ -27,16 +28,14 @@ def _compare(torch, ours, theirs, x, rtol=1e-10, atol=1e-12):
     xt = torch.from_numpy(x).requires_grad_(x.dtype.kind == "f")
     xo = tg.tensor(x, requires_grad=x.dtype.kind == "f")
     out_t, out_o = theirs(xt), ours(xo)
-    np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=rtol,
-                               atol=atol)
+    np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=rtol, atol=atol)
     head = np.random.default_rng(5).standard_normal(out_t.shape)
     out_t.backward(torch.from_numpy(head))
     out_o.backward(tg.tensor(head))
     if x.dtype.kind == "f":
         np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=rtol, atol=atol)
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol, atol=atol,
-                                   err_msg=n)
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol, atol=atol, err_msg=n)
     return out_o, out_t
 
 
@@ -55,8 +54,9 @@ def test_linear_matches_torch(torch, shape, bias):
 
 def test_linear_defaults_match_torch(torch):
     ours, theirs = nn.Linear(20, 30), torch.nn.Linear(20, 30)
-    assert [(n, p.shape) for n, p in ours.named_parameters()] == \
-        [(n, tuple(p.shape)) for n, p in theirs.named_parameters()]
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
     assert ours.weight.dtype == np.float32
     bound = 1 / math.sqrt(20)  # kaiming_uniform(a=sqrt(5)) and the bias both give 1/sqrt(fan_in)
     w, b = ours.weight.detach().numpy(), ours.bias.detach().numpy()
@@ -124,11 +124,22 @@ def test_identity_flatten_unflatten():
     assert nn.Unflatten(1, (3, 20))(nn.Flatten()(x)).shape == (2, 3, 20)
 
 
-@pytest.mark.parametrize("name,args", [
-    ("ReLU", ()), ("LeakyReLU", (0.2,)), ("ELU", (0.7,)), ("GELU", ()), ("GELU", ("tanh",)),
-    ("SiLU", ()), ("Sigmoid", ()), ("Tanh", ()), ("Softplus", (2.0, 5.0)), ("Softmax", (1,)),
-    ("LogSoftmax", (-1,)),
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("ReLU", ()),
+        ("LeakyReLU", (0.2,)),
+        ("ELU", (0.7,)),
+        ("GELU", ()),
+        ("GELU", ("tanh",)),
+        ("SiLU", ()),
+        ("Sigmoid", ()),
+        ("Tanh", ()),
+        ("Softplus", (2.0, 5.0)),
+        ("Softmax", (1,)),
+        ("LogSoftmax", (-1,)),
+    ],
+)
 def test_activations_match_torch(torch, name, args):
     ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
     _compare(torch, ours, theirs, _x(3, 4) * 3)
@@ -173,8 +184,10 @@ def test_dropout_is_seeded():
 
 
 # ---------------------------------------------------------------- BatchNorm
-@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)),
-                                       ("BatchNorm2d", (4, 3, 2, 5))])
+@pytest.mark.parametrize(
+    "cls,shape",
+    [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (4, 3, 2, 5))],
+)
 def test_batchnorm_train_then_eval_matches_torch(torch, cls, shape):
     ours, theirs = getattr(nn, cls)(3, momentum=0.3), getattr(torch.nn, cls)(3, momentum=0.3)
     _sync(ours, theirs)
@@ -235,9 +248,11 @@ def test_batchnorm_training_none_follows_record_scope():
         bn(x)
     assert int(bn.num_batches_tracked.item()) == 2
     with tg.autograd.record(train_mode=False):
-        np.testing.assert_allclose(bn(x).detach().numpy(),
-                                   (x.numpy() - bn.running_mean.numpy())
-                                   / np.sqrt(bn.running_var.numpy() + 1e-5), rtol=1e-6)
+        np.testing.assert_allclose(
+            bn(x).detach().numpy(),
+            (x.numpy() - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5),
+            rtol=1e-6,
+        )
 
 
 def test_core_modules_ignore_the_record_scope_train_flag():
@@ -317,10 +332,16 @@ def test_embedding_from_pretrained():
 
 # ---------------------------------------------------------------- a whole model
 def test_mlp_training_step_matches_torch(torch):
-    ours = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.0), nn.LayerNorm(16),
-                         nn.Linear(16, 4))
-    theirs = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Dropout(0.0),
-                                 torch.nn.LayerNorm(16), torch.nn.Linear(16, 4))
+    ours = nn.Sequential(
+        nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.0), nn.LayerNorm(16), nn.Linear(16, 4)
+    )
+    theirs = torch.nn.Sequential(
+        torch.nn.Linear(6, 16),
+        torch.nn.ReLU(),
+        torch.nn.Dropout(0.0),
+        torch.nn.LayerNorm(16),
+        torch.nn.Linear(16, 4),
+    )
     _sync(ours, theirs)
     x = _x(8, 6)
     y = np.random.default_rng(1).integers(0, 4, size=8)

@@ -1,4 +1,5 @@
 """Losses against PyTorch, every reduction: values and gradients of input (and target)."""
+
 from __future__ import annotations
 
 import warnings
@@ -44,15 +45,24 @@ def _x(*shape, seed=0):
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("name", ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"])
 def test_regression_losses(torch, name, reduction):
-    _check(torch, getattr(nn, name)(reduction=reduction),
-           getattr(torch.nn, name)(reduction=reduction), _x(4, 3) * 2, _x(4, 3, seed=1))
+    _check(
+        torch,
+        getattr(nn, name)(reduction=reduction),
+        getattr(torch.nn, name)(reduction=reduction),
+        _x(4, 3) * 2,
+        _x(4, 3, seed=1),
+    )
 
 
 @pytest.mark.parametrize("beta", [0.5, 2.0])
 def test_smooth_l1_beta(torch, beta):
-    _check(torch, lambda a, b: F.smooth_l1_loss(a, b, beta=beta),
-           lambda a, b: torch.nn.functional.smooth_l1_loss(a, b, beta=beta),
-           _x(5) * 2, _x(5, seed=1))
+    _check(
+        torch,
+        lambda a, b: F.smooth_l1_loss(a, b, beta=beta),
+        lambda a, b: torch.nn.functional.smooth_l1_loss(a, b, beta=beta),
+        _x(5) * 2,
+        _x(5, seed=1),
+    )
 
 
 def test_regression_shape_mismatch_warns_like_torch():
@@ -62,10 +72,16 @@ def test_regression_shape_mismatch_warns_like_torch():
 
 # ---------------------------------------------------------------- cross-entropy and NLL
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("kwargs", [
-    {}, {"label_smoothing": 0.15}, {"ignore_index": 1}, {"weight": True},
-    {"weight": True, "label_smoothing": 0.2, "ignore_index": 0},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"label_smoothing": 0.15},
+        {"ignore_index": 1},
+        {"weight": True},
+        {"weight": True, "label_smoothing": 0.2, "ignore_index": 0},
+    ],
+)
 def test_cross_entropy(torch, reduction, kwargs):
     x, t = _x(7, 4) * 3, np.random.default_rng(2).integers(0, 4, size=7)
     w = np.random.default_rng(4).uniform(0.5, 2, size=4)
@@ -82,9 +98,15 @@ def test_cross_entropy(torch, reduction, kwargs):
 def test_cross_entropy_spatial_targets(torch, reduction):
     x, t = _x(2, 3, 4, 5), np.random.default_rng(2).integers(0, 3, size=(2, 4, 5))
     t[0, 0, :2] = -100
-    _check(torch, lambda a, b: F.cross_entropy(a, b, reduction=reduction, label_smoothing=0.1),
-           lambda a, b: torch.nn.functional.cross_entropy(a, b, reduction=reduction,
-                                                          label_smoothing=0.1), x, t)
+    _check(
+        torch,
+        lambda a, b: F.cross_entropy(a, b, reduction=reduction, label_smoothing=0.1),
+        lambda a, b: torch.nn.functional.cross_entropy(
+            a, b, reduction=reduction, label_smoothing=0.1
+        ),
+        x,
+        t,
+    )
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -93,17 +115,27 @@ def test_cross_entropy_probability_targets(torch, reduction, smoothing):
     x = _x(5, 4)
     p = np.random.default_rng(1).dirichlet(np.ones(4), size=5)
     w = np.random.default_rng(4).uniform(0.5, 2, size=4)
-    _check(torch,
-           lambda a, b: F.cross_entropy(a, b, weight=tg.tensor(w), reduction=reduction,
-                                        label_smoothing=smoothing),
-           lambda a, b: torch.nn.functional.cross_entropy(a, b, weight=torch.from_numpy(w),
-                                                          reduction=reduction,
-                                                          label_smoothing=smoothing), x, p)
+    _check(
+        torch,
+        lambda a, b: F.cross_entropy(
+            a, b, weight=tg.tensor(w), reduction=reduction, label_smoothing=smoothing
+        ),
+        lambda a, b: torch.nn.functional.cross_entropy(
+            a, b, weight=torch.from_numpy(w), reduction=reduction, label_smoothing=smoothing
+        ),
+        x,
+        p,
+    )
 
 
 def test_cross_entropy_unbatched(torch):
-    _check(torch, lambda a, b: F.cross_entropy(a, b),
-           lambda a, b: torch.nn.functional.cross_entropy(a, b), _x(5), np.array(2))
+    _check(
+        torch,
+        lambda a, b: F.cross_entropy(a, b),
+        lambda a, b: torch.nn.functional.cross_entropy(a, b),
+        _x(5),
+        np.array(2),
+    )
 
 
 def test_cross_entropy_is_stable_for_huge_logits():
@@ -147,8 +179,13 @@ def test_nll_loss(torch, reduction):
     logp = torch.log_softmax(torch.from_numpy(_x(6, 5)), 1).detach().numpy()
     t = np.array([0, 4, 2, -100, 1, 1])
     w = np.linspace(0.5, 2, 5)
-    _check(torch, nn.NLLLoss(weight=tg.tensor(w), reduction=reduction),
-           torch.nn.NLLLoss(weight=torch.from_numpy(w), reduction=reduction), logp, t)
+    _check(
+        torch,
+        nn.NLLLoss(weight=tg.tensor(w), reduction=reduction),
+        torch.nn.NLLLoss(weight=torch.from_numpy(w), reduction=reduction),
+        logp,
+        t,
+    )
 
 
 def test_log_softmax_then_nll_equals_cross_entropy():
@@ -163,16 +200,22 @@ def test_bce(torch, reduction):
     p = np.random.default_rng(0).uniform(0.05, 0.95, size=(4, 3))
     y = np.random.default_rng(1).uniform(0, 1, size=(4, 3))
     w = np.random.default_rng(2).uniform(0.5, 2, size=(4, 3))
-    _check(torch, nn.BCELoss(weight=tg.tensor(w), reduction=reduction),
-           torch.nn.BCELoss(weight=torch.from_numpy(w), reduction=reduction), p, y)
+    _check(
+        torch,
+        nn.BCELoss(weight=tg.tensor(w), reduction=reduction),
+        torch.nn.BCELoss(weight=torch.from_numpy(w), reduction=reduction),
+        p,
+        y,
+    )
 
 
 def test_bce_at_exact_zero_and_one_is_finite(torch):
     p = np.array([0.0, 1.0, 0.5])
     y = np.array([1.0, 0.0, 1.0])
     lo = F.binary_cross_entropy(tg.tensor(p), tg.tensor(y), reduction="none").numpy()
-    lt = torch.nn.functional.binary_cross_entropy(torch.from_numpy(p), torch.from_numpy(y),
-                                                  reduction="none").numpy()
+    lt = torch.nn.functional.binary_cross_entropy(
+        torch.from_numpy(p), torch.from_numpy(y), reduction="none"
+    ).numpy()
     np.testing.assert_allclose(lo, lt)
 
 
@@ -192,8 +235,13 @@ def test_bce_with_logits(torch, reduction, weighted):
         pw = np.array([0.5, 2.0, 3.0])
         kw_o = {"weight": tg.tensor(w), "pos_weight": tg.tensor(pw)}
         kw_t = {"weight": torch.from_numpy(w), "pos_weight": torch.from_numpy(pw)}
-    _check(torch, nn.BCEWithLogitsLoss(reduction=reduction, **kw_o),
-           torch.nn.BCEWithLogitsLoss(reduction=reduction, **kw_t), x, y)
+    _check(
+        torch,
+        nn.BCEWithLogitsLoss(reduction=reduction, **kw_o),
+        torch.nn.BCEWithLogitsLoss(reduction=reduction, **kw_t),
+        x,
+        y,
+    )
 
 
 def test_bce_with_logits_is_stable():
@@ -216,8 +264,13 @@ def test_kl_div(torch, reduction, log_target):
         t = np.log(t)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch warns that 'mean' is not the KL mean
-        _check(torch, nn.KLDivLoss(reduction=reduction, log_target=log_target),
-               torch.nn.KLDivLoss(reduction=reduction, log_target=log_target), x, t)
+        _check(
+            torch,
+            nn.KLDivLoss(reduction=reduction, log_target=log_target),
+            torch.nn.KLDivLoss(reduction=reduction, log_target=log_target),
+            x,
+            t,
+        )
 
 
 def test_kl_div_zero_target_contributes_nothing():
@@ -233,15 +286,18 @@ def test_loss_module_reduction_validation_and_repr():
 
 
 # ---------------------------------------------------------------- finite differences
-@pytest.mark.parametrize("fn", [
-    lambda a, b: F.mse_loss(a, b),
-    lambda a, b: F.l1_loss(a, b, reduction="sum"),
-    lambda a, b: F.smooth_l1_loss(a, b, beta=0.7),
-    lambda a, b: F.huber_loss(a, b, reduction="none", delta=0.5),
-    lambda a, b: F.cross_entropy(a, F.softmax(b, dim=1), label_smoothing=0.1),
-    lambda a, b: F.kl_div(F.log_softmax(a, dim=1), F.softmax(b, dim=1), reduction="batchmean"),
-    lambda a, b: F.binary_cross_entropy_with_logits(a, F.sigmoid(b)),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: F.mse_loss(a, b),
+        lambda a, b: F.l1_loss(a, b, reduction="sum"),
+        lambda a, b: F.smooth_l1_loss(a, b, beta=0.7),
+        lambda a, b: F.huber_loss(a, b, reduction="none", delta=0.5),
+        lambda a, b: F.cross_entropy(a, F.softmax(b, dim=1), label_smoothing=0.1),
+        lambda a, b: F.kl_div(F.log_softmax(a, dim=1), F.softmax(b, dim=1), reduction="batchmean"),
+        lambda a, b: F.binary_cross_entropy_with_logits(a, F.sigmoid(b)),
+    ],
+)
 def test_losses_gradcheck(fn):
     from tapegrad.autograd import gradcheck
 

@@ -1,4 +1,5 @@
 """Module, Parameter and the containers: registration, state dicts, modes, hooks, repr."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -94,7 +95,12 @@ def test_shared_parameters_are_listed_once():
 def test_buffers_and_persistence():
     b = Block()
     assert [n for n, _ in b.named_buffers()] == [
-        "steps", "cache", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"]
+        "steps",
+        "cache",
+        "bn.running_mean",
+        "bn.running_var",
+        "bn.num_batches_tracked",
+    ]
     assert "cache" not in b.state_dict() and "steps" in b.state_dict()
 
 
@@ -184,7 +190,7 @@ def test_load_state_dict_dtype_error():
     m = nn.Linear(2, 2)
     sd = m.state_dict()
     sd = {"weight": tg.zeros(2, 2, dtype=tg.bool), "bias": sd["bias"]}
-    with pytest.raises(RuntimeError, match="dtype mismatch for \"weight\""):
+    with pytest.raises(RuntimeError, match='dtype mismatch for "weight"'):
         m.load_state_dict(sd)
 
 
@@ -203,9 +209,12 @@ def test_load_state_dict_accepts_numpy_and_torch_state(torch):
     m2.load_state_dict(t.state_dict())  # PyTorch tensors are read as arrays
     np.testing.assert_array_equal(m2.weight.detach().numpy(), m.weight.detach().numpy())
     x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
-    np.testing.assert_allclose(m(tg.tensor(x)).detach().numpy(),
-                               t(torch.from_numpy(x)).detach().numpy(), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        m(tg.tensor(x)).detach().numpy(),
+        t(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_load_state_dict_materializes_lazy_parameters():
@@ -308,18 +317,33 @@ def test_missing_forward_is_a_clear_error():
 
 # ---------------------------------------------------------------- repr
 def test_repr_matches_torch(torch):
-    ours = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.1), nn.BatchNorm1d(8),
-                         nn.LayerNorm(8), nn.Linear(8, 2, bias=False), nn.LogSoftmax(dim=1))
-    theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Dropout(0.1),
-                                 torch.nn.BatchNorm1d(8), torch.nn.LayerNorm(8),
-                                 torch.nn.Linear(8, 2, bias=False), torch.nn.LogSoftmax(dim=1))
+    ours = nn.Sequential(
+        nn.Linear(4, 8),
+        nn.ReLU(),
+        nn.Dropout(0.1),
+        nn.BatchNorm1d(8),
+        nn.LayerNorm(8),
+        nn.Linear(8, 2, bias=False),
+        nn.LogSoftmax(dim=1),
+    )
+    theirs = torch.nn.Sequential(
+        torch.nn.Linear(4, 8),
+        torch.nn.ReLU(),
+        torch.nn.Dropout(0.1),
+        torch.nn.BatchNorm1d(8),
+        torch.nn.LayerNorm(8),
+        torch.nn.Linear(8, 2, bias=False),
+        torch.nn.LogSoftmax(dim=1),
+    )
     assert repr(ours) == repr(theirs)
 
 
 def test_module_list_repr_matches_torch(torch):
     ours = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU(), nn.Tanh(), nn.Tanh()])
-    theirs = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)]
-                                 + [torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Tanh()])
+    theirs = torch.nn.ModuleList(
+        [torch.nn.Linear(2, 2) for _ in range(3)]
+        + [torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Tanh()]
+    )
     assert repr(ours) == repr(theirs)
     theirs_dict = torch.nn.ModuleDict({"a": torch.nn.ReLU()})
     assert repr(nn.ModuleDict({"a": nn.ReLU()})) == repr(theirs_dict)

@@ -2,6 +2,7 @@
 
 (Named test_nn_functional.py: tests/autograd/test_functional.py already owns the basename.)
 """
+
 from __future__ import annotations
 
 import warnings
@@ -28,10 +29,14 @@ def _t(a, grad=True):
 def test_softmax_and_log_softmax_match_torch(torch, dim):
     x = np.random.default_rng(0).standard_normal((3, 4, 5))
     for ours, theirs in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
-        np.testing.assert_allclose(ours(tg.tensor(x), dim=dim).numpy(),
-                                   theirs(torch.from_numpy(x), dim).numpy(), rtol=1e-12)
-    np.testing.assert_allclose(F.softmax(tg.tensor(x), axis=dim).numpy(),
-                               tg.tensor(x).softmax(dim).numpy())
+        np.testing.assert_allclose(
+            ours(tg.tensor(x), dim=dim).numpy(),
+            theirs(torch.from_numpy(x), dim).numpy(),
+            rtol=1e-12,
+        )
+    np.testing.assert_allclose(
+        F.softmax(tg.tensor(x), axis=dim).numpy(), tg.tensor(x).softmax(dim).numpy()
+    )
 
 
 def test_softmax_is_stable_for_large_inputs():
@@ -75,8 +80,10 @@ def test_softmax_dtype_argument():
 # ---------------------------------------------------------------- one_hot
 def test_one_hot(torch):
     idx = np.array([[0, 2], [1, 3]])
-    np.testing.assert_array_equal(F.one_hot(tg.tensor(idx)).numpy(),
-                                  torch.nn.functional.one_hot(torch.from_numpy(idx)).numpy())
+    np.testing.assert_array_equal(
+        F.one_hot(tg.tensor(idx)).numpy(),
+        torch.nn.functional.one_hot(torch.from_numpy(idx)).numpy(),
+    )
     out = F.one_hot(tg.tensor([1, 0]), num_classes=4)
     assert out.dtype == np.int64 and out.shape == (2, 4) and not out.requires_grad
     with pytest.raises(RuntimeError, match=r"class values must be in \[0, 2\)"):
@@ -104,8 +111,9 @@ def test_scaled_dot_product_attention_matches_torch(torch, mask):
     theirs = [torch.from_numpy(a).requires_grad_() for a in (q, k, v)]
     out_o = F.scaled_dot_product_attention(*ours, **kwargs_o)
     out_t = torch.nn.functional.scaled_dot_product_attention(*theirs, **kwargs_t)
-    np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-10,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-10, atol=1e-12
+    )
     head = rng.standard_normal(out_t.shape)
     out_o.backward(tg.tensor(head))
     out_t.backward(torch.from_numpy(head))
@@ -116,8 +124,9 @@ def test_scaled_dot_product_attention_matches_torch(torch, mask):
 def test_attention_gradcheck():
     rng = np.random.default_rng(1)
     q, k, v = (_t(rng.standard_normal((2, 3, 4))) for _ in range(3))
-    assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True),
-                     (q, k, v))
+    assert gradcheck(
+        lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), (q, k, v)
+    )
 
 
 # ---------------------------------------------------------------- normalize
@@ -127,8 +136,9 @@ def test_normalize_matches_torch(torch, p, dim):
     x[0] = 0.0  # a zero row: no nan, as in PyTorch
     xo, xt = _t(x), torch.from_numpy(x).requires_grad_()
     out_o, out_t = F.normalize(xo, p=p, dim=dim), torch.nn.functional.normalize(xt, p=p, dim=dim)
-    np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-10,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-10, atol=1e-12
+    )
     out_o.sum().backward()
     out_t.sum().backward()
     if p == 2 or dim == 0:
@@ -147,8 +157,11 @@ def test_functional_dropout():
 
 def test_functional_linear_gradcheck_3d():
     rng = np.random.default_rng(0)
-    x, w, b = _t(rng.standard_normal((2, 3, 4))), _t(rng.standard_normal((5, 4))), \
-        _t(rng.standard_normal(5))
+    x, w, b = (
+        _t(rng.standard_normal((2, 3, 4))),
+        _t(rng.standard_normal((5, 4))),
+        _t(rng.standard_normal(5)),
+    )
     assert gradcheck(F.linear, (x, w, b))
     assert gradgradcheck(F.linear, (x, w, b))
 
@@ -167,8 +180,9 @@ def test_functional_batch_norm_updates_running_stats_in_place(torch):
     rm_t, rv_t = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
     v0 = rm_o._version
     out_o = F.batch_norm(tg.tensor(x), rm_o, rv_o, training=True, momentum=0.2)
-    out_t = torch.nn.functional.batch_norm(torch.from_numpy(x), rm_t, rv_t, training=True,
-                                           momentum=0.2)
+    out_t = torch.nn.functional.batch_norm(
+        torch.from_numpy(x), rm_t, rv_t, training=True, momentum=0.2
+    )
     np.testing.assert_allclose(out_o.numpy(), out_t.numpy(), rtol=1e-10)
     np.testing.assert_allclose(rm_o.numpy(), rm_t.numpy(), rtol=1e-12)
     np.testing.assert_allclose(rv_o.numpy(), rv_t.numpy(), rtol=1e-12)

@@ -1,5 +1,6 @@
 """The MXNet facade's HybridBlock.export writes ONNX + .params; SymbolBlock.imports says
 what to do instead."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,14 @@ ort = pytest.importorskip("onnxruntime")
 
 def _net():
     net = gluon.nn.HybridSequential()
-    net.add(gluon.nn.Conv2D(4, 3, padding=1, activation="relu"), gluon.nn.BatchNorm(),
-            gluon.nn.MaxPool2D(2), gluon.nn.Flatten(), gluon.nn.Dropout(0.5), gluon.nn.Dense(3))
+    net.add(
+        gluon.nn.Conv2D(4, 3, padding=1, activation="relu"),
+        gluon.nn.BatchNorm(),
+        gluon.nn.MaxPool2D(2),
+        gluon.nn.Flatten(),
+        gluon.nn.Dropout(0.5),
+        gluon.nn.Dense(3),
+    )
     net.initialize()
     return net
 
@@ -28,8 +35,9 @@ def test_export_after_hybridize_runs_in_onnxruntime_and_reloads(tmp_path):
     assert model_file.endswith("net.onnx") and params_file.endswith("net-0003.params")
     session = ort.InferenceSession(model_file, providers=["CPUExecutionProvider"])
     assert [i.name for i in session.get_inputs()] == ["data"]
-    np.testing.assert_allclose(session.run(None, {"data": x.asnumpy()})[0], net(x).asnumpy(),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        session.run(None, {"data": x.asnumpy()})[0], net(x).asnumpy(), rtol=1e-5, atol=1e-5
+    )
     names = {i.name for i in onnx.load(model_file).graph.initializer}
     # parameters keep their Gluon names (collect_params keys), as MXNet's export does
     assert set(net.collect_params().keys()) <= names

@@ -1,5 +1,6 @@
 """tg.onnx.export: onnxruntime reproduces every exported layer's outputs to 1e-5, with a
 dynamic batch where dynamic_axes asks for one; unmapped ops name the op and the layer."""
+
 from __future__ import annotations
 
 import io
@@ -41,8 +42,11 @@ def _assert_runs_like_eager(module, args, batch_axis=None, other_batch=None):
     module.eval()
     dyn = None
     if batch_axis is not None:
-        dyn = {f"in{i}": {batch_axis[i]: "batch"} for i in range(len(args))
-               if batch_axis[i] is not None}
+        dyn = {
+            f"in{i}": {batch_axis[i]: "batch"}
+            for i in range(len(args))
+            if batch_axis[i] is not None
+        }
     sess, names = _export(module, args, dynamic_axes=dyn)
     for inputs in [args] + ([other_batch] if other_batch is not None else []):
         want = _eager(module, inputs)
@@ -64,10 +68,18 @@ LAYERS = [
     ("linear_3d_no_bias", lambda: nn.Linear(4, 3, bias=False), [(2, 5, 4)], [0]),
     ("conv1d", lambda: nn.Conv1d(3, 4, 3, padding=1, stride=2), [(2, 3, 9)], [0]),
     ("conv2d", lambda: nn.Conv2d(3, 4, 3, padding=1, dilation=2), _IMAGES, [0]),
-    ("conv2d_groups", lambda: nn.Conv2d(4, 6, 3, groups=2, stride=2, bias=False),
-     [(2, 4, 9, 9)], [0]),
-    ("conv_transpose2d", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1,
-                                                    output_padding=1), _IMAGES, [0]),
+    (
+        "conv2d_groups",
+        lambda: nn.Conv2d(4, 6, 3, groups=2, stride=2, bias=False),
+        [(2, 4, 9, 9)],
+        [0],
+    ),
+    (
+        "conv_transpose2d",
+        lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1),
+        _IMAGES,
+        [0],
+    ),
     ("max_pool2d", lambda: nn.MaxPool2d(3, stride=2, padding=1), _IMAGES, [0]),
     ("avg_pool2d", lambda: nn.AvgPool2d(3, stride=2, padding=1), _IMAGES, [0]),
     ("adaptive_avg_pool2d_1", lambda: nn.AdaptiveAvgPool2d((1, 1)), _IMAGES, [0]),
@@ -77,18 +89,50 @@ LAYERS = [
     ("layer_norm", lambda: nn.LayerNorm([8, 8]), _IMAGES, [0]),
     ("group_norm", lambda: nn.GroupNorm(2, 4), [(2, 4, 5, 5)], [0]),
     ("dropout_eval", lambda: nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)), [(2, 4)], [0]),
-    ("activations", lambda: nn.Sequential(
-        nn.ReLU(), nn.LeakyReLU(0.1), nn.ELU(0.7), nn.GELU(), nn.SiLU(), nn.Sigmoid(),
-        nn.Tanh(), nn.Softplus(beta=2.0, threshold=3.0), nn.Softmax(1), nn.LogSoftmax(1),
-        nn.Flatten()), _IMAGES, [0]),
+    (
+        "activations",
+        lambda: nn.Sequential(
+            nn.ReLU(),
+            nn.LeakyReLU(0.1),
+            nn.ELU(0.7),
+            nn.GELU(),
+            nn.SiLU(),
+            nn.Sigmoid(),
+            nn.Tanh(),
+            nn.Softplus(beta=2.0, threshold=3.0),
+            nn.Softmax(1),
+            nn.LogSoftmax(1),
+            nn.Flatten(),
+        ),
+        _IMAGES,
+        [0],
+    ),
     ("gelu_tanh", lambda: nn.GELU(approximate="tanh"), [(2, 6)], [0]),
-    ("multihead_attention", lambda: nn.MultiheadAttention(8, 2, batch_first=True),
-     [(2, 5, 8)] * 3, [0, 0, 0]),
-    ("transformer_encoder_layer", lambda: nn.TransformerEncoderLayer(
-        8, 2, 16, batch_first=True, activation="gelu"), [(2, 5, 8)], [0]),
-    ("cnn", lambda: nn.Sequential(
-        nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64, 5)), _IMAGES, [0]),
+    (
+        "multihead_attention",
+        lambda: nn.MultiheadAttention(8, 2, batch_first=True),
+        [(2, 5, 8)] * 3,
+        [0, 0, 0],
+    ),
+    (
+        "transformer_encoder_layer",
+        lambda: nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation="gelu"),
+        [(2, 5, 8)],
+        [0],
+    ),
+    (
+        "cnn",
+        lambda: nn.Sequential(
+            nn.Conv2d(3, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(64, 5),
+        ),
+        _IMAGES,
+        [0],
+    ),
 ]
 
 
@@ -132,8 +176,9 @@ def test_recurrent_layer_with_its_state_as_an_input_has_a_dynamic_batch(rng):
 def test_recurrent_zero_state_and_a_dynamic_batch_says_what_to_do(rng):
     lstm = nn.LSTM(3, 4).eval()
     with pytest.raises(RuntimeError, match=r"(?s)LSTM.*initial state.*as an input"):
-        tg.onnx.export(lstm, _randn(rng, 5, 2, 3), io.BytesIO(),
-                       dynamic_axes={"input": {1: "batch"}})
+        tg.onnx.export(
+            lstm, _randn(rng, 5, 2, 3), io.BytesIO(), dynamic_axes={"input": {1: "batch"}}
+        )
 
 
 class _AddsAConstant(nn.Module):
@@ -148,8 +193,7 @@ def test_tensors_made_inside_the_forward_are_constants(rng):
 def test_file_on_disk_names_initializers_after_the_module(tmp_path, rng):
     net = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2)).eval()
     path = tmp_path / "net.onnx"
-    model = tg.onnx.export(net, _randn(rng, 2, 4), path, input_names=["x"],
-                           output_names=["y"])
+    model = tg.onnx.export(net, _randn(rng, 2, 4), path, input_names=["x"], output_names=["y"])
     loaded = onnx.load(str(path))
     assert loaded == model
     assert loaded.opset_import[0].version == 17

@@ -1,5 +1,6 @@
 """Elementwise ops and comparisons: public wrappers, dtypes, ties, in-place variants, errors.
 (Each op's gradients are also checked by the tests generated from the op table.)"""
+
 from __future__ import annotations
 
 import math
@@ -10,9 +11,35 @@ import pytest
 import tapegrad as tg
 from tapegrad.autograd import gradcheck, gradgradcheck
 
-UNARY = ["abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal",
-         "sin", "cos", "tan", "tanh", "sigmoid", "relu", "erf", "sign", "floor", "ceil", "round",
-         "trunc", "silu", "gelu", "elu", "leaky_relu", "softplus"]
+UNARY = [
+    "abs",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "erf",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "silu",
+    "gelu",
+    "elu",
+    "leaky_relu",
+    "softplus",
+]
 
 
 def _f64(a, requires_grad=False):
@@ -67,18 +94,31 @@ def test_casts_inside_a_differentiable_backward():
     # create_graph=True runs the engine's dtype casts on tensors: astype must be an op there
     x = tg.tensor([0.5, -1.5], requires_grad=True)
     y = (x.double() ** 3).sum()
-    g, = tg.autograd.grad(y, [x], create_graph=True)
+    (g,) = tg.autograd.grad(y, [x], create_graph=True)
     assert g.dtype == np.float32 and g.requires_grad
-    gg, = tg.autograd.grad(g.sum(), [x])
+    (gg,) = tg.autograd.grad(g.sum(), [x])
     np.testing.assert_allclose(gg._data, 6 * x._data)
 
 
 def test_float32_stays_float32_with_python_scalars():
     x = tg.tensor([-1.5, 0.25, 2.0], requires_grad=True)
-    outs = [tg.clamp(x, -1.0, 1.0), tg.leaky_relu(x, 0.2), tg.where(x > 0, x, 0.5),
-            tg.maximum(x, 0.5), tg.minimum(0.5, x), tg.gelu(x), tg.gelu(x, approximate="tanh"),
-            tg.softplus(x, beta=2.0), tg.elu(x, alpha=0.5), tg.silu(x), tg.erf(x), x % 0.7,
-            tg.round(x, decimals=1), tg.rsqrt(tg.abs(x)), tg.sigmoid(x)]
+    outs = [
+        tg.clamp(x, -1.0, 1.0),
+        tg.leaky_relu(x, 0.2),
+        tg.where(x > 0, x, 0.5),
+        tg.maximum(x, 0.5),
+        tg.minimum(0.5, x),
+        tg.gelu(x),
+        tg.gelu(x, approximate="tanh"),
+        tg.softplus(x, beta=2.0),
+        tg.elu(x, alpha=0.5),
+        tg.silu(x),
+        tg.erf(x),
+        x % 0.7,
+        tg.round(x, decimals=1),
+        tg.rsqrt(tg.abs(x)),
+        tg.sigmoid(x),
+    ]
     for out in outs:
         assert out.dtype == np.float32
     sum(o.sum() for o in outs).backward()
@@ -170,34 +210,63 @@ def test_gelu_softplus_options_match_torch(rng):
     for kwargs in ({}, {"approximate": "tanh"}):
         ours = _f64(x, requires_grad=True)
         theirs = torch.tensor(x, requires_grad=True)
-        g1, = tg.autograd.grad(tg.gelu(ours, **kwargs).sum(), [ours], create_graph=True)
-        t1, = torch.autograd.grad(torch.nn.functional.gelu(theirs, **kwargs).sum(), [theirs],
-                                  create_graph=True)
+        (g1,) = tg.autograd.grad(tg.gelu(ours, **kwargs).sum(), [ours], create_graph=True)
+        (t1,) = torch.autograd.grad(
+            torch.nn.functional.gelu(theirs, **kwargs).sum(), [theirs], create_graph=True
+        )
         np.testing.assert_allclose(g1._data, t1.detach().numpy(), rtol=1e-10, atol=1e-12)
-        g2, = tg.autograd.grad(g1.sum(), [ours])
-        t2, = torch.autograd.grad(t1.sum(), [theirs])
+        (g2,) = tg.autograd.grad(g1.sum(), [ours])
+        (t2,) = torch.autograd.grad(t1.sum(), [theirs])
         np.testing.assert_allclose(g2._data, t2.numpy(), rtol=1e-9, atol=1e-11)
     big = _f64([-1000.0, -30.0, 0.0, 30.0, 1000.0])
-    np.testing.assert_allclose(tg.softplus(big, beta=0.5, threshold=5)._data,
-                               torch.nn.functional.softplus(torch.tensor(big._data), beta=0.5,
-                                                            threshold=5).numpy())
-    np.testing.assert_allclose(tg.sigmoid(big)._data,
-                               torch.sigmoid(torch.tensor(big._data)).numpy())
+    np.testing.assert_allclose(
+        tg.softplus(big, beta=0.5, threshold=5)._data,
+        torch.nn.functional.softplus(torch.tensor(big._data), beta=0.5, threshold=5).numpy(),
+    )
+    np.testing.assert_allclose(
+        tg.sigmoid(big)._data, torch.sigmoid(torch.tensor(big._data)).numpy()
+    )
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
         tg.gelu(big, approximate="fast")
 
 
 def test_second_order_through_activations():
     x = _f64([-1.3, -0.2, 0.4, 1.7], requires_grad=True)
-    for fn in (tg.silu, tg.elu, tg.softplus, tg.tanh, tg.sigmoid, tg.erf,
-               lambda t: tg.gelu(t, approximate="tanh"), lambda t: tg.clamp(t, -1, 1) * t):
+    for fn in (
+        tg.silu,
+        tg.elu,
+        tg.softplus,
+        tg.tanh,
+        tg.sigmoid,
+        tg.erf,
+        lambda t: tg.gelu(t, approximate="tanh"),
+        lambda t: tg.clamp(t, -1, 1) * t,
+    ):
         assert gradgradcheck(fn, (x,))
 
 
 # ------------------------------------------------------------------ in-place variants
-@pytest.mark.parametrize("name", ["abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
-                                  "relu", "floor", "ceil", "round", "neg", "reciprocal", "square",
-                                  "trunc"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "abs",
+        "exp",
+        "log",
+        "sqrt",
+        "sin",
+        "cos",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "floor",
+        "ceil",
+        "round",
+        "neg",
+        "reciprocal",
+        "square",
+        "trunc",
+    ],
+)
 def test_inplace_matches_out_of_place_and_bumps_the_version(name):
     base = np.array([0.3, 1.7, 2.2])
     t = tg.tensor(base)
@@ -207,9 +276,17 @@ def test_inplace_matches_out_of_place_and_bumps_the_version(name):
     np.testing.assert_allclose(t._data, getattr(tg, name)(tg.tensor(base))._data)
 
 
-@pytest.mark.parametrize("call", [lambda t: t.exp_(), lambda t: t.relu_(), lambda t: t.zero_(),
-                                  lambda t: t.fill_(1.0), lambda t: t.clamp_(0, 1),
-                                  lambda t: t.copy_(tg.tensor([1.0, 2.0]))])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.exp_(),
+        lambda t: t.relu_(),
+        lambda t: t.zero_(),
+        lambda t: t.fill_(1.0),
+        lambda t: t.clamp_(0, 1),
+        lambda t: t.copy_(tg.tensor([1.0, 2.0])),
+    ],
+)
 def test_inplace_on_a_leaf_that_requires_grad_raises(call):
     w = tg.tensor([1.0, -1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
@@ -284,19 +361,28 @@ def test_clone_and_casts():
     assert x.int().dtype == np.int32 and x.bool().dtype == np.bool_
     assert x.astype("float64").dtype == np.float64 and x.type() == "tapegrad.FloatTensor"
     assert x.type(tg.float64).dtype == np.float64
-    assert gradcheck(lambda t: t.astype("float32").astype("float64") * t, (_f64([1.0], True),),
-                     eps=1e-3, atol=1e-4)
+    assert gradcheck(
+        lambda t: t.astype("float32").astype("float64") * t,
+        (_f64([1.0], True),),
+        eps=1e-3,
+        atol=1e-4,
+    )
 
 
 # ------------------------------------------------------------------ comparisons
 def test_comparison_operators_give_bool_tensors_never_tracked():
     x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    for out, expected in [(x < 2, [True, False, False]), (x <= 2, [True, True, False]),
-                          (x > 2, [False, False, True]), (x >= 2, [False, True, True]),
-                          (x == 2, [False, True, False]), (x != 2, [True, False, True]),
-                          (2 < x, [False, False, True]),  # noqa: SIM300 (reflected)
-                          (2.0 == x, [False, True, False]),  # noqa: SIM300
-                          (np.float64(2.0) > x, [True, False, False])]:
+    for out, expected in [
+        (x < 2, [True, False, False]),
+        (x <= 2, [True, True, False]),
+        (x > 2, [False, False, True]),
+        (x >= 2, [False, True, True]),
+        (x == 2, [False, True, False]),
+        (x != 2, [True, False, True]),
+        (2 < x, [False, False, True]),  # noqa: SIM300 (reflected)
+        (2.0 == x, [False, True, False]),  # noqa: SIM300
+        (np.float64(2.0) > x, [True, False, False]),
+    ]:
         assert out.dtype == np.bool_ and out.tolist() == expected and not out.requires_grad
     assert tg.eq(x, x).all().item() and tg.ne(x, 1.0).tolist() == [False, True, True]
     assert (x == None) is False and (x != None) is True  # noqa: E711

@@ -1,4 +1,5 @@
 """Indexing: basic/advanced/boolean getitem, setitem, gather/scatter family, errors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,12 +13,24 @@ def _leaf(a):
     return tg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True)
 
 
-@pytest.mark.parametrize("key", [
-    1, -1, (0, 2), (slice(None), 1), (slice(1, None), None, Ellipsis),
-    (Ellipsis, slice(None, None, -1)), (slice(None, None, 2),), None,
-    ([0, 2, 2],), (np.array([[0, 1], [2, 0]]), slice(1, 3)), ([0, 1], [3, 2]),
-    (slice(None), [3, 0, 3]), (Ellipsis, 1, None),
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        1,
+        -1,
+        (0, 2),
+        (slice(None), 1),
+        (slice(1, None), None, Ellipsis),
+        (Ellipsis, slice(None, None, -1)),
+        (slice(None, None, 2),),
+        None,
+        ([0, 2, 2],),
+        (np.array([[0, 1], [2, 0]]), slice(1, 3)),
+        ([0, 1], [3, 2]),
+        (slice(None), [3, 0, 3]),
+        (Ellipsis, 1, None),
+    ],
+)
 def test_getitem_values_match_numpy(rng, key):
     a = rng.standard_normal((3, 4))
     np.testing.assert_array_equal(tg.tensor(a)[key].numpy(), a[key])
@@ -53,8 +66,12 @@ def test_boolean_mask_gradient(rng):
 
 def test_getitem_gradients_pass_gradcheck_and_gradgradcheck(rng):
     x = _leaf(rng.standard_normal((4, 3)))
-    for fn in (lambda t: t[1:, ::2] ** 2, lambda t: t[[0, 0, 3], 1] ** 2,
-               lambda t: t[..., tg.tensor([2, 2])] ** 2, lambda t: t[t > 0] ** 2):
+    for fn in (
+        lambda t: t[1:, ::2] ** 2,
+        lambda t: t[[0, 0, 3], 1] ** 2,
+        lambda t: t[..., tg.tensor([2, 2])] ** 2,
+        lambda t: t[t > 0] ** 2,
+    ):
         assert gradcheck(fn, (x,))
         assert gradgradcheck(fn, (x,))
 
@@ -188,14 +205,20 @@ def test_gather_scatter_index_select_match_torch(rng):
         (x.gather(1, tg.tensor(idx)), xt.gather(1, it)),
         (tg.gather(x, 0, tg.tensor(idx[:, :3] % 3)), torch.gather(xt, 0, it % 3)),
         (x.index_select(1, tg.tensor([3, 3, 0])), xt.index_select(1, torch.tensor([3, 3, 0]))),
-        (x.take_along_dim(tg.tensor([[0], [3], [3]]), 1),
-         xt.take_along_dim(torch.tensor([[0], [3], [3]]), 1)),
+        (
+            x.take_along_dim(tg.tensor([[0], [3], [3]]), 1),
+            xt.take_along_dim(torch.tensor([[0], [3], [3]]), 1),
+        ),
         (tg.scatter_add(x, 1, tg.tensor(idx), s), torch.scatter_add(xt, 1, it, st[:, :3])),
-        (x.scatter(1, tg.tensor([[1], [2], [0]]), s[:1].T),
-         xt.scatter(1, torch.tensor([[1], [2], [0]]), st[:1, :3].T)),
+        (
+            x.scatter(1, tg.tensor([[1], [2], [0]]), s[:1].T),
+            xt.scatter(1, torch.tensor([[1], [2], [0]]), st[:1, :3].T),
+        ),
         (x.scatter(1, tg.tensor(idx[:, :1]), value=2.0), xt.scatter(1, it[:, :1], 2.0)),
-        (x.index_add(0, tg.tensor([2, 2]), s[:, :4]), xt.index_add(0, torch.tensor([2, 2]),
-                                                                   st[:, :4])),
+        (
+            x.index_add(0, tg.tensor([2, 2]), s[:, :4]),
+            xt.index_add(0, torch.tensor([2, 2]), st[:, :4]),
+        ),
         (x.masked_fill(tg.tensor(a[:1] > 0), -1.0), xt.masked_fill(torch.tensor(a[:1] > 0), -1.0)),
         (x.narrow(1, 1, 2), xt.narrow(1, 1, 2)),
         (x.select(0, -1), xt.select(0, -1)),
@@ -206,8 +229,9 @@ def test_gather_scatter_index_select_match_torch(rng):
         v = np.random.default_rng(3).standard_normal(ours.shape)
         inputs = [x, s] if ref.grad_fn is not None and st in _leaves(ref) else [x]
         g_ours = tg.autograd.grad((ours * tg.tensor(v)).sum(), inputs, allow_unused=True)
-        g_ref = torch.autograd.grad((ref * torch.tensor(v)).sum(), [xt, st][:len(inputs)],
-                                    allow_unused=True)
+        g_ref = torch.autograd.grad(
+            (ref * torch.tensor(v)).sum(), [xt, st][: len(inputs)], allow_unused=True
+        )
         for a_, b_ in zip(g_ours, g_ref, strict=True):
             np.testing.assert_allclose(a_.numpy(), b_.numpy())
 

@@ -1,5 +1,6 @@
 """Linear algebra: matmul and friends, einsum, tensordot, tg.linalg; values, gradients
 against PyTorch, the one-GEMM-per-gradient rule, error messages."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,15 @@ def _leaf(a):
     return tg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True)
 
 
-SHAPES = [((3, 4), (4, 5)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)),
-          ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,))]
+SHAPES = [
+    ((3, 4), (4, 5)),
+    ((4,), (4, 2)),
+    ((3, 4), (4,)),
+    ((4,), (4,)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((4,), (2, 4, 3)),
+    ((2, 3, 4), (4,)),
+]
 
 
 @pytest.mark.parametrize("sa,sb", SHAPES)
@@ -74,8 +82,11 @@ def test_operators_methods_and_aliases(rng):
 
 
 def test_matmul_error_names_both_shapes():
-    with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) don't align "
-                                         r"\(dimension 3 != 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"matmul: shapes \(2, 3\) and \(4, 5\) don't align "
+        r"\(dimension 3 != 4\)",
+    ):
         tg.ones(2, 3) @ tg.ones(4, 5)
     with pytest.raises(ValueError, match="at least 1 dimension"):
         tg.ones(2, 3) @ tg.tensor(2.0)
@@ -87,12 +98,21 @@ def test_matmul_error_names_both_shapes():
         tg.mm(tg.ones(2), tg.ones(2, 2))
 
 
-@pytest.mark.parametrize("eq,shapes", [
-    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
-    ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->j", [(2, 3)]), ("i,j->ij", [(2,), (3,)]),
-    ("...ij,...jk->...ik", [(2, 2, 3), (3, 4)]), ("ij,ij->", [(2, 3), (2, 3)]),
-    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), ("ji", [(2, 3)]),
-])
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+        ("ii->i", [(3, 3)]),
+        ("ii", [(3, 3)]),
+        ("ij->j", [(2, 3)]),
+        ("i,j->ij", [(2,), (3,)]),
+        ("...ij,...jk->...ik", [(2, 2, 3), (3, 4)]),
+        ("ij,ij->", [(2, 3), (2, 3)]),
+        ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+        ("ji", [(2, 3)]),
+    ],
+)
 def test_einsum_matches_torch(rng, eq, shapes):
     torch = pytest.importorskip("torch")
     arrays = [rng.standard_normal(s) for s in shapes]
@@ -114,10 +134,17 @@ def test_einsum_accepts_a_list_and_reports_bad_shapes():
         tg.einsum("ij,jk", tg.ones(2, 3), tg.ones(4, 4))
 
 
-@pytest.mark.parametrize("sa,sb,dims", [
-    ((3, 4), (3, 4), 2), ((3, 4), (4, 2), 1), ((3, 4), (4, 3), ([1, 0], [0, 1])),
-    ((3, 4, 2), (2, 5), ([2], [0])), ((2, 3), (4,), 0), ((2, 3, 4), (3, 4, 2), 2),
-])
+@pytest.mark.parametrize(
+    "sa,sb,dims",
+    [
+        ((3, 4), (3, 4), 2),
+        ((3, 4), (4, 2), 1),
+        ((3, 4), (4, 3), ([1, 0], [0, 1])),
+        ((3, 4, 2), (2, 5), ([2], [0])),
+        ((2, 3), (4,), 0),
+        ((2, 3, 4), (3, 4, 2), 2),
+    ],
+)
 def test_tensordot_matches_numpy_and_gradcheck(rng, sa, sb, dims):
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
     np_dims = dims if isinstance(dims, int) else tuple(dims)
@@ -157,11 +184,13 @@ def test_linalg_functions_match_torch(rng):
             else:
                 np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-9)
     # a vector right-hand side, batched or not
-    np.testing.assert_allclose(tg.linalg.solve(tg.tensor(a[0]), tg.tensor(vec)).numpy(),
-                               np.linalg.solve(a[0], vec))
+    np.testing.assert_allclose(
+        tg.linalg.solve(tg.tensor(a[0]), tg.tensor(vec)).numpy(), np.linalg.solve(a[0], vec)
+    )
     np.testing.assert_allclose(
         tg.linalg.solve(tg.tensor(a), tg.tensor(b[..., 0])).numpy(),
-        torch.linalg.solve(torch.tensor(a), torch.tensor(b[..., 0])).numpy())
+        torch.linalg.solve(torch.tensor(a), torch.tensor(b[..., 0])).numpy(),
+    )
     sign, logabs = tg.linalg.slogdet(tg.tensor(-a[0]))
     ref_sign, ref_logabs = torch.linalg.slogdet(torch.tensor(-a[0]))
     assert sign.item() == ref_sign.item() and not sign.requires_grad
@@ -177,9 +206,19 @@ def test_linalg_second_order(rng):
     assert gradgradcheck(lambda m, b: tg.linalg.solve(m, b), (a, _leaf(rng.standard_normal(3))))
 
 
-@pytest.mark.parametrize("kw", [{}, {"ord": 1}, {"ord": float("inf")}, {"ord": -1},
-                                {"ord": "fro"}, {"dim": 1}, {"dim": (0, 1)},
-                                {"ord": 3, "dim": 0, "keepdim": True}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"ord": 1},
+        {"ord": float("inf")},
+        {"ord": -1},
+        {"ord": "fro"},
+        {"dim": 1},
+        {"dim": (0, 1)},
+        {"ord": 3, "dim": 0, "keepdim": True},
+    ],
+)
 def test_linalg_norm_matches_torch(rng, kw):
     torch = pytest.importorskip("torch")
     a = rng.standard_normal((3, 4))

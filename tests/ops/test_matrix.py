@@ -1,5 +1,6 @@
 """diag, diagonal, trace, tril, triu, meshgrid (and lerp, dist): values against NumPy and
 PyTorch, gradients by finite differences, errors that say what to do."""
+
 import numpy as np
 import pytest
 
@@ -66,8 +67,9 @@ def test_tril_needs_a_matrix():
 def test_meshgrid_matches_numpy_and_sums_gradients(rng, indexing):
     a, b, c = _leaf(rng, (2,)), _leaf(rng, (3,)), _leaf(rng, (4,))
     got = tg.meshgrid(a, b, c, indexing=indexing)
-    want = np.meshgrid(a.detach().numpy(), b.detach().numpy(), c.detach().numpy(),
-                       indexing=indexing)
+    want = np.meshgrid(
+        a.detach().numpy(), b.detach().numpy(), c.detach().numpy(), indexing=indexing
+    )
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g.detach().numpy(), w)
     assert gradcheck(lambda *ts: tg.meshgrid(*ts, indexing=indexing), [a, b, c])
@@ -94,18 +96,24 @@ def test_against_torch(rng):
         np.testing.assert_allclose(g.numpy(), w.numpy())
     y = rng.standard_normal((4, 4))
     for p in (2, 1, float("inf"), 3):
-        np.testing.assert_allclose(tg.dist(tg.tensor(x), tg.tensor(y), p).numpy(),
-                                   torch.dist(torch.tensor(x), torch.tensor(y), p).numpy())
+        np.testing.assert_allclose(
+            tg.dist(tg.tensor(x), tg.tensor(y), p).numpy(),
+            torch.dist(torch.tensor(x), torch.tensor(y), p).numpy(),
+        )
 
 
 def test_lerp_and_dist(rng):
-    a, b, w = _leaf(rng, (3,)), _leaf(rng, (3,)), tg.tensor([0.1, 0.5, 0.9], dtype=tg.float64,
-                                                               requires_grad=True)
-    np.testing.assert_allclose(tg.lerp(a, b, w).detach().numpy(),
-                               a.detach().numpy() + w.detach().numpy() * (b - a).detach().numpy())
+    a, b, w = (
+        _leaf(rng, (3,)),
+        _leaf(rng, (3,)),
+        tg.tensor([0.1, 0.5, 0.9], dtype=tg.float64, requires_grad=True),
+    )
+    np.testing.assert_allclose(
+        tg.lerp(a, b, w).detach().numpy(),
+        a.detach().numpy() + w.detach().numpy() * (b - a).detach().numpy(),
+    )
     assert gradcheck(tg.lerp, [a, b, w]) and gradcheck(lambda s, t: tg.dist(s, t, 3), [a, b])
     c = tg.tensor([0.0, 2.0])
     assert c.lerp_(tg.tensor([2.0, 4.0]), 0.5) is c and c.tolist() == [1.0, 3.0]
     with pytest.raises(RuntimeError, match=r"lerp\(\): the shapes .* don't broadcast"):
         tg.lerp(tg.ones(2), tg.ones(3), 0.5)
-

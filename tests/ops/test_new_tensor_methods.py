@@ -1,5 +1,6 @@
 """t.new_tensor / new_zeros / new_ones / new_empty / new_full and where(condition) alone,
 as PyTorch defines them."""
+
 import numpy as np
 import pytest
 
@@ -15,8 +16,11 @@ def torch():
 def test_new_constructors_take_this_tensors_dtype(torch, dtype):
     ours, theirs = tg.ones(2, dtype=dtype), torch.ones(2, dtype=getattr(torch, dtype))
     cases = [
-        lambda t: t.new_tensor([1, 2, 3]), lambda t: t.new_zeros(2, 3),
-        lambda t: t.new_zeros((2, 3)), lambda t: t.new_ones(4), lambda t: t.new_full((2,), 7),
+        lambda t: t.new_tensor([1, 2, 3]),
+        lambda t: t.new_zeros(2, 3),
+        lambda t: t.new_zeros((2, 3)),
+        lambda t: t.new_ones(4),
+        lambda t: t.new_full((2,), 7),
         lambda t: t.new_empty(3, 1),
     ]
     for make in cases:

@@ -1,5 +1,6 @@
 """Tests generated from the op table: every differentiable op, every sample input, checked by
 finite differences (first and second order, float64) and against PyTorch when installed."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,9 @@ def _call(name, params):
 
 
 def test_every_differentiable_op_has_a_rule_and_samples():
-    missing = [n for n, op in OPS.items()
-               if op.differentiable and (op.rule is None or not op.samples)]
+    missing = [
+        n for n, op in OPS.items() if op.differentiable and (op.rule is None or not op.samples)
+    ]
     assert not missing, f"ops without a derivative rule or sample inputs: {missing}"
 
 
@@ -93,10 +95,12 @@ def test_matches_torch(name, index):
     if not wrt or not ref.requires_grad:
         return
     v = np.random.default_rng(1).standard_normal(out.shape)
-    g_ours = tg.autograd.grad(out, [ours[i] for i in wrt], tg.tensor(v), create_graph=True,
-                              allow_unused=True)
-    g_ref = torch.autograd.grad(ref, [theirs[i] for i in wrt], torch.from_numpy(v),
-                                create_graph=True, allow_unused=True)
+    g_ours = tg.autograd.grad(
+        out, [ours[i] for i in wrt], tg.tensor(v), create_graph=True, allow_unused=True
+    )
+    g_ref = torch.autograd.grad(
+        ref, [theirs[i] for i in wrt], torch.from_numpy(v), create_graph=True, allow_unused=True
+    )
     for a, b in zip(g_ours, g_ref):
         if b is None:
             assert a is None or not np.any(a._data)
@@ -104,8 +108,11 @@ def test_matches_torch(name, index):
         np.testing.assert_allclose(a._data, _np(b), rtol=1e-7, atol=1e-9)
 
     # second order: d/dx of sum(grad * w) for a fixed random w
-    pairs = [(a, b, i) for a, b, i in zip(g_ours, g_ref, wrt)
-             if a is not None and b is not None and b.requires_grad]
+    pairs = [
+        (a, b, i)
+        for a, b, i in zip(g_ours, g_ref, wrt)
+        if a is not None and b is not None and b.requires_grad
+    ]
     if not pairs:
         return
     rng = np.random.default_rng(2)

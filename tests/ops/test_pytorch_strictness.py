@@ -1,6 +1,7 @@
 """Where NumPy's rules would silently differ from PyTorch's, tapegrad follows PyTorch
 (issue 11): indexing layout and checks, contiguity for view, mixed float dtypes, in-place
 writes after div/pow, .grad assignment, formatting, and PyTorch's warnings."""
+
 import warnings
 
 import numpy as np
@@ -16,9 +17,15 @@ def torch():
 
 X = np.arange(24.0).reshape(2, 3, 4)
 MIXED_KEYS = [
-    (0, slice(None), [1, 2]), (slice(None), 0, [1, 2]), (0, [1, 2], slice(None)),
-    ([0, 1], slice(None), 0), (0, None, slice(None), [1, 2]), (Ellipsis, 0, [1, 2]),
-    ([1, 0], 0, [1, 2]), (0, slice(None), [[1], [2]]), (1, slice(0, 2), [0, 3, 1]),
+    (0, slice(None), [1, 2]),
+    (slice(None), 0, [1, 2]),
+    (0, [1, 2], slice(None)),
+    ([0, 1], slice(None), 0),
+    (0, None, slice(None), [1, 2]),
+    (Ellipsis, 0, [1, 2]),
+    ([1, 0], 0, [1, 2]),
+    (0, slice(None), [[1], [2]]),
+    (1, slice(0, 2), [0, 3, 1]),
     (slice(None), [0, 2], 1),
 ]
 
@@ -55,24 +62,33 @@ def test_range_and_list_keys(torch):
     ours = tg.tensor(logits)[range(4), tg.tensor(labels)]
     theirs = torch.tensor(logits)[range(4), torch.tensor(labels)]
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
-    np.testing.assert_array_equal(tg.tensor(logits)[range(1, 4, 2)].numpy(),
-                                  torch.tensor(logits)[range(1, 4, 2)].numpy())
-    np.testing.assert_array_equal(tg.tensor(logits)[[3, 0]].numpy(),
-                                  torch.tensor(logits)[[3, 0]].numpy())
+    np.testing.assert_array_equal(
+        tg.tensor(logits)[range(1, 4, 2)].numpy(), torch.tensor(logits)[range(1, 4, 2)].numpy()
+    )
+    np.testing.assert_array_equal(
+        tg.tensor(logits)[[3, 0]].numpy(), torch.tensor(logits)[[3, 0]].numpy()
+    )
 
 
-@pytest.mark.parametrize("key", [
-    np.array([True, False]),  # too short for dim 0 (3)
-    (slice(None), np.array([True, False, True])),  # dim 1 has 2
-    (Ellipsis, np.array([True] * 3)),
-    np.array([[True, False, True]]),  # (1, 3) against (3, 2)
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        np.array([True, False]),  # too short for dim 0 (3)
+        (slice(None), np.array([True, False, True])),  # dim 1 has 2
+        (Ellipsis, np.array([True] * 3)),
+        np.array([[True, False, True]]),  # (1, 3) against (3, 2)
+    ],
+)
 def test_a_mask_of_the_wrong_shape_is_an_index_error(torch, key):
     with pytest.raises(IndexError, match="shape of the mask"):
         tg.ones(3, 2)[key]
     with pytest.raises(IndexError):
-        torch.ones(3, 2)[tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k
-                               for k in (key if isinstance(key, tuple) else (key,)))]
+        torch.ones(3, 2)[
+            tuple(
+                torch.tensor(k) if isinstance(k, np.ndarray) else k
+                for k in (key if isinstance(key, tuple) else (key,))
+            )
+        ]
     t = tg.ones(3, 2)
     with pytest.raises(IndexError, match="shape of the mask"):
         t[key] = 0.0
@@ -80,13 +96,16 @@ def test_a_mask_of_the_wrong_shape_is_an_index_error(torch, key):
 
 def test_masks_of_the_right_shape_still_select(torch):
     m = np.array([[True, False], [False, False], [True, True]])
-    np.testing.assert_array_equal(tg.tensor(X[0, :, :2])[m].numpy(),
-                                  torch.tensor(X[0, :, :2])[torch.tensor(m)].numpy())
+    np.testing.assert_array_equal(
+        tg.tensor(X[0, :, :2])[m].numpy(), torch.tensor(X[0, :, :2])[torch.tensor(m)].numpy()
+    )
     m1 = np.array([True, False, True, True])
-    np.testing.assert_array_equal(tg.tensor(X)[..., m1].numpy(),
-                                  torch.tensor(X)[..., torch.tensor(m1)].numpy())
-    np.testing.assert_array_equal(tg.tensor(X)[1, m1[:3]].numpy(),
-                                  torch.tensor(X)[1, torch.tensor(m1[:3])].numpy())
+    np.testing.assert_array_equal(
+        tg.tensor(X)[..., m1].numpy(), torch.tensor(X)[..., torch.tensor(m1)].numpy()
+    )
+    np.testing.assert_array_equal(
+        tg.tensor(X)[1, m1[:3]].numpy(), torch.tensor(X)[1, torch.tensor(m1[:3])].numpy()
+    )
 
 
 @pytest.mark.parametrize("index", [[[-1], [0]], [[3], [0]]])
@@ -104,17 +123,21 @@ def test_gather_family_refuses_negative_and_out_of_range_indices(torch, index):
         tg.zeros(3).index_add(0, tg.tensor(idx[:, 0]), tg.ones(2))
     # PyTorch refuses every one of them too (as RuntimeError or IndexError)
     ti = torch.tensor(idx)
-    for call in (lambda: torch.gather(torch.tensor(x), 1, ti),
-                 lambda: torch.zeros(2, 3).scatter_add(1, ti, torch.ones(2, 1)),
-                 lambda: torch.index_select(torch.tensor(x), 1, ti[:, 0]),
-                 lambda: torch.zeros(3).index_add(0, ti[:, 0], torch.ones(2))):
+    for call in (
+        lambda: torch.gather(torch.tensor(x), 1, ti),
+        lambda: torch.zeros(2, 3).scatter_add(1, ti, torch.ones(2, 1)),
+        lambda: torch.index_select(torch.tensor(x), 1, ti[:, 0]),
+        lambda: torch.zeros(3).index_add(0, ti[:, 0], torch.ones(2)),
+    ):
         with pytest.raises((RuntimeError, IndexError)):
             call()
 
 
 def test_plain_negative_indexing_still_counts_from_the_end(torch):
-    np.testing.assert_array_equal(tg.tensor(X)[-1, tg.tensor([-1, 0])].numpy(),
-                                  torch.tensor(X)[-1, torch.tensor([-1, 0])].numpy())
+    np.testing.assert_array_equal(
+        tg.tensor(X)[-1, tg.tensor([-1, 0])].numpy(),
+        torch.tensor(X)[-1, torch.tensor([-1, 0])].numpy(),
+    )
 
 
 # ---------------------------------------------------------------- contiguity and view
@@ -124,17 +147,23 @@ def test_view_of_a_transpose_is_refused_as_in_pytorch(torch):
         a.T.view(6)
     with pytest.raises(RuntimeError, match="reshape"):
         at.T.view(6)
-    np.testing.assert_array_equal(a.T.contiguous().view(6).numpy(),
-                                  at.T.contiguous().view(6).numpy())
+    np.testing.assert_array_equal(
+        a.T.contiguous().view(6).numpy(), at.T.contiguous().view(6).numpy()
+    )
     np.testing.assert_array_equal(a.T.reshape(6).numpy(), at.T.reshape(6).numpy())
     assert a.T.view(3, 2).shape == (3, 2)  # a view that needs no copy is fine
 
 
 def test_is_contiguous_matches_pytorch(torch):
     a, at = tg.arange(24.0).reshape(2, 3, 4), torch.arange(24.0).reshape(2, 3, 4)
-    cases = [lambda t: t, lambda t: t.transpose(0, 2), lambda t: t[:, :, ::2],
-             lambda t: t.permute(1, 0, 2) * 2, lambda t: t.transpose(0, 1).contiguous(),
-             lambda t: t[0]]
+    cases = [
+        lambda t: t,
+        lambda t: t.transpose(0, 2),
+        lambda t: t[:, :, ::2],
+        lambda t: t.permute(1, 0, 2) * 2,
+        lambda t: t.transpose(0, 1).contiguous(),
+        lambda t: t[0],
+    ]
     for f in cases:
         assert f(a).is_contiguous() == f(at).is_contiguous()
 
@@ -172,8 +201,9 @@ def test_float64_input_through_a_float32_layer_is_refused(torch):
 
 
 # ---------------------------------------------------------------- in-place after div / pow
-@pytest.mark.parametrize("make", [lambda x: x * 3 / 2, lambda x: x ** 2, lambda x: 2 / x,
-                                  lambda x: x / 4.0 ** 0.5])
+@pytest.mark.parametrize(
+    "make", [lambda x: x * 3 / 2, lambda x: x**2, lambda x: 2 / x, lambda x: x / 4.0**0.5]
+)
 def test_in_place_after_div_or_pow_keeps_the_graph(torch, make):
     v = np.array([0.5, 1.5, 2.0])
     x, xt = tg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
@@ -215,9 +245,18 @@ def test_assigning_a_non_tensor_grad_is_a_type_error(torch):
     assert x.grad is None
 
 
-@pytest.mark.parametrize(("value", "spec"), [(1.23456, ".4f"), (1.23456, ""), (3, "d"),
-                                             (3, "5d"), (-0.000123, ".2e"), (2.5, ">8.2f"),
-                                             (True, "")])
+@pytest.mark.parametrize(
+    ("value", "spec"),
+    [
+        (1.23456, ".4f"),
+        (1.23456, ""),
+        (3, "d"),
+        (3, "5d"),
+        (-0.000123, ".2e"),
+        (2.5, ">8.2f"),
+        (True, ""),
+    ],
+)
 def test_format_of_a_0d_tensor_is_its_number(torch, value, spec):
     assert format(tg.tensor(value), spec) == format(torch.tensor(value), spec)
 

@@ -1,5 +1,6 @@
 """Reductions: dim/axis handling, keepdim, dtypes, max/min forms, ties, var/std correction,
 norms, prod with zeros, cumsum, all/any, and their errors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,9 @@ def _f64(a, requires_grad=False):
     return tg.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std",
-                                  "norm", "all", "any"])
+@pytest.mark.parametrize(
+    "name", ["sum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std", "norm", "all", "any"]
+)
 def test_dim_axis_and_keepdim_aliases(name, rng):
     x = _f64(rng.standard_normal((2, 3, 4)))
     fn = getattr(tg, name)
@@ -32,12 +34,16 @@ def test_dim_axis_and_keepdim_aliases(name, rng):
         fn(x, dim=1, axis=1)
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "amax", "argmax", "var", "logsumexp", "cumsum",
-                                  "all", "norm"])
+@pytest.mark.parametrize(
+    "name", ["sum", "mean", "amax", "argmax", "var", "logsumexp", "cumsum", "all", "norm"]
+)
 def test_bad_dims_raise_index_errors_naming_the_range(name):
     x = tg.ones(2, 3)
-    with pytest.raises(IndexError, match=rf"{name}\(\): Dimension out of range \(expected to be in "
-                                         r"range of \[-2, 1\], but got 2\)"):
+    with pytest.raises(
+        IndexError,
+        match=rf"{name}\(\): Dimension out of range \(expected to be in "
+        r"range of \[-2, 1\], but got 2\)",
+    ):
         getattr(tg, name)(x, dim=2)
     with pytest.raises(IndexError, match=r"but got -3"):
         getattr(tg, name)(x, dim=-3)
@@ -72,16 +78,28 @@ def test_sum_mean_dtypes():
     assert i.int().sum(dim=0).dtype == np.int64  # integers accumulate in int64, as in PyTorch
     m = i.mean(dtype=tg.float64)
     assert m.dtype == np.float64 and m.item() == 2.5
-    with pytest.raises(RuntimeError, match=r"mean\(\): could not infer the output dtype: the input "
-                                           r"is int64; pass a floating dtype"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"mean\(\): could not infer the output dtype: the input "
+        r"is int64; pass a floating dtype",
+    ):
         i.mean()
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     s = tg.sum(x, dtype="float64")
     assert s.dtype == np.float64
     s.backward()
     assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]
-    for out in (x.sum(), x.mean(), x.var(), x.std(), x.prod(), x.norm(), x.logsumexp(0), x.amax(),
-                x.cumsum(0)):
+    for out in (
+        x.sum(),
+        x.mean(),
+        x.var(),
+        x.std(),
+        x.prod(),
+        x.norm(),
+        x.logsumexp(0),
+        x.amax(),
+        x.cumsum(0),
+    ):
         assert out.dtype == np.float32
 
 
@@ -134,11 +152,14 @@ def test_var_std_correction_matches_torch(rng):
     torch = pytest.importorskip("torch")
     a = rng.standard_normal((3, 5))
     x, t = _f64(a), torch.tensor(a)
-    cases = [((), {}, (), {}), ((1,), {}, (1,), {}), ((), {"correction": 0}, (), {"correction": 0}),
-             ((0,), {"unbiased": False, "keepdim": True}, (0,),
-              {"unbiased": False, "keepdim": True}),
-             ((False,), {}, (False,), {}), ((), {"dim": (0, 1), "correction": 2}, (),
-                                            {"dim": (0, 1), "correction": 2})]
+    cases = [
+        ((), {}, (), {}),
+        ((1,), {}, (1,), {}),
+        ((), {"correction": 0}, (), {"correction": 0}),
+        ((0,), {"unbiased": False, "keepdim": True}, (0,), {"unbiased": False, "keepdim": True}),
+        ((False,), {}, (False,), {}),
+        ((), {"dim": (0, 1), "correction": 2}, (), {"dim": (0, 1), "correction": 2}),
+    ]
     for args, kw, targs, tkw in cases:
         for name in ("var", "std"):
             ours = getattr(tg, name)(x, *args, **kw)
@@ -175,8 +196,8 @@ def test_norm_matches_torch(p, rng):
         theirs = torch.linalg.vector_norm(t, tp, **kwargs)
         np.testing.assert_allclose(ours._data, theirs.detach().numpy(), rtol=1e-12)
         w = rng.standard_normal(ours.shape)
-        g, = tg.autograd.grad((ours * _f64(w)).sum(), [x], allow_unused=True)
-        tgrad, = torch.autograd.grad((theirs * torch.tensor(w)).sum(), [t], allow_unused=True)
+        (g,) = tg.autograd.grad((ours * _f64(w)).sum(), [x], allow_unused=True)
+        (tgrad,) = torch.autograd.grad((theirs * torch.tensor(w)).sum(), [t], allow_unused=True)
         if tgrad is None or p == 0:
             assert g is None or not np.any(g._data)
         else:
@@ -260,16 +281,39 @@ def test_all_any():
 
 def test_methods_exist_for_every_reduction():
     x = tg.ones(2, 3)
-    for name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
-                 "std", "logsumexp", "norm", "cumsum", "cumprod", "all", "any"):
+    for name in (
+        "sum",
+        "mean",
+        "prod",
+        "amax",
+        "amin",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "var",
+        "std",
+        "logsumexp",
+        "norm",
+        "cumsum",
+        "cumprod",
+        "all",
+        "any",
+    ):
         assert callable(getattr(x, name))
 
 
 def test_higher_order_through_reductions(rng):
     x = _f64(rng.standard_normal((3, 4)), requires_grad=True)
-    for fn in (lambda t: tg.var(t, dim=1), lambda t: tg.std(t, dim=0), tg.logsumexp,
-               lambda t: tg.norm(t, dim=1), lambda t: tg.prod(t, dim=1), tg.amax,
-               lambda t: tg.cumsum(t * t, dim=0)):
+    for fn in (
+        lambda t: tg.var(t, dim=1),
+        lambda t: tg.std(t, dim=0),
+        tg.logsumexp,
+        lambda t: tg.norm(t, dim=1),
+        lambda t: tg.prod(t, dim=1),
+        tg.amax,
+        lambda t: tg.cumsum(t * t, dim=0),
+    ):
         assert gradgradcheck(fn, (x,))
 
 
@@ -282,11 +326,17 @@ def test_mean_of_nothing_is_nan():
 @st.composite
 def _tensor_and_dims(draw):
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=0, max_size=3)))
-    data = draw(st.lists(st.floats(-10, 10), min_size=int(np.prod(shape)),
-                         max_size=int(np.prod(shape))))
+    data = draw(
+        st.lists(st.floats(-10, 10), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))
+    )
     ndim = len(shape)
-    dims = draw(st.one_of(st.none(), st.integers(-max(ndim, 1), max(ndim, 1) - 1),
-                          st.sets(st.integers(0, max(ndim, 1) - 1), max_size=ndim).map(tuple)))
+    dims = draw(
+        st.one_of(
+            st.none(),
+            st.integers(-max(ndim, 1), max(ndim, 1) - 1),
+            st.sets(st.integers(0, max(ndim, 1) - 1), max_size=ndim).map(tuple),
+        )
+    )
     return np.array(data, dtype=np.float64).reshape(shape), dims, draw(st.booleans())
 
 

@@ -1,5 +1,6 @@
 """The one registration API, `defop`: its options, its decorators, and the array twins it
 puts on the rule namespaces (checked against the ops themselves, over the op table)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,7 +75,8 @@ def test_numpy_style_options_make_a_numpy_style_op(scratch):
     np.testing.assert_allclose(_test_affine(x, scale=2.0).numpy(), [2.0, 4.0])
     # dispatch skips the mapping: the caller passes every parameter and in_shape itself
     np.testing.assert_allclose(
-        dispatch(_test_affine, x, shift=1.0, scale=1.0, in_shape=(2,)).numpy(), [2.0, 3.0])
+        dispatch(_test_affine, x, shift=1.0, scale=1.0, in_shape=(2,)).numpy(), [2.0, 3.0]
+    )
     with pytest.raises(TypeError, match=r"test_affine: takes 1 input\(s\) and the parameters"):
         _test_affine(x, 1.0, 2.0, 3.0)
 
@@ -124,8 +126,17 @@ TWINS = sorted(name for name in xp._twins if name in OPS)
 
 
 def test_the_table_has_the_twins_rules_use():
-    for name in ("softmax_backward", "conv", "sum_to", "getitem_backward", "inv", "erf",
-                 "sigmoid", "index_put", "diagonal_backward"):
+    for name in (
+        "softmax_backward",
+        "conv",
+        "sum_to",
+        "getitem_backward",
+        "inv",
+        "erf",
+        "sigmoid",
+        "index_put",
+        "diagonal_backward",
+    ):
         assert name in TWINS
 
 

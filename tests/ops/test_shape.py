@@ -1,5 +1,6 @@
 """Shape ops: PyTorch semantics where NumPy differs, views and version counters, gradients,
 and error messages."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -100,7 +101,8 @@ def test_pad_constant_value_and_negative_crop():
     for amounts in [(1, 1), (0, 0, 2, 0), (-1, 2), (1, -2, -1, 0)]:
         np.testing.assert_array_equal(
             tg.pad(tg.tensor(a), amounts, value=7.0).numpy(),
-            torch.nn.functional.pad(torch.tensor(a), amounts, value=7.0).numpy())
+            torch.nn.functional.pad(torch.tensor(a), amounts, value=7.0).numpy(),
+        )
 
 
 def test_pad_errors():
@@ -170,8 +172,11 @@ def test_cat_and_stack(rng):
     (c * tg.tensor(w)).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), w[:2])
     np.testing.assert_allclose(b.grad.numpy(), w[2:])
-    with pytest.raises(RuntimeError, match=r"tensor 0 has shape \(2, 3\) but tensor 1 has shape "
-                                           r"\(2, 2\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"tensor 0 has shape \(2, 3\) but tensor 1 has shape "
+        r"\(2, 2\)",
+    ):
         tg.cat([tg.ones(2, 3), tg.ones(2, 2)])
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
         tg.stack([tg.ones(2, 3), tg.ones(3, 2)])
@@ -181,8 +186,9 @@ def test_moveaxis_swapaxes_aliases(rng):
     a = rng.standard_normal((2, 3, 4))
     x = tg.tensor(a)
     np.testing.assert_array_equal(x.movedim(0, -1).numpy(), np.moveaxis(a, 0, -1))
-    np.testing.assert_array_equal(tg.moveaxis(x, (0, 1), (2, 0)).numpy(),
-                                  np.moveaxis(a, (0, 1), (2, 0)))
+    np.testing.assert_array_equal(
+        tg.moveaxis(x, (0, 1), (2, 0)).numpy(), np.moveaxis(a, (0, 1), (2, 0))
+    )
     np.testing.assert_array_equal(x.swapdims(0, 1).numpy(), a.swapaxes(0, 1))
     np.testing.assert_array_equal(tg.swapaxes(x, 0, 1).numpy(), a.swapaxes(0, 1))
     with pytest.raises(RuntimeError, match="each of the 3 dimensions"):
@@ -192,8 +198,15 @@ def test_moveaxis_swapaxes_aliases(rng):
 # ------------------------------------------------------------------ views
 def test_views_share_the_version_counter():
     base = tg.zeros(2, 3)
-    for v in (base.reshape(6), base.view(3, 2), base.transpose(0, 1), base.unsqueeze(0),
-              base[0], base.T, base.permute(1, 0)):
+    for v in (
+        base.reshape(6),
+        base.view(3, 2),
+        base.transpose(0, 1),
+        base.unsqueeze(0),
+        base[0],
+        base.T,
+        base.permute(1, 0),
+    ):
         before = base._version
         v.add_(1.0)
         assert base._version == before + 1
@@ -219,23 +232,26 @@ def test_in_place_on_a_view_of_a_non_saved_tensor_is_fine():
 
 
 # ------------------------------------------------------------------ gradients
-@pytest.mark.parametrize("fn", [
-    lambda x: x.reshape(4, 3),
-    lambda x: x.transpose(0, 1),
-    lambda x: x.permute(1, 0),
-    lambda x: x.flatten(),
-    lambda x: x.unsqueeze(1).squeeze(1),
-    lambda x: x.flip(0),
-    lambda x: x.repeat(2, 3),
-    lambda x: x.repeat_interleave(2, dim=0),
-    lambda x: x.repeat_interleave(tg.tensor([1, 2, 0, 1]), dim=1),
-    lambda x: tg.tile(x, (2,)),
-    lambda x: x.expand(2, 3, 4),
-    lambda x: tg.pad(x, (1, 1), mode="reflect"),
-    lambda x: tg.cat([x, x * 2], 1),
-    lambda x: tg.stack([x, x], 0),
-    lambda x: x.narrow(1, 1, 2),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.reshape(4, 3),
+        lambda x: x.transpose(0, 1),
+        lambda x: x.permute(1, 0),
+        lambda x: x.flatten(),
+        lambda x: x.unsqueeze(1).squeeze(1),
+        lambda x: x.flip(0),
+        lambda x: x.repeat(2, 3),
+        lambda x: x.repeat_interleave(2, dim=0),
+        lambda x: x.repeat_interleave(tg.tensor([1, 2, 0, 1]), dim=1),
+        lambda x: tg.tile(x, (2,)),
+        lambda x: x.expand(2, 3, 4),
+        lambda x: tg.pad(x, (1, 1), mode="reflect"),
+        lambda x: tg.cat([x, x * 2], 1),
+        lambda x: tg.stack([x, x], 0),
+        lambda x: x.narrow(1, 1, 2),
+    ],
+)
 def test_public_functions_pass_gradcheck(rng, fn):
     assert gradcheck(fn, (_leaf(rng.standard_normal((3, 4))),))
 

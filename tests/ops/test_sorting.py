@@ -1,5 +1,6 @@
 """sort, argsort, topk, kthvalue: values and indices against NumPy/PyTorch, gradients by
 finite differences (values are differentiable through gather)."""
+
 import numpy as np
 import pytest
 
@@ -54,8 +55,9 @@ def test_sort_and_topk_against_torch(rng):
         got, want = tg.topk(x, 2, 0, largest), torch.topk(tx, 2, 0, largest)
         np.testing.assert_allclose(got.values.detach().numpy(), want.values.detach().numpy())
         np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
-    np.testing.assert_array_equal(tg.argsort(x, 0, descending=True).numpy(),
-                                  torch.argsort(tx, 0, descending=True).numpy())
+    np.testing.assert_array_equal(
+        tg.argsort(x, 0, descending=True).numpy(), torch.argsort(tx, 0, descending=True).numpy()
+    )
     got, want = tg.kthvalue(x, 2, 1, keepdim=True), torch.kthvalue(tx, 2, 1, keepdim=True)
     np.testing.assert_allclose(got.values.detach().numpy(), want.values.detach().numpy())
     np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())

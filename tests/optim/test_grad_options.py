@@ -1,6 +1,7 @@
 """The optimizers' gradient options (grad_scale, clip_value, clip_after_decay), SGD's
 lr_in_momentum and Adam's eps_before_correction, against the update formulas MXNet
 documents (float64, hand-written NumPy), with gradients that the clipping cuts."""
+
 import math
 
 import numpy as np
@@ -48,11 +49,30 @@ def test_sgd_lr_in_momentum_matches_mxnet_momentum_with_a_changing_lr(rng):
     for lr, g in zip(lrs, grads):  # mom = momentum * mom - lr * (clip(...) + wd * w)
         mom = mom_f * mom - lr * (_clip(scale * g, c) + wd * w)
         w = w + mom
-    got = _run(tg.optim.SGD, w0, grads, lrs, lr=lrs[0], momentum=mom_f, weight_decay=wd,
-               grad_scale=scale, clip_value=c, lr_in_momentum=True)
+    got = _run(
+        tg.optim.SGD,
+        w0,
+        grads,
+        lrs,
+        lr=lrs[0],
+        momentum=mom_f,
+        weight_decay=wd,
+        grad_scale=scale,
+        clip_value=c,
+        lr_in_momentum=True,
+    )
     np.testing.assert_allclose(got, w, rtol=1e-12)
-    torch_form = _run(tg.optim.SGD, w0, grads, lrs, lr=lrs[0], momentum=mom_f, weight_decay=wd,
-                      grad_scale=scale, clip_value=c)
+    torch_form = _run(
+        tg.optim.SGD,
+        w0,
+        grads,
+        lrs,
+        lr=lrs[0],
+        momentum=mom_f,
+        weight_decay=wd,
+        grad_scale=scale,
+        clip_value=c,
+    )
     assert not np.allclose(torch_form, w, rtol=1e-6)  # the option is what makes them agree
 
 
@@ -64,8 +84,16 @@ def test_nesterov_lr_in_momentum_matches_mxnet_nag(rng):
         gg = g + wd * w
         state = mom_f * state + lr * gg
         w = w - (mom_f * state + lr * gg)
-    got = _run(tg.optim.SGD, w0, grads, lr=lr, momentum=mom_f, nesterov=True, weight_decay=wd,
-               lr_in_momentum=True)
+    got = _run(
+        tg.optim.SGD,
+        w0,
+        grads,
+        lr=lr,
+        momentum=mom_f,
+        nesterov=True,
+        weight_decay=wd,
+        lr_in_momentum=True,
+    )
     np.testing.assert_allclose(got, w, rtol=1e-12)
 
 
@@ -79,11 +107,32 @@ def test_adam_options_match_mxnet_adam_update(rng):
         v = b2 * v + (1 - b2) * gg * gg
         lr_t = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
         w = w - lr_t * m / (np.sqrt(v) + eps)  # epsilon before the bias correction
-    got = _run(tg.optim.Adam, w0, grads, lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd,
-               grad_scale=scale, clip_value=c, clip_after_decay=True, eps_before_correction=True)
+    got = _run(
+        tg.optim.Adam,
+        w0,
+        grads,
+        lr=lr,
+        betas=(b1, b2),
+        eps=eps,
+        weight_decay=wd,
+        grad_scale=scale,
+        clip_value=c,
+        clip_after_decay=True,
+        eps_before_correction=True,
+    )
     np.testing.assert_allclose(got, w, rtol=1e-12)
-    pytorch_eps = _run(tg.optim.Adam, w0, grads, lr=lr, betas=(b1, b2), eps=eps,
-                       weight_decay=wd, grad_scale=scale, clip_value=c, clip_after_decay=True)
+    pytorch_eps = _run(
+        tg.optim.Adam,
+        w0,
+        grads,
+        lr=lr,
+        betas=(b1, b2),
+        eps=eps,
+        weight_decay=wd,
+        grad_scale=scale,
+        clip_value=c,
+        clip_after_decay=True,
+    )
     assert not np.allclose(pytorch_eps, w, rtol=1e-6)
 
 
@@ -91,8 +140,9 @@ def test_clip_after_decay_changes_where_the_decay_is_clipped(rng):
     w0 = np.full(3, 10.0)
     grads = [np.array([0.1, -0.1, 5.0])]
     before = _run(tg.optim.SGD, w0, grads, lr=1.0, weight_decay=1.0, clip_value=1.0)
-    after = _run(tg.optim.SGD, w0, grads, lr=1.0, weight_decay=1.0, clip_value=1.0,
-                 clip_after_decay=True)
+    after = _run(
+        tg.optim.SGD, w0, grads, lr=1.0, weight_decay=1.0, clip_value=1.0, clip_after_decay=True
+    )
     np.testing.assert_allclose(before, w0 - (np.clip(grads[0], -1, 1) + w0))
     np.testing.assert_allclose(after, w0 - np.clip(grads[0] + w0, -1, 1))
 
@@ -105,8 +155,12 @@ def test_default_options_change_nothing(rng):
     np.testing.assert_allclose(_run(tg.optim.SGD, w0, grads, lr=0.1), w, rtol=1e-12)
     opt = tg.optim.Adam([tg.nn.Parameter(tg.ones(1))])
     group = opt.param_groups[0]
-    assert (group["grad_scale"], group["clip_value"], group["clip_after_decay"],
-            group["eps_before_correction"]) == (1.0, None, False, False)
+    assert (
+        group["grad_scale"],
+        group["clip_value"],
+        group["clip_after_decay"],
+        group["eps_before_correction"],
+    ) == (1.0, None, False, False)
 
 
 def test_bad_gradient_options_raise_naming_the_option():

@@ -1,4 +1,5 @@
 """tg.optim.LBFGS follows torch.optim.LBFGS iterate by iterate (fixed step and strong Wolfe)."""
+
 import numpy as np
 import pytest
 
@@ -25,8 +26,12 @@ def _closure(opt, x):
 def test_iterates_match_pytorch_on_rosenbrock(line_search, history_size):
     torch = pytest.importorskip("torch")
     x0 = np.array([-1.5, 2.0, 0.5, -0.7])
-    options = dict(lr=1.0 if line_search else 0.05, max_iter=7, history_size=history_size,
-                   line_search_fn=line_search)
+    options = dict(
+        lr=1.0 if line_search else 0.05,
+        max_iter=7,
+        history_size=history_size,
+        line_search_fn=line_search,
+    )
     x, xt = tg.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
     opt, opt_t = tg.optim.LBFGS([x], **options), torch.optim.LBFGS([xt], **options)
     for _ in range(6):
@@ -40,8 +45,13 @@ def test_iterates_match_pytorch_on_rosenbrock(line_search, history_size):
 
 def test_strong_wolfe_reaches_the_minimum():
     x = tg.tensor([-1.2, 1.0], dtype=tg.float64, requires_grad=True)
-    opt = tg.optim.LBFGS([x], max_iter=200, line_search_fn="strong_wolfe",
-                         tolerance_grad=1e-12, tolerance_change=1e-14)
+    opt = tg.optim.LBFGS(
+        [x],
+        max_iter=200,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=1e-12,
+        tolerance_change=1e-14,
+    )
     opt.step(_closure(opt, x))
     np.testing.assert_allclose(x.detach().numpy(), [1.0, 1.0], atol=1e-6)
 
@@ -59,7 +69,7 @@ def test_several_parameters_form_one_vector():
 
         def closure():
             opt.zero_grad()
-            loss = ((A @ w + c - B) ** 2).mean() + (w ** 4).sum()
+            loss = ((A @ w + c - B) ** 2).mean() + (w**4).sum()
             loss.backward()
             return loss
 

@@ -1,4 +1,5 @@
 """Learning-rate schedulers: the same sequence as PyTorch's, state_dict round trips."""
+
 import math
 
 import pytest
@@ -35,10 +36,15 @@ def _lrs(opt_cls, sched_cls, kwargs, params, n=20):
 )
 def test_matches_torch(name, kwargs):
     torch = pytest.importorskip("torch")
-    ours = _lrs(optim.SGD, getattr(S, name), kwargs,
-                [tg.zeros(1, requires_grad=True) for _ in range(2)])
-    theirs = _lrs(torch.optim.SGD, getattr(torch.optim.lr_scheduler, name), kwargs,
-                  [torch.zeros(1, requires_grad=True) for _ in range(2)])
+    ours = _lrs(
+        optim.SGD, getattr(S, name), kwargs, [tg.zeros(1, requires_grad=True) for _ in range(2)]
+    )
+    theirs = _lrs(
+        torch.optim.SGD,
+        getattr(torch.optim.lr_scheduler, name),
+        kwargs,
+        [torch.zeros(1, requires_grad=True) for _ in range(2)],
+    )
     for a, b in zip(ours, theirs, strict=False):
         assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
 
@@ -95,10 +101,13 @@ def test_errors():
         S.StepLR(opt, step_size=2).load_state_dict({"bogus": 1})
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(patience=2, factor=0.5),
-    dict(mode="max", patience=1, threshold=0.05, threshold_mode="abs", cooldown=2, min_lr=0.02),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(patience=2, factor=0.5),
+        dict(mode="max", patience=1, threshold=0.05, threshold_mode="abs", cooldown=2, min_lr=0.02),
+    ],
+)
 def test_reduce_on_plateau_matches_torch(kwargs):
     torch = pytest.importorskip("torch")
     metrics = [1.0, 0.9, 0.95, 0.93, 0.92, 0.91, 0.97, 0.6, 0.61, 0.62, 0.63, 0.64, 0.65, 0.2]

@@ -1,4 +1,5 @@
 """Optimizers: the same 10 steps as PyTorch (to 1e-6), state_dict round trips, errors."""
+
 import numpy as np
 import pytest
 
@@ -25,8 +26,11 @@ def _init(rng, dtype=np.float64):
 
 def _run_tapegrad(cls, kwargs, init, steps=10, groups=None):
     params = [tg.tensor(a.copy(), requires_grad=True) for a in init]
-    arg = params if groups is None else [dict(g, params=[params[i] for i in idx])
-                                         for idx, g in groups]
+    arg = (
+        params
+        if groups is None
+        else [dict(g, params=[params[i] for i in idx]) for idx, g in groups]
+    )
     opt = cls(arg, **kwargs)
     for _ in range(steps):
         opt.zero_grad()
@@ -38,8 +42,11 @@ def _run_tapegrad(cls, kwargs, init, steps=10, groups=None):
 
 def _run_torch(torch, cls, kwargs, init, steps=10, groups=None):
     params = [torch.tensor(a.copy(), requires_grad=True) for a in init]
-    arg = params if groups is None else [dict(g, params=[params[i] for i in idx])
-                                         for idx, g in groups]
+    arg = (
+        params
+        if groups is None
+        else [dict(g, params=[params[i] for i in idx]) for idx, g in groups]
+    )
     opt = cls(arg, **kwargs)
     for _ in range(steps):
         opt.zero_grad()
@@ -245,13 +252,16 @@ def test_bad_arguments_raise_clear_errors():
         optim.SGD([w], lr=0.1).add_param_group({"params": [tg.tensor([1.0])], "lr": -1})
 
 
-@pytest.mark.parametrize(("name", "kwargs"), [
-    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3)),
-    ("Adam", dict(lr=0.01, amsgrad=True)),
-    ("AdamW", dict(lr=0.01)),
-    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
-    ("Adagrad", dict(lr=0.1)),
-])
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3)),
+        ("Adam", dict(lr=0.01, amsgrad=True)),
+        ("AdamW", dict(lr=0.01)),
+        ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
+        ("Adagrad", dict(lr=0.1)),
+    ],
+)
 def test_training_the_same_model_matches_torch(name, kwargs, rng):
     """10 steps on an MLP with identical weights and data: same parameters to 1e-6."""
     torch = pytest.importorskip("torch")
@@ -276,8 +286,9 @@ def test_training_the_same_model_matches_torch(name, kwargs, rng):
         torch.nn.functional.cross_entropy(theirs(torch.tensor(x)), torch.tensor(y)).backward()
         topt.step()
     for (k, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-6,
-                                   err_msg=k)
+        np.testing.assert_allclose(
+            p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-6, err_msg=k
+        )
 
 
 def test_bad_gradient_shape_updates_nothing():

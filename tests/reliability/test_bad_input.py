@@ -1,6 +1,7 @@
 """Regression tests for the bad input issue 12 found accepted, and for warnings that leaked:
 each is refused with a contract exception that says what was wrong (as PyTorch refuses it),
 or computed silently with NaN/Inf left in the values (as PyTorch computes it)."""
+
 from __future__ import annotations
 
 import io
@@ -34,13 +35,16 @@ def test_assigning_an_integer_grad_to_a_float_tensor_is_refused():
 
 
 # ------------------------------------------------------------ creation
-@pytest.mark.parametrize("make", [
-    lambda: tg.randn(3, dtype=tg.int64),
-    lambda: tg.rand(3, dtype=tg.int64),
-    lambda: tg.normal(0.0, 1.0, (3,), dtype=tg.int64),
-    lambda: tg.uniform(0.0, 1.0, (3,), dtype=tg.bool_),
-    lambda: tg.randn_like(tg.zeros(3, dtype=tg.int64)),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tg.randn(3, dtype=tg.int64),
+        lambda: tg.rand(3, dtype=tg.int64),
+        lambda: tg.normal(0.0, 1.0, (3,), dtype=tg.int64),
+        lambda: tg.uniform(0.0, 1.0, (3,), dtype=tg.bool_),
+        lambda: tg.randn_like(tg.zeros(3, dtype=tg.int64)),
+    ],
+)
 def test_random_floats_refuse_an_integer_dtype(make):
     with pytest.raises(RuntimeError, match="samples a floating dtype"):
         make()
@@ -53,8 +57,15 @@ def test_random_dtypes_match_torch_refusal():
     assert tg.randn(3, dtype=tg.float64).dtype == tg.float64
 
 
-@pytest.mark.parametrize("make", [lambda: tg.zeros(2.5), lambda: tg.ones((2, 1.5)),
-                                  lambda: tg.empty(3.0), lambda: tg.randn(2.0)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tg.zeros(2.5),
+        lambda: tg.ones((2, 1.5)),
+        lambda: tg.empty(3.0),
+        lambda: tg.randn(2.0),
+    ],
+)
 def test_fractional_sizes_are_refused(make):
     with pytest.raises(TypeError, match="sizes must be integers"):
         make()
@@ -79,11 +90,16 @@ def test_linear_feature_counts_must_be_ints(args):
         tg.nn.Linear(*args)
 
 
-@pytest.mark.parametrize("kw,what", [({"kernel_size": 0}, "kernel_size"),
-                                     ({"kernel_size": (3, 0)}, "kernel_size"),
-                                     ({"kernel_size": 3, "stride": 0}, "stride"),
-                                     ({"kernel_size": 3, "dilation": 0}, "dilation"),
-                                     ({"kernel_size": 3, "padding": -1}, "padding")])
+@pytest.mark.parametrize(
+    "kw,what",
+    [
+        ({"kernel_size": 0}, "kernel_size"),
+        ({"kernel_size": (3, 0)}, "kernel_size"),
+        ({"kernel_size": 3, "stride": 0}, "stride"),
+        ({"kernel_size": 3, "dilation": 0}, "dilation"),
+        ({"kernel_size": 3, "padding": -1}, "padding"),
+    ],
+)
 def test_conv_refuses_empty_windows_and_steps(kw, what):
     with pytest.raises(ValueError, match=f"Conv2d: {what} must be"):
         tg.nn.Conv2d(1, 1, **kw)
@@ -97,9 +113,15 @@ def test_bce_weight_must_not_broadcast_beyond_the_input():
 
 
 # ------------------------------------------------------------ integer arithmetic
-@pytest.mark.parametrize("expr", [lambda a: a // 0, lambda a: a % 0,
-                                  lambda a: a // tg.tensor([0, 1]),
-                                  lambda a: tg.remainder(a, tg.tensor([1, 0]))])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda a: a // 0,
+        lambda a: a % 0,
+        lambda a: a // tg.tensor([0, 1]),
+        lambda a: tg.remainder(a, tg.tensor([1, 0])),
+    ],
+)
 def test_integer_division_by_zero_is_refused_as_torch(expr):
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         expr(tg.tensor([1, 2]))
@@ -125,13 +147,13 @@ def test_out_of_range_python_int_wraps_as_torch():
 # ------------------------------------------------------------ checkpoints
 def _rewrite_format(blob: bytes, version) -> bytes:
     n = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8:8 + n])
+    header = json.loads(blob[8 : 8 + n])
     meta = json.loads(header["__metadata__"]["tapegrad"])
     meta["format"] = version
     header["__metadata__"]["tapegrad"] = json.dumps(meta)
     raw = json.dumps(header).encode()
     raw += b" " * (-len(raw) % 8)
-    return len(raw).to_bytes(8, "little") + raw + blob[8 + n:]
+    return len(raw).to_bytes(8, "little") + raw + blob[8 + n :]
 
 
 @pytest.mark.parametrize("version", [2, 0, "1", None, 1.5])
@@ -156,20 +178,23 @@ def test_save_takes_a_bytes_path_and_respects_the_umask(tmp_path):
 
 
 # ------------------------------------------------------------ warnings that leaked
-@pytest.mark.parametrize("expr", [
-    lambda: tg.tensor([-1.0, 0.0]).log(),
-    lambda: tg.tensor([-1.0]).sqrt(),
-    lambda: tg.tensor([0.0]).reciprocal(),
-    lambda: tg.tensor([1.0, 0.0]) / 0.0,
-    lambda: tg.tensor([0.0]) ** -1.0,
-    lambda: tg.tensor([np.inf]).sin(),
-    lambda: tg.tensor([1000.0]).exp(),
-    lambda: tg.tensor([[np.inf, -np.inf]]).softmax(-1),
-    lambda: tg.tensor([np.inf, 0.0]).prod(),
-    lambda: tg.tensor([[np.inf], [-np.inf]]).var(),
-    lambda: tg.zeros(0).var(),
-    lambda: tg.tensor([[np.inf, 1.0]]) @ tg.tensor([[0.0], [1.0]]),
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda: tg.tensor([-1.0, 0.0]).log(),
+        lambda: tg.tensor([-1.0]).sqrt(),
+        lambda: tg.tensor([0.0]).reciprocal(),
+        lambda: tg.tensor([1.0, 0.0]) / 0.0,
+        lambda: tg.tensor([0.0]) ** -1.0,
+        lambda: tg.tensor([np.inf]).sin(),
+        lambda: tg.tensor([1000.0]).exp(),
+        lambda: tg.tensor([[np.inf, -np.inf]]).softmax(-1),
+        lambda: tg.tensor([np.inf, 0.0]).prod(),
+        lambda: tg.tensor([[np.inf], [-np.inf]]).var(),
+        lambda: tg.zeros(0).var(),
+        lambda: tg.tensor([[np.inf, 1.0]]) @ tg.tensor([[0.0], [1.0]]),
+    ],
+)
 def test_invalid_values_compute_silently_as_in_torch(expr):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -177,9 +202,16 @@ def test_invalid_values_compute_silently_as_in_torch(expr):
     assert not np.isfinite(out.numpy()).all() or out.numel() == 0
 
 
-@pytest.mark.parametrize("fn,x", [(lambda t: t.sqrt(), 0.0), (lambda t: t.log(), 0.0),
-                                  (lambda t: t.rsqrt(), 0.0), (lambda t: t ** 0.5, 0.0),
-                                  (lambda t: t.abs() ** 0.5, 0.0)])
+@pytest.mark.parametrize(
+    "fn,x",
+    [
+        (lambda t: t.sqrt(), 0.0),
+        (lambda t: t.log(), 0.0),
+        (lambda t: t.rsqrt(), 0.0),
+        (lambda t: t**0.5, 0.0),
+        (lambda t: t.abs() ** 0.5, 0.0),
+    ],
+)
 def test_backward_at_a_singular_point_is_silent(fn, x):
     torch = pytest.importorskip("torch")
     t = tg.tensor([x], requires_grad=True)
@@ -197,12 +229,17 @@ def test_empty_batches_through_norms_and_softmax():
     for ours_fn, torch_fn in [
         (lambda a: F.softmax(a, 0), lambda a: torch.softmax(a, 0)),
         (lambda a: F.log_softmax(a, 0), lambda a: torch.log_softmax(a, 0)),
-        (lambda a: F.batch_norm(a, tg.zeros(4, dtype=tg.float64), tg.ones(4, dtype=tg.float64)),
-         lambda a: torch.nn.functional.batch_norm(a, torch.zeros(4, dtype=torch.float64),
-                                                  torch.ones(4, dtype=torch.float64))),
+        (
+            lambda a: F.batch_norm(a, tg.zeros(4, dtype=tg.float64), tg.ones(4, dtype=tg.float64)),
+            lambda a: torch.nn.functional.batch_norm(
+                a, torch.zeros(4, dtype=torch.float64), torch.ones(4, dtype=torch.float64)
+            ),
+        ),
         (lambda a: F.group_norm(a, 2), lambda a: torch.nn.functional.group_norm(a, 2)),
-        (lambda a: F.linear(a, tg.ones(3, 4, dtype=tg.float64)),
-         lambda a: torch.nn.functional.linear(a, torch.ones(3, 4, dtype=torch.float64))),
+        (
+            lambda a: F.linear(a, tg.ones(3, 4, dtype=tg.float64)),
+            lambda a: torch.nn.functional.linear(a, torch.ones(3, 4, dtype=torch.float64)),
+        ),
     ]:
         a = tg.tensor(x, requires_grad=True)
         with warnings.catch_warnings():
@@ -223,12 +260,22 @@ def test_flip_and_movedim_of_a_zero_d_tensor():
 
 
 # ------------------------------------------------------------ NumPy errors name the op
-@pytest.mark.parametrize("expr,kind,words", [
-    (lambda: tg.ones(2, 3) + tg.ones(4), ValueError, ["add:", "(2, 3) float32", "(4,) float32"]),
-    (lambda: tg.zeros(0).amax(), ValueError, ["amax:", "(0,) float32"]),
-    (lambda: tg.take_along_dim(tg.ones(2, 3), tg.tensor([[5]]), 1), IndexError,
-     ["take_along_axis:", "out of bounds"]),
-])
+@pytest.mark.parametrize(
+    "expr,kind,words",
+    [
+        (
+            lambda: tg.ones(2, 3) + tg.ones(4),
+            ValueError,
+            ["add:", "(2, 3) float32", "(4,) float32"],
+        ),
+        (lambda: tg.zeros(0).amax(), ValueError, ["amax:", "(0,) float32"]),
+        (
+            lambda: tg.take_along_dim(tg.ones(2, 3), tg.tensor([[5]]), 1),
+            IndexError,
+            ["take_along_axis:", "out of bounds"],
+        ),
+    ],
+)
 def test_numpy_errors_inside_an_op_name_the_op_and_its_inputs(expr, kind, words):
     with pytest.raises(kind) as info:
         expr()
@@ -260,17 +307,20 @@ def test_quiet_forwards_silence_numpy_either_way(fast, monkeypatch):
 
 def _with_metadata(blob: bytes, text: str) -> bytes:
     n = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8:8 + n])
+    header = json.loads(blob[8 : 8 + n])
     header["__metadata__"]["tapegrad"] = text
     raw = json.dumps(header).encode()
     raw += b" " * (-len(raw) % 8)
-    return len(raw).to_bytes(8, "little") + raw + blob[8 + n:]
+    return len(raw).to_bytes(8, "little") + raw + blob[8 + n :]
 
 
-@pytest.mark.parametrize("skeleton", [
-    '{"format": 1, "object": ' + "[" * 100_000 + "]" * 100_000 + "}",  # json: RecursionError
-    '{"format": 1, "object": ' + '{"t": "list", "items": [' * 5000 + "]}" * 5000 + "}",
-])
+@pytest.mark.parametrize(
+    "skeleton",
+    [
+        '{"format": 1, "object": ' + "[" * 100_000 + "]" * 100_000 + "}",  # json: RecursionError
+        '{"format": 1, "object": ' + '{"t": "list", "items": [' * 5000 + "]}" * 5000 + "}",
+    ],
+)
 def test_deeply_nested_metadata_is_refused_naming_the_file(skeleton, tmp_path):
     buf = io.BytesIO()
     tg.save({"w": tg.ones(2)}, buf)

@@ -1,5 +1,6 @@
 """Regression tests for the wrong values and gradients of issue 12: each checks real values,
 against PyTorch where installed and by finite differences in float64."""
+
 from __future__ import annotations
 
 import warnings
@@ -45,11 +46,16 @@ def _fd(fn, a, eps=1e-6):
 
 
 # ------------------------------------------------------------ class-index losses
-@pytest.mark.parametrize("loss,kw", [
-    ("cross_entropy", {}), ("cross_entropy", {"weight": np.ones(4)}),
-    ("cross_entropy", {"label_smoothing": 0.1}), ("nll_loss", {}),
-    ("nll_loss", {"weight": np.ones(4)}),
-])
+@pytest.mark.parametrize(
+    "loss,kw",
+    [
+        ("cross_entropy", {}),
+        ("cross_entropy", {"weight": np.ones(4)}),
+        ("cross_entropy", {"label_smoothing": 0.1}),
+        ("nll_loss", {}),
+        ("nll_loss", {"weight": np.ones(4)}),
+    ],
+)
 def test_every_target_ignored_gives_nan_loss_and_zero_gradient(loss, kw, rng):
     x = tg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     target = tg.tensor(np.array([-100, -100, -100]))
@@ -66,8 +72,9 @@ def test_every_target_ignored_matches_torch(rng):
     t = np.array([-100, -100, -100])
     for loss in ("cross_entropy", "nll_loss"):
         ours = _grad(lambda a, fn=loss: getattr(F, fn)(a, tg.tensor(t)), x)
-        theirs = _torch_grad(torch, lambda a, fn=loss: getattr(torch.nn.functional, fn)(
-            a, torch.tensor(t)), x)
+        theirs = _torch_grad(
+            torch, lambda a, fn=loss: getattr(torch.nn.functional, fn)(a, torch.tensor(t)), x
+        )
         np.testing.assert_array_equal(np.isnan(ours[0]), np.isnan(theirs[0]))
         np.testing.assert_array_equal(ours[1][0], theirs[1][0])
 
@@ -82,9 +89,18 @@ def test_log_probabilities_of_minus_inf_at_other_classes_keep_nll_finite():
     np.testing.assert_array_equal(x.grad.numpy(), [[-1, 0, 0], [0, 0, -1]])
 
 
-@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-                                  "binary_cross_entropy", "binary_cross_entropy_with_logits",
-                                  "kl_div"])
+@pytest.mark.parametrize(
+    "loss",
+    [
+        "mse_loss",
+        "l1_loss",
+        "smooth_l1_loss",
+        "huber_loss",
+        "binary_cross_entropy",
+        "binary_cross_entropy_with_logits",
+        "kl_div",
+    ],
+)
 def test_mean_loss_over_an_empty_batch_is_nan(loss):
     x = tg.tensor(np.zeros((0, 3)), requires_grad=True)
     out = getattr(F, loss)(x, tg.tensor(np.zeros((0, 3))))
@@ -109,8 +125,9 @@ def test_kl_div_mean_gradient_divides_by_the_broadcast_size(rng):
     torch = pytest.importorskip("torch")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PyTorch: 'mean' is not the KL mean
-        _, (h,) = _torch_grad(torch, lambda a: torch.nn.functional.kl_div(
-            a, torch.tensor(t), reduction="mean"), x)
+        _, (h,) = _torch_grad(
+            torch, lambda a: torch.nn.functional.kl_div(a, torch.tensor(t), reduction="mean"), x
+        )
     np.testing.assert_allclose(g, h, rtol=1e-12)
 
 
@@ -127,14 +144,15 @@ def test_argmax_keepdim_without_dim_keeps_every_dimension(fn, rng):
 def test_bool_square_and_pow_are_int64():
     b = tg.tensor([True, False])
     assert b.square().dtype == tg.int64 and b.square().tolist() == [1, 0]
-    assert (b ** 2).dtype == tg.int64 and (b ** 0).tolist() == [1, 1]
-    assert (b ** 2.0).dtype == tg.get_default_dtype()
+    assert (b**2).dtype == tg.int64 and (b**0).tolist() == [1, 1]
+    assert (b**2.0).dtype == tg.get_default_dtype()
     with pytest.raises(TypeError, match="bool \\*\\* bool"):
-        b ** b  # noqa: B018
+        b**b  # noqa: B018
 
 
-@pytest.mark.parametrize("n,chunks", [(0, 2), (0, 1), (5, 3), (6, 4), (7, 4), (1, 3),
-                                      (10, 4), (13, 5), (3, 5)])
+@pytest.mark.parametrize(
+    "n,chunks", [(0, 2), (0, 1), (5, 3), (6, 4), (7, 4), (1, 3), (10, 4), (13, 5), (3, 5)]
+)
 def test_chunk_counts_match_torch(n, chunks):
     torch = _torch()
     ours = [p.shape for p in tg.arange(n).chunk(chunks)]
@@ -143,16 +161,25 @@ def test_chunk_counts_match_torch(n, chunks):
 
 def test_pow_zero_has_a_zero_gradient_at_zero():
     x = tg.tensor([0.0, 1.0, -2.0], requires_grad=True)
-    (x ** 0).sum().backward()
+    (x**0).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 0])
     x.grad = None
     (x ** tg.tensor([0.0, 0.0, 2.0])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0, 0, -4])
 
 
-@pytest.mark.parametrize("v", [[np.inf, 0.0, 2.0], [np.inf, 1.0, 2.0], [np.inf, 0.0, 0.0],
-                               [np.nan, 1.0, 2.0], [0.0, 0.0, 3.0], [np.inf, -np.inf, 2.0],
-                               [1.5, 0.0, 3.0]])
+@pytest.mark.parametrize(
+    "v",
+    [
+        [np.inf, 0.0, 2.0],
+        [np.inf, 1.0, 2.0],
+        [np.inf, 0.0, 0.0],
+        [np.nan, 1.0, 2.0],
+        [0.0, 0.0, 3.0],
+        [np.inf, -np.inf, 2.0],
+        [1.5, 0.0, 3.0],
+    ],
+)
 def test_prod_with_inf_and_zero_matches_torch(v):
     torch = _torch()
     ours = _grad(lambda a: a.prod(), v)
@@ -167,12 +194,15 @@ def test_prod_gradient_beside_one_zero_by_finite_differences():
     np.testing.assert_allclose(g, _fd(lambda z: z.prod(axis=1), a), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("a", [
-    [[1.0, 2.0], [2.0, 4.0]],  # rank 1: the cofactor is not zero
-    [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],  # rank 2
-    [[0.0, 0.0], [0.0, 0.0]],
-    [[2.0, 1.0], [0.5, 3.0]],
-])
+@pytest.mark.parametrize(
+    "a",
+    [
+        [[1.0, 2.0], [2.0, 4.0]],  # rank 1: the cofactor is not zero
+        [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],  # rank 2
+        [[0.0, 0.0], [0.0, 0.0]],
+        [[2.0, 1.0], [0.5, 3.0]],
+    ],
+)
 def test_det_gradient_is_the_cofactor_matrix_also_when_singular(a):
     a = np.array(a)
     _, (g,) = _grad(tg.linalg.det, a)
@@ -182,8 +212,9 @@ def test_det_gradient_is_the_cofactor_matrix_also_when_singular(a):
 def test_det_gradient_of_a_batch_matches_torch(rng):
     torch = _torch()
     a = rng.standard_normal((3, 4, 4))
-    np.testing.assert_allclose(_grad(tg.linalg.det, a)[1][0],
-                               _torch_grad(torch, torch.linalg.det, a)[1][0], rtol=1e-10)
+    np.testing.assert_allclose(
+        _grad(tg.linalg.det, a)[1][0], _torch_grad(torch, torch.linalg.det, a)[1][0], rtol=1e-10
+    )
 
 
 def test_det_second_order_by_gradcheck(rng):
@@ -193,12 +224,20 @@ def test_det_second_order_by_gradcheck(rng):
     assert gradgradcheck(tg.linalg.det, (x,))
 
 
-@pytest.mark.parametrize("eq,sa,sb", [("ij,jk->ik", (2, 1), (3, 4)), ("ij,ij->", (1, 3), (4, 3)),
-                                      ("bij,bjk->bik", (1, 2, 3), (5, 3, 2))])
+@pytest.mark.parametrize(
+    "eq,sa,sb",
+    [
+        ("ij,jk->ik", (2, 1), (3, 4)),
+        ("ij,ij->", (1, 3), (4, 3)),
+        ("bij,bjk->bik", (1, 2, 3), (5, 3, 2)),
+    ],
+)
 def test_einsum_broadcasting_a_size_one_label(eq, sa, sb, rng):
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
-    assert gradcheck(lambda x, y: tg.einsum(eq, x, y),
-                     (tg.tensor(a, requires_grad=True), tg.tensor(b, requires_grad=True)))
+    assert gradcheck(
+        lambda x, y: tg.einsum(eq, x, y),
+        (tg.tensor(a, requires_grad=True), tg.tensor(b, requires_grad=True)),
+    )
     torch = pytest.importorskip("torch")
     ours = _grad(lambda x, y: tg.einsum(eq, x, y), a, b)
     theirs = _torch_grad(torch, lambda x, y: torch.einsum(eq, x, y), a, b)
@@ -232,8 +271,9 @@ def test_sdpa_fully_masked_row_gives_zeros_and_finite_gradients(rng):
     keep = np.ones((3, 3), bool)
     keep[0] = False
     for mask in (keep, np.where(keep, 0.0, -np.inf)):
-        out, (g,) = _grad(lambda t, m=mask: F.scaled_dot_product_attention(
-            t, t, t, attn_mask=tg.tensor(m)), q)
+        out, (g,) = _grad(
+            lambda t, m=mask: F.scaled_dot_product_attention(t, t, t, attn_mask=tg.tensor(m)), q
+        )
         np.testing.assert_array_equal(out[:, :, 0], 0)
         assert np.isfinite(g).all()
         torch_mask = torch.tensor(mask)
@@ -271,12 +311,18 @@ def test_nan_conventions_match_torch():
         (lambda a: a.abs(), lambda a: a.abs()),
         (lambda a: F.elu(a), lambda a: torch.nn.functional.elu(a)),
         (lambda a: F.relu(a), lambda a: torch.relu(a)),
-        (lambda a: tg.maximum(a, tg.tensor(other)), lambda a: torch.maximum(
-            a, torch.tensor(other, dtype=torch.float64))),
-        (lambda a: tg.minimum(a, tg.tensor(other)), lambda a: torch.minimum(
-            a, torch.tensor(other, dtype=torch.float64))),
-        (lambda a: tg.lerp(a, tg.tensor(other), 0.6), lambda a: torch.lerp(
-            a, torch.tensor(other, dtype=torch.float64), 0.6)),
+        (
+            lambda a: tg.maximum(a, tg.tensor(other)),
+            lambda a: torch.maximum(a, torch.tensor(other, dtype=torch.float64)),
+        ),
+        (
+            lambda a: tg.minimum(a, tg.tensor(other)),
+            lambda a: torch.minimum(a, torch.tensor(other, dtype=torch.float64)),
+        ),
+        (
+            lambda a: tg.lerp(a, tg.tensor(other), 0.6),
+            lambda a: torch.lerp(a, torch.tensor(other, dtype=torch.float64), 0.6),
+        ),
         (lambda a: a.cumsum(0), lambda a: a.cumsum(0)),
     ]
     for ours_fn, torch_fn in cases:
@@ -312,8 +358,9 @@ def test_kl_div_non_positive_targets_match_torch():
     t = np.array([0.0, -1.0, np.nan, np.inf, 2.0, -np.inf])
     x = np.full(6, -1.0)
     ours = _grad(lambda a, b: F.kl_div(a, b, reduction="none"), x, t)
-    theirs = _torch_grad(torch, lambda a, b: torch.nn.functional.kl_div(a, b, reduction="none"),
-                         x, t)
+    theirs = _torch_grad(
+        torch, lambda a, b: torch.nn.functional.kl_div(a, b, reduction="none"), x, t
+    )
     for a, b in zip([ours[0], *ours[1]], [theirs[0], *theirs[1]], strict=True):
         np.testing.assert_array_equal(a, b)
 

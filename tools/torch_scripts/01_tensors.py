@@ -1,4 +1,5 @@
 """Tensors: creation, indexing, arithmetic and the small conveniences scripts lean on."""
+
 import torch
 
 torch.manual_seed(0)
@@ -31,8 +32,12 @@ acc = torch.zeros(4)
 torch.add(x[0], x[1], out=acc)
 print("added", acc.tolist())
 legacy = torch.FloatTensor([[1, 2], [3, 4]])
-print("legacy", legacy.dtype == torch.float32, isinstance(legacy, torch.FloatTensor),
-      torch.LongTensor([1, 2]).dtype == torch.int64)
+print(
+    "legacy",
+    legacy.dtype == torch.float32,
+    isinstance(legacy, torch.FloatTensor),
+    torch.LongTensor([1, 2]).dtype == torch.int64,
+)
 
 # broadcasting, reductions, comparisons
 a = torch.linspace(-1, 1, 5)

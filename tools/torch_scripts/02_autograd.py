@@ -1,22 +1,23 @@
 """Autograd: gradients, accumulation, in-place updates, higher-order gradients and a custom
 Function with its own (twice-differentiable) backward."""
+
 import torch
 
 x = torch.linspace(-2.0, 2.0, 5, requires_grad=True)
 y = x * 3 / 2
 y += 1  # in place after a division: PyTorch keeps the graph
-loss = (y ** 2).sum()
+loss = (y**2).sum()
 loss.backward()
 print("grad", x.grad.tolist())
 
 # gradients accumulate until zeroed
-(x ** 3).sum().backward()
+(x**3).sum().backward()
 print("accumulated", [round(v, 6) for v in x.grad.tolist()])
 x.grad.zero_()
 
 # second derivative through create_graph
 z = torch.tensor(1.5, requires_grad=True)
-f = z ** 4 - 2 * z ** 2
+f = z**4 - 2 * z**2
 (g,) = torch.autograd.grad(f, z, create_graph=True)
 (h,) = torch.autograd.grad(g, z)
 print(f"f'={g.item():.6f} f''={h.item():.6f}")
@@ -40,12 +41,12 @@ class Cube(torch.autograd.Function):
     @staticmethod
     def forward(ctx, inp):
         ctx.save_for_backward(inp)
-        return inp ** 3
+        return inp**3
 
     @staticmethod
     def backward(ctx, grad_output):
         (inp,) = ctx.saved_tensors
-        return grad_output * 3 * inp ** 2
+        return grad_output * 3 * inp**2
 
 
 u = torch.tensor([0.5, 2.0], requires_grad=True)
@@ -53,5 +54,9 @@ out = Cube.apply(u).sum()
 (du,) = torch.autograd.grad(out, u, create_graph=True)
 (ddu,) = torch.autograd.grad(du.sum(), u)
 print("cube d", du.tolist(), "dd", ddu.tolist())
-print("gradcheck", torch.autograd.gradcheck(Cube.apply, (torch.tensor([0.3, -1.1],
-      dtype=torch.float64, requires_grad=True),)))
+print(
+    "gradcheck",
+    torch.autograd.gradcheck(
+        Cube.apply, (torch.tensor([0.3, -1.1], dtype=torch.float64, requires_grad=True),)
+    ),
+)

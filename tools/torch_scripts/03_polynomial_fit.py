@@ -1,4 +1,5 @@
 """Fit y = sin(x) with a cubic polynomial: nn.Linear on (x, x^2, x^3), SGD, MSE."""
+
 import math
 
 import torch
@@ -25,5 +26,7 @@ for step in range(400):
     optimizer.step()
 
 layer = model[0]
-print(f"y = {layer.bias.item():.5f} + {layer.weight[0, 0].item():.5f} x"
-      f" + {layer.weight[0, 1].item():.5f} x^2 + {layer.weight[0, 2].item():.5f} x^3")
+print(
+    f"y = {layer.bias.item():.5f} + {layer.weight[0, 0].item():.5f} x"
+    f" + {layer.weight[0, 1].item():.5f} x^2 + {layer.weight[0, 2].item():.5f} x^3"
+)

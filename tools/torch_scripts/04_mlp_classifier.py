@@ -1,5 +1,6 @@
 """Classify two interleaved spirals with an MLP: Dataset, DataLoader, CrossEntropyLoss,
 Adam, a learning-rate schedule, train/eval modes and a saved state_dict."""
+
 import math
 
 import torch

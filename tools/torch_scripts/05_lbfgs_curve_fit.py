@@ -1,12 +1,14 @@
 """Fit a damped oscillation's parameters with L-BFGS and a strong Wolfe line search."""
+
 import torch
 
 t = torch.linspace(0.0, 4.0, 50, dtype=torch.float64)
 observed = 1.5 * torch.exp(-0.4 * t) * torch.cos(2.2 * t) + 0.01 * torch.sin(17 * t)
 
 params = torch.tensor([1.0, 0.1, 2.0], dtype=torch.float64, requires_grad=True)
-optimizer = torch.optim.LBFGS([params], lr=1, max_iter=50, history_size=10,
-                              line_search_fn="strong_wolfe")
+optimizer = torch.optim.LBFGS(
+    [params], lr=1, max_iter=50, history_size=10, line_search_fn="strong_wolfe"
+)
 
 
 def closure():

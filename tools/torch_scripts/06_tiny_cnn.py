@@ -1,5 +1,6 @@
 """A small CNN on synthetic 8x8 images (stripes vs. checks): Conv2d, MaxPool2d, view,
 Linear, SGD with momentum, and an evaluation pass."""
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -7,8 +8,9 @@ from torch import nn
 idx = torch.arange(8, dtype=torch.float32)
 stripes = torch.sin(idx).unsqueeze(0).expand(8, 8)
 checks = torch.cos(idx).unsqueeze(0) * torch.cos(idx).unsqueeze(1)
-images = torch.stack([stripes * (1 + 0.1 * k) if k % 2 == 0 else checks * (1 + 0.1 * k)
-                      for k in range(16)]).unsqueeze(1)
+images = torch.stack(
+    [stripes * (1 + 0.1 * k) if k % 2 == 0 else checks * (1 + 0.1 * k) for k in range(16)]
+).unsqueeze(1)
 targets = torch.tensor([k % 2 for k in range(16)])
 
 
@@ -29,8 +31,9 @@ class Net(nn.Module):
 net = Net()
 with torch.no_grad():
     for i, p in enumerate(net.parameters()):
-        p.copy_(torch.cos(torch.arange(p.numel(), dtype=torch.float32) * (i + 1)).reshape(
-            p.shape) * 0.3)
+        p.copy_(
+            torch.cos(torch.arange(p.numel(), dtype=torch.float32) * (i + 1)).reshape(p.shape) * 0.3
+        )
 optimizer = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
 
 for epoch in range(30):

@@ -1,5 +1,6 @@
 """A character-level LSTM language model on one sentence: Embedding, LSTM, Linear, gradient
 clipping, greedy generation, and sampling checks that hold whatever the seed."""
+
 import torch
 from torch import nn
 
@@ -25,8 +26,9 @@ class CharModel(nn.Module):
 model = CharModel()
 with torch.no_grad():
     for i, p in enumerate(model.parameters()):
-        p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.7 + i).reshape(
-            p.shape) * 0.2)
+        p.copy_(
+            torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.7 + i).reshape(p.shape) * 0.2
+        )
 optimizer = torch.optim.Adam(model.parameters(), lr=0.03)
 inputs, targets = data[:-1].unsqueeze(0), data[1:].unsqueeze(0)
 

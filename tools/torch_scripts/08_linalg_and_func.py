@@ -1,4 +1,5 @@
 """torch.linalg and torch.func: solve a system, determinants, and function transforms."""
+
 import torch
 import torch.func
 import torch.linalg
@@ -23,5 +24,5 @@ g = grad(energy)(torch.zeros(3, dtype=torch.float64))
 print("grad at 0", g.tolist())
 g2 = grad(energy)(x)
 print(f"energy at the solution {energy(x).item():.8f}, grad norm {g2.norm().item():.1e}")
-d2 = grad(lambda s: grad(lambda u: u ** 3)(s))(torch.tensor(2.0))
+d2 = grad(lambda s: grad(lambda u: u**3)(s))(torch.tensor(2.0))
 print("second derivative of u^3 at 2:", d2.item())

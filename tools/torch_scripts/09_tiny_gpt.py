@@ -1,5 +1,6 @@
 """A tiny GPT: token and position embeddings, causal TransformerEncoder blocks, a tied
 output head, AdamW, next-token loss, and greedy generation."""
+
 import torch
 from torch import nn
 
@@ -15,8 +16,9 @@ class TinyGPT(nn.Module):
         super().__init__()
         self.tok = nn.Embedding(n_vocab, d_model)
         self.pos = nn.Embedding(block, d_model)
-        layer = nn.TransformerEncoderLayer(d_model, n_head, dim_feedforward=32, dropout=0.0,
-                                           batch_first=True, norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            d_model, n_head, dim_feedforward=32, dropout=0.0, batch_first=True, norm_first=True
+        )
         self.blocks = nn.TransformerEncoder(layer, n_layer, enable_nested_tensor=False)
         self.ln = nn.LayerNorm(d_model)
         self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(block))
@@ -37,8 +39,8 @@ with torch.no_grad():  # a generator-independent start; LayerNorms keep weight 1
 print("parameters", sum(p.numel() for p in model.parameters()))
 optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
 starts = torch.arange(0, len(tokens) - block - 1, 4)
-x = torch.stack([tokens[s:s + block] for s in starts.tolist()])
-y = torch.stack([tokens[s + 1:s + block + 1] for s in starts.tolist()])
+x = torch.stack([tokens[s : s + block] for s in starts.tolist()])
+y = torch.stack([tokens[s + 1 : s + block + 1] for s in starts.tolist()])
 
 for step in range(80):
     logits = model(x)

@@ -1,4 +1,5 @@
 """tg.autograd: the public autograd API over the one engine (all three recording styles)."""
+
 from __future__ import annotations
 
 from . import forward_ad, functional, graph  # noqa: F401

@@ -13,6 +13,7 @@ that traceback. Both cost time: use it to debug, not to train.
     ...
     RuntimeError: Function 'MulBackward' returned nan or inf ...
 """
+
 from __future__ import annotations
 
 import functools
@@ -84,4 +85,3 @@ class set_detect_anomaly(detect_anomaly):
 def is_anomaly_enabled() -> bool:
     """True when anomaly detection is on in this thread."""
     return bool(state.anomaly)
-

@@ -2,6 +2,7 @@
 
 They validate everything (roots, head gradients, inputs) before the engine writes anything.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,15 @@ def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
     return _RecordingStateScope(True if create_graph else None, train_mode)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None,
-             *, train_mode=None):
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    inputs=None,
+    *,
+    train_mode=None,
+):
     """Accumulate gradients of `tensors` into the `.grad` of the leaves they depend on.
 
     Args:
@@ -54,13 +62,32 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     with _backward_scope(train_mode, create_graph):
-        run_backward(roots, grads, own_mask=_AMBIENT_AND_RECORD, retain_graph=retain_graph,
-                     create_graph=create_graph, write_only=write_only)
+        run_backward(
+            roots,
+            grads,
+            own_mask=_AMBIENT_AND_RECORD,
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            write_only=write_only,
+        )
 
 
-def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False, *, head_grads=None, train_mode=None,
-         only_inputs=True, is_grads_batched=False, heads=None, variables=None):
+def grad(
+    outputs=None,
+    inputs=None,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
+    *,
+    head_grads=None,
+    train_mode=None,
+    only_inputs=True,
+    is_grads_batched=False,
+    heads=None,
+    variables=None,
+):
     """Gradients of `outputs` with respect to `inputs`, returned (`.grad` is not touched).
 
     Accepts PyTorch's names and MXNet's (`heads`, `variables`, `head_grads` are the same as
@@ -100,16 +127,33 @@ def grad(outputs=None, inputs=None, grad_outputs=None, retain_graph=None, create
         retain_graph = create_graph
     allow = bool(allow_unused) or materialize_grads
     with _backward_scope(train_mode, create_graph):
-        result = run_backward(roots, grads, own_mask=-1, retain_graph=retain_graph,
-                              create_graph=create_graph, capture=wrt, allow_unused=allow)
+        result = run_backward(
+            roots,
+            grads,
+            own_mask=-1,
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            capture=wrt,
+            allow_unused=allow,
+        )
     if materialize_grads:
-        result = [_wrap(np.zeros_like(t._data), 0, array_class(t)) if g is None else g
-                  for g, t in zip(result, wrt)]
+        result = [
+            _wrap(np.zeros_like(t._data), 0, array_class(t)) if g is None else g
+            for g, t in zip(result, wrt)
+        ]
     return tuple(result)
 
 
-def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
-                    *, out_grad=None, train_mode=True):
+def tensor_backward(
+    self,
+    gradient=None,
+    retain_graph=None,
+    create_graph=False,
+    inputs=None,
+    *,
+    out_grad=None,
+    train_mode=True,
+):
     """Backpropagate from this tensor (PyTorch and MXNet signatures).
 
     `gradient` (MXNet: `out_grad`) is the head gradient: required for a non-scalar output,
@@ -117,5 +161,11 @@ def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, 
     """
     if out_grad is not None:
         gradient = out_grad
-    backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-             inputs, train_mode=train_mode)
+    backward(
+        [self],
+        None if gradient is None else [gradient],
+        retain_graph,
+        create_graph,
+        inputs,
+        train_mode=train_mode,
+    )

@@ -18,6 +18,7 @@ Forward-over-reverse: a dual output that is also recorded for backward gets a no
 FORWARD too; a backward inside the level then runs its rules on tensors, so the gradients it
 returns are dual (their tangents are Hessian-vector products).
 """
+
 from __future__ import annotations
 
 import weakref
@@ -41,8 +42,14 @@ from ..ops.promotion import weak_scalar as _scalar
 from ..ops.registry import _NAMESPACES, Op, _save
 from ..tensor import Tensor, _wrap
 
-__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
-           "make_dual", "unpack_dual"]
+__all__ = [
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -164,11 +171,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     lv = _current_level("make_dual")
     for name, t in (("primal", tensor), ("tangent", tangent)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"make_dual: expected the {name} to be a Tensor, got "
-                            f"{type(t).__name__}")
+            raise TypeError(
+                f"make_dual: expected the {name} to be a Tensor, got {type(t).__name__}"
+            )
         if t.dtype.kind not in "fc":
-            raise ValueError(f"Expected {name} to be floating point or complex, but got: "
-                             f"{t.dtype}")
+            raise ValueError(f"Expected {name} to be floating point or complex, but got: {t.dtype}")
     if tangent.shape != tensor.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
@@ -228,8 +235,9 @@ def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
     """Called by the dispatcher for an op with a dual input: the output, dual, recorded for
     backward too when a reverse tape tracks an input."""
     lv = state.dual_level
-    tangents = tuple(lv.get(a) if isinstance(a, Tensor) and a._tapes & FORWARD else None
-                     for a in args)
+    tangents = tuple(
+        lv.get(a) if isinstance(a, Tensor) and a._tapes & FORWARD else None for a in args
+    )
     reverse = mask & ~FORWARD
     has_tangent = any(t is not None for t in tangents)
     if not has_tangent:
@@ -240,8 +248,9 @@ def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
         save_idx = op.saved_indices(len(args))
         node = record_node(op, params, args, reverse, _NAMESPACES[xp], Tensor)
         node.tapes = mask  # edges only to reverse-tracked inputs; the node carries every bit
-        saved, checks = (_save(save_idx, args, result, op.save_for, node.next) if save_idx
-                         else ((), ()))
+        saved, checks = (
+            _save(save_idx, args, result, op.save_for, node.next) if save_idx else ((), ())
+        )
         node.saved, node.checks = saved, checks
         if op.saves_out and (op.save_for is None or any(s is OUT for s in saved)):
             node.out_data = out
@@ -320,8 +329,9 @@ def _tangent_from_vjp(op, args, params, result, tangents, composing):
         if total is None or not total._tapes & _G_TAPE:
             return None  # the output does not depend on any input with a tangent
         head = _wrap(np.ones_like(total._data)) if composing else np.ones_like(total._data)
-        (jt,) = run_backward([total], [head], own_mask=-1, create_graph=composing,
-                             capture=[g], allow_unused=True)
+        (jt,) = run_backward(
+            [total], [head], own_mask=-1, create_graph=composing, capture=[g], allow_unused=True
+        )
     return jt
 
 

@@ -284,8 +284,12 @@ def _apply(cls, ctx, args, kwargs):
             )
 
     if not mask:
-        result = [originals[id(o)] if isinstance(o, Tensor) and id(originals.get(id(o), o))
-                  in dirty_ids else o for o in outs]
+        result = [
+            originals[id(o)]
+            if isinstance(o, Tensor) and id(originals.get(id(o), o)) in dirty_ids
+            else o
+            for o in outs
+        ]
         return _same_kind(out, result) if is_tuple else result[0]
 
     for t in dirty:

@@ -4,6 +4,7 @@ it returns (count, shapes, dtypes, with messages naming the function), and
 `once_differentiable`, whose results raise when differentiated a second time.
 Re-exported by function.py.
 """
+
 from __future__ import annotations
 
 import functools
@@ -159,8 +160,9 @@ def _delay_error(ctx, grads, res):
     single = not isinstance(res, (tuple, list))
     items = [res] if single else list(res)
     # edges: the Function's own inputs, then the gradients that were tracked
-    err = record_node(_DelayedErrorOp(_fn_name(ctx)), {}, grad_inputs, mask, node.xp, Tensor,
-                      n_out=len(items))
+    err = record_node(
+        _DelayedErrorOp(_fn_name(ctx)), {}, grad_inputs, mask, node.xp, Tensor, n_out=len(items)
+    )
     err.next, err.in_meta = node.next + err.next, node.in_meta + err.in_meta
     for i, r in enumerate(items):
         if isinstance(r, Tensor) and dtypes.is_floating(r.dtype):

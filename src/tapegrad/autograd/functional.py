@@ -11,6 +11,7 @@ double-vjp trick (reverse mode twice), so they need no forward-mode rules.
     tensor([[2., 0.],
             [0., 4.]])
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,8 +79,14 @@ def _grad_of(outputs, wrt, grad_outputs, create_graph, retain_graph=None):
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o._tapes]
     if not pairs:
         return (None,) * len(wrt)
-    return _grad([o for o, _ in pairs], list(wrt), [g for _, g in pairs],
-                 retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    return _grad(
+        [o for o, _ in pairs],
+        list(wrt),
+        [g for _, g in pairs],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
 
 
 def _check_v(v, outputs, fn, what="v"):
@@ -165,8 +172,13 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         g = _grad_of(outs, args, dummies, create_graph=True)
         pairs = [(gi, vi) for gi, vi in zip(g, vs, strict=True) if gi is not None and gi._tapes]
         if pairs:
-            res = _grad([p[0] for p in pairs], list(dummies), [p[1] for p in pairs],
-                        create_graph=create_graph, allow_unused=True)
+            res = _grad(
+                [p[0] for p in pairs],
+                list(dummies),
+                [p[1] for p in pairs],
+                create_graph=create_graph,
+                allow_unused=True,
+            )
         else:
             res = (None,) * len(outs)
     res = _fill_none(res, outs, strict, "jvp", "output")
@@ -182,8 +194,14 @@ def _jacobian_rows(out, args, create_graph, strict):
         onehot[j] = 1
         gs = (None,) * len(args)
         if out._tapes:
-            gs = _grad([out], list(args), [_wrap(onehot.reshape(out.shape))],
-                       retain_graph=True, create_graph=create_graph, allow_unused=True)
+            gs = _grad(
+                [out],
+                list(args),
+                [_wrap(onehot.reshape(out.shape))],
+                retain_graph=True,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
         gs = _fill_none(gs, args, strict, "jacobian", "input")
         for k, g in enumerate(gs):
             rows[k].append(g)
@@ -208,8 +226,9 @@ def _jacobian_rows(out, args, create_graph, strict):
     return result
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(
+    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
+):
     """The Jacobian of `func` at `inputs`.
 
     One input and one output: a tensor of shape `output.shape + input.shape`; a tuple of
@@ -231,8 +250,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return per_out[0] if single_out else tuple(per_out)
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    outer_jacobian_strategy="reverse-mode",
+):
     """The Hessian of a scalar `func` at `inputs`: shape `input.shape + input.shape`
     (a tuple of tuples for several inputs).
 
@@ -293,23 +318,34 @@ def _second_order(func, inputs, v, create_graph, strict, fn):
             )
         out = outs[0]
         jac = _grad_of([out], args, [_wrap(np.ones_like(out._data))], create_graph=True)
-        live = [(j, a, vi) for j, a, vi in zip(jac, args, vs, strict=True)
-                if j is not None and j._tapes]
+        live = [
+            (j, a, vi) for j, a, vi in zip(jac, args, vs, strict=True) if j is not None and j._tapes
+        ]
         if not live:
             res = (None,) * len(args)
         elif fn == "vhp":
-            res = _grad([x[0] for x in live], list(args), [x[2] for x in live],
-                        create_graph=create_graph, allow_unused=True)
+            res = _grad(
+                [x[0] for x in live],
+                list(args),
+                [x[2] for x in live],
+                create_graph=create_graph,
+                allow_unused=True,
+            )
         else:  # H v = d/du [ (u^T H) v ]: differentiate the vjp of jac again, w.r.t. u
             dummies = [_wrap(np.zeros_like(x[0]._data)).requires_grad_(True) for x in live]
-            back = _grad([x[0] for x in live], list(args), dummies, create_graph=True,
-                         allow_unused=True)
-            pairs = [(b, vi) for b, vi in zip(back, vs, strict=True)
-                     if b is not None and b._tapes]
+            back = _grad(
+                [x[0] for x in live], list(args), dummies, create_graph=True, allow_unused=True
+            )
+            pairs = [(b, vi) for b, vi in zip(back, vs, strict=True) if b is not None and b._tapes]
             gs = (None,) * len(dummies)
             if pairs:
-                gs = _grad([p[0] for p in pairs], dummies, [p[1] for p in pairs],
-                           create_graph=create_graph, allow_unused=True)
+                gs = _grad(
+                    [p[0] for p in pairs],
+                    dummies,
+                    [p[1] for p in pairs],
+                    create_graph=create_graph,
+                    allow_unused=True,
+                )
             by_arg = {id(x[1]): g for x, g in zip(live, gs, strict=True)}
             res = tuple(by_arg.get(id(a)) for a in args)
     res = _fill_none(res, args, strict, fn, "input")

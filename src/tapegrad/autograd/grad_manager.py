@@ -26,6 +26,7 @@ recording, of this manager or of a new one that reuses the bit.
     >>> x.grad
     tensor([2., 4.])
 """
+
 from __future__ import annotations
 
 import itertools
@@ -267,15 +268,22 @@ class GradManager:
         if dy is not None and len(dys) == len(ys):
             dys = [_broadcast_head(t, d) for t, d in zip(ys, dys)]
         # who sees this backward: the managers recording since before this one began
-        later = reduce(or_, (b for b, order in _recording.order.items()
-                             if order >= self._order and b != bit), 0)
+        later = reduce(
+            or_,
+            (b for b, order in _recording.order.items() if order >= self._order and b != bit),
+            0,
+        )
         outer = state.active & ~later & ~bit & ~(AMBIENT | RECORD)
         # a dy that an outer manager tracks: the backward must be differentiable in it
         diff_heads = any(isinstance(d, Tensor) and d._tapes & outer for d in dys)
         # validate every head before anything runs (None: ones, whatever y's shape)
-        all_heads = head_gradients(ys, dys if dy is not None else None,
-                                   create_graph=diff_heads, ones_for_any_shape=True,
-                                   require_graph=False)
+        all_heads = head_gradients(
+            ys,
+            dys if dy is not None else None,
+            create_graph=diff_heads,
+            ones_for_any_shape=True,
+            require_graph=False,
+        )
         roots, heads = [], []
         for t, head in zip(ys, all_heads, strict=True):
             if t._tapes & bit:  # a y that no attached tensor reaches contributes nothing
@@ -294,14 +302,25 @@ class GradManager:
                     # the common case, fastest: the engine adds into the leaves carrying
                     # our bit (exactly the attached ones), after computing every gradient
                     with _HiddenFrom(later):
-                        _engine.run_backward(roots, heads, own_mask=bit, force_add=True,
-                                             retain_graph=shared, create_graph=diff_heads)
+                        _engine.run_backward(
+                            roots,
+                            heads,
+                            own_mask=bit,
+                            force_add=True,
+                            retain_graph=shared,
+                            create_graph=diff_heads,
+                        )
                 else:
                     with _HiddenFrom(later):
-                        grads = _engine.run_backward(roots, heads, own_mask=bit,
-                                                     capture=targets, allow_unused=True,
-                                                     retain_graph=shared,
-                                                     create_graph=diff_heads)
+                        grads = _engine.run_backward(
+                            roots,
+                            heads,
+                            own_mask=bit,
+                            capture=targets,
+                            allow_unused=True,
+                            retain_graph=shared,
+                            create_graph=diff_heads,
+                        )
                         grads = self._callbacks(targets, grads)
                     _accumulate(targets, grads)
         finally:
@@ -352,8 +371,10 @@ class GradManagerGroup:
         more = other._managers if isinstance(other, GradManagerGroup) else [other]
         for m in more:
             if not isinstance(m, GradManager):
-                raise TypeError(f"GradManager | {type(m).__name__}: both sides must be "
-                                "GradManagers (or groups of them)")
+                raise TypeError(
+                    f"GradManager | {type(m).__name__}: both sides must be "
+                    "GradManagers (or groups of them)"
+                )
         return GradManagerGroup(self._managers + [m for m in more if m not in self._managers])
 
     __ror__ = __or__

@@ -4,6 +4,7 @@ Analytical Jacobians come from the engine (one vector-Jacobian product per outpu
 numerical ones from central differences. Run them in float64: float32 rounding swamps the
 differences.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,8 +62,9 @@ def _analytical_jacobians(fn, inputs, wrt):
         for row in range(out._data.size):
             onehot = np.zeros(out._data.size, dtype=out.dtype)
             onehot[row] = 1
-            grads = grad([out], wrt, [_wrap(onehot.reshape(out.shape))], retain_graph=True,
-                         allow_unused=True)
+            grads = grad(
+                [out], wrt, [_wrap(onehot.reshape(out.shape))], retain_graph=True, allow_unused=True
+            )
             for i, g in enumerate(grads):
                 if g is not None:
                     jacs[i][k][row, :] = np.asarray(g._data, dtype=np.float64).ravel()
@@ -104,8 +106,17 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     return True
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  raise_exception=True, seed=0, **_ignored):
+def gradgradcheck(
+    fn,
+    inputs,
+    grad_outputs=None,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    seed=0,
+    **_ignored,
+):
     """Check second derivatives: gradcheck of (inputs, v) -> vjp(fn, inputs, v).
 
     `grad_outputs` (v) default to random float64 tensors that require grad, so the check
@@ -124,13 +135,27 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
 
     def first_derivatives(*args):
         ins, vs = args[:n_in], args[n_in:]
-        pairs = [(o, v) for o, v in zip(_differentiable_outputs(_as_tuple(fn(*ins))), vs)
-                 if o.requires_grad]
+        pairs = [
+            (o, v)
+            for o, v in zip(_differentiable_outputs(_as_tuple(fn(*ins))), vs)
+            if o.requires_grad
+        ]
         if not pairs:
             return ()
-        grads = grad([o for o, _ in pairs], [ins[i] for i in wrt_idx], [v for _, v in pairs],
-                     create_graph=True, allow_unused=True)
+        grads = grad(
+            [o for o, _ in pairs],
+            [ins[i] for i in wrt_idx],
+            [v for _, v in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        first_derivatives,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )

@@ -9,6 +9,7 @@
     >>> print(tg.autograd.graph.to_dot(y, params={"w": w}))
     digraph tapegrad { ... }
 """
+
 from __future__ import annotations
 
 from ..engine.node import ACCUMULATE, leaf_of
@@ -63,8 +64,7 @@ def to_dot(t, params=None, show_tapes=True) -> str:
         if not isinstance(p, Tensor):
             raise TypeError(f"to_dot: params[{name!r}] is a {type(p).__name__}, not a Tensor")
         names[id(p)] = name
-    lines = ["digraph tapegrad {", '  node [fontname="monospace", fontsize=10];',
-             "  rankdir=BT;"]
+    lines = ["digraph tapegrad {", '  node [fontname="monospace", fontsize=10];', "  rankdir=BT;"]
     ids: dict = {}
 
     def node_id(obj) -> str:
@@ -83,15 +83,17 @@ def to_dot(t, params=None, show_tapes=True) -> str:
             raise TypeError(f"to_dot: element {i} is a {type(r).__name__}, not a Tensor")
         rid = f"out{i}"
         label = f"output {_shape(r.shape)}\n{r.dtype}"
-        lines.append(f"  {rid} [label={_q(label)}, shape=box, style=filled, "
-                     'fillcolor="darkolivegreen1"];')
+        lines.append(
+            f'  {rid} [label={_q(label)}, shape=box, style=filled, fillcolor="darkolivegreen1"];'
+        )
         if r.grad_fn is not None:
             lines.append(f"  {node_id(r.grad_fn)} -> {rid};")
             stack.append(r.grad_fn)
         elif r._tapes:  # a leaf drawn as itself
             leaf_label = _leaf_label(r, names) + tapes_line(r._tapes)
-            lines.append(f"  leaf{i} [label={_q(leaf_label)}, style=filled, "
-                         'fillcolor="lightblue"];')
+            lines.append(
+                f'  leaf{i} [label={_q(leaf_label)}, style=filled, fillcolor="lightblue"];'
+            )
             lines.append(f"  leaf{i} -> {rid};")
 
     while stack:  # iterative: graphs can be very deep
@@ -105,7 +107,7 @@ def to_dot(t, params=None, show_tapes=True) -> str:
             label = _leaf_label(leaf, names) if leaf is not None else "(freed leaf)"
             if leaf is not None:
                 label += tapes_line(leaf._tapes)
-            lines.append(f"  {nid} [label={_q(label)}, style=filled, fillcolor=\"lightblue\"];")
+            lines.append(f'  {nid} [label={_q(label)}, style=filled, fillcolor="lightblue"];')
             continue
         label = node.name() + tapes_line(node.tapes)
         lines.append(f"  {nid} [label={_q(label)}, shape=box];")

@@ -20,6 +20,7 @@ mistake raises one exception type with one message, whichever of them was called
     ...     print(str(e).split(";")[0])
     Mismatch in shape: gradient 0 has shape (2,) but tensor 0 has shape (3,)
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -34,9 +35,14 @@ from ..tensor import Tensor, _wrap
 __all__ = ["head_gradients"]
 
 
-def head_gradients(roots: Sequence[Any], grads: Sequence[Any] | None, *,
-                   create_graph: bool = False, ones_for_any_shape: bool = False,
-                   require_graph: bool = True) -> list[Any]:
+def head_gradients(
+    roots: Sequence[Any],
+    grads: Sequence[Any] | None,
+    *,
+    create_graph: bool = False,
+    ones_for_any_shape: bool = False,
+    require_graph: bool = True,
+) -> list[Any]:
     """Validated head gradients, one per root, all checked before any is returned.
 
     Args:
@@ -56,12 +62,15 @@ def head_gradients(roots: Sequence[Any], grads: Sequence[Any] | None, *,
             f"got {len(roots)} tensors but {len(grads)} gradients; pass one gradient per "
             "tensor (None for ones)"
         )
-    return [_head(i, t, g, create_graph, ones_for_any_shape, require_graph)
-            for i, (t, g) in enumerate(zip(roots, grads))]
+    return [
+        _head(i, t, g, create_graph, ones_for_any_shape, require_graph)
+        for i, (t, g) in enumerate(zip(roots, grads))
+    ]
 
 
-def _head(i: int, t: Any, g: Any, create_graph: bool, ones_for_any_shape: bool,
-          require_graph: bool) -> Any:
+def _head(
+    i: int, t: Any, g: Any, create_graph: bool, ones_for_any_shape: bool, require_graph: bool
+) -> Any:
     if not isinstance(t, Tensor):
         raise TypeError(f"backward: tensor {i} is a {type(t).__name__}, not a Tensor")
     if require_graph and not t._tapes & ~FORWARD:  # a dual tensor alone is not in a graph

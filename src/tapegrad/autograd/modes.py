@@ -12,6 +12,7 @@ and bare `@no_grad`. The one documented exception, kept for PyTorch users:
     >>> y.requires_grad
     False
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,7 +22,11 @@ import threading
 from ..engine.state import AMBIENT, FORWARD, ModeScope, state
 
 __all__ = [
-    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
     "is_inference_mode_enabled",
 ]
 

@@ -21,6 +21,7 @@ Apache MXNet sets them:
     >>> x.grad
     tensor([ 4.,  8., 12.])
 """
+
 from __future__ import annotations
 
 import threading
@@ -32,8 +33,15 @@ from ..engine.state import AMBIENT, RECORD, ModeScope, state
 from ..tensor import Tensor, _wrap, array_class
 
 __all__ = [
-    "record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-    "set_recording", "set_training", "mark_variables",
+    "record",
+    "pause",
+    "train_mode",
+    "predict_mode",
+    "is_recording",
+    "is_training",
+    "set_recording",
+    "set_training",
+    "mark_variables",
 ]
 
 GRAD_REQS = ("write", "add", "null")
@@ -239,4 +247,3 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
             )
     for v, g, req in zip(variables, gradients, reqs, strict=True):
         _mark(v, g, req)
-

@@ -8,6 +8,7 @@ Each facade maps names and sets defaults on the one engine; a name it does not p
 raises an AttributeError that says so. `python -m tapegrad.compat.run mxnet script.py`
 runs an unchanged script. The facades load on first use: importing tapegrad costs nothing.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -18,5 +19,6 @@ __all__ = ["mxnet", "megengine", "torch", "alias"]
 def __getattr__(name: str):
     if name in __all__:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}; the facades are "
-                         f"{', '.join(__all__[:3])}")
+    raise AttributeError(
+        f"module {__name__!r} has no attribute {name!r}; the facades are {', '.join(__all__[:3])}"
+    )

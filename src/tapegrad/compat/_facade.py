@@ -10,6 +10,7 @@ there is no silent fallback to a similarly named core function.
     >>> HINTS = {"waitall": "tapegrad runs eagerly: there is nothing to wait for"}
     >>> __getattr__ = facade_getattr(__name__, "the MXNet facade (mx.np)", ALIASES, HINTS)
 """
+
 from __future__ import annotations
 import __future__
 
@@ -77,8 +78,14 @@ def returns(cls: type):
     return lambda fn: returning(cls, fn)
 
 
-def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | None = None,
-                   array_class: type | None = None, creating: tuple = ()):
+def facade_getattr(
+    module_name: str,
+    facade: str,
+    aliases: dict,
+    hints: dict | None = None,
+    array_class: type | None = None,
+    creating: tuple = (),
+):
     """A module `__getattr__` resolving `aliases` lazily and refusing everything else.
 
     An alias is the core object itself, except the names in `creating` (core functions
@@ -107,8 +114,14 @@ def facade_getattr(module_name: str, facade: str, aliases: dict, hints: dict | N
     return __getattr__
 
 
-def forward_getattr(module_name: str, facade: str, target: str, deny: dict | None = None,
-                    aliases: dict | None = None, hints: dict | None = None):
+def forward_getattr(
+    module_name: str,
+    facade: str,
+    target: str,
+    deny: dict | None = None,
+    aliases: dict | None = None,
+    hints: dict | None = None,
+):
     """A module `__getattr__` for a facade whose names ARE the core's (the torch facade):
     a public attribute of the core module `target` is returned, except the names in `deny`
     (tapegrad-only names; their value is the hint), and `aliases` resolve as above.

@@ -7,6 +7,7 @@
 only, `pad` takes NumPy's `pad_width`. Shared by the MXNet and MegEngine facades; the
 results have the class of their inputs (the dispatcher's rule).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,8 +75,8 @@ def repeat_elements(a, repeats, axis=None):
     r = int(repeats)
     shape = a.shape
     expanded = tg.unsqueeze(a, axis + 1)
-    target = shape[: axis + 1] + (r,) + shape[axis + 1:]
-    out_shape = shape[:axis] + (shape[axis] * r,) + shape[axis + 1:]
+    target = shape[: axis + 1] + (r,) + shape[axis + 1 :]
+    out_shape = shape[:axis] + (shape[axis] * r,) + shape[axis + 1 :]
     return tg.reshape(tg.broadcast_to(expanded, target), out_shape)
 
 

@@ -9,6 +9,7 @@
 covers submodules (`from mxnet.gluon.nn import Dense`) and is process-wide: do not install
 it next to the real framework in one interpreter.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -38,7 +39,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         # the facade module itself: one object whatever name it is imported under
-        target = self.target + spec.name[len(self.name):]
+        target = self.target + spec.name[len(self.name) :]
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
@@ -86,7 +87,8 @@ def install(*names: str) -> None:
 def uninstall(*names: str) -> None:
     """Remove the aliases (and the modules imported under the framework's name)."""
     for name in names:
-        sys.meta_path[:] = [f for f in sys.meta_path
-                            if not (isinstance(f, _AliasFinder) and f.name == name)]
+        sys.meta_path[:] = [
+            f for f in sys.meta_path if not (isinstance(f, _AliasFinder) and f.name == name)
+        ]
         for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[mod]

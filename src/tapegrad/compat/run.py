@@ -1,8 +1,9 @@
 """Run a script written for MXNet, MegEngine or PyTorch on tapegrad, unchanged.
 
-    python -m tapegrad.compat.run mxnet train.py [args...]
-    python -m tapegrad.compat.run mxnet,torch script.py
+python -m tapegrad.compat.run mxnet train.py [args...]
+python -m tapegrad.compat.run mxnet,torch script.py
 """
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,11 @@ from .alias import FACADES, install
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 2:
-        print(f"usage: python -m tapegrad.compat.run {{{'|'.join(FACADES)}}}[,...] script.py "
-              "[args...]", file=sys.stderr)
+        print(
+            f"usage: python -m tapegrad.compat.run {{{'|'.join(FACADES)}}}[,...] script.py "
+            "[args...]",
+            file=sys.stderr,
+        )
         return 2
     names, script, rest = argv[0].split(","), argv[1], argv[2:]
     install(*names)

@@ -4,6 +4,7 @@ Modules: `hook` (the dispatcher's tracing bit), `tracing` (the trace), `program`
 generated from it), `replay` (the compiled call and its graph node), `discovery`
 (parameters a function reads), `api` (`compile`, the cache, the eager fallbacks).
 """
+
 from __future__ import annotations
 
 from .hook import TRACING

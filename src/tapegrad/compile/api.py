@@ -1,14 +1,15 @@
 """`tg.compile`: trace a function once per signature, then replay it as array code.
 
-    >>> import tapegrad as tg
-    >>> @tg.compile
-    ... def f(x):
-    ...     return (x * 2.0).tanh().sum()
-    >>> x = tg.tensor([0.5, 1.0], requires_grad=True)
-    >>> f(x).backward()   # first call: traced (eager); later calls replay
-    >>> f.cache_info().misses
-    1
+>>> import tapegrad as tg
+>>> @tg.compile
+... def f(x):
+...     return (x * 2.0).tanh().sum()
+>>> x = tg.tensor([0.5, 1.0], requires_grad=True)
+>>> f(x).backward()   # first call: traced (eager); later calls replay
+>>> f.cache_info().misses
+1
 """
+
 from __future__ import annotations
 
 import functools
@@ -141,16 +142,26 @@ class CompiledFunction:
             program.verified = True
             return result
         self._hits -= 1
-        self._go_eager("its replay differs from eager on new inputs (a value it computes "
-                       "outside tapegrad's ops, from raw arrays, was taken for a constant)", key)
+        self._go_eager(
+            "its replay differs from eager on new inputs (a value it computes "
+            "outside tapegrad's ops, from raw arrays, was taken for a constant)",
+            key,
+        )
         return self._fn(*args, **kwargs)
 
     def _key(self, args, kwargs, leaves):
         key = [_key_of(a, leaves) for a in args]
         if kwargs:
             key.append(tuple((k, _key_of(v, leaves)) for k, v in kwargs.items()))
-        key.append((state.active, state.training, state.inference, state.anomaly,
-                    dtypes.get_default_dtype()))
+        key.append(
+            (
+                state.active,
+                state.training,
+                state.inference,
+                state.anomaly,
+                dtypes.get_default_dtype(),
+            )
+        )
         if self._found is not None:  # the modules' modes, the found tensors' tapes
             key.append(tuple(m.training for m in self._found[0]))
             key.append(tuple(t._tapes for t in self._found[1]))
@@ -163,8 +174,10 @@ class CompiledFunction:
         """Run eagerly from now on (key None), or for this signature only (key given)."""
         name = getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
         if self._fullgraph:
-            raise RuntimeError(f"tg.compile(fullgraph=True): {name} can't be replayed: {reason}. "
-                               "Pass fullgraph=False to run it eagerly instead.")
+            raise RuntimeError(
+                f"tg.compile(fullgraph=True): {name} can't be replayed: {reason}. "
+                "Pass fullgraph=False to run it eagerly instead."
+            )
         with self._lock:
             if key is None:
                 self._eager_reason = reason
@@ -175,8 +188,9 @@ class CompiledFunction:
             return
         self._warned.add(reason)
         scope = "from now on" if key is None else "for these argument types and modes"
-        warnings.warn(f"tg.compile: {name} runs eagerly {scope}: {reason}",
-                      CompileWarning, stacklevel=4)
+        warnings.warn(
+            f"tg.compile: {name} runs eagerly {scope}: {reason}", CompileWarning, stacklevel=4
+        )
 
     def _store(self, key, entry) -> None:
         self._cache[key] = entry
@@ -213,8 +227,9 @@ class CompiledFunction:
         if not is_step:
             step.check_untouched(trace)
         reason = trace.problem or (step.step_problem(trace) if is_step else None)
-        if reason is None and any(i.node is not None and (i.node.hooks or i.node.retained)
-                                  for i in trace.instrs):
+        if reason is None and any(
+            i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs
+        ):
             reason = "it registers tensor hooks or retain_grad() on tensors inside it"
         if reason is None:
             reason = _side_effects(before, trace, rng_before, *step.explained(trace))
@@ -265,15 +280,21 @@ def _rng_state():
     from .. import random
 
     rng = getattr(random._local, "rng", None)
-    return (None if rng is None else rng.bit_generator.state, np.random.get_state()[1].sum(),
-            np.random.get_state()[2])
+    return (
+        None if rng is None else rng.bit_generator.state,
+        np.random.get_state()[1].sum(),
+        np.random.get_state()[2],
+    )
 
 
-_IN_PLACE = ("it changes a tensor in place other than through an optimizer's step() or a "
-             "BatchNorm layer (an in-place op, a write into .data), which a replay would not "
-             "repeat")
-_GRADIENTS = ("it writes gradients other than through backward() on a result it computed "
-              "and zero_grad()")
+_IN_PLACE = (
+    "it changes a tensor in place other than through an optimizer's step() or a "
+    "BatchNorm layer (an in-place op, a write into .data), which a replay would not "
+    "repeat"
+)
+_GRADIENTS = (
+    "it writes gradients other than through backward() on a result it computed and zero_grad()"
+)
 
 
 def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -> str | None:
@@ -283,14 +304,16 @@ def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -
         if t._version != version and id(t) not in stepped:
             return _IN_PLACE
         if id(t) not in graded and (
-                t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))):
+            t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))
+        ):
             return _GRADIENTS
     for kind, value, version in zip(trace.kinds, trace.values, trace.versions, strict=True):
         if kind != CONST and value._version != version and id(value) not in stepped:
             return _IN_PLACE
     for t, g, g_data in trace.external_grads:
         if id(t) not in graded and (
-                t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))):
+            t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))
+        ):
             return _GRADIENTS
     if _rng_state() != rng_before:
         return "it draws random numbers (dropout in training mode, tg.randn, ...)"
@@ -304,8 +327,10 @@ def _unreplayable_outputs(trace: Trace, result) -> str | None:
     split(result, tensors)
     for t in tensors:
         if id(t) not in trace._slot_of:
-            return ("it returns a tensor made outside tapegrad's op table (from raw arrays), "
-                    "which a replay could not recompute")
+            return (
+                "it returns a tensor made outside tapegrad's op table (from raw arrays), "
+                "which a replay could not recompute"
+            )
     return None
 
 

@@ -1,6 +1,7 @@
 """Which tensors a function reads without taking them as arguments (parameters, buffers,
 optimizer state), found from the function itself: a Module, a bound method of one, the
 objects its closure holds and the globals it names, one level into plain functions."""
+
 from __future__ import annotations
 
 import types

@@ -7,6 +7,7 @@ Python part is recorded as an *effect*: a pseudo-instruction of the forward prog
 redoes it. `momentum=None` (a cumulative average) reads the counter into the op's momentum,
 which a replay would not recompute; such a layer keeps the function eager.
 """
+
 from __future__ import annotations
 
 from ..engine.versions import bump_version
@@ -41,12 +42,18 @@ def _wrapped_batch_norm(original):
 
     def forward(self, input):
         trace = hook.local.trace
-        if (trace is None or trace.in_call or not self.is_training_now
-                or not self.track_running_stats):
+        if (
+            trace is None
+            or trace.in_call
+            or not self.is_training_now
+            or not self.track_running_stats
+        ):
             return original(self, input)
         if self.momentum is None:
-            trace.fail("a BatchNorm with momentum=None (a cumulative average) reads its batch "
-                       "count as the momentum, which a replay would not recompute")
+            trace.fail(
+                "a BatchNorm with momentum=None (a cumulative average) reads its batch "
+                "count as the momentum, which a replay would not recompute"
+            )
             return original(self, input)
         _untouched_since_last_event(trace)  # what happened before this is checked as usual
         trace.in_batch_norm += 1

@@ -5,6 +5,7 @@ never in `state.active`, so nothing records on it; it only makes the dispatcher'
 `if mask:` branch (taken anyway for tensors that require grad) call `traced_call`, which runs
 the op as usual and appends it to the trace. Eager code that traces nothing pays nothing.
 """
+
 from __future__ import annotations
 
 import threading
@@ -26,8 +27,15 @@ class _Local(threading.local):
 local = _Local()
 
 
-def traced_call(op: Any, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int,
-                xp: Any, cls: type[Tensor]) -> Tensor:
+def traced_call(
+    op: Any,
+    args: tuple[Any, ...],
+    params: dict[str, Any],
+    out: Any,
+    mask: int,
+    xp: Any,
+    cls: type[Tensor],
+) -> Tensor:
     """Finish the op call the dispatcher started (`out` is its forward's result): record it
     on the tapes that are active as eager would, then append it to this thread's trace."""
     from ..ops import registry  # the hook sits below the op table; import it when first used

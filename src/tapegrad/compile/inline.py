@@ -7,16 +7,24 @@ on the traced arrays it must give an array of the traced dtype, bit for bit the 
 gave, or the op keeps its call. So this table can only ever make a program faster, never
 different; the derivative rules are not touched.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 ENABLED = True  # bench/compile_bench.py measures the program with and without it
 
-_OPERATORS = {"mul": "{0} * {1}", "add": "{0} + {1}", "sub": "{0} - {1}", "div": "{0} / {1}",
-              "neg": "-{0}"}
-_UFUNCS = {name: getattr(np, name) for name in
-           ("exp", "sin", "cos", "tanh", "log", "sqrt", "log1p", "expm1")}
+_OPERATORS = {
+    "mul": "{0} * {1}",
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "div": "{0} / {1}",
+    "neg": "-{0}",
+}
+_UFUNCS = {
+    name: getattr(np, name)
+    for name in ("exp", "sin", "cos", "tanh", "log", "sqrt", "log1p", "expm1")
+}
 
 
 def expression(instr, args: list[str], arrays: list, final: np.ndarray, bind) -> str | None:
@@ -42,8 +50,11 @@ def expression(instr, args: list[str], arrays: list, final: np.ndarray, bind) ->
         scope[ufunc_name] = _UFUNCS[name]
     with np.errstate(all="ignore"):  # the op ran on these values already; only compare
         value = eval(template.format(*scope), scope)  # noqa: S307 - our own template
-    if (type(value) is not np.ndarray or value.dtype != final.dtype
-            or value.shape != final.shape
-            or not np.array_equal(value, final, equal_nan=final.dtype.kind in "fc")):
+    if (
+        type(value) is not np.ndarray
+        or value.dtype != final.dtype
+        or value.shape != final.shape
+        or not np.array_equal(value, final, equal_nan=final.dtype.kind in "fc")
+    ):
         return None
     return template.format(*args)

@@ -7,6 +7,7 @@ broadcast gradients, cast to the input's dtype, add a second gradient *after* th
 so both run exactly the floating-point operations eager runs. Slots become local
 variables; ops, parameters and constants become default arguments (local lookups).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,7 @@ class _Env(dict):
 def _arrays_of(trace: Trace, slots) -> list:
     from ..tensor import Tensor
 
-    return [v._data if isinstance(v, Tensor) else v
-            for v in (trace.values[s] for s in slots)]
+    return [v._data if isinstance(v, Tensor) else v for v in (trace.values[s] for s in slots)]
 
 
 _RERUN_LIMIT = 4096  # elements: above it a forward is not run again, its result is checked
@@ -55,8 +55,10 @@ def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
         ndarray = env.bind("T", np.ndarray)
         lines = [f"    if type({var}) is not {ndarray}: {var} = {env.bind('A', np.asarray)}({var})"]
         if final.dtype != _F64:
-            lines.append(f"    if {var}.dtype == {env.bind('D', _F64)}: "
-                         f"{var} = {var}.astype({env.bind('D', final.dtype)})")
+            lines.append(
+                f"    if {var}.dtype == {env.bind('D', _F64)}: "
+                f"{var} = {var}.astype({env.bind('D', final.dtype)})"
+            )
         return lines
     raw = instr.op.forward(instr.xp, *arrays, **instr.params)
     lines = []
@@ -72,8 +74,10 @@ def _call(env: _Env, fn, first: str, args: list[str], params: dict, slots=None) 
     """`fn(first, *args, **params)`; parameters in `slots` (name -> slot) are read from
     slot variables (an array parameter that is a traced tensor's storage)."""
     slots = slots or {}
-    kw = "".join(f", {k}=v{slots[k]}" if k in slots else f", {k}={env.bind('K', v)}"
-                 for k, v in params.items())
+    kw = "".join(
+        f", {k}=v{slots[k]}" if k in slots else f", {k}={env.bind('K', v)}"
+        for k, v in params.items()
+    )
     return f"{env.bind('F', fn)}({first}{''.join(', ' + a for a in args)}{kw})"
 
 
@@ -145,13 +149,15 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
             body.append(f"    {env.bind('E', instr.op.forward)}(None)")
             continue
         args = [_slot_name(trace, env, s) for s in instr.ins]
-        inlined = inline.expression(instr, args, _arrays_of(trace, instr.ins),
-                                    trace.values[instr.out]._data, env.bind)
+        inlined = inline.expression(
+            instr, args, _arrays_of(trace, instr.ins), trace.values[instr.out]._data, env.bind
+        )
         if inlined is not None:
             body.append(f"    {var} = {inlined}")
             continue
-        call = _call(env, instr.op.forward, env.bind("X", instr.xp), args, instr.params,
-                     instr.param_slots)
+        call = _call(
+            env, instr.op.forward, env.bind("X", instr.xp), args, instr.params, instr.param_slots
+        )
         body.append(f"    {var} = {call}")
         body.extend(_conversion(trace, instr, env, var))
     outs = "".join(f"v{s}, " for s in outputs)
@@ -160,8 +166,15 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     return _define("forward", [f"v{s}" for s in boundary], body, env)
 
 
-def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: list[int], ns,
-                   keep: set | None = None, fired: set | None = None):
+def build_backward(
+    trace: Trace,
+    order: list,
+    diff_outputs: list[int],
+    wanted: list[int],
+    ns,
+    keep: set | None = None,
+    fired: set | None = None,
+):
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
     of the trace is intact: a GradManager's backward releases it).
@@ -212,14 +225,20 @@ def build_backward(trace: Trace, order: list, diff_outputs: list[int], wanted: l
                 continue
             data = trace.values[slot]._data
             body += [f"        t = r[{j}]", "        if t is not None:"]
-            for test, fix in (("t.shape != {S}", "{X}.sum_to(t, {S})"),
-                              ("t.dtype != {D}", "t.astype({D})")):
+            for test, fix in (
+                ("t.shape != {S}", "{X}.sum_to(t, {S})"),
+                ("t.dtype != {D}", "t.astype({D})"),
+            ):
                 if keep is None or check in keep:
-                    names = {"S": env.bind("S", data.shape), "D": env.bind("D", data.dtype),
-                             "X": xp}
+                    names = {
+                        "S": env.bind("S", data.shape),
+                        "D": env.bind("D", data.dtype),
+                        "X": xp,
+                    }
                     mark = f"{note}.add({check}); " if note else ""
-                    body.append(f"            if {test.format(**names)}: "
-                                f"{mark}t = {fix.format(**names)}")
+                    body.append(
+                        f"            if {test.format(**names)}: {mark}t = {fix.format(**names)}"
+                    )
                 check += 1
             if deposits[slot] == 1:  # its only gradient: nothing to add it to
                 body.append(f"            g{slot} = t")

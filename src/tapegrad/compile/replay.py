@@ -1,5 +1,6 @@
 """A compiled program for one signature: replay its forward, and the one graph node whose
 backward replays the traced backward (or, for higher order, runs `fn` eagerly again)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,8 +34,16 @@ def _skeleton(trace: Trace) -> Trace:
     for instr in trace.instrs:
         instr.node = None  # the order and the edges were taken from it already
     values = [_TensorMeta(v) if isinstance(v, Tensor) else v for v in trace.values]
-    return dataclasses.replace(trace, values=values, _slot_of={}, _marked={}, _storage={},
-                               external_grads=[], watched=[], last_print=None)
+    return dataclasses.replace(
+        trace,
+        values=values,
+        _slot_of={},
+        _marked={},
+        _storage={},
+        external_grads=[],
+        watched=[],
+        last_print=None,
+    )
 
 
 class _Leaf:
@@ -151,25 +160,31 @@ class Program:
             self._fired: set = set()
             order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
-                trace, order, diff, self.wanted, ns, fired=self._fired)
+                trace, order, diff, self.wanted, ns, fired=self._fired
+            )
             self._lean_args = (_skeleton(trace), order, diff, self.wanted, ns)
-            self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype)
-                          for s in diff]
+            self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype) for s in diff]
         saved_positions = {s: k for k, s in enumerate(reads)}
         self.reads = reads
         self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
         self._saved_positions = saved_positions
         self.boundary = boundary
         # where each wanted input lives at call time: argument position or external tensor
-        self.wanted_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
-                            else ("ext", trace.values[s]) for s in self.wanted]
-        self.input_from = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
-                           else ("ext", trace.values[s]) for s in boundary]
+        self.wanted_from = [
+            ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
+            for s in self.wanted
+        ]
+        self.input_from = [
+            ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
+            for s in boundary
+        ]
         self.n_ops = len(trace.instrs)
         self.verified = False  # its first replay is compared with eager (api.py)
         # outputs that are inputs: resolved once to (kind, where) instead of per call
-        self.outputs = [(*self.input_from[boundary.index(spec[1])],) if spec[0] == "in"
-                        else spec for spec in self.outputs]
+        self.outputs = [
+            (*self.input_from[boundary.index(spec[1])],) if spec[0] == "in" else spec
+            for spec in self.outputs
+        ]
 
     def run(self, leaves: list, args, kwargs):
         arrays = [leaves[p]._data for p in self.arg_positions]
@@ -200,8 +215,9 @@ class Program:
     def specialize(self) -> None:
         """After a first backward: the same program with only the fix-ups that fired."""
         trace, order, diff, wanted, ns = self._lean_args
-        self.lean, reads, self.lean_source = build_backward(trace, order, diff, wanted, ns,
-                                                            keep=set(self._fired))
+        self.lean, reads, self.lean_source = build_backward(
+            trace, order, diff, wanted, ns, keep=set(self._fired)
+        )
         assert reads == self.reads, "the lean backward must read what the forward saves"
         self._lean_args = None  # the trace is no longer needed
 
@@ -225,12 +241,17 @@ class Program:
         gs = (g,) if self.n_out == 1 else tuple(g)
         outs, heads, seen = [], [], set()
         for spec, t in zip(self.outputs, tensors, strict=True):
-            if spec[0] == "op" and spec[4] is not None and gs[spec[4]] is not None \
-                    and id(t) not in seen:
+            if (
+                spec[0] == "op"
+                and spec[4] is not None
+                and gs[spec[4]] is not None
+                and id(t) not in seen
+            ):
                 seen.add(id(t))
                 outs.append(t)
                 heads.append(gs[spec[4]])
         if not outs:
             return tuple(None for _ in call.inputs)
-        return tuple(grad(outs, call.inputs, grad_outputs=heads, create_graph=True,
-                          allow_unused=True))
+        return tuple(
+            grad(outs, call.inputs, grad_outputs=heads, create_graph=True, allow_unused=True)
+        )

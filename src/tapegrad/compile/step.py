@@ -9,6 +9,7 @@ The optimizer and zero_grad calls run their own code on arrays at replay, so par
 and optimizer state change exactly as in eager. Anything else (GradManager, create_graph,
 explicit head gradients, ops after the backward) leaves the step eager.
 """
+
 from __future__ import annotations
 
 import threading
@@ -37,20 +38,29 @@ def _note_backward(trace: Trace, roots, grads, options) -> None:
     (taken now: the engine frees saved values as it goes)."""
     if trace.backward is not None:
         return trace.fail("it calls backward() twice")
-    unsupported = {k for k, v in options.items()
-                   if k not in ("own_mask", "retain_graph", "create_graph", "write_only")
-                   or (k == "create_graph" and v) or (k == "write_only" and v is not None)}
+    unsupported = {
+        k
+        for k, v in options.items()
+        if k not in ("own_mask", "retain_graph", "create_graph", "write_only")
+        or (k == "create_graph" and v)
+        or (k == "write_only" and v is not None)
+    }
     if options.get("own_mask") != _OWN or unsupported:
-        return trace.fail("its backward() is of a kind not replayed (create_graph, inputs=, "
-                          "a GradManager)")
+        return trace.fail(
+            "its backward() is of a kind not replayed (create_graph, inputs=, a GradManager)"
+        )
     heads = []
     for root, g in zip(roots, grads, strict=True):
         g = g._data if isinstance(g, Tensor) else g
         slot = trace._slot_of.get(id(root))
         if slot is None or trace.kinds[slot] != OP or root.grad_fn is None:
             return trace.fail("it calls backward() on a tensor the trace did not compute")
-        if (type(g) is not np.ndarray or g.shape != root.shape or g.dtype != root.dtype
-                or not np.all(g == 1)):
+        if (
+            type(g) is not np.ndarray
+            or g.shape != root.shape
+            or g.dtype != root.dtype
+            or not np.all(g == 1)
+        ):
             return trace.fail("its backward() has a head gradient other than ones")
         heads.append((slot, g.shape, g.dtype))
     from ..engine.backward import _order
@@ -80,13 +90,15 @@ def fingerprint(trace: Trace) -> list:
     the arguments, the tensors found in `fn`, the externals seen so far. (Values too: code
     may write into an array without bumping the version.)"""
     tensors = {id(t): t for t in trace.watched}
-    tensors.update((id(v), v) for k, v in zip(trace.kinds, trace.values, strict=True)
-                   if k == EXTERNAL)
+    tensors.update(
+        (id(v), v) for k, v in zip(trace.kinds, trace.values, strict=True) if k == EXTERNAL
+    )
     out = []
     for t in tensors.values():
         g = t._grad
-        out.append((t, t._version, t._data, t._data.copy(), g,
-                    None if g is None else g._data.copy()))
+        out.append(
+            (t, t._version, t._data, t._data.copy(), g, None if g is None else g._data.copy())
+        )
     return out
 
 
@@ -103,11 +115,18 @@ def check_untouched(trace: Trace) -> None:
 
 def _untouched_since_last_event(trace: Trace) -> None:
     for t, version, array, values, g, data in trace.last_print or ():
-        if t._version != version or t._data is not array or not _same(array, values) \
-                or t._grad is not g or (g is not None and not _same(g._data, data)):
-            trace.fail("it changes a tensor in place or a .grad outside backward(), step() "
-                       "and zero_grad() (gradient clipping, an in-place op, a write into "
-                       ".data), which a replay would not repeat")
+        if (
+            t._version != version
+            or t._data is not array
+            or not _same(array, values)
+            or t._grad is not g
+            or (g is not None and not _same(g._data, data))
+        ):
+            trace.fail(
+                "it changes a tensor in place or a .grad outside backward(), step() "
+                "and zero_grad() (gradient clipping, an in-place op, a write into "
+                ".data), which a replay would not repeat"
+            )
             return
 
 
@@ -159,9 +178,13 @@ def _targets():
     from ..optim.optimizer import Optimizer
     from . import effects
 
-    return [(engine_api, "run_backward", _wrapped_backward), (Optimizer, "step", _wrapped_call),
-            (Optimizer, "zero_grad", _wrapped_call), (Module, "zero_grad", _wrapped_call),
-            *effects.targets()]
+    return [
+        (engine_api, "run_backward", _wrapped_backward),
+        (Optimizer, "step", _wrapped_call),
+        (Optimizer, "zero_grad", _wrapped_call),
+        (Module, "zero_grad", _wrapped_call),
+        *effects.targets(),
+    ]
 
 
 class step_guard:
@@ -198,8 +221,11 @@ def explained(trace: Trace) -> tuple[set, set]:
 
     versions, grads = effects.explained(trace), set()
     for _, _, fn, obj, _, _ in trace.calls:
-        params = (list(obj.parameters()) if isinstance(obj, Module) else
-                  [p for g in obj.param_groups for p in g["params"]])
+        params = (
+            list(obj.parameters())
+            if isinstance(obj, Module)
+            else [p for g in obj.param_groups for p in g["params"]]
+        )
         if isinstance(obj, Optimizer) and fn.__name__ == "step":
             versions.update(id(p) for p in params)
         grads.update(id(p) for p in params)
@@ -238,10 +264,13 @@ class StepProgram:
         roots = [slot for slot, _, _ in event.heads]
         self.heads = [(shape, dtype) for _, shape, dtype in event.heads]
         wanted = [trace._slot_of[id(t)] for t in event.leaves]
-        self.leaves = [("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG
-                       else ("ext", trace.values[s]) for s in wanted]
+        self.leaves = [
+            ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
+            for s in wanted
+        ]
         self.backward, reads, self.backward_source = build_backward(
-            trace, event.order, roots, wanted, ns)
+            trace, event.order, roots, wanted, ns
+        )
         slots = [trace._slot_of[id(t)] for t in tensors]
         op_outputs = list(dict.fromkeys(s for s in slots if trace.kinds[s] == OP))
         self.outputs = []  # per output tensor: where its value comes from at a replay

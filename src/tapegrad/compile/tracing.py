@@ -5,6 +5,7 @@ call (a parameter), a Python constant, or the output of one traced op. The trace
 notes why it cannot be replayed faithfully (a value read, random numbers drawn, a tensor
 changed in place, a gradient written), in which case `tg.compile` runs `fn` eagerly.
 """
+
 from __future__ import annotations
 
 import sys
@@ -110,8 +111,10 @@ class Trace:
         if a._tapes & TRACING and id(a) not in self._marked:
             self.fail("it changes a traced tensor in place (a shadow of it reached an op)")
         elif a.grad_fn is not None and id(a) not in self._marked:
-            self.fail("a tensor with a graph that tapegrad's op table did not make (a custom "
-                      "Function, or an outside value) reached an op")
+            self.fail(
+                "a tensor with a graph that tapegrad's op table did not make (a custom "
+                "Function, or an outside value) reached an op"
+            )
         slot = self._slot_of[id(a)] = self._new_slot(EXTERNAL, a)
         self._storage.setdefault(id(a._data), a)
         g = a._grad
@@ -133,10 +136,16 @@ class Trace:
     def append(self, op, args, params, result: Tensor) -> None:
         if self.in_call:
             self.fail(f"op {op.name} ran inside backward() or an optimizer call")
-        if (op.name == "batch_norm" and params.get("running_mean") is not None
-                and params.get("training") and not self.in_batch_norm):
-            self.fail("batch norm statistics are updated outside a tapegrad BatchNorm layer "
-                      "(whose bookkeeping a replay would not redo)")
+        if (
+            op.name == "batch_norm"
+            and params.get("running_mean") is not None
+            and params.get("training")
+            and not self.in_batch_norm
+        ):
+            self.fail(
+                "batch norm statistics are updated outside a tapegrad BatchNorm layer "
+                "(whose bookkeeping a replay would not redo)"
+            )
         ins = tuple(self.slot_of(a) for a in args)
         param_slots = self._param_slots(params) if params else {}
         out = self._slot_of[id(result)] = self._new_slot(OP, result)
@@ -173,8 +182,17 @@ class Trace:
 
 
 # ---------------------------------------------------------------- value reads
-_READS = ("item", "tolist", "numpy", "asnumpy", "__bool__", "__float__", "__int__",
-          "__index__", "__array__")
+_READS = (
+    "item",
+    "tolist",
+    "numpy",
+    "asnumpy",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__array__",
+)
 _guard_lock = threading.Lock()
 _guard_depth = 0
 _originals: dict = {}
@@ -198,10 +216,15 @@ def _caller_line() -> str:
 def _guarded(name, original):
     def read(self, *args, **kwargs):
         trace = hook.local.trace
-        if (trace is not None and self._tapes & TRACING and trace.value_read is None
-                and not trace.in_call):
-            trace.value_read = (f"it reads a tensor's value (.{name.strip('_')}()) at "
-                                f"{_caller_line()}")
+        if (
+            trace is not None
+            and self._tapes & TRACING
+            and trace.value_read is None
+            and not trace.in_call
+        ):
+            trace.value_read = (
+                f"it reads a tensor's value (.{name.strip('_')}()) at {_caller_line()}"
+            )
         return original(self, *args, **kwargs)
 
     read.__name__ = name
@@ -263,9 +286,12 @@ class value_read_guard:
                     if original is not None:
                         _originals[name] = original
                         setattr(Tensor, name, _guarded(name, original))
-                for name, wrap in (("requires_grad", _requires_grad_ignoring_trace),
-                                   ("detach", _detach_traced), ("data", _data_traced),
-                                   ("grad", _grad_read_noticed)):
+                for name, wrap in (
+                    ("requires_grad", _requires_grad_ignoring_trace),
+                    ("detach", _detach_traced),
+                    ("data", _data_traced),
+                    ("grad", _grad_read_noticed),
+                ):
                     original = Tensor.__dict__[name]
                     _originals[name] = original
                     setattr(Tensor, name, wrap(original))

@@ -1,5 +1,6 @@
 """How a list of samples becomes a batch (`default_collate`), and how one sample becomes
 tensors when automatic batching is off (`default_convert`, `batch_size=None`)."""
+
 from __future__ import annotations
 
 import numpy as np

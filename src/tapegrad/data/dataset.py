@@ -1,5 +1,6 @@
 """Datasets: the map-style and iterable protocols, TensorDataset, ConcatDataset, Subset and
 random_split."""
+
 from __future__ import annotations
 
 import bisect
@@ -10,8 +11,7 @@ import numpy as np
 from ..random import generator as _thread_generator
 from ..tensor import Tensor, _wrap
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
-           "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
 
 
 class Dataset:
@@ -75,8 +75,9 @@ class TensorDataset(Dataset):
                     f"{n} rows but tensor {i} has {a.shape[0]} (shape {a.shape})"
                 )
         self._arrays = arrays
-        self.tensors = tuple(t if isinstance(t, Tensor) else _wrap(a)
-                             for t, a in zip(tensors, arrays, strict=True))
+        self.tensors = tuple(
+            t if isinstance(t, Tensor) else _wrap(a) for t, a in zip(tensors, arrays, strict=True)
+        )
 
     def __getitem__(self, index):
         return tuple(_wrap(np.asarray(a[index])) for a in self._arrays)
@@ -171,8 +172,11 @@ def random_split(dataset, lengths, seed=None, generator=None) -> list:
     lengths = list(lengths)
     if not lengths:
         raise ValueError("random_split: lengths is empty")
-    if any(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1.0) \
-            and sum(lengths) <= 1.0 + 1e-9:
+    if (
+        any(isinstance(x, float) for x in lengths)
+        and math.isclose(sum(lengths), 1.0)
+        and sum(lengths) <= 1.0 + 1e-9
+    ):
         if any(x < 0 for x in lengths):
             raise ValueError(f"random_split: fractions must be >= 0, got {lengths}")
         sizes = [int(math.floor(n * f)) for f in lengths]
@@ -193,7 +197,7 @@ def random_split(dataset, lengths, seed=None, generator=None) -> list:
     perm = rng.permutation(n)
     out, start = [], 0
     for k in lengths:
-        out.append(Subset(dataset, perm[start:start + k]))
+        out.append(Subset(dataset, perm[start : start + k]))
         start += k
     return out
 

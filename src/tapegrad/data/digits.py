@@ -3,6 +3,7 @@
 Loaded through scikit-learn when it is installed, otherwise from the copy shipped in
 `tapegrad/data/files/digits.npz` (same values; source and licence in files/README.md).
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,8 +47,10 @@ def load_digits(source: str = "auto"):
                     f"load_digits(source='sklearn') needs scikit-learn: "
                     f"{install_hint('sklearn')}; or use source='package'"
                 ) from None
-            _log.info("load_digits: scikit-learn is not installed; using the copy shipped "
-                      "with tapegrad (the same values)")
+            _log.info(
+                "load_digits: scikit-learn is not installed; using the copy shipped "
+                "with tapegrad (the same values)"
+            )
         else:
             d = sk_load()
             return d.images.astype(np.uint8), d.target.astype(np.int64), "sklearn"

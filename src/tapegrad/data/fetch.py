@@ -1,5 +1,6 @@
 """Turning one task (a batch's indices, or "the next batch" of a stream) into a batch; the
 same code runs in the main process (`num_workers=0`) and in every worker process."""
+
 from __future__ import annotations
 
 from .dataset import IterableDataset
@@ -57,8 +58,14 @@ class MapFetcher:
 class IterableFetcher:
     """Draw the next batch (or, without automatic batching, the next sample) of a stream."""
 
-    def __init__(self, dataset: IterableDataset, auto_collation: bool, collate_fn,
-                 batch_size: int | None, drop_last: bool):
+    def __init__(
+        self,
+        dataset: IterableDataset,
+        auto_collation: bool,
+        collate_fn,
+        batch_size: int | None,
+        drop_last: bool,
+    ):
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
         self.batch_size = batch_size

@@ -1,5 +1,6 @@
 """DataLoader: batches from a dataset, in the main process or in worker processes, with
 PyTorch's arguments, checks and semantics."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,7 @@ from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader"]
 
-_FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
-           "persistent_workers")
+_FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
 
 
 class DataLoader:
@@ -49,13 +49,27 @@ class DataLoader:
     [(64, 3), (36, 3)]
     """
 
-    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
-                 sampler=None, batch_sampler=None, num_workers: int = 0, collate_fn=None,
-                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
-                 worker_init_fn=None, multiprocessing_context=None,
-                 generator: np.random.Generator | None = None, *,
-                 prefetch_factor: int | None = None, persistent_workers: bool = False,
-                 pin_memory_device: str = "", seed: int | None = None):
+    def __init__(
+        self,
+        dataset,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler=None,
+        batch_sampler=None,
+        num_workers: int = 0,
+        collate_fn=None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn=None,
+        multiprocessing_context=None,
+        generator: np.random.Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        seed: int | None = None,
+    ):
         _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
         if seed is not None:
             if generator is not None:
@@ -64,29 +78,42 @@ class DataLoader:
         _rng(None, generator)  # a wrong generator type fails here
         is_iterable = isinstance(dataset, IterableDataset)
         if is_iterable:
-            for name, value in (("shuffle", shuffle), ("sampler", sampler),
-                                ("batch_sampler", batch_sampler)):
+            for name, value in (
+                ("shuffle", shuffle),
+                ("sampler", sampler),
+                ("batch_sampler", batch_sampler),
+            ):
                 if value not in (None, False):
-                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                     f"{name} option, but got {name}={value!r}")
+                    raise ValueError(
+                        f"DataLoader with IterableDataset: expected unspecified "
+                        f"{name} option, but got {name}={value!r}"
+                    )
         elif not hasattr(dataset, "__getitem__"):
             raise TypeError(
                 f"DataLoader needs a map-style dataset (with __getitem__ and __len__) or an "
-                f"IterableDataset, got {type(dataset).__name__}")
+                f"IterableDataset, got {type(dataset).__name__}"
+            )
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually "
+                "exclusive with drop_last"
+            )
         if sampler is None and not is_iterable:
-            sampler = (RandomSampler(dataset, generator=generator) if shuffle
-                       else SequentialSampler(dataset))
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
         if batch_size is not None and batch_sampler is None and not is_iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         elif batch_size is not None and is_iterable:
@@ -98,8 +125,9 @@ class DataLoader:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
-        self.prefetch_factor = (2 if prefetch_factor is None else prefetch_factor) \
-            if num_workers > 0 else None
+        self.prefetch_factor = (
+            (2 if prefetch_factor is None else prefetch_factor) if num_workers > 0 else None
+        )
         self.pin_memory = bool(pin_memory)
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
@@ -109,16 +137,18 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self._auto_collation = batch_sampler is not None or (is_iterable and batch_size is not None)
         self._fast_batches = collate_fn is None and self._auto_collation
-        self.collate_fn = collate_fn or (default_collate if self._auto_collation
-                                         else default_convert)
+        self.collate_fn = collate_fn or (
+            default_collate if self._auto_collation else default_convert
+        )
         self._is_iterable = is_iterable
         self._iterator = None
         self._initialized = True
 
     def __setattr__(self, name, value):
         if getattr(self, "_initialized", False) and name in _FROZEN:
-            raise ValueError(f"{name} attribute should not be set after "
-                             f"{type(self).__name__} is initialized")
+            raise ValueError(
+                f"{name} attribute should not be set after {type(self).__name__} is initialized"
+            )
         super().__setattr__(name, value)
 
     @property
@@ -154,26 +184,40 @@ class DataLoader:
 
 
 def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers) -> None:
-    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) \
-            or num_workers < 0:
-        raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
-                         f"disable multiprocessing (got {num_workers!r})")
+    if (
+        isinstance(num_workers, bool)
+        or not isinstance(num_workers, (int, np.integer))
+        or num_workers < 0
+    ):
+        raise ValueError(
+            "num_workers option should be non-negative; use num_workers=0 to "
+            f"disable multiprocessing (got {num_workers!r})"
+        )
     if not isinstance(timeout, (int, float)) or timeout < 0:
         raise ValueError(f"timeout option should be non-negative (got {timeout!r})")
     if num_workers == 0:
         if prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in "
-                             "multiprocessing. let num_workers > 0 to enable multiprocessing, "
-                             "otherwise set prefetch_factor to None.")
+            raise ValueError(
+                "prefetch_factor option could only be specified in "
+                "multiprocessing. let num_workers > 0 to enable multiprocessing, "
+                "otherwise set prefetch_factor to None."
+            )
         if persistent_workers:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if timeout > 0:
-            raise ValueError("timeout applies to worker processes only: with num_workers=0 "
-                             "leave timeout=0 (or set num_workers > 0)")
-    elif prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(
-            prefetch_factor, (int, np.integer)) or prefetch_factor < 1):
-        raise ValueError("prefetch_factor option should be non-negative, and at least 1 here "
-                         f"(batches in flight per worker), got {prefetch_factor!r}")
+            raise ValueError(
+                "timeout applies to worker processes only: with num_workers=0 "
+                "leave timeout=0 (or set num_workers > 0)"
+            )
+    elif prefetch_factor is not None and (
+        isinstance(prefetch_factor, bool)
+        or not isinstance(prefetch_factor, (int, np.integer))
+        or prefetch_factor < 1
+    ):
+        raise ValueError(
+            "prefetch_factor option should be non-negative, and at least 1 here "
+            f"(batches in flight per worker), got {prefetch_factor!r}"
+        )
 
 
 class _SingleProcessIter:
@@ -183,13 +227,18 @@ class _SingleProcessIter:
         self._loader = loader
         self._fetcher: IterableFetcher | MapFetcher
         if loader._is_iterable:
-            self._fetcher = IterableFetcher(loader.dataset, loader._auto_collation,
-                                            loader.collate_fn, loader.batch_size,
-                                            loader.drop_last)
+            self._fetcher = IterableFetcher(
+                loader.dataset,
+                loader._auto_collation,
+                loader.collate_fn,
+                loader.batch_size,
+                loader.drop_last,
+            )
             self._tasks = None
         else:
-            self._fetcher = MapFetcher(loader.dataset, loader._auto_collation,
-                                       loader.collate_fn, loader._fast_batches)
+            self._fetcher = MapFetcher(
+                loader.dataset, loader._auto_collation, loader.collate_fn, loader._fast_batches
+            )
             self._tasks = iter(loader._index_sampler)
 
     def __iter__(self):

@@ -6,6 +6,7 @@ Tasks travel on one `multiprocessing.Queue` per worker (a put never blocks the m
 each worker answers on its own pipe, read with `multiprocessing.connection.wait`, so a worker
 that dies shows up as an end-of-file on its pipe instead of a hang.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,7 +37,8 @@ def _context(spec):
         except ValueError:
             raise ValueError(
                 f"DataLoader: multiprocessing_context={spec!r} is not a start method here; use "
-                f"one of {multiprocessing.get_all_start_methods()}") from None
+                f"one of {multiprocessing.get_all_start_methods()}"
+            ) from None
     return spec
 
 
@@ -48,8 +50,12 @@ class WorkerPool:
         n = loader.num_workers
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         if cpus and n > cpus:
-            _log.info("DataLoader: %d workers on %d CPUs; workers that compute (rather than "
-                      "wait on files) then slow each other down", n, cpus)
+            _log.info(
+                "DataLoader: %d workers on %d CPUs; workers that compute (rather than "
+                "wait on files) then slow each other down",
+                n,
+                cpus,
+            )
         import numpy.random  # noqa: F401  (once here, not in each worker: workers seed it)
 
         from ..threads import one_blas_thread_for_children
@@ -60,17 +66,32 @@ class WorkerPool:
         with one_blas_thread_for_children(ctx.get_start_method()):
             for wid in range(n):
                 self._start(ctx, loader, base_seed, wid)
-        self._finalizer = weakref.finalize(self, _shutdown, self.procs, self.queues,
-                                           self.conns)
+        self._finalizer = weakref.finalize(self, _shutdown, self.procs, self.queues, self.conns)
 
     def _start(self, ctx, loader, base_seed: int, wid: int) -> None:
         q = ctx.Queue()
         recv_end, send_end = ctx.Pipe(duplex=False)
         p = ctx.Process(
-            target=worker_loop, name=f"tapegrad-DataLoader-worker-{wid}", daemon=True,
-            args=(loader.dataset, loader._is_iterable, q, send_end, loader._auto_collation,
-                  loader.collate_fn, loader.batch_size, loader.drop_last, loader._fast_batches,
-                  base_seed, loader.worker_init_fn, wid, loader.num_workers, os.getpid()))
+            target=worker_loop,
+            name=f"tapegrad-DataLoader-worker-{wid}",
+            daemon=True,
+            args=(
+                loader.dataset,
+                loader._is_iterable,
+                q,
+                send_end,
+                loader._auto_collation,
+                loader.collate_fn,
+                loader.batch_size,
+                loader.drop_last,
+                loader._fast_batches,
+                base_seed,
+                loader.worker_init_fn,
+                wid,
+                loader.num_workers,
+                os.getpid(),
+            ),
+        )
         p.start()
         send_end.close()  # only the worker writes; its exit then reads as EOF here
         self.queues.append(q)
@@ -184,9 +205,11 @@ class MultiProcessIter:
         if not ready:
             if timeout > 0:
                 self._pool.shutdown(now=True)
-                raise RuntimeError(f"DataLoader timed out after {timeout} seconds waiting for "
-                                   "a batch from its workers; raise timeout= (or use 0 to "
-                                   "wait for ever)")
+                raise RuntimeError(
+                    f"DataLoader timed out after {timeout} seconds waiting for "
+                    "a batch from its workers; raise timeout= (or use 0 to "
+                    "wait for ever)"
+                )
             self._check_workers()
             return
         for conn in ready:
@@ -211,8 +234,13 @@ class MultiProcessIter:
         self._pool.shutdown(now=True)
         raise RuntimeError(
             f"DataLoader worker {wid} (pid {p.pid}) exited unexpectedly with exit code {code}"
-            + (f" (killed by signal {-code}; out of memory?)" if code is not None and code < 0
-               else "") + "; run with num_workers=0 to see the error in this process")
+            + (
+                f" (killed by signal {-code}; out of memory?)"
+                if code is not None and code < 0
+                else ""
+            )
+            + "; run with num_workers=0 to see the error in this process"
+        )
 
     def close(self) -> None:
         """Stop the workers now (also done at the end of an epoch and when collected)."""

@@ -4,6 +4,7 @@ A sampler is any iterable of indices (a `BatchSampler`: of lists of indices) wit
 Randomness comes from a `numpy.random.Generator` (`generator=`), or else from tapegrad's
 per-thread generator, so `tg.manual_seed(s)` makes an epoch's order reproducible.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -12,8 +13,14 @@ import numpy as np
 
 from .dataset import _rng
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
 
 
 def _positive_int(value, name: str) -> int:
@@ -64,8 +71,13 @@ class RandomSampler(Sampler):
     [0, 1, 2, 3]
     """
 
-    def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
-                 generator: np.random.Generator | None = None) -> None:
+    def __init__(
+        self,
+        data_source,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: np.random.Generator | None = None,
+    ) -> None:
         self.data_source = data_source
         self.replacement = _boolean(replacement, "replacement", TypeError)
         self._num_samples = num_samples
@@ -85,8 +97,11 @@ class RandomSampler(Sampler):
         if self.replacement:
             order = rng.integers(0, n, size=k)
         else:
-            order = np.concatenate([rng.permutation(n) for _ in range(-(-k // n))])[:k] \
-                if n else np.zeros(0, np.int64)
+            order = (
+                np.concatenate([rng.permutation(n) for _ in range(-(-k // n))])[:k]
+                if n
+                else np.zeros(0, np.int64)
+            )
         return iter(order.tolist())
 
     def __len__(self) -> int:
@@ -96,8 +111,9 @@ class RandomSampler(Sampler):
 class SubsetRandomSampler(Sampler):
     """The given indices in a random order, a new one each epoch."""
 
-    def __init__(self, indices: Sequence[int],
-                 generator: np.random.Generator | None = None) -> None:
+    def __init__(
+        self, indices: Sequence[int], generator: np.random.Generator | None = None
+    ) -> None:
         self.indices = indices
         self.generator = generator
         _rng(None, generator)
@@ -117,17 +133,25 @@ class WeightedRandomSampler(Sampler):
     >>> s = tg.data.WeightedRandomSampler([0.0, 1.0, 3.0], 100)   # index 2 three times as often
     """
 
-    def __init__(self, weights, num_samples: int, replacement: bool = True,
-                 generator: np.random.Generator | None = None) -> None:
+    def __init__(
+        self,
+        weights,
+        num_samples: int,
+        replacement: bool = True,
+        generator: np.random.Generator | None = None,
+    ) -> None:
         self.num_samples = _positive_int(num_samples, "num_samples")
         self.replacement = _boolean(replacement, "replacement")
         w = np.asarray(weights._data if hasattr(weights, "_data") else weights, dtype=np.float64)
         if w.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
-                             f"{tuple(w.shape)}")
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
         if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError("WeightedRandomSampler: weights must be finite, non-negative and "
-                             f"not all zero, got {w.tolist()[:8]}")
+            raise ValueError(
+                "WeightedRandomSampler: weights must be finite, non-negative and "
+                f"not all zero, got {w.tolist()[:8]}"
+            )
         if not replacement and num_samples > np.count_nonzero(w):
             raise ValueError(
                 f"WeightedRandomSampler: can't draw {num_samples} samples without replacement "
@@ -141,8 +165,9 @@ class WeightedRandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         rng = _rng(None, self.generator)
         p = self.weights / self.weights.sum()
-        return iter(rng.choice(len(p), size=self.num_samples, replace=self.replacement,
-                               p=p).tolist())
+        return iter(
+            rng.choice(len(p), size=self.num_samples, replace=self.replacement, p=p).tolist()
+        )
 
     def __len__(self) -> int:
         return self.num_samples

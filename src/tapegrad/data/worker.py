@@ -6,6 +6,7 @@ runs `worker_init_fn`, then answers tasks from its index queue until it gets
 `None` or its parent is gone. Every answer is pickled here, so an unpicklable batch becomes
 an error the main process re-raises instead of a silent hang.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -62,8 +63,10 @@ class WorkerError:
     def exception(self) -> BaseException:
         """The exception to raise in the main process: the worker's type where it can be
         built from a message (else RuntimeError), naming the worker and the sample."""
-        msg = (f"Caught {self.type_name} in DataLoader worker process {self.worker_id} "
-               f"{self.where}.\nOriginal Traceback (most recent call last):\n{self.traceback}")
+        msg = (
+            f"Caught {self.type_name} in DataLoader worker process {self.worker_id} "
+            f"{self.where}.\nOriginal Traceback (most recent call last):\n{self.traceback}"
+        )
         try:
             return self.exc_type(msg) if self.exc_type is not None else RuntimeError(msg)
         except Exception:  # an exception type whose constructor wants other arguments
@@ -78,8 +81,9 @@ def _wrap_error(exc: BaseException, worker_id: int, batch: int) -> WorkerError:
         ForkingPickler.dumps(exc_type)
     except Exception:  # a class defined in a function: re-raised as RuntimeError
         exc_type = None
-    tb = "".join(traceback.format_tb(exc.__traceback__)
-                 + traceback.format_exception_only(type(exc), exc))
+    tb = "".join(
+        traceback.format_tb(exc.__traceback__) + traceback.format_exception_only(type(exc), exc)
+    )
     return WorkerError(exc_type, type(exc).__name__, worker_id, where, tb)
 
 
@@ -91,9 +95,22 @@ def _seed_everything(seed: int) -> None:
     manual_seed(seed % 2**63)
 
 
-def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_collation: bool,
-                collate_fn, batch_size, drop_last: bool, fast_batches: bool, base_seed: int,
-                worker_init_fn, worker_id: int, num_workers: int, parent_pid: int) -> None:
+def worker_loop(
+    dataset,
+    is_iterable: bool,
+    index_queue,
+    result_conn,
+    auto_collation: bool,
+    collate_fn,
+    batch_size,
+    drop_last: bool,
+    fast_batches: bool,
+    base_seed: int,
+    worker_init_fn,
+    worker_id: int,
+    num_workers: int,
+    parent_pid: int,
+) -> None:
     """The body of one worker process (see the module docstring)."""
     global _info
     try:
@@ -105,8 +122,15 @@ def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_colla
         try:
             if worker_init_fn is not None:
                 worker_init_fn(worker_id)
-            fetcher = _make_fetcher(dataset, is_iterable, auto_collation, collate_fn,
-                                    batch_size, drop_last, fast_batches)
+            fetcher = _make_fetcher(
+                dataset,
+                is_iterable,
+                auto_collation,
+                collate_fn,
+                batch_size,
+                drop_last,
+                fast_batches,
+            )
         except Exception as e:
             _note_init(e)
             init_error = e
@@ -122,8 +146,15 @@ def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_colla
             if task == RESUME:
                 if init_error is None:
                     try:
-                        fetcher = _make_fetcher(dataset, is_iterable, auto_collation,
-                                                collate_fn, batch_size, drop_last, fast_batches)
+                        fetcher = _make_fetcher(
+                            dataset,
+                            is_iterable,
+                            auto_collation,
+                            collate_fn,
+                            batch_size,
+                            drop_last,
+                            fast_batches,
+                        )
                     except Exception as e:
                         init_error = e
                 continue
@@ -136,12 +167,16 @@ def worker_loop(dataset, is_iterable: bool, index_queue, result_conn, auto_colla
 def _note_init(exc: BaseException) -> None:
     if not getattr(exc, "_tapegrad_where", None):
         with contextlib.suppress(AttributeError):  # an exception type with __slots__
-            setattr(exc, "_tapegrad_where",  # noqa: B010  (an attribute the type lacks)
-                    "while starting (worker_init_fn or iter(dataset))")
+            setattr(  # noqa: B010  (an attribute the type lacks)
+                exc,
+                "_tapegrad_where",
+                "while starting (worker_init_fn or iter(dataset))",
+            )
 
 
-def _make_fetcher(dataset, is_iterable, auto_collation, collate_fn, batch_size, drop_last,
-                  fast_batches):
+def _make_fetcher(
+    dataset, is_iterable, auto_collation, collate_fn, batch_size, drop_last, fast_batches
+):
     if is_iterable:
         return IterableFetcher(dataset, auto_collation, collate_fn, batch_size, drop_last)
     return MapFetcher(dataset, auto_collation, collate_fn, fast_batches)
@@ -159,7 +194,10 @@ def _answer(conn, batch: int, fetcher, indices, init_error, worker_id: int) -> N
     try:
         blob = ForkingPickler.dumps(payload)
     except Exception as e:
-        setattr(e, "_tapegrad_where",  # noqa: B010  (an attribute the type lacks)
-                f"while sending batch {batch} to the main process (is it picklable?)")
+        setattr(  # noqa: B010  (an attribute the type lacks)
+            e,
+            "_tapegrad_where",
+            f"while sending batch {batch} to the main process (is it picklable?)",
+        )
         blob = ForkingPickler.dumps((batch, "error", _wrap_error(e, worker_id, batch)))
     conn.send_bytes(blob)

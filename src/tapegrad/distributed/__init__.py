@@ -18,6 +18,7 @@ Or wrap the model, PyTorch style (gradients averaged in buckets during `loss.bac
 
 Modules: this one (process group and collectives), `ddp` (the wrapper), `reducer` (buckets).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,13 +30,25 @@ from ..tensor import Tensor, _wrap
 from .ddp import DistributedDataParallel
 
 __all__ = [
-    "init", "is_initialized", "get_rank", "get_world_size", "all_reduce", "broadcast",
-    "all_gather", "barrier", "make_allreduce_cb", "DistributedDataParallel",
+    "init",
+    "is_initialized",
+    "get_rank",
+    "get_world_size",
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "barrier",
+    "make_allreduce_cb",
+    "DistributedDataParallel",
 ]
 
 # environment variables through which MPI launchers announce the world size
 _SIZE_VARS = (
-    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_SIZE",
+    "PMI_SIZE",
+    "PMIX_SIZE",
+    "MPI_LOCALNRANKS",
+    "MV2_COMM_WORLD_SIZE",
 )
 _REDUCE_OPS = ("sum", "mean", "max", "min", "prod")
 
@@ -266,4 +279,3 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
 
     allreduce_cb.__name__ = f"allreduce_{name}_cb"
     return allreduce_cb
-

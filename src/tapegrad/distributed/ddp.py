@@ -1,4 +1,5 @@
 """DistributedDataParallel: one model replica per process, gradients averaged in backward."""
+
 from __future__ import annotations
 
 import contextlib
@@ -42,15 +43,24 @@ class DistributedDataParallel(Module):
     >>> opt.step()
     """
 
-    def __init__(self, module, bucket_cap_mb: float = 25, broadcast_buffers: bool = True,
-                 find_unused_parameters: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        module,
+        bucket_cap_mb: float = 25,
+        broadcast_buffers: bool = True,
+        find_unused_parameters: bool = False,
+        **kwargs,
+    ) -> None:
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(
                 f"DistributedDataParallel wraps a tg.nn.Module, got {type(module).__name__}"
             )
-        if isinstance(bucket_cap_mb, bool) or not isinstance(bucket_cap_mb, (int, float)) \
-                or not bucket_cap_mb > 0:
+        if (
+            isinstance(bucket_cap_mb, bool)
+            or not isinstance(bucket_cap_mb, (int, float))
+            or not bucket_cap_mb > 0
+        ):
             raise ValueError(
                 f"DistributedDataParallel: bucket_cap_mb must be a positive number of MB, "
                 f"got {bucket_cap_mb!r}"

@@ -10,6 +10,7 @@ What overlaps: tapegrad's engine writes leaf gradients (and so runs these hooks)
 of the backward, after every derivative rule ran, so communication overlaps the copying
 and the reductions of the *other* buckets, not the derivative computations themselves.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -128,8 +129,12 @@ class Reducer:
             self.armed = False
             return
         missing = [i for i, bucket in enumerate(self.buckets) if bucket.pending]
-        names = [self.names[id(p)] for i in missing
-                 for p in self.buckets[i].params if id(p) not in self.marked]
+        names = [
+            self.names[id(p)]
+            for i in missing
+            for p in self.buckets[i].params
+            if id(p) not in self.marked
+        ]
         self.armed = False
         raise RuntimeError(
             "DistributedDataParallel: the previous backward did not produce gradients for "
@@ -180,7 +185,7 @@ class Reducer:
             bucket.recv /= self.size
             offsets = bucket.offsets
             for i, p in enumerate(bucket.params):
-                mean = bucket.recv[offsets[i]:offsets[i + 1]].reshape(p.shape)
+                mean = bucket.recv[offsets[i] : offsets[i + 1]].reshape(p.shape)
                 _write_grad(p, mean)
 
     def remove(self) -> None:

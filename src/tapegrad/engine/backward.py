@@ -6,6 +6,7 @@ post-order is a topological order), then runs each node's rule when its turn com
 then every consumer has contributed its gradient. Gradients for leaves are collected and
 written at the end, so an error half-way leaves every `.grad` as it was.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -60,8 +61,9 @@ def _version_error(node: Node, counter: list[int], expected: int, index: int) ->
     )
 
 
-def _order(root_nodes: list[Node], own_mask: int,
-           target_nodes: set[Node]) -> tuple[list[Node], set[Node], int]:
+def _order(
+    root_nodes: list[Node], own_mask: int, target_nodes: set[Node]
+) -> tuple[list[Node], set[Node], int]:
     """Nodes reachable from the roots through nodes of the backward's tapes, children first."""
     seen: set[Node] = set()
     order: list[Node] = []
@@ -125,11 +127,18 @@ def run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], **options:
             gc.enable()
 
 
-def _run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], *, own_mask: int,
-                  retain_graph: bool = False, create_graph: bool = False,
-                  capture: Sequence[Tensor] | None = None,
-                  write_only: Sequence[Tensor] | None = None, force_add: bool = False,
-                  allow_unused: bool = False) -> list[Tensor | None] | None:
+def _run_backward(
+    roots: Sequence[Tensor],
+    head_grads: Sequence[Grad],
+    *,
+    own_mask: int,
+    retain_graph: bool = False,
+    create_graph: bool = False,
+    capture: Sequence[Tensor] | None = None,
+    write_only: Sequence[Tensor] | None = None,
+    force_add: bool = False,
+    allow_unused: bool = False,
+) -> list[Tensor | None] | None:
     """Backpropagate `head_grads` from `roots` (tensors with a graph, validated by the caller).
 
     own_mask: the tapes this backward follows and whose leaves it writes.
@@ -155,8 +164,9 @@ def _run_backward(roots: Sequence[Tensor], head_grads: Sequence[Grad], *, own_ma
 
     order, seen, graph_tapes = _order(root_nodes, own_mask, target_nodes)
     # a graph with dual nodes inside a dual level: run rules on tensors, so grads get tangents
-    higher = create_graph or bool(state.active & graph_tapes & (~own_mask & ~(AMBIENT | RECORD)
-                                                                 | FORWARD))
+    higher = create_graph or bool(
+        state.active & graph_tapes & (~own_mask & ~(AMBIENT | RECORD) | FORWARD)
+    )
     useful = _useful(order, target_nodes) if targets is not None else None
     captured: dict[Key, Grad] = {}
     writes: list[Write] = []
@@ -241,8 +251,9 @@ def _deposit(buffers: dict[Node, Any], node: Node, nr: int, g: Grad) -> None:
         slots[nr] = _add(slots[nr], g)
 
 
-def _apply_rule(node: Node, g: Grad, higher: bool, seen: set[Node],
-                useful: set[Node] | None) -> Sequence[Grad]:
+def _apply_rule(
+    node: Node, g: Grad, higher: bool, seen: set[Node], useful: set[Node] | None
+) -> Sequence[Grad]:
     saved = node.saved
     if saved is FREED:
         raise _freed_error(node)
@@ -259,12 +270,19 @@ def _apply_rule(node: Node, g: Grad, higher: bool, seen: set[Node],
         xp = node.xp
         if isinstance(g, _Tensor):
             g = g._data
-        args = [node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
-                for s in saved] if saved else ()
+        args = (
+            [
+                node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
+                for s in saved
+            ]
+            if saved
+            else ()
+        )
     grads: Sequence[Grad]
     if op.wants_needs:
-        needs = tuple(e is not None and e[0] in seen and (useful is None or e[0] in useful)
-                      for e in node.next)
+        needs = tuple(
+            e is not None and e[0] in seen and (useful is None or e[0] in useful) for e in node.next
+        )
         grads = op.rule(xp, g, *args, needs=needs, **node.params)
     else:
         grads = op.rule(xp, g, *args, **node.params)
@@ -343,8 +361,13 @@ def _check_finite(node: Node, i: int, g: Grad) -> None:
         )
 
 
-def _collect(capture: Sequence[Tensor], target_keys: dict[Key, list[int]],
-             captured: dict[Key, Grad], allow_unused: bool, higher: bool) -> list[Tensor | None]:
+def _collect(
+    capture: Sequence[Tensor],
+    target_keys: dict[Key, list[int]],
+    captured: dict[Key, Grad],
+    allow_unused: bool,
+    higher: bool,
+) -> list[Tensor | None]:
     out: list[Tensor | None] = []
     for i, t in enumerate(capture):
         g = captured.get(_key(t))
@@ -355,8 +378,11 @@ def _collect(capture: Sequence[Tensor], target_keys: dict[Key, list[int]],
                 "desired behavior."
             )
         if g is not None and not isinstance(g, _Tensor):
-            g = _wrap(np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g, 0,
-                      getattr(type(t), "_array_class", _Tensor))  # tensor.array_class(t)
+            g = _wrap(
+                np.asarray(g) if not hasattr(g, "shape") or np.isscalar(g) else g,
+                0,
+                getattr(type(t), "_array_class", _Tensor),
+            )  # tensor.array_class(t)
         out.append(g)
     return out
 
@@ -372,8 +398,7 @@ def _owned(arr: Array, head_ids: set[int], stored_ids: set[int]) -> Array:
     return arr
 
 
-def _apply_writes(writes: list[Write], head_ids: set[int], higher: bool,
-                  force_add: bool) -> None:
+def _apply_writes(writes: list[Write], head_ids: set[int], higher: bool, force_add: bool) -> None:
     """Hooks first (they may replace gradients), then every write under one lock, then the
     post-accumulate hooks: a hook that raises leaves every `.grad` as it was."""
     final: list[tuple[Tensor, Grad, str]] = []
@@ -410,9 +435,13 @@ def accumulate_grad(t: Tensor, g: Grad, req: str = "add") -> None:
     if isinstance(g, _Tensor):
         t._grad = g if (old is None or req == "write") else TENSOR_NS.add(old, g)
         return
-    if (req == "write" and old is not None and old.grad_fn is None
-            and old._data.shape == t.shape
-            and getattr(getattr(old._data, "flags", None), "writeable", True)):
+    if (
+        req == "write"
+        and old is not None
+        and old.grad_fn is None
+        and old._data.shape == t.shape
+        and getattr(getattr(old._data, "flags", None), "writeable", True)
+    ):
         # MXNet's "write": the values go INTO the buffer (the one given to mark_variables,
         # or a `g = x.grad` saved earlier sees them); a version bump marks the write
         old._data[...] = g

@@ -22,6 +22,7 @@ It stands aside entirely when the process froze objects itself (`gc.freeze()` be
 fork): `unfreeze` would release those too. Nothing here changes what is freed, only when
 the collector may look at it.
 """
+
 from __future__ import annotations
 
 import gc

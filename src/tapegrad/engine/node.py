@@ -4,6 +4,7 @@ A Node never holds its own output tensor (output -> grad_fn -> output would be a
 cycle that only the garbage collector frees). It keeps the output's *array* and version
 counter instead, and rebuilds a tensor when a higher-order backward needs one.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -35,13 +36,35 @@ class Node:
     """One recorded op. Public face: `grad_fn` of a tensor (`name()`, `next_functions`)."""
 
     __slots__ = (
-        "op", "params", "saved", "checks", "next", "in_meta", "tapes", "xp",
-        "out_data", "out_counter", "n_out", "hooks", "retained", "trace", "__weakref__",
+        "op",
+        "params",
+        "saved",
+        "checks",
+        "next",
+        "in_meta",
+        "tapes",
+        "xp",
+        "out_data",
+        "out_counter",
+        "n_out",
+        "hooks",
+        "retained",
+        "trace",
+        "__weakref__",
     )
 
-    def __init__(self, op: Any, params: Any, saved: Any, checks: tuple[VersionCheck, ...],
-                 nxt: tuple[Edge | None, ...], in_meta: tuple[InputMeta | None, ...], tapes: int,
-                 xp: Any, n_out: int = 1) -> None:
+    def __init__(
+        self,
+        op: Any,
+        params: Any,
+        saved: Any,
+        checks: tuple[VersionCheck, ...],
+        nxt: tuple[Edge | None, ...],
+        in_meta: tuple[InputMeta | None, ...],
+        tapes: int,
+        xp: Any,
+        n_out: int = 1,
+    ) -> None:
         self.op = op  # an ops.registry.Op, a custom Function's op, or ACCUMULATE
         self.params = params  # the op's keyword parameters, passed to its rule
         # input Tensors, constants, or OUT; FREED after backward; a leaf's weakref (ACCUMULATE)

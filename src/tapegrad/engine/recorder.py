@@ -11,6 +11,7 @@ all of them when the recording ends: a tensor kept from that recording is then a
 to every later recording of the bit (released, or reused by a new manager), because the
 engine only follows nodes that carry the bit of the backward it runs.
 """
+
 from __future__ import annotations
 
 import traceback
@@ -62,8 +63,15 @@ def drop_history(bit: int) -> None:
             node.tapes &= ~bit
 
 
-def record_node(op: Any, params: Any, inputs: Sequence[Any], mask: int, xp: Any,
-                tensor_type: type[Tensor], n_out: int = 1) -> Node:
+def record_node(
+    op: Any,
+    params: Any,
+    inputs: Sequence[Any],
+    mask: int,
+    xp: Any,
+    tensor_type: type[Tensor],
+    n_out: int = 1,
+) -> Node:
     """A Node for `op` applied to `inputs`, tracked by tapes `mask`.
 
     Per input the node gets an edge and its (shape, dtype). The edge goes to the input's

@@ -16,6 +16,7 @@ caller's state), the two plain-function switches PyTorch and MXNet code calls
 (`set_grad_enabled(b)`, `set_recording(b)`), and a GradManager's `record()`/`release()` of
 its own bit. `tests/engine/test_mode_scopes.py` fails on an assignment anywhere else.
 """
+
 from __future__ import annotations
 
 import functools

@@ -12,6 +12,7 @@ hot path, and `[0]` is the cheapest object Python builds.
     >>> t.add_(1.0)._version == v + 1
     True
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

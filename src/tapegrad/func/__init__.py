@@ -9,6 +9,7 @@
     >>> tg.func.grad(tg.func.grad(lambda x: x ** 3))(tg.tensor(2.0))
     tensor(12.)
 """
+
 from __future__ import annotations
 
 from .functional_call import functional_call
@@ -18,5 +19,15 @@ from .vmap import vmap
 
 grad_and_value = value_and_grad
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "value_and_grad", "vjp", "vmap"]
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "value_and_grad",
+    "vjp",
+    "vmap",
+]

@@ -1,4 +1,5 @@
 """Nested tuples, lists and dicts of tensors (torch.func's "pytrees"), flattened and rebuilt."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -11,6 +11,7 @@ every sample draws the same), an in-place change or a `.grad` written, an input 
 tensor that a tape outside tracks (the replay records nothing), a result of an unexpected
 shape.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,22 +34,25 @@ def _link_rebuilt_output(trace):
     """The engine's rebuilt-output observer for `trace`: a backward rule's saved output,
     rebuilt as a tensor while vmap traces, is the traced result it was saved from (so
     `out > 0` in relu's rule is traced, not a constant)."""
+
     def observe(node, t):
         source = trace._storage.get(id(node.out_data))
         slot = None if source is None else trace._slot_of.get(id(source))
         if slot is not None:
             trace._slot_of[id(t)] = slot
             trace.mark(t)
+
     return observe
 
 
 class Fallback:
-    """"Run the function once per sample instead": `first` is the traced run's result for
+    """ "Run the function once per sample instead": `first` is the traced run's result for
     sample 0, which the loop reuses (so `func` still runs exactly once per sample), and
     `rng_start` the generator's state before that run."""
 
-    def __init__(self, why: str, first: Any = None, rng_start: Any = None,
-                 nested: bool = False) -> None:
+    def __init__(
+        self, why: str, first: Any = None, rng_start: Any = None, nested: bool = False
+    ) -> None:
         self.why = why
         self.first = first
         self.rng_start = rng_start
@@ -98,8 +102,7 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
         return Fallback("inside another trace")
     outer = state.active
     for leaf in leaves:
-        if isinstance(leaf, Tensor) and (leaf._tapes & outer or type(leaf._data) is not
-                                         np.ndarray):
+        if isinstance(leaf, Tensor) and (leaf._tapes & outer or type(leaf._data) is not np.ndarray):
             return Fallback("an input is tracked by a tape outside, or not a NumPy array")
     _active.why = None
     _active.looped = []
@@ -118,8 +121,11 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
     start = rng.state
     hook.local.trace = trace
     try:
-        with value_read_guard(), observing_rebuilt_outputs(_link_rebuilt_output(trace)), \
-                nested_transforms():
+        with (
+            value_read_guard(),
+            observing_rebuilt_outputs(_link_rebuilt_output(trace)),
+            nested_transforms(),
+        ):
             out = func(*unflatten(samples, spec), **kwargs)
     except Exception as e:  # the per-sample loop raises it again, with the user's own traceback
         rng.state = start
@@ -145,8 +151,10 @@ def _why_not_batched(trace, drew_random, randomness, outer):
     tensor func captured)."""
     from ..compile.tracing import EXTERNAL
 
-    captured = any(kind == EXTERNAL and trace.values[slot]._tapes & outer
-                   for slot, kind in enumerate(trace.kinds))
+    captured = any(
+        kind == EXTERNAL and trace.values[slot]._tapes & outer
+        for slot, kind in enumerate(trace.kinds)
+    )
     if captured:
         return "a captured tensor is tracked by a tape outside", True
     if drew_random and randomness != "same":
@@ -190,8 +198,16 @@ def _replay(trace, batched, size, out, out_dims):
         if instr.op.name not in RULES:
             _active.looped.append(instr.op.name)
         try:
-            result = np.asarray(run_batched(instr.op, instr.xp, [a for a, _ in args],
-                                            [b for _, b in args], instr.params, size))
+            result = np.asarray(
+                run_batched(
+                    instr.op,
+                    instr.xp,
+                    [a for a, _ in args],
+                    [b for _, b in args],
+                    instr.params,
+                    size,
+                )
+            )
         except Exception as e:  # a rule that declines (NoRule) or can't cope: the loop is exact
             return f"{instr.op.name}: {e}"
         if result.shape != (size,) + expected.shape:

@@ -19,6 +19,7 @@ replay and the results are stacked (PyTorch's vmap does the same). That is slowe
 rule but much faster than running the whole function per sample; `LOOP_REFUSED` lists the
 ops whose forward has effects a loop would repeat (batch norm's running statistics).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -40,10 +41,12 @@ class NoRule(Exception):
 
 def batching_rule(*names: str) -> Callable[[Rule], Rule]:
     """Register `rule` as the batching rule of each op in `names` (decorator)."""
+
     def register(rule: Rule) -> Rule:
         for name in names:
             RULES[name] = rule
         return rule
+
     return register
 
 
@@ -55,8 +58,9 @@ def has_rule(name: str) -> bool:
     return name in RULES or name not in LOOP_REFUSED
 
 
-def run_batched(op: Any, xp: Any, arrays: list[Any], batched: list[bool],
-                params: dict[str, Any], size: int) -> Any:
+def run_batched(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """The op's batched result, by its rule, or by looping its forward over the samples
     (`NoRule` for an op in LOOP_REFUSED)."""
     rule = RULES.get(op.name)
@@ -69,9 +73,14 @@ def run_batched(op: Any, xp: Any, arrays: list[Any], batched: list[bool],
 
 def _loop(op, xp, arrays, batched, params, size):
     """The fallback rule: the op's forward once per sample, stacked."""
-    return xp.stack([op.forward(xp, *(a[i] if b else a for a, b in
-                                      zip(arrays, batched, strict=True)), **params)
-                     for i in range(size)])
+    return xp.stack(
+        [
+            op.forward(
+                xp, *(a[i] if b else a for a, b in zip(arrays, batched, strict=True)), **params
+            )
+            for i in range(size)
+        ]
+    )
 
 
 # ---------------------------------------------------------------- helpers
@@ -125,13 +134,66 @@ def _with_batch_shape(params: dict[str, Any], size: int, *names: str) -> dict[st
 
 # ---------------------------------------------------------------- elementwise
 _ELEMENTWISE = (
-    "abs", "add", "bitwise_and", "bitwise_or", "bitwise_xor", "ceil", "clip", "clone", "cos",
-    "div", "elu", "equal", "erf", "exp", "expm1", "floor", "floor_divide", "gelu", "greater",
-    "greater_equal", "invert", "isclose", "isfinite", "isinf", "isnan", "leaky_relu", "lerp",
-    "less", "less_equal", "log", "log1p", "log2", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "maximum", "minimum", "mul", "neg", "not_equal", "pow", "reciprocal",
-    "relu", "remainder", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "softplus",
-    "sqrt", "square", "sub", "tan", "tanh", "trunc", "where", "astype"
+    "abs",
+    "add",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "clip",
+    "clone",
+    "cos",
+    "div",
+    "elu",
+    "equal",
+    "erf",
+    "exp",
+    "expm1",
+    "floor",
+    "floor_divide",
+    "gelu",
+    "greater",
+    "greater_equal",
+    "invert",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "leaky_relu",
+    "lerp",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "mul",
+    "neg",
+    "not_equal",
+    "pow",
+    "reciprocal",
+    "relu",
+    "remainder",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "silu",
+    "sin",
+    "softplus",
+    "sqrt",
+    "square",
+    "sub",
+    "tan",
+    "tanh",
+    "trunc",
+    "where",
+    "astype",
 )
 
 
@@ -147,8 +209,19 @@ def _alias(op, xp, arrays, batched, params, size):
 
 # ---------------------------------------------------------------- axis-shifted
 _REDUCTIONS = (
-    "sum", "mean", "max", "min", "amax", "amin", "prod", "logsumexp", "std", "var", "all",
-    "any", "vector_norm"
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "prod",
+    "logsumexp",
+    "std",
+    "var",
+    "all",
+    "any",
+    "vector_norm",
 )
 
 
@@ -160,8 +233,16 @@ def _reduction(op, xp, arrays, batched, params, size):
     return op.forward(xp, x, **p)
 
 
-@batching_rule("softmax", "log_softmax", "softmax_backward", "log_softmax_backward",
-               "cumsum", "cumprod", "argmax", "argmin")
+@batching_rule(
+    "softmax",
+    "log_softmax",
+    "softmax_backward",
+    "log_softmax_backward",
+    "cumsum",
+    "cumprod",
+    "argmax",
+    "argmin",
+)
 def _along_axis(op, xp, arrays, batched, params, size):
     if params.get("axis") is None:
         raise NoRule(op.name, "axis=None flattens the sample")
@@ -191,8 +272,9 @@ def _transpose(op, xp, arrays, batched, params, size):
 def _moveaxis(op, xp, arrays, batched, params, size):
     (x,) = arrays
     nd = x.ndim - 1
-    return xp.moveaxis(x, _axes(params["source"], nd, op.name),
-                       _axes(params["destination"], nd, op.name))
+    return xp.moveaxis(
+        x, _axes(params["source"], nd, op.name), _axes(params["destination"], nd, op.name)
+    )
 
 
 @batching_rule("expand_dims")
@@ -316,8 +398,9 @@ def _cross_entropy(op, xp, arrays, batched, params, size):
     x, target = (_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True))
     _plain_loss(op, params, x, x.ndim - 1)
     rows = x.shape[1]
-    flat = op.forward(xp, x.reshape(-1, x.shape[-1]), target.reshape(-1),
-                      **{**params, "reduction": "none"}).reshape(size, rows)
+    flat = op.forward(
+        xp, x.reshape(-1, x.shape[-1]), target.reshape(-1), **{**params, "reduction": "none"}
+    ).reshape(size, rows)
     reduction = params.get("reduction", "mean")
     if reduction == "none":
         return flat
@@ -343,6 +426,11 @@ def _cross_entropy_backward(op, xp, arrays, batched, params, size):
             count = (target != params.get("ignore_index", -100)).sum(axis=1, keepdims=True)
             with xp.errstate(divide="ignore", invalid="ignore"):
                 scale = scale / count.astype(x.dtype)
-    out = op.forward(xp, scale.reshape(-1).astype(x.dtype), x.reshape(-1, x.shape[-1]),
-                     target.reshape(-1), **{**params, "reduction": "none"})
+    out = op.forward(
+        xp,
+        scale.reshape(-1).astype(x.dtype),
+        x.reshape(-1, x.shape[-1]),
+        target.reshape(-1),
+        **{**params, "reduction": "none"},
+    )
     return out.reshape(x.shape)

@@ -1,4 +1,5 @@
 """`functional_call`: run a module with some of its parameters and buffers replaced."""
+
 from __future__ import annotations
 
 import contextlib
@@ -6,8 +7,9 @@ import contextlib
 __all__ = ["functional_call"]
 
 
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
-                    tie_weights=True, strict=False):
+def functional_call(
+    module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False
+):
     """Call `module(*args, **kwargs)` with the tensors of `parameter_and_buffer_dicts` in
     place of its parameters and buffers of the same (dotted) names; the module is left as it
     was afterwards, even when the call raises. Gradients flow to the given tensors, which is

@@ -4,6 +4,7 @@ The arguments need not require grad: a transform differentiates fresh copies and
 touches any `.grad`. Inside another transform (or with inputs an outer tape tracks, or dual
 tensors of forward AD) the results stay differentiable, so transforms nest.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -153,14 +154,15 @@ def value_and_grad(func, argnums=0, has_aux=False):
                 gs = _autograd_grad(value, wrt, create_graph=create_graph, allow_unused=True)
             else:
                 gs = (None,) * len(wrt)
-        gs = tuple(_wrap(np.zeros_like(x._data)) if g is None else g for g, x in
-                   zip(gs, wrt, strict=True))
+        gs = tuple(
+            _wrap(np.zeros_like(x._data)) if g is None else g for g, x in zip(gs, wrt, strict=True)
+        )
         if not create_graph:
             value = value.detach()
         per_arg = []
         start = 0
         for spec, n in specs:
-            per_arg.append(unflatten(gs[start:start + n], spec))
+            per_arg.append(unflatten(gs[start : start + n], spec))
             start += n
         g = per_arg[0] if single else tuple(per_arg)
         return ((value, aux) if has_aux else value), g
@@ -216,13 +218,19 @@ def vjp(func, *primals, has_aux=False):
         keep = keep or any(c.requires_grad for _, c in pairs) or getattr(_nesting, "depth", 0) > 0
         if pairs:
             with also_recording(AMBIENT if keep else 0):
-                gs = _autograd_grad([o for o, _ in pairs], wrt, [c for _, c in pairs],
-                                    retain_graph=retain_graph, create_graph=keep,
-                                    allow_unused=True)
+                gs = _autograd_grad(
+                    [o for o, _ in pairs],
+                    wrt,
+                    [c for _, c in pairs],
+                    retain_graph=retain_graph,
+                    create_graph=keep,
+                    allow_unused=True,
+                )
         else:
             gs = (None,) * len(wrt)
-        return tuple(_wrap(np.zeros_like(x._data)) if g is None else g
-                     for g, x in zip(gs, wrt, strict=True))
+        return tuple(
+            _wrap(np.zeros_like(x._data)) if g is None else g for g, x in zip(gs, wrt, strict=True)
+        )
 
     create_graph_default = create_graph
     if not create_graph:
@@ -234,7 +242,5 @@ def _split(out, has_aux, what):
     if not has_aux:
         return out, None
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError(
-            f"{what}(f, ...): with has_aux=True, f must return a pair (output, aux)"
-        )
+        raise TypeError(f"{what}(f, ...): with has_aux=True, f must return a pair (output, aux)")
     return out[0], out[1]

@@ -4,6 +4,7 @@
 inside another forward transform (`jacfwd(jacfwd(f))`) computes its product in reverse
 mode instead: J.t = d/du <J^T u, t> (the double-vjp trick), with the same result.
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,16 +24,19 @@ __all__ = ["hessian", "jacfwd", "jacrev", "jvp"]
 
 def _as_tuple(x, what, name):
     if not isinstance(x, tuple):
-        raise RuntimeError(f"{what}: Expected {name} to be a tuple. E.g. it should be valid to "
-                           f"call f(*{name}).")
+        raise RuntimeError(
+            f"{what}: Expected {name} to be a tuple. E.g. it should be valid to call f(*{name})."
+        )
     return x
 
 
 def _float_tensor(x, what, i):
     t = x if isinstance(x, Tensor) else _tensor(x)
     if t.dtype.kind not in "fc":
-        raise TypeError(f"{what}: primal {i} has dtype {t.dtype}; only floating point inputs "
-                        "have tangents (pass floats)")
+        raise TypeError(
+            f"{what}: primal {i} has dtype {t.dtype}; only floating point inputs "
+            "have tangents (pass floats)"
+        )
     return t
 
 
@@ -95,8 +99,13 @@ def _jvp_by_reverse(func, primals, tangents, has_aux):
         pairs = [(o, u) for o, u in zip(leaves, us, strict=True) if o.requires_grad]
         tangent_out = [None] * len(leaves)
         if pairs:
-            gs = _autograd_grad([o for o, _ in pairs], wrt, [u for _, u in pairs],
-                                create_graph=True, allow_unused=True)
+            gs = _autograd_grad(
+                [o for o, _ in pairs],
+                wrt,
+                [u for _, u in pairs],
+                create_graph=True,
+                allow_unused=True,
+            )
             total = None
             for g, t in zip(gs, tangents, strict=True):
                 if g is not None:
@@ -105,8 +114,10 @@ def _jvp_by_reverse(func, primals, tangents, has_aux):
             if total is not None and total.requires_grad:
                 jts = _autograd_grad(total, us, create_graph=True, allow_unused=True)
                 tangent_out = list(jts)
-        tangent_out = [_wrap(np.zeros_like(o._data)) if t is None else t
-                       for o, t in zip(leaves, tangent_out, strict=True)]
+        tangent_out = [
+            _wrap(np.zeros_like(o._data)) if t is None else t
+            for o, t in zip(leaves, tangent_out, strict=True)
+        ]
     result = unflatten(leaves, spec), unflatten(tangent_out, spec)
     return (*result, aux) if has_aux else result
 
@@ -142,6 +153,7 @@ def _partial(func, args, nums, kwargs):
         for n, x in zip(nums, xs):
             full[n] = x
         return func(*full, **kwargs)
+
     return f
 
 
@@ -150,8 +162,11 @@ def _top_level(primals):
     from .grad import _nesting
 
     active = state.active
-    return (getattr(_nesting, "depth", 0) == 0 and state.dual_level is None
-            and not any(isinstance(p, Tensor) and p._tapes & active for p in primals))
+    return (
+        getattr(_nesting, "depth", 0) == 0
+        and state.dual_level is None
+        and not any(isinstance(p, Tensor) and p._tapes & active for p in primals)
+    )
 
 
 def _detached(jac, top):
@@ -185,11 +200,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         for k, o in enumerate(leaves):
             rows = []
             for e in _basis(o.shape, o.dtype):
-                cots = [e if i == k else _wrap(np.zeros_like(x._data)) for i, x in
-                        enumerate(leaves)]
+                cots = [
+                    e if i == k else _wrap(np.zeros_like(x._data)) for i, x in enumerate(leaves)
+                ]
                 rows.append(vjp_fn(unflatten(cots, spec)))
-            per_arg = tuple(_stack_first([r[j] for r in rows], o.shape, shapes[j], o.dtype)
-                            for j in range(len(primals)))
+            per_arg = tuple(
+                _stack_first([r[j] for r in rows], o.shape, shapes[j], o.dtype)
+                for j in range(len(primals))
+            )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
         return (jac, res[2]) if has_aux else jac
@@ -219,8 +237,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         for j, p in enumerate(primals):
             columns = []
             for e in _basis(p.shape, p.dtype):
-                ts = tuple(e if i == j else _wrap(np.zeros_like(q._data))
-                           for i, q in enumerate(primals))
+                ts = tuple(
+                    e if i == j else _wrap(np.zeros_like(q._data)) for i, q in enumerate(primals)
+                )
                 res = jvp(f, primals, ts, has_aux=has_aux)
                 out_leaves, spec = flatten(res[0])
                 leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
@@ -235,9 +254,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             aux = res[1]
         jacs = []
         for k, (shape, dtype) in enumerate(leaves_shape):
-            per_arg = tuple(_stack_last([c[k] for c in per_arg_columns[j]], shape,
-                                        primals[j].shape, dtype)
-                            for j in range(len(primals)))
+            per_arg = tuple(
+                _stack_last([c[k] for c in per_arg_columns[j]], shape, primals[j].shape, dtype)
+                for j in range(len(primals))
+            )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
         return (jac, aux) if has_aux else jac

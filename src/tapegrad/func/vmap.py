@@ -12,6 +12,7 @@ Two ways to run, the same results:
 - **Per sample** (the fallback, always correct): `func` runs once per sample and the
   results are stacked.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -91,13 +92,22 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 f"sizes {sizes} for the mapped dimension"
             )
         size = sizes[0]
-        batched = run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness,
-                                     kwargs)
+        batched = run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwargs)
         if not isinstance(batched, Fallback):
             return batched
         with nested_transforms() if batched.nested else contextlib.nullcontext():
-            return _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs,
-                        batched.first, batched.rng_start)
+            return _run(
+                func,
+                leaves,
+                dims,
+                spec,
+                size,
+                out_dims,
+                randomness,
+                kwargs,
+                batched.first,
+                batched.rng_start,
+            )
 
     return mapped
 
@@ -130,8 +140,7 @@ def _select(leaf, d, i):
     return leaf[(slice(None),) * (d % leaf.ndim) + (i,)]
 
 
-def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=None,
-         rng_start=None):
+def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=None, rng_start=None):
     """func once per sample, stacked; `first` is sample 0's result when the batched
     attempt already ran it (from generator state `rng_start`)."""
     rng = _random.generator().bit_generator
@@ -144,8 +153,9 @@ def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=Non
     for i in range(len(results), size):
         if randomness == "same":
             rng.state = start
-        sample = [leaf if d is None else _select(leaf, d, i)
-                  for leaf, d in zip(leaves, dims, strict=True)]
+        sample = [
+            leaf if d is None else _select(leaf, d, i) for leaf, d in zip(leaves, dims, strict=True)
+        ]
         out = func(*unflatten(sample, spec), **kwargs)
         if randomness == "error" and rng.state != start:
             _random_error()

@@ -1,4 +1,5 @@
 """tg.nn: modules, layers, losses, initialisation."""
+
 from __future__ import annotations
 
 from . import functional, init, utils  # noqa: F401

@@ -191,8 +191,16 @@ class MultiheadAttention(Module):
         scores = (q * (1.0 / math.sqrt(d))) @ k.swapaxes(-2, -1)  # (N, h, L, S)
         # PyTorch 2.13: a query that may attend nothing gets zero weights when the weights
         # are not returned (its SDPA path) and NaN when they are
-        scores, alive = self._apply_masks(scores, attn_mask, key_padding_mask, is_causal, n,
-                                          tgt, src, zero_dead_rows=not need_weights)
+        scores, alive = self._apply_masks(
+            scores,
+            attn_mask,
+            key_padding_mask,
+            is_causal,
+            n,
+            tgt,
+            src,
+            zero_dead_rows=not need_weights,
+        )
         attn = F.softmax(scores, dim=-1)
         if alive is not None:
             attn = attn * _wrap(backend.to_device(alive, scores.device))
@@ -209,8 +217,9 @@ class MultiheadAttention(Module):
         weights = attn.mean(dim=1) if average_attn_weights else attn
         return out, (weights.squeeze(0) if unbatched else weights)
 
-    def _apply_masks(self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src,
-                     zero_dead_rows=False):
+    def _apply_masks(
+        self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src, zero_dead_rows=False
+    ):
         cls = "MultiheadAttention"
         h = self.num_heads
         dt = scores.dtype

@@ -1,4 +1,5 @@
 """Containers: Sequential, ModuleList, ModuleDict."""
+
 from __future__ import annotations
 
 from collections import OrderedDict

@@ -98,13 +98,17 @@ class _ConvNd(Module):
         if isinstance(padding, str) and self._transposed:
             raise ValueError(f"{cls}: padding must be an int or a tuple, got {padding!r}")
         self.output_padding = _ntuple(output_padding, nd, "output_padding", cls)
-        for name, v, low in (("kernel_size", self.kernel_size, 1), ("stride", self.stride, 1),
-                             ("dilation", self.dilation, 1),
-                             ("output_padding", self.output_padding, 0),
-                             ("padding", () if isinstance(padding, str) else self.padding, 0)):
+        for name, v, low in (
+            ("kernel_size", self.kernel_size, 1),
+            ("stride", self.stride, 1),
+            ("dilation", self.dilation, 1),
+            ("output_padding", self.output_padding, 0),
+            ("padding", () if isinstance(padding, str) else self.padding, 0),
+        ):
             if any(a < low for a in v):
-                raise ValueError(f"{cls}: {name} must be {'positive' if low else 'non-negative'}"
-                                 f", got {v}")
+                raise ValueError(
+                    f"{cls}: {name} must be {'positive' if low else 'non-negative'}, got {v}"
+                )
         self.padding_mode = padding_mode
         if self._transposed:
             shape = (in_channels, out_channels // groups) + self.kernel_size

@@ -1,4 +1,5 @@
 """tg.nn.functional: every layer as a function, and the losses."""
+
 from __future__ import annotations
 
 from .functional_conv import *  # noqa: F401,F403

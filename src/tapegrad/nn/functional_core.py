@@ -7,6 +7,7 @@ in `ops/nn_ops.py`; this module validates arguments and calls them.
     >>> logits = tg.randn(4, 3, requires_grad=True)
     >>> F.cross_entropy(logits, tg.tensor([0, 2, 1, 0])).backward()
 """
+
 from __future__ import annotations
 
 import math
@@ -24,11 +25,35 @@ from ..random import generator
 from ..tensor import Tensor, _wrap
 
 __all__ = [
-    "relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
-    "softmax", "log_softmax", "dropout", "linear", "layer_norm", "batch_norm", "group_norm",
-    "embedding", "one_hot", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "kl_div", "scaled_dot_product_attention", "normalize",
+    "relu",
+    "relu_",
+    "leaky_relu",
+    "elu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "softplus",
+    "softmax",
+    "log_softmax",
+    "dropout",
+    "linear",
+    "layer_norm",
+    "batch_norm",
+    "group_norm",
+    "embedding",
+    "one_hot",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "cross_entropy",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "scaled_dot_product_attention",
+    "normalize",
 ]
 
 
@@ -114,8 +139,12 @@ def _softmax_like(op, what, input, dim, dtype, axis):
     """softmax / log_softmax: `op` along the resolved dim (a 0-d input as a 1-element one)."""
     _tensor(input, "input", what)
     if dim is None and axis is None:  # PyTorch's legacy guess of the dim, with its warning
-        warnings.warn(f"Implicit dimension choice for {what} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"Implicit dimension choice for {what} has been deprecated. Change the "
+            "call to include dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
     if dtype is not None:
         input = input.to(dtype=dtype)
     if input.ndim == 0:
@@ -169,7 +198,7 @@ def linear(input, weight, bias=None):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+    if tuple(input.shape[input.ndim - len(shape) :]) != shape:
         raise RuntimeError(
             f"layer_norm: normalized_shape {shape} doesn't match the trailing dims of the input "
             f"shape {tuple(input.shape)}"
@@ -177,27 +206,39 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _norm._layer_norm(input, weight, bias, ndim=len(shape), eps=eps)
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
+def batch_norm(
+    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):
     """Batch normalisation over every dim but 1. Training: batch statistics, and the running
     statistics (when given) are updated in place; otherwise the running statistics are used."""
     if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input of at least 2 dims (N, C, ...), got "
-                         f"shape {tuple(input.shape)}")
+        raise ValueError(
+            f"batch_norm: expected an input of at least 2 dims (N, C, ...), got "
+            f"shape {tuple(input.shape)}"
+        )
     use_batch = training or running_mean is None or running_var is None
     if use_batch and input.shape[0] * math.prod(input.shape[2:]) <= 1 and training:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                         f"{tuple(input.shape)}")
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size "
+            f"{tuple(input.shape)}"
+        )
     rm = None if running_mean is None else running_mean._data
     rv = None if running_var is None else running_var._data
     if not use_batch:
-        return _norm._batch_norm(input, weight, bias, training=False, eps=eps, running_mean=rm,
-                                 running_var=rv)
+        return _norm._batch_norm(
+            input, weight, bias, training=False, eps=eps, running_mean=rm, running_var=rv
+        )
     update = training and rm is not None and rv is not None
-    out = _norm._batch_norm(input, weight, bias, training=True, eps=eps,
-                            momentum=0.1 if momentum is None else momentum,
-                            running_mean=rm if update else None,
-                            running_var=rv if update else None)
+    out = _norm._batch_norm(
+        input,
+        weight,
+        bias,
+        training=True,
+        eps=eps,
+        momentum=0.1 if momentum is None else momentum,
+        running_mean=rm if update else None,
+        running_var=rv if update else None,
+    )
     if update:  # the running statistics were written in place
         bump_version(running_mean)
         bump_version(running_var)
@@ -207,8 +248,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each of `num_groups` groups of channels of each sample."""
     if input.ndim < 2 or input.shape[1] % num_groups:
-        raise ValueError(f"group_norm: {num_groups} groups don't divide the channels of an input "
-                         f"of shape {tuple(input.shape)}")
+        raise ValueError(
+            f"group_norm: {num_groups} groups don't divide the channels of an input "
+            f"of shape {tuple(input.shape)}"
+        )
     return _norm._group_norm(input, weight, bias, num_groups=num_groups, eps=eps)
 
 
@@ -220,12 +263,15 @@ def embedding(input, weight, padding_idx=None, *args, **kwargs):
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     n = weight.shape[0]
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        raise IndexError(f"embedding: index out of range: indices span [{int(idx.min())}, "
-                         f"{int(idx.max())}] but the table has {n} rows")
+        raise IndexError(
+            f"embedding: index out of range: indices span [{int(idx.min())}, "
+            f"{int(idx.max())}] but the table has {n} rows"
+        )
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
-    return _nn._embedding(input if isinstance(input, Tensor) else _wrap(idx), weight,
-                          padding_idx=padding_idx)
+    return _nn._embedding(
+        input if isinstance(input, Tensor) else _wrap(idx), weight, padding_idx=padding_idx
+    )
 
 
 def one_hot(tensor, num_classes=-1):
@@ -236,8 +282,10 @@ def one_hot(tensor, num_classes=-1):
     if num_classes == -1:
         num_classes = int(idx.max()) + 1 if idx.size else 0
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= num_classes):
-        raise RuntimeError(f"one_hot: class values must be in [0, {num_classes}), got "
-                           f"[{int(idx.min())}, {int(idx.max())}]")
+        raise RuntimeError(
+            f"one_hot: class values must be in [0, {num_classes}), got "
+            f"[{int(idx.min())}, {int(idx.max())}]"
+        )
     return _nn._one_hot(tensor, num_classes=num_classes)
 
 
@@ -253,7 +301,9 @@ def _check_same_shape(input, target, fn: str) -> None:
         warnings.warn(
             f"{fn}: using a target size ({tuple(target.shape)}) that is different to the input "
             f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.", stacklevel=3)
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -317,8 +367,16 @@ def _check_targets(input, target, ignore_index, fn: str) -> None:
             )
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     """Softmax cross-entropy of logits `input` (N, C, ...) against class indices (N, ...) —
     one fused log-softmax + NLL op — or against class probabilities shaped like the input.
 
@@ -334,20 +392,30 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.dtype.kind == "f":
         return _soft_cross_entropy(input, target, _array(weight), reduction, label_smoothing)
     if target.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: target must hold class indices (integers) or "
-                        f"probabilities (floats), got dtype {target.dtype}")
+        raise TypeError(
+            f"cross_entropy: target must hold class indices (integers) or "
+            f"probabilities (floats), got dtype {target.dtype}"
+        )
     x, t, squeeze = _class_input(input, target, "cross_entropy")
     _check_targets(x, t, ignore_index, "cross_entropy")
-    loss = _loss._cross_entropy(x, t, weight=_array(weight), ignore_index=ignore_index,
-                              label_smoothing=float(label_smoothing), reduction=reduction)
+    loss = _loss._cross_entropy(
+        x,
+        t,
+        weight=_array(weight),
+        ignore_index=ignore_index,
+        label_smoothing=float(label_smoothing),
+        reduction=reduction,
+    )
     return loss.reshape(()) if squeeze and reduction == "none" else loss
 
 
 def _soft_cross_entropy(input, target, weight, reduction, label_smoothing):
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"cross_entropy: probability targets must have the input's shape "
-                         f"{tuple(input.shape)}, got {tuple(target.shape)}; for class indices "
-                         "pass an integer tensor (e.g. target.long())")
+        raise ValueError(
+            f"cross_entropy: probability targets must have the input's shape "
+            f"{tuple(input.shape)}, got {tuple(target.shape)}; for class indices "
+            "pass an integer tensor (e.g. target.long())"
+        )
     axis = 1 if input.ndim > 1 else 0
     n_classes = input.shape[axis]
     if label_smoothing:
@@ -359,30 +427,37 @@ def _soft_cross_entropy(input, target, weight, reduction, label_smoothing):
     return _reduce(loss, reduction)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class indices."""
     _check_reduction(reduction, "nll_loss")
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: target must hold class indices (integers), got {target.dtype}")
     x, t, squeeze = _class_input(input, target, "nll_loss")
     _check_targets(x, t, ignore_index, "nll_loss")
-    loss = _loss._nll_loss(x, t, weight=_array(weight), ignore_index=ignore_index,
-                         reduction=reduction)
+    loss = _loss._nll_loss(
+        x, t, weight=_array(weight), ignore_index=ignore_index, reduction=reduction
+    )
     return loss.reshape(()) if squeeze and reduction == "none" else loss
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """-(y log p + (1 - y) log(1 - p)) for probabilities p (log clamped at -100, as PyTorch)."""
     _check_reduction(reduction, "binary_cross_entropy")
     if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"binary_cross_entropy: target shape {tuple(target.shape)} must match "
-                         f"the input shape {tuple(input.shape)}")
+        raise ValueError(
+            f"binary_cross_entropy: target shape {tuple(target.shape)} must match "
+            f"the input shape {tuple(input.shape)}"
+        )
     p = input._data
     if p.size and (float(p.min()) < 0 or float(p.max()) > 1):
-        raise ValueError("binary_cross_entropy: input values must be probabilities in [0, 1]; "
-                         "for logits use binary_cross_entropy_with_logits")
+        raise ValueError(
+            "binary_cross_entropy: input values must be probabilities in [0, 1]; "
+            "for logits use binary_cross_entropy_with_logits"
+        )
     _check_weight_shape("binary_cross_entropy", "weight", weight, input.shape)
     return _loss._bce(input, target, weight=_array(weight), reduction=reduction)
 
@@ -397,21 +472,27 @@ def _check_weight_shape(what, name, weight, shape):
     except ValueError:
         ok = False
     if not ok:
-        raise RuntimeError(f"{what}: {name} of shape {w_shape} doesn't broadcast to the input "
-                           f"shape {tuple(shape)}; give one weight per element (or per class)")
+        raise RuntimeError(
+            f"{what}: {name} of shape {w_shape} doesn't broadcast to the input "
+            f"shape {tuple(shape)}; give one weight per element (or per class)"
+        )
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """Sigmoid + binary cross-entropy as one stable op (no overflow for large logits)."""
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"binary_cross_entropy_with_logits: target shape "
-                         f"{tuple(target.shape)} must match the input shape {tuple(input.shape)}")
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: target shape "
+            f"{tuple(target.shape)} must match the input shape {tuple(input.shape)}"
+        )
     _check_weight_shape("binary_cross_entropy_with_logits", "weight", weight, input.shape)
     _check_weight_shape("binary_cross_entropy_with_logits", "pos_weight", pos_weight, input.shape)
-    return _loss._bce_logits(input, target, weight=_array(weight), pos_weight=_array(pos_weight),
-                           reduction=reduction)
+    return _loss._bce_logits(
+        input, target, weight=_array(weight), pos_weight=_array(pos_weight), reduction=reduction
+    )
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -423,15 +504,18 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 # ================================================================= attention, normalize
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None):
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None
+):
     """softmax(q @ k^T * scale + mask) @ v over the last two dims (..., L, E) x (..., S, E).
 
     attn_mask: bool (True = may attend) or float (added to the scores), broadcastable to
     (..., L, S). is_causal: position i attends to positions <= i."""
     if query.shape[-1] != key.shape[-1]:
-        raise RuntimeError(f"scaled_dot_product_attention: query and key embed dims differ: "
-                           f"{tuple(query.shape)} vs {tuple(key.shape)}")
+        raise RuntimeError(
+            f"scaled_dot_product_attention: query and key embed dims differ: "
+            f"{tuple(query.shape)} vs {tuple(key.shape)}"
+        )
     n_q, n_k = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.swapaxes(-2, -1)) * scale
@@ -465,9 +549,11 @@ def masked_rows(bias, scores_shape):
     """(bias, alive) for an additive attention mask: where a query row is masked out
     entirely (-inf everywhere), its bias becomes 0 so the softmax stays finite, and `alive`
     (0 there, 1 elsewhere; None when no row is dead) zeroes that row's weights afterwards."""
-    dead = np.all(np.isneginf(np.broadcast_to(bias, np.broadcast_shapes(bias.shape,
-                                                                         scores_shape))),
-                  axis=-1, keepdims=True)
+    dead = np.all(
+        np.isneginf(np.broadcast_to(bias, np.broadcast_shapes(bias.shape, scores_shape))),
+        axis=-1,
+        keepdims=True,
+    )
     if not dead.any():
         return bias, None
     return np.where(dead, 0.0, bias).astype(bias.dtype), (~dead).astype(bias.dtype)
@@ -482,4 +568,3 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         # clamp before the root: same value as max(norm, eps), and no infinite slope at 0
         norm = _ew.clamp_min((_ew.abs(input) ** p).sum(d, keepdim=True), eps**p) ** (1.0 / p)
     return input / norm
-

@@ -7,6 +7,7 @@ draws from tapegrad's generator (`tg.manual_seed`) and returns the tensor.
     >>> tg.nn.init.xavier_uniform_(w).shape
     (3, 5)
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,18 @@ from ..random import generator
 from ..tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-    "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_",
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "constant_",
+    "zeros_",
+    "ones_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "trunc_normal_",
+    "orthogonal_",
     "eye_",
 ]
 
@@ -41,8 +52,16 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
     >>> tg.nn.init.calculate_gain("relu")
     1.4142135623730951
     """
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "sigmoid")
+    linear = (
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "sigmoid",
+    )
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":
@@ -59,8 +78,10 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
         return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity!r}; use one of linear, conv*d, "
-                     "sigmoid, tanh, relu, leaky_relu, selu")
+    raise ValueError(
+        f"Unsupported nonlinearity {nonlinearity!r}; use one of linear, conv*d, "
+        "sigmoid, tanh, relu, leaky_relu, selu"
+    )
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor):
@@ -136,8 +157,9 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> Tensor:
     """U(-b, b) with b = gain * sqrt(3 / fan) (He). Linear's default uses a=sqrt(5)."""
     if 0 in tensor.shape:
         return tensor
@@ -146,8 +168,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan) (He)."""
     if 0 in tensor.shape:
         return tensor

@@ -5,6 +5,7 @@ LayerNorm, GroupNorm, Embedding — with PyTorch's default initialisations.
     >>> net(tg.randn(2, 7)).shape      # in_features inferred at the first call
     (2, 3)
 """
+
 from __future__ import annotations
 
 import math
@@ -19,9 +20,26 @@ from . import init
 from .module import Module, Parameter
 
 __all__ = [
-    "Linear", "Identity", "Flatten", "Unflatten", "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU",
-    "Sigmoid", "Tanh", "Softplus", "Softmax", "LogSoftmax", "Dropout", "BatchNorm1d",
-    "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
+    "Linear",
+    "Identity",
+    "Flatten",
+    "Unflatten",
+    "ReLU",
+    "LeakyReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Sigmoid",
+    "Tanh",
+    "Softplus",
+    "Softmax",
+    "LogSoftmax",
+    "Dropout",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "LayerNorm",
+    "GroupNorm",
+    "Embedding",
 ]
 
 
@@ -43,8 +61,10 @@ class Linear(Module):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
                 raise TypeError(f"Linear: {name} must be an int, got {v!r}")
         if int(out_features) <= 0 or (in_features is not None and int(in_features) <= 0):
-            raise ValueError(f"Linear: feature counts must be positive, got in_features="
-                             f"{in_features}, out_features={out_features}")
+            raise ValueError(
+                f"Linear: feature counts must be positive, got in_features="
+                f"{in_features}, out_features={out_features}"
+            )
         self.out_features = int(out_features)
         kw = _factory(dtype, device)
         self._kw = kw
@@ -83,8 +103,10 @@ class Linear(Module):
         return F.linear(input, w, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Identity(Module):
@@ -120,7 +142,7 @@ class Unflatten(Module):
 
     def forward(self, input):
         d = self.dim % input.ndim
-        shape = tuple(input.shape[:d]) + self.unflattened_size + tuple(input.shape[d + 1:])
+        shape = tuple(input.shape[:d]) + self.unflattened_size + tuple(input.shape[d + 1 :])
         return input.reshape(shape)
 
     def extra_repr(self) -> str:
@@ -130,6 +152,7 @@ class Unflatten(Module):
 # ================================================================= activations
 class ReLU(Module):
     """max(x, 0), elementwise (`F.relu`)."""
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -143,6 +166,7 @@ class ReLU(Module):
 
 class LeakyReLU(Module):
     """x where x > 0, else negative_slope * x (`F.leaky_relu`)."""
+
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -156,6 +180,7 @@ class LeakyReLU(Module):
 
 class ELU(Module):
     """x where x > 0, else alpha * (exp(x) - 1) (`F.elu`)."""
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -169,6 +194,7 @@ class ELU(Module):
 
 class GELU(Module):
     """x * Phi(x), exact (`approximate="none"`) or the tanh form (`F.gelu`)."""
+
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -182,6 +208,7 @@ class GELU(Module):
 
 class SiLU(Module):
     """x * sigmoid(x), also called swish (`F.silu`)."""
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
 
@@ -191,18 +218,21 @@ class SiLU(Module):
 
 class Sigmoid(Module):
     """1 / (1 + exp(-x)), elementwise."""
+
     def forward(self, input):
         return F.sigmoid(input)
 
 
 class Tanh(Module):
     """The hyperbolic tangent, elementwise."""
+
     def forward(self, input):
         return F.tanh(input)
 
 
 class Softplus(Module):
     """log(1 + exp(beta * x)) / beta, linear above `threshold` (`F.softplus`)."""
+
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -216,6 +246,7 @@ class Softplus(Module):
 
 class Softmax(Module):
     """exp(x) / sum(exp(x)) along `dim` (`F.softmax`)."""
+
     def __init__(self, dim=None) -> None:
         super().__init__()
         self.dim = dim
@@ -229,6 +260,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     """log(softmax(x)) along `dim`, computed stably (`F.log_softmax`)."""
+
     def forward(self, input):
         return F.log_softmax(input, self.dim)
 
@@ -267,9 +299,17 @@ def _affine_params(module, affine, bias, shape, kw):
 class _BatchNorm(Module):
     _expected_ndim: tuple = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None,
-                 bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum=0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -306,8 +346,10 @@ class _BatchNorm(Module):
                 f"input, got {input.ndim}D input of shape {tuple(input.shape)}"
             )
         if input.shape[1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}({self.num_features}): the input has "
-                             f"{input.shape[1]} channels (dim 1 of shape {tuple(input.shape)})")
+            raise ValueError(
+                f"{type(self).__name__}({self.num_features}): the input has "
+                f"{input.shape[1]} channels (dim 1 of shape {tuple(input.shape)})"
+            )
         training = self.is_training_now
         momentum = 0.0 if self.momentum is None else self.momentum
         if training and self.track_running_stats:
@@ -319,12 +361,19 @@ class _BatchNorm(Module):
             input,
             self.running_mean if not training or self.track_running_stats else None,
             self.running_var if not training or self.track_running_stats else None,
-            self.weight, self.bias, use_batch, momentum, self.eps)
+            self.weight,
+            self.bias,
+            use_batch,
+            momentum,
+            self.eps,
+        )
 
     def extra_repr(self) -> str:
         bias = f", bias={self.bias is not None}"
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}{bias}, track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}{bias}, track_running_stats={self.track_running_stats}"
+        )
 
 
 class BatchNorm1d(_BatchNorm):
@@ -342,8 +391,15 @@ class BatchNorm2d(_BatchNorm):
 class LayerNorm(Module):
     """Normalise over the trailing `normalized_shape` dims; weight ones, bias zeros."""
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
         self.normalized_shape = tuple(int(s) for s in shape)
@@ -356,21 +412,37 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         bias = f", bias={self.bias is not None}"
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}{bias}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}{bias}"
+        )
 
 
 class GroupNorm(Module):
     """Normalise groups of channels of each sample; per-channel weight ones, bias zeros."""
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device=None, dtype=None, bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device=None,
+        dtype=None,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
-                             f"num_groups ({num_groups})")
-        self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
-                                                                     eps, affine)
+            raise ValueError(
+                f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                f"num_groups ({num_groups})"
+            )
+        self.num_groups, self.num_channels, self.eps, self.affine = (
+            num_groups,
+            num_channels,
+            eps,
+            affine,
+        )
         kw = _factory(dtype, device)
         _affine_params(self, affine, bias, num_channels, kw)
 
@@ -378,28 +450,46 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Embedding(Module):
     """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1)
     (the padding_idx row zero; it gets no gradient)."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
-                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
-                 device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        _weight=None,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
-                                 f"[-{num_embeddings}, {num_embeddings})")
+                raise ValueError(
+                    f"Embedding: padding_idx {padding_idx} must be within "
+                    f"[-{num_embeddings}, {num_embeddings})"
+                )
             padding_idx %= num_embeddings
         if max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are "
-                                      "not supported")
-        self.num_embeddings, self.embedding_dim, self.padding_idx = (num_embeddings,
-                                                                     embedding_dim, padding_idx)
+            raise NotImplementedError(
+                "Embedding: max_norm, scale_grad_by_freq and sparse are not supported"
+            )
+        self.num_embeddings, self.embedding_dim, self.padding_idx = (
+            num_embeddings,
+            embedding_dim,
+            padding_idx,
+        )
         kw = _factory(dtype, device)
         if _weight is not None:
             self.weight = Parameter(_weight)

@@ -1,8 +1,9 @@
 """Loss modules: thin wrappers over tg.nn.functional, `reduction` none / mean / sum.
 
-    >>> loss_fn = tg.nn.CrossEntropyLoss(label_smoothing=0.1)
-    >>> loss = loss_fn(tg.randn(4, 3), tg.tensor([0, 1, 2, 1]))
+>>> loss_fn = tg.nn.CrossEntropyLoss(label_smoothing=0.1)
+>>> loss = loss_fn(tg.randn(4, 3), tg.tensor([0, 1, 2, 1]))
 """
+
 from __future__ import annotations
 
 from ..creation import tensor
@@ -11,8 +12,15 @@ from . import functional_core as F
 from .module import Module
 
 __all__ = [
-    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-    "BCEWithLogitsLoss", "KLDivLoss",
+    "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "KLDivLoss",
 ]
 
 
@@ -29,8 +37,10 @@ class _Loss(Module):
         if size_average is not None or reduce is not None:  # PyTorch's deprecated pair
             reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
         if reduction not in self._reductions:
-            raise ValueError(f"{type(self).__name__}: reduction must be one of "
-                             f"{self._reductions}, got {reduction!r}")
+            raise ValueError(
+                f"{type(self).__name__}: reduction must be one of "
+                f"{self._reductions}, got {reduction!r}"
+            )
         self.reduction = reduction
 
     def extra_repr(self) -> str:
@@ -70,6 +80,7 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     """Half the squared error below `delta`, `delta` * (|error| - delta / 2) above it."""
+
     def __init__(self, reduction="mean", delta: float = 1.0):
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -81,27 +92,51 @@ class HuberLoss(_Loss):
 class CrossEntropyLoss(_WeightedLoss):
     """Softmax cross-entropy of logits against class indices or probabilities (fused)."""
 
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction="mean", label_smoothing: float = 0.0) -> None:
+    def __init__(
+        self,
+        weight=None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction="mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_WeightedLoss):
     """Negative log-likelihood of log-probabilities at class indices."""
 
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction="mean") -> None:
+    def __init__(
+        self,
+        weight=None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction="mean",
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
 
 
 class BCELoss(_WeightedLoss):
@@ -114,15 +149,16 @@ class BCELoss(_WeightedLoss):
 class BCEWithLogitsLoss(_WeightedLoss):
     """Sigmoid + binary cross-entropy, stable for any logit; pos_weight weighs positives."""
 
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
-                 pos_weight=None) -> None:
+    def __init__(
+        self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.register_buffer("pos_weight", _as_tensor(pos_weight))
 
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
-                                                  reduction=self.reduction,
-                                                  pos_weight=self.pos_weight)
+        return F.binary_cross_entropy_with_logits(
+            input, target, weight=self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
 
 
 class KLDivLoss(_Loss):

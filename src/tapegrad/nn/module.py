@@ -14,6 +14,7 @@ state_dict.py, a base class of Module.
     >>> [name for name, _ in Net().named_parameters()]
     ['fc.weight', 'fc.bias']
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -161,7 +162,8 @@ class Module(_StateDictMixin):
         for part in target.split(".") if target else ():
             if part not in mod._modules or mod._modules[part] is None:
                 raise AttributeError(
-                    f"{type(mod).__name__} has no submodule '{part}' (in '{target}')")
+                    f"{type(mod).__name__} has no submodule '{part}' (in '{target}')"
+                )
             mod = mod._modules[part]
         return mod
 
@@ -186,8 +188,9 @@ class Module(_StateDictMixin):
         for name, child in self._modules.items():
             if child is None:
                 continue
-            yield from child.named_modules(memo, prefix + ("." if prefix else "") + name,
-                                           remove_duplicate)
+            yield from child.named_modules(
+                memo, prefix + ("." if prefix else "") + name, remove_duplicate
+            )
 
     def modules(self):
         """This module and every descendant, depth first, each once."""
@@ -209,8 +212,11 @@ class Module(_StateDictMixin):
 
     def _named_members(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool):
         seen = set()
-        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+        mods = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
             else [(prefix, self)]
+        )
         for mod_prefix, mod in mods:
             for name, value in mod.__dict__[table].items():
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -218,8 +224,9 @@ class Module(_StateDictMixin):
                 seen.add(id(value))
                 yield mod_prefix + ("." if mod_prefix else "") + name, value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
         """(dotted name, Parameter) pairs, in registration order, each parameter once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
@@ -406,8 +413,12 @@ def _check_name(module: Module, name: str, what: str) -> None:
         raise TypeError(f"{what} name must be a string, got {type(name).__name__}")
     if not name or "." in name:
         raise KeyError(f"{what} name can't be empty or contain '.', got '{name}'")
-    if name in module.__dict__ and name not in module._parameters and name not in module._buffers \
-            and name not in module._modules:
+    if (
+        name in module.__dict__
+        and name not in module._parameters
+        and name not in module._buffers
+        and name not in module._modules
+    ):
         raise KeyError(f"attribute '{name}' already exists on {type(module).__name__}")
 
 
@@ -417,4 +428,3 @@ def _is_device(x) -> bool:
         return True
     except (ValueError, TypeError):
         return False
-

@@ -1,4 +1,5 @@
 """Parameter: the leaf tensor a Module registers (exported from nn.module too)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +52,10 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter,
-                (self.asnumpy(), self.requires_grad, self._grad_req, self.is_lazy))
+        return (
+            _rebuild_parameter,
+            (self.asnumpy(), self.requires_grad, self._grad_req, self.is_lazy),
+        )
 
 
 def _rebuild_parameter(arr, requires_grad, grad_req, is_lazy=False):

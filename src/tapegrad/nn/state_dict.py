@@ -2,6 +2,7 @@
 every key, shape and dtype is checked before anything is written). A base class of Module;
 its names are importable from module.py too.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -62,14 +63,17 @@ class _StateDictMixin:
         if strict and (missing or unexpected):
             parts = []
             if missing:
-                parts.append("Missing key(s) in state_dict: "
-                             + ", ".join(f'"{k}"' for k in missing))
+                parts.append(
+                    "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing)
+                )
             if unexpected:
-                parts.append("Unexpected key(s) in state_dict: "
-                             + ", ".join(f'"{k}"' for k in unexpected))
+                parts.append(
+                    "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected)
+                )
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                + ".\n\t".join(parts) + ".\nNothing was loaded; pass strict=False to load the "
+                + ".\n\t".join(parts)
+                + ".\nNothing was loaded; pass strict=False to load the "
                 "matching keys only."
             )
         plan = []
@@ -80,24 +84,30 @@ class _StateDictMixin:
             target = getattr(mod, name)
             arr = _as_array(state_dict[key])
             if arr is None:
-                errors.append(f'"{key}": expected a tensor or array, got '
-                              f"{type(state_dict[key]).__name__}")
+                errors.append(
+                    f'"{key}": expected a tensor or array, got {type(state_dict[key]).__name__}'
+                )
                 continue
             lazy = isinstance(target, Parameter) and target.is_lazy
             if not lazy and tuple(arr.shape) != tuple(target.shape):
-                errors.append(f'size mismatch for "{key}": copying a param with shape '
-                              f"{tuple(arr.shape)} from checkpoint, the shape in current model is "
-                              f"{tuple(target.shape)}")
+                errors.append(
+                    f'size mismatch for "{key}": copying a param with shape '
+                    f"{tuple(arr.shape)} from checkpoint, the shape in current model is "
+                    f"{tuple(target.shape)}"
+                )
                 continue
             if _kind(arr.dtype) != _kind(target.dtype):
-                errors.append(f'dtype mismatch for "{key}": checkpoint has {arr.dtype}, the model '
-                              f"has {target.dtype}; convert one of them first")
+                errors.append(
+                    f'dtype mismatch for "{key}": checkpoint has {arr.dtype}, the model '
+                    f"has {target.dtype}; convert one of them first"
+                )
                 continue
             plan.append((target, arr, lazy))
         if errors:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                + "\n\t".join(errors) + "\nNothing was loaded."
+                + "\n\t".join(errors)
+                + "\nNothing was loaded."
             )
         for target, arr, lazy in plan:
             if lazy:

@@ -1,7 +1,8 @@
 """tg.nn.utils: gradient clipping.
 
-    >>> total = tg.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)  # doctest: +SKIP
+>>> total = tg.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,9 @@ def _with_grads(parameters):
     return [p for p in parameters if p.grad is not None]
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
-                    foreach=None) -> Tensor:
+def clip_grad_norm_(
+    parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None
+) -> Tensor:
     """Scale the gradients in place so that their joint norm is at most `max_norm`.
 
     The norm is taken over all gradients together, as if concatenated into one vector.
@@ -40,7 +42,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         acc = 0.0
         for g in grads:
             a = np.abs(g.astype(np.float64, copy=False))
-            acc += float(np.sum(a * a)) if norm_type == 2.0 else float(np.sum(a ** norm_type))
+            acc += float(np.sum(a * a)) if norm_type == 2.0 else float(np.sum(a**norm_type))
         total = acc ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
@@ -77,6 +79,6 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
     offset = 0
     for p in parameters:
         n = p._data.size
-        p._data[...] = data[offset:offset + n].reshape(p.shape)
+        p._data[...] = data[offset : offset + n].reshape(p.shape)
         bump_version(p)
         offset += n

@@ -5,6 +5,7 @@
 
 See docs/guides/compile.md, "Exporting to ONNX".
 """
+
 from ._export import OPSET, export
 
 __all__ = ["OPSET", "export"]

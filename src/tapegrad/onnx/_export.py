@@ -1,4 +1,5 @@
 """`tg.onnx.export`: a module's traced forward written as an ONNX model."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,9 @@ def _onnx():
     except ImportError:
         from ..utils import install_hint
 
-        raise ImportError(f"tg.onnx.export needs the onnx package: {install_hint('onnx')}") \
-            from None
+        raise ImportError(
+            f"tg.onnx.export needs the onnx package: {install_hint('onnx')}"
+        ) from None
     return onnx
 
 
@@ -32,8 +34,10 @@ def _dims(shape, axes, name: str) -> list:
     named = axes if isinstance(axes, dict) else {a: f"{name}_dim{a}" for a in axes}
     for a, label in named.items():
         if not -len(dims) <= int(a) < len(dims):
-            raise ValueError(f"tg.onnx.export: dynamic_axes[{name!r}] names axis {a}, but "
-                             f"{name} has {len(dims)} dimensions")
+            raise ValueError(
+                f"tg.onnx.export: dynamic_axes[{name!r}] names axis {a}, but "
+                f"{name} has {len(dims)} dimensions"
+            )
         dims[int(a)] = str(label)
     return dims
 
@@ -48,13 +52,22 @@ def _names(given, count: int, prefix: str, what: str) -> list:
         return [f"{prefix}{i}" if count > 1 else prefix for i in range(count)]
     given = list(given)
     if len(given) != count or len(set(given)) != count:
-        raise ValueError(f"tg.onnx.export: {what} has {len(given)} names {given}, but the "
-                         f"model has {count} {what.split('_')[0]}s; give one distinct name each")
+        raise ValueError(
+            f"tg.onnx.export: {what} has {len(given)} names {given}, but the "
+            f"model has {count} {what.split('_')[0]}s; give one distinct name each"
+        )
     return given
 
 
-def export(module, args, path, opset_version: int = OPSET, input_names=None,
-           output_names=None, dynamic_axes=None) -> Any:
+def export(
+    module,
+    args,
+    path,
+    opset_version: int = OPSET,
+    input_names=None,
+    output_names=None,
+    dynamic_axes=None,
+) -> Any:
     """Write `module`'s forward on `args` as an ONNX model (opset 17) at `path`.
 
     The forward is traced once (as `tg.compile` traces it) without recording gradients;
@@ -83,13 +96,17 @@ def export(module, args, path, opset_version: int = OPSET, input_names=None,
     """
     onnx = _onnx()
     if opset_version != OPSET:
-        raise ValueError(f"tg.onnx.export: opset_version={opset_version} is not written; "
-                         f"tapegrad writes opset {OPSET} (which onnxruntime >= 1.14 reads)")
+        raise ValueError(
+            f"tg.onnx.export: opset_version={opset_version} is not written; "
+            f"tapegrad writes opset {OPSET} (which onnxruntime >= 1.14 reads)"
+        )
     if isinstance(args, Tensor):
         args = (args,)
     elif not isinstance(args, (tuple, list)):
-        raise TypeError(f"tg.onnx.export: args must be a tensor or a tuple of tensors, got "
-                        f"{type(args).__name__}")
+        raise TypeError(
+            f"tg.onnx.export: args must be a tensor or a tuple of tensors, got "
+            f"{type(args).__name__}"
+        )
     traced = trace_forward(module, tuple(args))
     trace = traced.trace
     dynamic = dict(dynamic_axes or {})
@@ -99,8 +116,10 @@ def export(module, args, path, opset_version: int = OPSET, input_names=None,
     out_names = _names(output_names, len(traced.outputs), "output", "output_names")
     unknown = set(dynamic) - set(in_names) - set(out_names)
     if unknown:
-        raise ValueError(f"tg.onnx.export: dynamic_axes names {sorted(unknown)}, which are "
-                         f"neither inputs {in_names} nor outputs {out_names}")
+        raise ValueError(
+            f"tg.onnx.export: dynamic_axes names {sorted(unknown)}, which are "
+            f"neither inputs {in_names} nor outputs {out_names}"
+        )
     inputs = []
     for slot, name in zip(traced.inputs, in_names):
         names[slot] = name
@@ -110,9 +129,11 @@ def export(module, args, path, opset_version: int = OPSET, input_names=None,
         for s in instr.ins:
             first_user.setdefault(s, instr)
     taken = set(in_names) | set(out_names)
-    dynamic_sizes = {trace.values[slot].shape[int(a)]
-                     for slot, name in zip(traced.inputs, in_names)
-                     for a in (dynamic.get(name) or ())}
+    dynamic_sizes = {
+        trace.values[slot].shape[int(a)]
+        for slot, name in zip(traced.inputs, in_names)
+        for a in (dynamic.get(name) or ())
+    }
     for slot, kind in enumerate(trace.kinds):
         if kind != EXTERNAL:
             continue
@@ -125,7 +146,8 @@ def export(module, args, path, opset_version: int = OPSET, input_names=None,
                     f"tg.onnx.export: layer {owner} reads a tensor it made itself (shape "
                     f"{tuple(t.shape)}, such as an RNN's zero initial state) with the traced "
                     "size of a dynamic axis, which would stay fixed in the model. Pass that "
-                    "tensor as an input (e.g. args=(x, h0)) or export without dynamic_axes.")
+                    "tensor as an input (e.g. args=(x, h0)) or export without dynamic_axes."
+                )
             name = g.fresh("constant")
         while name in taken:
             name = name + "_"
@@ -137,10 +159,10 @@ def export(module, args, path, opset_version: int = OPSET, input_names=None,
     for slot, name in zip(traced.outputs, out_names):
         g.node("Identity", [names[slot]], [name])
         outputs.append(_value_info(onnx, name, trace.values[slot]._data, dynamic.get(name)))
-    graph = onnx.helper.make_graph(g.nodes, type(module).__name__, inputs, outputs,
-                                   g.initializers)
-    model = onnx.helper.make_model(graph, producer_name="tapegrad",
-                                   opset_imports=[onnx.helper.make_opsetid("", OPSET)])
+    graph = onnx.helper.make_graph(g.nodes, type(module).__name__, inputs, outputs, g.initializers)
+    model = onnx.helper.make_model(
+        graph, producer_name="tapegrad", opset_imports=[onnx.helper.make_opsetid("", OPSET)]
+    )
     model.ir_version = min(model.ir_version, 8)  # what onnxruntime releases of opset 17 read
     onnx.checker.check_model(model)
     if hasattr(path, "write"):
@@ -162,20 +184,29 @@ def _input_name(g: Graph, trace, slot: int, names: dict, dtype) -> str | None:
 def _convert(g: Graph, trace, instr, names: dict, owner: dict) -> str:
     op = instr.op.name
     out = trace.values[instr.out]._data
-    arrays = [trace.values[s]._data if trace.kinds[s] in (ARG, EXTERNAL, "op")
-              else np.asarray(trace.values[s]) if trace.values[s] is not None else None
-              for s in instr.ins]
+    arrays = [
+        trace.values[s]._data
+        if trace.kinds[s] in (ARG, EXTERNAL, "op")
+        else np.asarray(trace.values[s])
+        if trace.values[s] is not None
+        else None
+        for s in instr.ins
+    ]
     ins = [_input_name(g, trace, s, names, out.dtype) for s in instr.ins]
     p = instr.params
     try:
         if op in _ops.UNARY and not p:
             return g.node(_ops.UNARY[op], [ins[0]])
         if op in _ops.BINARY and len(ins) == 2:
-            cast = [x if a is None or a.dtype == out.dtype or op == "pow"
-                    else g.node("Cast", [x], to=g.onnx.helper.np_dtype_to_tensor_dtype(out.dtype))
-                    for x, a in zip(ins, arrays)]
+            cast = [
+                x
+                if a is None or a.dtype == out.dtype or op == "pow"
+                else g.node("Cast", [x], to=g.onnx.helper.np_dtype_to_tensor_dtype(out.dtype))
+                for x, a in zip(ins, arrays)
+            ]
             return g.node(_ops.BINARY[op], cast)
         if op in _ops.NEEDS_PARAM_NAMES:
+
             def param_name(key):
                 slot = instr.param_slots.get(key)
                 return names[slot] if slot is not None else g.const(p[key])
@@ -191,4 +222,5 @@ def _convert(g: Graph, trace, instr, names: dict, owner: dict) -> str:
         raise RuntimeError(
             f"tg.onnx.export: op {op!r} in layer {layer} has no ONNX mapping{why}. The exported "
             "layers are listed in docs/guides/compile.md (Exporting to ONNX); write the layer "
-            "with those ops, or leave it out of the exported module.") from None
+            "with those ops, or leave it out of the exported module."
+        ) from None

@@ -1,4 +1,5 @@
 """A small ONNX graph builder: value names, nodes, initializers and constants."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,13 +20,13 @@ class Graph:
     def node(self, op_type: str, inputs: list, outputs: list | None = None, **attrs) -> str:
         """Append a node; returns its (first) output name."""
         outputs = outputs or [self.fresh(op_type.lower())]
-        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), list(outputs),
-                                                     **attrs))
+        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), list(outputs), **attrs))
         return outputs[0]
 
     def initializer(self, name: str, array: np.ndarray) -> str:
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(array),
-                                                                   name))
+        self.initializers.append(
+            self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name)
+        )
         return name
 
     def const(self, array, dtype=None) -> str:

@@ -3,6 +3,7 @@
 A converter gets the graph, the input value names (None for an absent optional input),
 the op's parameters and the traced arrays (shapes and dtypes of inputs and output), and
 returns the name of the value it computes."""
+
 from __future__ import annotations
 
 import math
@@ -16,12 +17,35 @@ class Unsupported(Exception):
     """This op, with these parameters, has no ONNX mapping (the message says why)."""
 
 
-_UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
-          "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "sin": "Sin", "cos": "Cos", "erf": "Erf",
-          "floor": "Floor", "ceil": "Ceil", "reciprocal": "Reciprocal", "detach": "Identity",
-          "contiguous": "Identity", "clone": "Identity"}
-_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul",
-           "pow": "Pow", "maximum": "Max", "minimum": "Min"}
+_UNARY = {
+    "relu": "Relu",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "exp": "Exp",
+    "log": "Log",
+    "sqrt": "Sqrt",
+    "abs": "Abs",
+    "neg": "Neg",
+    "sin": "Sin",
+    "cos": "Cos",
+    "erf": "Erf",
+    "floor": "Floor",
+    "ceil": "Ceil",
+    "reciprocal": "Reciprocal",
+    "detach": "Identity",
+    "contiguous": "Identity",
+    "clone": "Identity",
+}
+_BINARY = {
+    "add": "Add",
+    "sub": "Sub",
+    "mul": "Mul",
+    "div": "Div",
+    "matmul": "MatMul",
+    "pow": "Pow",
+    "maximum": "Max",
+    "minimum": "Min",
+}
 
 
 def _pads(padding) -> list:
@@ -39,30 +63,49 @@ def _linear(g: Graph, ins, p, arrays, out):
 
 def _conv(g: Graph, ins, p, arrays, out):
     x, w, b = (list(ins) + [None])[:3]
-    return g.node("Conv", [x, w] + ([b] if b else []), strides=list(p["stride"]),
-                  pads=_pads(p["padding"]), dilations=list(p["dilation"]), group=p["groups"],
-                  kernel_shape=list(arrays[1].shape[2:]))
+    return g.node(
+        "Conv",
+        [x, w] + ([b] if b else []),
+        strides=list(p["stride"]),
+        pads=_pads(p["padding"]),
+        dilations=list(p["dilation"]),
+        group=p["groups"],
+        kernel_shape=list(arrays[1].shape[2:]),
+    )
 
 
 def _conv_transpose(g: Graph, ins, p, arrays, out):
     x, w, b = (list(ins) + [None])[:3]
     k = arrays[1].shape[2:]
     extra = []
-    for size, target, st, (lo, hi), d, kk in zip(arrays[0].shape[2:], p["out_shape"],
-                                                 p["stride"], p["padding"], p["dilation"], k):
+    for size, target, st, (lo, hi), d, kk in zip(
+        arrays[0].shape[2:], p["out_shape"], p["stride"], p["padding"], p["dilation"], k
+    ):
         natural = (size - 1) * st - lo - hi + d * (kk - 1) + 1
         extra.append(target - natural)
     if any(e < 0 for e in extra):
         raise Unsupported(f"output size {p['out_shape']} is smaller than the padding allows")
-    return g.node("ConvTranspose", [x, w] + ([b] if b else []), strides=list(p["stride"]),
-                  pads=_pads(p["padding"]), dilations=list(p["dilation"]), group=p["groups"],
-                  kernel_shape=list(k), output_padding=extra)
+    return g.node(
+        "ConvTranspose",
+        [x, w] + ([b] if b else []),
+        strides=list(p["stride"]),
+        pads=_pads(p["padding"]),
+        dilations=list(p["dilation"]),
+        group=p["groups"],
+        kernel_shape=list(k),
+        output_padding=extra,
+    )
 
 
 def _max_pool(g: Graph, ins, p, arrays, out):
-    return g.node("MaxPool", [ins[0]], kernel_shape=list(p["kernel"]), strides=list(p["stride"]),
-                  pads=_pads(p["padding"]), dilations=list(p.get("dilation") or
-                                                          (1,) * len(p["kernel"])))
+    return g.node(
+        "MaxPool",
+        [ins[0]],
+        kernel_shape=list(p["kernel"]),
+        strides=list(p["stride"]),
+        pads=_pads(p["padding"]),
+        dilations=list(p.get("dilation") or (1,) * len(p["kernel"])),
+    )
 
 
 def _avg_pool(g: Graph, ins, p, arrays, out):
@@ -70,9 +113,14 @@ def _avg_pool(g: Graph, ins, p, arrays, out):
         raise Unsupported("ceil_mode=True and divisor_override have no ONNX AveragePool twin")
     if any(d != 1 for d in p.get("dilation") or ()):
         raise Unsupported("a dilated average pool needs opset 19")
-    return g.node("AveragePool", [ins[0]], kernel_shape=list(p["kernel"]),
-                  strides=list(p["stride"]), pads=_pads(p["padding"]),
-                  count_include_pad=int(p.get("count_include_pad", True)))
+    return g.node(
+        "AveragePool",
+        [ins[0]],
+        kernel_shape=list(p["kernel"]),
+        strides=list(p["stride"]),
+        pads=_pads(p["padding"]),
+        count_include_pad=int(p.get("count_include_pad", True)),
+    )
 
 
 def _adaptive_avg_pool(g: Graph, ins, p, arrays, out):
@@ -80,8 +128,10 @@ def _adaptive_avg_pool(g: Graph, ins, p, arrays, out):
     if all(o == 1 for o in p["out_size"]):
         return g.node("GlobalAveragePool", [ins[0]])
     if any(s % o for s, o in zip(sizes, p["out_size"])):
-        raise Unsupported(f"input size {tuple(sizes)} is not a multiple of the output size "
-                          f"{tuple(p['out_size'])} (windows of varying size)")
+        raise Unsupported(
+            f"input size {tuple(sizes)} is not a multiple of the output size "
+            f"{tuple(p['out_size'])} (windows of varying size)"
+        )
     kernel = [s // o for s, o in zip(sizes, p["out_size"])]
     return g.node("AveragePool", [ins[0]], kernel_shape=kernel, strides=kernel)
 
@@ -95,8 +145,9 @@ def _affine(g: Graph, ins, arrays, channels, dtype):
 
 def _batch_norm(g: Graph, ins, p, arrays, out, param_names):
     if p.get("training") or p.get("running_mean") is None:
-        raise Unsupported("batch norm in training mode (batch statistics); call module.eval() "
-                          "before exporting")
+        raise Unsupported(
+            "batch norm in training mode (batch statistics); call module.eval() before exporting"
+        )
     x = arrays[0]
     w, b = _affine(g, ins, arrays, x.shape[1], x.dtype)
     mean, var = param_names("running_mean"), param_names("running_var")
@@ -105,7 +156,7 @@ def _batch_norm(g: Graph, ins, p, arrays, out, param_names):
 
 def _layer_norm(g: Graph, ins, p, arrays, out):
     x = arrays[0]
-    w, b = _affine(g, ins, arrays, x.shape[-p["ndim"]:], x.dtype)
+    w, b = _affine(g, ins, arrays, x.shape[-p["ndim"] :], x.dtype)
     return g.node("LayerNormalization", [ins[0], w, b], axis=-p["ndim"], epsilon=float(p["eps"]))
 
 
@@ -185,8 +236,11 @@ def _reduce(onnx_op):
     def convert(g: Graph, ins, p, arrays, out):
         axis = p.get("axis")
         ndim = arrays[0].ndim
-        axes = list(range(ndim)) if axis is None else [
-            a % ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        axes = (
+            list(range(ndim))
+            if axis is None
+            else [a % ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        )
         keep = int(bool(p.get("keepdims", False)))
         if onnx_op == "ReduceSum":  # an input since opset 13
             return g.node(onnx_op, [ins[0], g.ints(axes)], keepdims=keep)
@@ -213,7 +267,7 @@ def _getitem(g: Graph, ins, p, arrays, out):
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
         fill = ndim - (len(key) - 1 - sum(k is None for k in key))
-        key = key[:i] + (slice(None),) * fill + key[i + 1:]
+        key = key[:i] + (slice(None),) * fill + key[i + 1 :]
     starts, ends, axes, steps, drop = [], [], [], [], []
     axis = 0
     unsqueeze = []
@@ -238,8 +292,9 @@ def _getitem(g: Graph, ins, p, arrays, out):
             steps.append(1)
             drop.append(axis)
         else:
-            raise Unsupported(f"indexing with {type(k).__name__} (only ints, slices, None and "
-                              "... are exported)")
+            raise Unsupported(
+                f"indexing with {type(k).__name__} (only ints, slices, None and ... are exported)"
+            )
         axis += 1
     y = ins[0]
     if axes:
@@ -270,16 +325,34 @@ def _dropout(g: Graph, ins, p, arrays, out):
 
 
 CONVERTERS = {
-    "linear": _linear, "conv": _conv, "conv_transpose": _conv_transpose,
-    "max_pool": _max_pool, "avg_pool": _avg_pool, "adaptive_avg_pool": _adaptive_avg_pool,
-    "layer_norm": _layer_norm, "group_norm": _group_norm, "embedding": _embedding,
-    "gelu": _gelu, "softplus": _softplus, "silu": _silu, "reshape": _reshape,
-    "swapaxes": _swapaxes, "transpose": _permute, "permute": _permute,
-    "mean": _reduce("ReduceMean"), "sum": _reduce("ReduceSum"), "max": _reduce("ReduceMax"),
-    "stack": _stack, "concatenate": _concat, "cat": _concat, "getitem": _getitem,
-    "softmax": _simple("Softmax", axis="axis"), "log_softmax": _simple("LogSoftmax", axis="axis"),
+    "linear": _linear,
+    "conv": _conv,
+    "conv_transpose": _conv_transpose,
+    "max_pool": _max_pool,
+    "avg_pool": _avg_pool,
+    "adaptive_avg_pool": _adaptive_avg_pool,
+    "layer_norm": _layer_norm,
+    "group_norm": _group_norm,
+    "embedding": _embedding,
+    "gelu": _gelu,
+    "softplus": _softplus,
+    "silu": _silu,
+    "reshape": _reshape,
+    "swapaxes": _swapaxes,
+    "transpose": _permute,
+    "permute": _permute,
+    "mean": _reduce("ReduceMean"),
+    "sum": _reduce("ReduceSum"),
+    "max": _reduce("ReduceMax"),
+    "stack": _stack,
+    "concatenate": _concat,
+    "cat": _concat,
+    "getitem": _getitem,
+    "softmax": _simple("Softmax", axis="axis"),
+    "log_softmax": _simple("LogSoftmax", axis="axis"),
     "leaky_relu": _simple("LeakyRelu", alpha=lambda p: float(p["negative_slope"])),
-    "elu": _simple("Elu", alpha=lambda p: float(p["alpha"])), "dropout": _dropout,
+    "elu": _simple("Elu", alpha=lambda p: float(p["alpha"])),
+    "dropout": _dropout,
 }
 NEEDS_PARAM_NAMES = {"batch_norm": _batch_norm}
 UNARY, BINARY = _UNARY, _BINARY

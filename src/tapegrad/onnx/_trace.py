@@ -1,5 +1,6 @@
 """The forward of a module traced for export: `tg.compile`'s trace (a flat list of ops on
 slots), plus the layer that dispatched each op, so an error can name it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,7 +41,8 @@ def _check_eval(module) -> None:
             raise RuntimeError(
                 f"tg.onnx.export: layer {path or '(root)'} ({type(sub).__name__}) is in "
                 "training mode (random masks, batch statistics), which an inference graph "
-                "doesn't have; call module.eval() before exporting")
+                "doesn't have; call module.eval() before exporting"
+            )
 
 
 @dataclass
@@ -98,8 +100,10 @@ def trace_forward(module, args: tuple) -> Traced:
     name = type(module).__name__
     why = trace.value_read or trace.problem
     if why is not None:
-        raise RuntimeError(f"tg.onnx.export: {name}'s forward can't be traced for export: {why}. "
-                           "Export a forward made of tapegrad ops only, with no value reads.")
+        raise RuntimeError(
+            f"tg.onnx.export: {name}'s forward can't be traced for export: {why}. "
+            "Export a forward made of tapegrad ops only, with no value reads."
+        )
     outs: list = []
     split(result, outs)
     if not outs:
@@ -108,7 +112,9 @@ def trace_forward(module, args: tuple) -> Traced:
     for t in outs:
         slot = trace._slot_of.get(id(t))
         if slot is None or not isinstance(t, Tensor):
-            raise RuntimeError(f"tg.onnx.export: an output of {name} was made outside tapegrad's "
-                               "op table (from raw arrays); the export can't compute it")
+            raise RuntimeError(
+                f"tg.onnx.export: an output of {name} was made outside tapegrad's "
+                "op table (from raw arrays); the export can't compute it"
+            )
         slots.append(slot)
     return Traced(trace, trace.owner, inputs, slots, names)

@@ -28,6 +28,7 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     sorting.py      sort argsort topk ...    matrix.py  diagonal tril triu trace ...
     pairwise.py     cdist, cosine similarity ...
 """
+
 # ruff: noqa: I001  (the family imports are in registration order, not alphabetical)
 from __future__ import annotations
 

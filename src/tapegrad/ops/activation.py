@@ -5,6 +5,7 @@ softplus. Each is one op of the table with its rule; the public functions follow
     >>> tg.gelu(tg.tensor([1.0]))
     tensor([0.8413])
 """
+
 from __future__ import annotations
 
 import math
@@ -29,10 +30,15 @@ def _(xp, g, x, negative_slope=0.01):
     return (xp.where(x > 0, g, g * negative_slope),)
 
 
-_leaky_relu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
-                                ((rng.standard_normal(()),), {"negative_slope": 0.2})])
-_leaky_relu.reference(lambda torch, x, negative_slope=0.01:
-                      torch.nn.functional.leaky_relu(x, negative_slope))
+_leaky_relu.sample(
+    lambda rng: [
+        ((rng.standard_normal((3, 4)),), {}),
+        ((rng.standard_normal(()),), {"negative_slope": 0.2}),
+    ]
+)
+_leaky_relu.reference(
+    lambda torch, x, negative_slope=0.01: torch.nn.functional.leaky_relu(x, negative_slope)
+)
 
 
 @defop(saves="x", name="elu")
@@ -48,8 +54,9 @@ def _(xp, g, x, alpha=1.0):
     return (xp.where(x <= 0, g * xp.exp(xp.minimum(x, 0.0)) * alpha, g),)
 
 
-_elu.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
-                         ((rng.standard_normal(()),), {"alpha": 0.5})])
+_elu.sample(
+    lambda rng: [((rng.standard_normal((3, 4)),), {}), ((rng.standard_normal(()),), {"alpha": 0.5})]
+)
 _elu.reference(lambda torch, x, alpha=1.0: torch.nn.functional.elu(x, alpha))
 
 
@@ -77,11 +84,16 @@ def _(xp, g, x, approximate="none"):
     return (g * (cdf + x * pdf),)
 
 
-_gelu.sample(lambda rng: [((rng.standard_normal((3, 4)) * 2,), {}),
-                          ((rng.standard_normal(()),), {}),
-                          ((rng.standard_normal((3, 4)) * 2,), {"approximate": "tanh"})])
-_gelu.reference(lambda torch, x, approximate="none":
-                torch.nn.functional.gelu(x, approximate=approximate))
+_gelu.sample(
+    lambda rng: [
+        ((rng.standard_normal((3, 4)) * 2,), {}),
+        ((rng.standard_normal(()),), {}),
+        ((rng.standard_normal((3, 4)) * 2,), {"approximate": "tanh"}),
+    ]
+)
+_gelu.reference(
+    lambda torch, x, approximate="none": torch.nn.functional.gelu(x, approximate=approximate)
+)
 
 
 @defop(saves="x", name="silu")
@@ -115,11 +127,18 @@ def _(xp, g, x, beta=1.0, threshold=20.0):
     return (xp.where(bx > threshold, g, g * xp.sigmoid(bx)),)
 
 
-_softplus.sample(lambda rng: [((rng.standard_normal((3, 4)) * 2,), {}),
-                              ((rng.standard_normal(()),), {"beta": 2.0}),
-                              ((rng.uniform(-2, 3, (4,)),), {"beta": 1.5, "threshold": 1.0})])
-_softplus.reference(lambda torch, x, beta=1.0, threshold=20.0:
-                    torch.nn.functional.softplus(x, beta=beta, threshold=threshold))
+_softplus.sample(
+    lambda rng: [
+        ((rng.standard_normal((3, 4)) * 2,), {}),
+        ((rng.standard_normal(()),), {"beta": 2.0}),
+        ((rng.uniform(-2, 3, (4,)),), {"beta": 1.5, "threshold": 1.0}),
+    ]
+)
+_softplus.reference(
+    lambda torch, x, beta=1.0, threshold=20.0: torch.nn.functional.softplus(
+        x, beta=beta, threshold=threshold
+    )
+)
 
 
 def leaky_relu(input, negative_slope=0.01):

@@ -4,6 +4,7 @@
 PyTorch users spell a dimension `dim`, NumPy users `axis`; the public functions take both and
 resolve them here, so every op sees one normalized parameter.
 """
+
 from __future__ import annotations
 
 from typing import Any

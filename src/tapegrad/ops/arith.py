@@ -1,4 +1,5 @@
 """Arithmetic ops: add sub mul div pow neg, and the Python operators built on them."""
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,13 @@ def _binary_samples(rng, positive_b=False):
         ((rng.standard_normal((3, 4)), b((3, 4))), {}),
         ((rng.standard_normal((2, 3, 4)), b((4,))), {}),  # broadcasting
         ((rng.standard_normal((3, 1)), b((1, 4))), {}),  # both broadcast
-        ((rng.standard_normal(()), b(()),), {}),  # 0-d
+        (
+            (
+                rng.standard_normal(()),
+                b(()),
+            ),
+            {},
+        ),  # 0-d
         ((rng.standard_normal((3,)), 1.5), {}),  # Python scalar on the right
         ((2.5, b((3,))), {}),  # and on the left
     ]
@@ -153,7 +160,7 @@ def _pow(xp, x, y):
     elif type(x) is bool and getattr(y, "dtype", None) == np.bool_:
         y = y.astype(np.int64)
     with quiet():  # 0 ** -1 = inf, (-1) ** 0.5 = nan silently, as PyTorch
-        return x ** y
+        return x**y
 
 
 @_pow.vjp
@@ -229,8 +236,19 @@ def pow(input, exponent):  # noqa: A001
 
 
 multiply, divide, subtract, negative, true_divide = mul, div, sub, neg, div
-__all__ = ["add", "sub", "mul", "div", "neg", "pow", "multiply", "divide", "subtract",
-           "negative", "true_divide"]
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "pow",
+    "multiply",
+    "divide",
+    "subtract",
+    "negative",
+    "true_divide",
+]
 
 
 _add.reference(lambda torch, x, y: x + y)
@@ -238,4 +256,4 @@ _sub.reference(lambda torch, x, y: x - y)
 _mul.reference(lambda torch, x, y: x * y)
 _div.reference(lambda torch, x, y: x / y)
 _neg.reference(lambda torch, x: -x)
-_pow.reference(lambda torch, x, y: x ** y)
+_pow.reference(lambda torch, x, y: x**y)

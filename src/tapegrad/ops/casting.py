@@ -8,6 +8,7 @@ to the input's dtype.
     >>> tg.tensor([1.5, 2.5]).long()
     tensor([1, 2])
 """
+
 from __future__ import annotations
 
 from .. import backend, dtypes
@@ -39,8 +40,9 @@ def _(xp, g):
     return (g,)
 
 
-_clone.sample(lambda rng: [((rng.standard_normal((3, 4)),), {}),
-                            ((rng.standard_normal((2, 1, 3)),), {})])
+_clone.sample(
+    lambda rng: [((rng.standard_normal((3, 4)),), {}), ((rng.standard_normal((2, 1, 3)),), {})]
+)
 _clone.reference(lambda torch, x: x.clone())
 
 
@@ -67,9 +69,17 @@ def _caster(dt, name):
     return method
 
 
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
 
 
 def _type(self, dtype=None):
@@ -149,7 +159,7 @@ def _copy_(self, src, non_blocking=False):
     """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor.
     Recorded when `src` requires grad: the gradient flows to `src`."""
     shape = src.shape if isinstance(src, Tensor) else getattr(src, "shape", ())
-    tail = self.shape[self.ndim - len(shape):] if len(shape) <= self.ndim else None
+    tail = self.shape[self.ndim - len(shape) :] if len(shape) <= self.ndim else None
     if tail is None or any(s not in (1, d) for s, d in zip(shape, tail, strict=True)):
         raise RuntimeError(
             f"copy_: the source of shape {tuple(shape)} can't be broadcast to the destination's "

@@ -7,6 +7,7 @@ d/dy = -floor(x / y), as in PyTorch; `floor_divide` (`//`) is not differentiable
     >>> (tg.tensor([1.0, 2.0, 3.0]) > 1.5).tolist()
     [False, True, True]
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -277,9 +278,30 @@ def fmod(input, other):
 
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 __all__ = [
-    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
-    "isfinite", "isclose", "allclose", "equal", "floor_divide", "remainder", "fmod",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isclose",
+    "allclose",
+    "equal",
+    "floor_divide",
+    "remainder",
+    "fmod",
 ]
 
 
@@ -317,5 +339,3 @@ def _bitwise(op, symbol, reverse=False):
 def _invert_method(self):
     _check_bitwise("'~'", self)
     return _invert(self)
-
-

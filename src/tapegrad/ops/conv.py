@@ -197,8 +197,16 @@ def _(xp, g, y, w, needs, out_shape, **p):
 @defop(saves=("x", "g"), name="conv_weight_grad", array_twin=True)
 def _conv_weight_grad(xp, x, g, *, kernel, stride, padding, dilation, groups):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        return _conv_weight_grad_forward(xp, x, g, kernel=kernel, stride=stride, padding=padding,
-                                         dilation=dilation, groups=groups)
+        return _conv_weight_grad_forward(
+            xp,
+            x,
+            g,
+            kernel=kernel,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+        )
 
 
 @_conv_weight_grad.vjp
@@ -309,4 +317,3 @@ def _(torch, x, g, kernel, stride, padding, dilation, groups):
     )
     out = _torch_conv(torch, x, w, None, stride, padding, dilation, groups)
     return torch.autograd.grad(out, w, g, create_graph=True)[0]
-

@@ -2,6 +2,7 @@
 einsum. The rule of an einsum is an einsum per operand; a repeated label on an input (a
 diagonal) scatters its gradient back with an identity (`eye_like`).
 """
+
 from __future__ import annotations
 
 from .registry import NumpyStyleOp, defop
@@ -41,7 +42,8 @@ def _parse_einsum(subscripts, ndims):
             for c in lab:
                 counts[c] = counts.get(c, 0) + 1
         out = (["..."] if "..." in counts else []) + sorted(
-            c for c, n in counts.items() if n == 1 and c != "...")
+            c for c, n in counts.items() if n == 1 and c != "..."
+        )
     else:
         out = labels(rhs)
     return in_labels, out
@@ -82,17 +84,19 @@ def _explicit_labels(subscripts, operands, g):
         nds.append(g.ndim - (len(out) - 1))
     if not nds:
         return ins, out
-    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts][:max(nds)]
+    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts][: max(nds)]
 
     def spell(lab, ndim):
         if "..." not in lab:
             return lab
         k = ndim - (len(lab) - 1)
         i = lab.index("...")
-        return lab[:i] + fresh[len(fresh) - k:] + lab[i + 1:]
+        return lab[:i] + fresh[len(fresh) - k :] + lab[i + 1 :]
 
-    return ([spell(lab, o.ndim) for o, lab in zip(operands, ins, strict=True)],
-            spell(out, g.ndim) if g is not None else out)
+    return (
+        [spell(lab, o.ndim) for o, lab in zip(operands, ins, strict=True)],
+        spell(out, g.ndim) if g is not None else out,
+    )
 
 
 def _einsum_rule(xp, g, *operands, subscripts, needs):
@@ -144,8 +148,9 @@ def _fit(xp, gi, shape):
     gradient is summed back to 1, or spread out to n where this operand has n."""
     if gi.shape == shape:
         return gi
-    summed = tuple(k for k, (n, m) in enumerate(zip(gi.shape, shape, strict=True))
-                   if m == 1 and n != 1)
+    summed = tuple(
+        k for k, (n, m) in enumerate(zip(gi.shape, shape, strict=True)) if m == 1 and n != 1
+    )
     if summed:
         gi = xp.sum(gi, axis=summed, keepdims=True)
     return gi if gi.shape == shape else xp.broadcast_to(gi, shape)
@@ -203,21 +208,24 @@ def tensordot(a, b, dims=2):
     a_axes = [d % a.ndim for d in a_axes]
     b_axes = [d % b.ndim for d in b_axes]
     if len(a_axes) != len(b_axes):
-        raise RuntimeError(f"tensordot: both sides must contract the same number of dims, got "
-                           f"{a_axes} and {b_axes}")
+        raise RuntimeError(
+            f"tensordot: both sides must contract the same number of dims, got "
+            f"{a_axes} and {b_axes}"
+        )
     for i, j in zip(a_axes, b_axes, strict=False):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(
                 f"tensordot: contracted dimensions don't match: shapes {tuple(a.shape)} and "
-                f"{tuple(b.shape)} (dim {i} has size {a.shape[i]}, dim {j} has {b.shape[j]})")
-    la = list(_LETTERS[:a.ndim])
-    lb = list(_LETTERS[a.ndim:a.ndim + b.ndim])
+                f"{tuple(b.shape)} (dim {i} has size {a.shape[i]}, dim {j} has {b.shape[j]})"
+            )
+    la = list(_LETTERS[: a.ndim])
+    lb = list(_LETTERS[a.ndim : a.ndim + b.ndim])
     for i, j in zip(a_axes, b_axes, strict=False):
         lb[j] = la[i]
-    out = [c for i, c in enumerate(la) if i not in a_axes] + \
-          [c for j, c in enumerate(lb) if j not in b_axes]
+    out = [c for i, c in enumerate(la) if i not in a_axes] + [
+        c for j, c in enumerate(lb) if j not in b_axes
+    ]
     return _einsum(a, b, subscripts="".join(la) + "," + "".join(lb) + "->" + "".join(out))
 
 
 __all__ = ["einsum", "tensordot"]
-

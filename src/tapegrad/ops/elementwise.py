@@ -10,6 +10,7 @@ inputs tie.
     >>> tg.clamp(x, min=0).sum().backward(); x.grad
     tensor([0., 1.])
 """
+
 from __future__ import annotations
 
 import operator
@@ -147,12 +148,18 @@ def _as_ref_tensor(torch, v, like):
 
 _maximum.sample(_binary_samples)
 _minimum.sample(_binary_samples)
-_maximum.reference(lambda torch, x, y: torch.maximum(
-    _as_ref_tensor(torch, x, y if isinstance(y, torch.Tensor) else x),
-    _as_ref_tensor(torch, y, x if isinstance(x, torch.Tensor) else y)))
-_minimum.reference(lambda torch, x, y: torch.minimum(
-    _as_ref_tensor(torch, x, y if isinstance(y, torch.Tensor) else x),
-    _as_ref_tensor(torch, y, x if isinstance(x, torch.Tensor) else y)))
+_maximum.reference(
+    lambda torch, x, y: torch.maximum(
+        _as_ref_tensor(torch, x, y if isinstance(y, torch.Tensor) else x),
+        _as_ref_tensor(torch, y, x if isinstance(x, torch.Tensor) else y),
+    )
+)
+_minimum.reference(
+    lambda torch, x, y: torch.minimum(
+        _as_ref_tensor(torch, x, y if isinstance(y, torch.Tensor) else x),
+        _as_ref_tensor(torch, y, x if isinstance(x, torch.Tensor) else y),
+    )
+)
 
 
 @defop(saves="condition", name="where")
@@ -162,8 +169,11 @@ def _where(xp, condition, x, y):
 
 @_where.vjp
 def _(xp, g, condition, needs):
-    return (None, xp.where(condition, g, 0.0) if needs[1] else None,
-            xp.where(condition, 0.0, g) if needs[2] else None)
+    return (
+        None,
+        xp.where(condition, g, 0.0) if needs[1] else None,
+        xp.where(condition, 0.0, g) if needs[2] else None,
+    )
 
 
 @_where.sample
@@ -257,10 +267,55 @@ absolute, fix = abs, trunc
 
 
 __all__ = [
-    "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "square", "reciprocal", "sin",
-    "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "relu",
-    "leaky_relu", "elu", "gelu", "silu", "softplus", "erf",
-    "sign", "floor", "ceil", "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
-    "minimum", "where", "clone", "absolute", "fix",
+    "abs",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "sigmoid",
+    "relu",
+    "leaky_relu",
+    "elu",
+    "gelu",
+    "silu",
+    "softplus",
+    "erf",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "maximum",
+    "minimum",
+    "where",
+    "clone",
+    "absolute",
+    "fix",
 ]

@@ -5,6 +5,7 @@ The internal ops are NumPy's take_along_axis and its scatter counterparts, which
 index array of the input's rank (`_fancy` turns one into a full NumPy key). Repeated indices
 add up in scatter_add and in the gradient of take_along_axis.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -45,22 +46,28 @@ def _take_along_axis(xp, x, *, indices, axis, in_shape=None):
 def _(xp, g, indices, axis, in_shape):
     if g.shape != indices.shape:  # index broadcast against x's other dims
         indices = np.broadcast_to(indices, g.shape)
-    return (xp.getitem_backward(g, shape=in_shape, key=_fancy(indices, axis % indices.ndim),
-                                accumulate=True),)
+    return (
+        xp.getitem_backward(
+            g, shape=in_shape, key=_fancy(indices, axis % indices.ndim), accumulate=True
+        ),
+    )
 
 
 @_take_along_axis.sample
 def _(rng):
     return [
-        ((rng.standard_normal((3, 4)),), {"indices": np.array([[0, 0, 3], [1, 2, 2], [3, 3, 3]]),
-                                          "axis": 1}),
+        (
+            (rng.standard_normal((3, 4)),),
+            {"indices": np.array([[0, 0, 3], [1, 2, 2], [3, 3, 3]]), "axis": 1},
+        ),
         ((rng.standard_normal((3, 4)),), {"indices": np.array([[2, 0, 1, 1]]), "axis": 0}),
         ((rng.standard_normal((2, 3)),), {"indices": np.array([[1], [0]]), "axis": -1}),
     ]
 
 
-_take_along_axis.reference(lambda torch, x, indices, axis: torch.take_along_dim(
-    x, torch.as_tensor(indices), axis))
+_take_along_axis.reference(
+    lambda torch, x, indices, axis: torch.take_along_dim(x, torch.as_tensor(indices), axis)
+)
 
 
 @defop(params=("indices", "axis"), inputs=2)
@@ -79,15 +86,20 @@ def _(xp, g, indices, axis, needs=None):
 @_scatter_add.sample
 def _(rng):
     return [
-        ((rng.standard_normal((3, 4)), rng.standard_normal((2, 4))),
-         {"indices": np.array([[0, 1, 2, 0], [0, 1, 0, 2]]), "axis": 0}),
-        ((rng.standard_normal((3, 4)), rng.standard_normal((3, 2))),
-         {"indices": np.array([[3, 3], [0, 1], [2, 2]]), "axis": -1}),
+        (
+            (rng.standard_normal((3, 4)), rng.standard_normal((2, 4))),
+            {"indices": np.array([[0, 1, 2, 0], [0, 1, 0, 2]]), "axis": 0},
+        ),
+        (
+            (rng.standard_normal((3, 4)), rng.standard_normal((3, 2))),
+            {"indices": np.array([[3, 3], [0, 1], [2, 2]]), "axis": -1},
+        ),
     ]
 
 
-_scatter_add.reference(lambda torch, x, src, indices, axis: torch.scatter_add(
-    x, axis, torch.as_tensor(indices), src))
+_scatter_add.reference(
+    lambda torch, x, src, indices, axis: torch.scatter_add(x, axis, torch.as_tensor(indices), src)
+)
 
 
 @defop(params=("indices", "axis"), inputs=2, array_twin=True)
@@ -106,8 +118,10 @@ def _(xp, g, indices, axis, needs=None):
 @_scatter.sample
 def _(rng):
     return [
-        ((rng.standard_normal((3, 4)), rng.standard_normal((2, 4))),
-         {"indices": np.array([[0, 1, 2, 0], [1, 2, 0, 2]]), "axis": 0}),
+        (
+            (rng.standard_normal((3, 4)), rng.standard_normal((2, 4))),
+            {"indices": np.array([[0, 1, 2, 0], [1, 2, 0, 2]]), "axis": 0},
+        ),
         ((rng.standard_normal((3, 4)), 1.5), {"indices": np.array([[3], [0], [2]]), "axis": 1}),
     ]
 
@@ -137,8 +151,9 @@ def _(rng):
     ]
 
 
-_masked_fill.reference(lambda torch, x, value, mask: torch.masked_fill(
-    x, torch.as_tensor(mask), value))
+_masked_fill.reference(
+    lambda torch, x, value, mask: torch.masked_fill(x, torch.as_tensor(mask), value)
+)
 
 
 # ================================================================== public (PyTorch) API
@@ -146,12 +161,16 @@ def _gather_args(input, dim, index, what):
     d = _axis(dim, input.ndim)
     idx = index_array(index, what)
     if idx.ndim != input.ndim:
-        raise RuntimeError(f"{what}: index (shape {idx.shape}) must have as many dimensions as "
-                           f"the tensor (shape {tuple(input.shape)})")
+        raise RuntimeError(
+            f"{what}: index (shape {idx.shape}) must have as many dimensions as "
+            f"the tensor (shape {tuple(input.shape)})"
+        )
     for i, (a, b) in enumerate(zip(idx.shape, input.shape, strict=False)):
         if i != d and a > b:
-            raise RuntimeError(f"{what}: index shape {idx.shape} is larger than the tensor shape "
-                               f"{tuple(input.shape)} at dimension {i}")
+            raise RuntimeError(
+                f"{what}: index shape {idx.shape} is larger than the tensor shape "
+                f"{tuple(input.shape)} at dimension {i}"
+            )
     check_index_range(idx, input.shape[d], dim, what)
     return d, idx
 
@@ -161,8 +180,9 @@ def gather(input, dim=None, index=None, *, axis=None):
     tensor's number of dimensions (and may be smaller in the others)."""
     d, idx = _gather_args(input, need_dim(dim, axis, "gather"), index, "gather")
     if any(a < b for i, (a, b) in enumerate(zip(idx.shape, input.shape, strict=False)) if i != d):
-        input = getitem(input, tuple(_slice(None) if i == d else _slice(0, a)
-                                     for i, a in enumerate(idx.shape)))
+        input = getitem(
+            input, tuple(_slice(None) if i == d else _slice(0, a) for i, a in enumerate(idx.shape))
+        )
     return dispatch(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
 
 
@@ -214,8 +234,10 @@ def _mask_array(mask, shape, what):
     try:
         np.broadcast_shapes(m.shape, shape)
     except ValueError:
-        raise RuntimeError(f"{what}: the mask of shape {m.shape} doesn't broadcast to the "
-                           f"tensor's shape {tuple(shape)}") from None
+        raise RuntimeError(
+            f"{what}: the mask of shape {m.shape} doesn't broadcast to the "
+            f"tensor's shape {tuple(shape)}"
+        ) from None
     return m
 
 
@@ -261,6 +283,11 @@ def _scatter_add_(self, dim, index, src):
 
 
 __all__ = [
-    "gather", "take_along_dim", "take_along_axis", "scatter_add", "scatter", "masked_fill",
+    "gather",
+    "take_along_dim",
+    "take_along_axis",
+    "scatter_add",
+    "scatter",
+    "masked_fill",
     "masked_select",
 ]

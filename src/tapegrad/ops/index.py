@@ -92,7 +92,7 @@ def _check_masks(key, masks, shape):
             used[e] = max(len(shape) - sum(used), 0)
     for pos, mshape in masks:
         first = sum(used[:pos])
-        covered = tuple(shape[first:first + len(mshape)])
+        covered = tuple(shape[first : first + len(mshape)])
         if covered != mshape:
             raise IndexError(
                 f"The shape of the mask {list(mshape)} at index {first} does not match the shape "
@@ -112,8 +112,11 @@ def _pytorch_order(key):
     if any(hasattr(k, "dtype") and k.ndim == 0 for k in key):
         return None  # a 0-d boolean: NumPy's meaning, rare enough to leave alone
     basic = tuple(_slice(None) if hasattr(k, "dtype") else k for k in key)
-    rest = tuple(k if hasattr(k, "dtype") or k is Ellipsis else _slice(None)
-                 for k in key if type(k) is not int)
+    rest = tuple(
+        k if hasattr(k, "dtype") or k is Ellipsis else _slice(None)
+        for k in key
+        if type(k) is not int
+    )
     return basic, rest
 
 
@@ -172,14 +175,19 @@ def _(rng):
         ((rng.standard_normal((4, 3)),), {"key": (np.array([0, 2, 0, 0]),)}),  # repeats add up
         ((rng.standard_normal((4, 3)),), {"key": (np.array([[1, -1]]), _slice(None, 2))}),
         ((rng.standard_normal((4, 3)),), {"key": (np.array([0, 3]), np.array([2, 2]))}),
-        ((rng.standard_normal((4, 3)),), {"key": (np.array([0, 0, 2]), np.array([1, 2, 1])),
-                                          "accumulate": False}),  # a boolean mask's nonzero()
+        (
+            (rng.standard_normal((4, 3)),),
+            {"key": (np.array([0, 0, 2]), np.array([1, 2, 1])), "accumulate": False},
+        ),  # a boolean mask's nonzero()
         ((rng.standard_normal((2, 3, 4)),), {"key": (Ellipsis, np.array([3, 1, 3]))}),
     ]
 
 
-_index.reference(lambda torch, x, key, accumulate=True: x[tuple(
-    torch.as_tensor(k) if isinstance(k, np.ndarray) else k for k in key)])
+_index.reference(
+    lambda torch, x, key, accumulate=True: x[
+        tuple(torch.as_tensor(k) if isinstance(k, np.ndarray) else k for k in key)
+    ]
+)
 
 
 @defop(params=("shape", "key", "accumulate"), array_twin=True)
@@ -196,8 +204,10 @@ def _(xp, g, shape, key, accumulate=False):
 @_getitem_backward.sample
 def _(rng):
     return [
-        ((rng.standard_normal((4, 3)),), {"shape": (3, 3), "key": (np.array([0, 2, 0, 1]),),
-                                          "accumulate": True}),
+        (
+            (rng.standard_normal((4, 3)),),
+            {"shape": (3, 3), "key": (np.array([0, 2, 0, 1]),), "accumulate": True},
+        ),
         ((rng.standard_normal((2,)),), {"shape": (3, 2), "key": (1,)}),
     ]
 
@@ -242,8 +252,10 @@ def _(xp, g, key, accumulate=False, needs=None):
 def _(rng):
     return [
         ((rng.standard_normal((4, 3)), rng.standard_normal((3,))), {"key": (1,)}),
-        ((rng.standard_normal((4, 3)), rng.standard_normal((2, 3))),
-         {"key": (np.array([0, 0]),), "accumulate": True}),
+        (
+            (rng.standard_normal((4, 3)), rng.standard_normal((2, 3))),
+            {"key": (np.array([0, 0]),), "accumulate": True},
+        ),
         ((rng.standard_normal((4, 3)), rng.standard_normal(())), {"key": (_slice(1, 3), 2)}),
         ((rng.standard_normal((4, 3)), 2.5), {"key": (np.array([1, 3]),)}),
     ]
@@ -351,9 +363,11 @@ def check_index_range(idx, n, dim, what):
     negative index is an error there (NumPy would silently count it from the end)."""
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max() if idx.max() >= n else idx.min())
-        raise IndexError(f"{what}: index {bad} is out of bounds for dimension {dim} with size "
-                         f"{n} (indices must lie in [0, {n}); negative indices are not counted "
-                         "from the end here)")
+        raise IndexError(
+            f"{what}: index {bad} is out of bounds for dimension {dim} with size "
+            f"{n} (indices must lie in [0, {n}); negative indices are not counted "
+            "from the end here)"
+        )
 
 
 def narrow(input, dim, start, length):
@@ -362,8 +376,10 @@ def narrow(input, dim, start, length):
     n = input.shape[d]
     start = int(start) + (n if start < 0 else 0)
     if not (start >= 0 and length >= 0 and start + length <= n):
-        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
-                         f"({n}) of dimension {dim} (shape {tuple(input.shape)})")
+        raise IndexError(
+            f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+            f"({n}) of dimension {dim} (shape {tuple(input.shape)})"
+        )
     return getitem(input, (_slice(None),) * d + (_slice(start, start + length),))
 
 
@@ -414,7 +430,13 @@ def argwhere(input):
 
 
 __all__ = [
-    "getitem", "narrow", "select", "index_select", "index_add", "index_put", "nonzero",
+    "getitem",
+    "narrow",
+    "select",
+    "index_select",
+    "index_add",
+    "index_put",
+    "nonzero",
     "argwhere",
 ]
 
@@ -427,8 +449,7 @@ def _index_add_(self, dim, index, source, *, alpha=1):
     check_index_range(idx, self.shape[d] if self.ndim else 1, dim, "index_add_")
     if alpha != 1:
         source = source * alpha
-    return apply_inplace(_setitem, self, source, key=(_slice(None),) * d + (idx,),
-                         accumulate=True)
+    return apply_inplace(_setitem, self, source, key=(_slice(None),) * d + (idx,), accumulate=True)
 
 
 def _index_put_(self, indices, values, accumulate=False):
@@ -445,5 +466,3 @@ def _iter(self):
     from .shape import unbind
 
     return iter(unbind(self, 0))
-
-

@@ -2,6 +2,7 @@
 the PyTorch-style `cat`, `stack`, `hstack`, `vstack`, `split(size)`, `tensor_split`, `chunk`,
 `unbind`, `pad` (last dimension first). Re-exported by shape.py.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -47,8 +48,10 @@ def _(xp, g, axis=0, sizes=(), needs=None):
 def _(rng):
     return [
         ((rng.standard_normal((2, 3)), rng.standard_normal((4, 3))), {"axis": 0}),
-        ((rng.standard_normal((2, 3)), rng.standard_normal((2, 1)), rng.standard_normal((2, 2))),
-         {"axis": -1}),
+        (
+            (rng.standard_normal((2, 3)), rng.standard_normal((2, 1)), rng.standard_normal((2, 2))),
+            {"axis": -1},
+        ),
     ]
 
 
@@ -70,8 +73,10 @@ def _(xp, g, axis=0, needs=None):
 def _(rng):
     return [
         ((rng.standard_normal((2, 3)), rng.standard_normal((2, 3))), {"axis": 0}),
-        ((rng.standard_normal((2, 3)), rng.standard_normal((2, 3)), rng.standard_normal((2, 3))),
-         {"axis": -1}),
+        (
+            (rng.standard_normal((2, 3)), rng.standard_normal((2, 3)), rng.standard_normal((2, 3))),
+            {"axis": -1},
+        ),
         ((rng.standard_normal(()), rng.standard_normal(())), {"axis": 0}),
     ]
 
@@ -79,8 +84,14 @@ def _(rng):
 _stack.reference(lambda torch, *xs, axis=0: torch.stack(xs, axis))
 
 
-_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
-              "circular": "wrap", "edge": "edge", "wrap": "wrap"}
+_PAD_MODES = {
+    "constant": "constant",
+    "reflect": "reflect",
+    "replicate": "edge",
+    "circular": "wrap",
+    "edge": "edge",
+    "wrap": "wrap",
+}
 
 
 @defop(params=("pad_width", "mode", "value"), in_shape=True)
@@ -97,8 +108,9 @@ def _(xp, g, pad_width, mode="constant", value=0.0, in_shape=None):
     # any other mode: each output element copies one input element; sum them back
     n = int(np.prod(in_shape))
     src = np.pad(np.arange(n).reshape(in_shape), pad_width, mode=_PAD_MODES[mode])
-    flat = xp.getitem_backward(xp.reshape(g, (-1,)), shape=(n,), key=(src.reshape(-1),),
-                               accumulate=True)
+    flat = xp.getitem_backward(
+        xp.reshape(g, (-1,)), shape=(n,), key=(src.reshape(-1),), accumulate=True
+    )
     return (xp.reshape(flat, in_shape),)
 
 
@@ -107,12 +119,18 @@ def _(rng):
     return [
         ((rng.standard_normal((2, 3)),), {"pad_width": ((0, 0), (1, 2))}),
         ((rng.standard_normal((2, 3)),), {"pad_width": ((1, 1), (2, 0)), "value": 1.5}),
-        ((rng.standard_normal((1, 2, 4)),), {"pad_width": ((0, 0), (0, 0), (2, 1)),
-                                              "mode": "reflect"}),
-        ((rng.standard_normal((1, 2, 3)),), {"pad_width": ((0, 0), (0, 0), (2, 3)),
-                                              "mode": "replicate"}),
-        ((rng.standard_normal((1, 2, 3)),), {"pad_width": ((0, 0), (0, 0), (1, 2)),
-                                              "mode": "circular"}),
+        (
+            (rng.standard_normal((1, 2, 4)),),
+            {"pad_width": ((0, 0), (0, 0), (2, 1)), "mode": "reflect"},
+        ),
+        (
+            (rng.standard_normal((1, 2, 3)),),
+            {"pad_width": ((0, 0), (0, 0), (2, 3)), "mode": "replicate"},
+        ),
+        (
+            (rng.standard_normal((1, 2, 3)),),
+            {"pad_width": ((0, 0), (0, 0), (1, 2)), "mode": "circular"},
+        ),
     ]
 
 
@@ -135,7 +153,7 @@ def cat(tensors, dim=0, *, axis=None):
     d = _axis(dim, len(ref))
     for i, x in enumerate(tensors[1:], 1):
         s = x.shape
-        if len(s) != len(ref) or s[:d] + s[d + 1:] != ref[:d] + ref[d + 1:]:
+        if len(s) != len(ref) or s[:d] + s[d + 1 :] != ref[:d] + ref[d + 1 :]:
             raise RuntimeError(
                 f"cat: sizes of tensors must match except in dimension {dim}: tensor 0 has shape "
                 f"{ref} but tensor {i} has shape {s}"
@@ -287,18 +305,25 @@ def pad(input, pad, mode="constant", value=None):
             f"(= {2 * input.ndim} for shape {tuple(input.shape)}), got {pad}"
         )
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: unknown mode {mode!r}; use 'constant', 'reflect', "
-                         "'replicate' or 'circular'")
+        raise ValueError(
+            f"pad: unknown mode {mode!r}; use 'constant', 'reflect', 'replicate' or 'circular'"
+        )
     k = len(pad) // 2
-    widths = [(0, 0)] * (input.ndim - k) + [(pad[2 * i], pad[2 * i + 1])
-                                            for i in reversed(range(k))]
+    widths = [(0, 0)] * (input.ndim - k) + [
+        (pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))
+    ]
     if any(lo < 0 or hi < 0 for lo, hi in widths):
         if mode != "constant":
             raise ValueError(f"pad: negative padding {pad} is only allowed in 'constant' mode")
         from .index import getitem
 
-        input = getitem(input, tuple(_slice(max(-lo, 0), n - max(-hi, 0))
-                                     for (lo, hi), n in zip(widths, input.shape, strict=False)))
+        input = getitem(
+            input,
+            tuple(
+                _slice(max(-lo, 0), n - max(-hi, 0))
+                for (lo, hi), n in zip(widths, input.shape, strict=False)
+            ),
+        )
         widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     if mode == "reflect":
         for (lo, hi), n in zip(widths, input.shape, strict=False):
@@ -307,12 +332,26 @@ def pad(input, pad, mode="constant", value=None):
                     f"pad: reflect padding ({lo}, {hi}) must be smaller than the dimension it "
                     f"pads (size {n}, input shape {tuple(input.shape)})"
                 )
-    return dispatch(_pad, input, pad_width=tuple(widths), mode=mode,
-                 value=0.0 if value is None else value, in_shape=input.shape)
+    return dispatch(
+        _pad,
+        input,
+        pad_width=tuple(widths),
+        mode=mode,
+        value=0.0 if value is None else value,
+        in_shape=input.shape,
+    )
 
 
 __all__ = [
-    "cat", "concatenate", "concat", "stack", "hstack", "vstack", "split", "tensor_split", "chunk",
-    "unbind", "pad",
+    "cat",
+    "concatenate",
+    "concat",
+    "stack",
+    "hstack",
+    "vstack",
+    "split",
+    "tensor_split",
+    "chunk",
+    "unbind",
+    "pad",
 ]
-

@@ -5,6 +5,7 @@
 matmul's rule is one GEMM per wanted input gradient (and none for an input that wants no
 gradient): the training speed of every dense layer rests on it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -75,8 +76,9 @@ def _(xp, g, a, b, needs):
 @_matmul.jvp
 def _(xp, tangents, a, b, *, out):
     ta, tb = tangents
-    return plus_tangents(None if ta is None else xp.matmul(ta, b),
-                         None if tb is None else xp.matmul(a, tb))
+    return plus_tangents(
+        None if ta is None else xp.matmul(ta, b), None if tb is None else xp.matmul(a, tb)
+    )
 
 
 @_matmul.sample
@@ -111,35 +113,44 @@ def matmul(input, other):
 def mm(input, mat2):
     """Product of two 2-D matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: expected two 2-D matrices, got shapes {tuple(input.shape)} and "
-                           f"{tuple(mat2.shape)}; use matmul for vectors or batches")
+        raise RuntimeError(
+            f"mm: expected two 2-D matrices, got shapes {tuple(input.shape)} and "
+            f"{tuple(mat2.shape)}; use matmul for vectors or batches"
+        )
     return dispatch(_matmul, input, mat2)
 
 
 def bmm(input, mat2):
     """Batched product of two 3-D tensors (b, n, m) @ (b, m, p)."""
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"bmm: expected 3-D tensors with the same batch size, got shapes "
-                           f"{tuple(input.shape)} and {tuple(mat2.shape)}")
+        raise RuntimeError(
+            f"bmm: expected 3-D tensors with the same batch size, got shapes "
+            f"{tuple(input.shape)} and {tuple(mat2.shape)}"
+        )
     return dispatch(_matmul, input, mat2)
 
 
 def mv(input, vec):
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"mv: expected a matrix and a vector, got shapes "
-                           f"{tuple(input.shape)} and {tuple(vec.shape)}")
+        raise RuntimeError(
+            f"mv: expected a matrix and a vector, got shapes "
+            f"{tuple(input.shape)} and {tuple(vec.shape)}"
+        )
     return dispatch(_matmul, input, vec)
 
 
 def dot(input, other):
     """Inner product of two 1-D tensors (PyTorch's dot; use matmul or tensordot otherwise)."""
     if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"dot: expected two 1-D tensors, got shapes {tuple(input.shape)} and "
-                           f"{tuple(other.shape)}")
+        raise RuntimeError(
+            f"dot: expected two 1-D tensors, got shapes {tuple(input.shape)} and "
+            f"{tuple(other.shape)}"
+        )
     if input.shape != other.shape:
-        raise RuntimeError(f"dot: inconsistent tensor size, shapes {tuple(input.shape)} and "
-                           f"{tuple(other.shape)}")
+        raise RuntimeError(
+            f"dot: inconsistent tensor size, shapes {tuple(input.shape)} and {tuple(other.shape)}"
+        )
     return dispatch(_matmul, input, other)
 
 
@@ -153,8 +164,10 @@ def inner(input, other):
 def outer(input, vec2):
     """Outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j]."""
     if input.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError(f"outer: expected two 1-D tensors, got shapes {tuple(input.shape)} "
-                           f"and {tuple(vec2.shape)}")
+        raise RuntimeError(
+            f"outer: expected two 1-D tensors, got shapes {tuple(input.shape)} "
+            f"and {tuple(vec2.shape)}"
+        )
     return reshape(input, (-1, 1)) * reshape(vec2, (1, -1))
 
 
@@ -180,7 +193,6 @@ def _rmatmul(self, other):
 
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "einsum", "tensordot"]
-
 
 
 # einsum, tensordot, inv, det, logabsdet, solve: registered after matmul, re-exported from here

@@ -1,6 +1,7 @@
 """The matrix functions behind `tg.linalg`: inv, det, logabsdet (slogdet's second half) and
 solve, with rules; a singular matrix raises an error that says so. Re-exported by linalg.py.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -131,22 +132,42 @@ def _well_conditioned(rng, shape):
     return rng.standard_normal(shape) + 3 * np.eye(shape[-1])
 
 
-_inv.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
-                         ((_well_conditioned(rng, (2, 2, 2)),), {})])
-_det.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
-                         ((_well_conditioned(rng, (2, 2, 2)),), {})])
-_cofactor.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
-                              ((_well_conditioned(rng, (2, 2, 2)),), {})])
-_cofactor.reference(lambda torch, x: torch.linalg.det(x)[..., None, None]
-                    * torch.linalg.inv(x).mT)
-_logabsdet.sample(lambda rng: [((_well_conditioned(rng, (3, 3)),), {}),
-                               ((-_well_conditioned(rng, (2, 3, 3)),), {})])
-_solve.sample(lambda rng: [
-    ((_well_conditioned(rng, (3, 3)), rng.standard_normal((3, 2))), {}),
-    ((_well_conditioned(rng, (2, 3, 3)), rng.standard_normal((3, 1))), {}),  # broadcast B
-])
+_inv.sample(
+    lambda rng: [
+        ((_well_conditioned(rng, (3, 3)),), {}),
+        ((_well_conditioned(rng, (2, 2, 2)),), {}),
+    ]
+)
+_det.sample(
+    lambda rng: [
+        ((_well_conditioned(rng, (3, 3)),), {}),
+        ((_well_conditioned(rng, (2, 2, 2)),), {}),
+    ]
+)
+_cofactor.sample(
+    lambda rng: [
+        ((_well_conditioned(rng, (3, 3)),), {}),
+        ((_well_conditioned(rng, (2, 2, 2)),), {}),
+    ]
+)
+_cofactor.reference(lambda torch, x: torch.linalg.det(x)[..., None, None] * torch.linalg.inv(x).mT)
+_logabsdet.sample(
+    lambda rng: [
+        ((_well_conditioned(rng, (3, 3)),), {}),
+        ((-_well_conditioned(rng, (2, 3, 3)),), {}),
+    ]
+)
+_solve.sample(
+    lambda rng: [
+        ((_well_conditioned(rng, (3, 3)), rng.standard_normal((3, 2))), {}),
+        ((_well_conditioned(rng, (2, 3, 3)), rng.standard_normal((3, 1))), {}),  # broadcast B
+    ]
+)
 _inv.reference(lambda torch, x: torch.linalg.inv(x))
 _det.reference(lambda torch, x: torch.linalg.det(x))
 _logabsdet.reference(lambda torch, x: torch.linalg.slogdet(x)[1])
-_solve.reference(lambda torch, a, b: torch.linalg.solve(a, torch.broadcast_to(
-    b, a.shape[:-2] + b.shape[-2:]) if b.ndim < a.ndim else b))
+_solve.reference(
+    lambda torch, a, b: torch.linalg.solve(
+        a, torch.broadcast_to(b, a.shape[:-2] + b.shape[-2:]) if b.ndim < a.ndim else b
+    )
+)

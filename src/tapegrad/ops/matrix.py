@@ -11,6 +11,7 @@ is that same op. Public functions follow PyTorch (`diagonal(input, offset, dim1,
     tensor([[1., 0.],
             [0., 1.]])
 """
+
 from __future__ import annotations
 
 from ..tensor import Tensor, _axis
@@ -46,8 +47,9 @@ def _(rng):
     ]
 
 
-_diagonal.reference(lambda torch, x, offset=0, axis1=0, axis2=1: torch.diagonal(
-    x, offset, axis1, axis2))
+_diagonal.reference(
+    lambda torch, x, offset=0, axis1=0, axis2=1: torch.diagonal(x, offset, axis1, axis2)
+)
 
 
 @defop(params=("shape", "offset", "axis1", "axis2"), array_twin=True)
@@ -69,8 +71,10 @@ def _(rng):
     return [
         ((rng.standard_normal((3,)),), {"shape": (3, 3)}),
         ((rng.standard_normal((2,)),), {"shape": (3, 4), "offset": 2}),
-        ((rng.standard_normal((2, 2)),), {"shape": (2, 3, 2), "axis1": 1, "axis2": 2,
-                                          "offset": -1}),
+        (
+            (rng.standard_normal((2, 2)),),
+            {"shape": (2, 3, 2), "axis1": 1, "axis2": 2, "offset": -1},
+        ),
     ]
 
 
@@ -113,8 +117,9 @@ _triu.reference(lambda torch, x, k=0: torch.triu(x, k))
 # ================================================================== public (PyTorch) API
 def _at_least_2d(input, what: str) -> None:
     if input.ndim < 2:
-        raise RuntimeError(f"{what}: expected a tensor with at least 2 dimensions, got shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(
+            f"{what}: expected a tensor with at least 2 dimensions, got shape {tuple(input.shape)}"
+        )
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -144,8 +149,10 @@ def diag(input, diagonal=0):  # noqa: A002 - PyTorch's argument name shadows the
         return dispatch(_diagonal_backward, input, shape=(n, n), offset=k, axis1=0, axis2=1)
     if input.ndim == 2:
         return dispatch(_diagonal, input, offset=k, axis1=0, axis2=1, in_shape=input.shape)
-    raise RuntimeError(f"diag: expected a 1-D or 2-D tensor, got shape {tuple(input.shape)}; "
-                       "use tg.diagonal for batches of matrices")
+    raise RuntimeError(
+        f"diag: expected a 1-D or 2-D tensor, got shape {tuple(input.shape)}; "
+        "use tg.diagonal for batches of matrices"
+    )
 
 
 def trace(input):
@@ -155,8 +162,9 @@ def trace(input):
     tensor(5.)
     """
     if input.ndim != 2:
-        raise RuntimeError(f"trace: expected a 2-D tensor (a matrix), got shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(
+            f"trace: expected a 2-D tensor (a matrix), got shape {tuple(input.shape)}"
+        )
     return dispatch(_diagonal, input, offset=0, axis1=0, axis2=1, in_shape=input.shape).sum()
 
 
@@ -229,4 +237,3 @@ def _triu_(self, diagonal=0):  # noqa: A002
     """Zero the elements below the `diagonal`-th diagonal, in place."""
     _at_least_2d(self, "triu_")
     return apply_inplace(_triu, self, k=int(diagonal))
-

@@ -4,6 +4,7 @@ label smoothing), binary cross-entropy (with logits: stable, pos_weight) and KL 
 The class-index losses keep their rules differentiable with helper ops of their own
 (`cross_entropy_backward`, `nll_loss_backward`), as described in `nn_ops.py`.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,17 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 # ================================================================= class-index losses
 @defop(differentiable=False, name="class_coefficients", array_twin=True)
-def _class_coefficients(xp, target, *, num_classes, dtype, weight=None, ignore_index=-100,
-                        label_smoothing=0.0, reduction="mean"):
+def _class_coefficients(
+    xp,
+    target,
+    *,
+    num_classes,
+    dtype,
+    weight=None,
+    ignore_index=-100,
+    label_smoothing=0.0,
+    reduction="mean",
+):
     """A (N, C, d...) array A such that the loss is -sum(A * logp) (per row for 'none').
 
     It holds the class weights, the label-smoothing mass, the ignore mask and, for 'mean',
@@ -53,8 +63,9 @@ def _reduce_rows(xp, prod, reduction):
 
 
 @defop(saves=("x", "target"), name="cross_entropy")
-def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0,
-                   reduction="mean"):
+def _cross_entropy(
+    xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"
+):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         logp = _log_softmax.forward(xp, x, axis=1)
         if not label_smoothing:  # pick the targets' log-probabilities: no coefficient array
@@ -62,8 +73,15 @@ def _cross_entropy(xp, x, target, *, weight=None, ignore_index=-100, label_smoot
         if _nothing_counted(target, ignore_index, reduction):
             return xp.full((), np.nan, dtype=x.dtype)
         coef = _class_coefficients.forward(
-            xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-            ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+            xp,
+            target,
+            num_classes=x.shape[1],
+            dtype=x.dtype,
+            weight=weight,
+            ignore_index=ignore_index,
+            label_smoothing=label_smoothing,
+            reduction=reduction,
+        )
         return _reduce_rows(xp, coef * logp, reduction)
 
 
@@ -82,8 +100,9 @@ def _(xp, g, x, target, **params):
 
 
 @defop(saves=("g", "x", "target"), name="cross_entropy_backward", array_twin=True)
-def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
-                            label_smoothing=0.0, reduction="mean"):
+def _cross_entropy_backward(
+    xp, g, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"
+):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         gx = _softmax.forward(xp, x, axis=1)
         scale = g if reduction != "none" else xp.expand_dims(g, 1)
@@ -101,8 +120,15 @@ def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
             gx *= scale
             return gx
         coef = _class_coefficients.forward(
-            xp, target, num_classes=x.shape[1], dtype=x.dtype, weight=weight,
-            ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
+            xp,
+            target,
+            num_classes=x.shape[1],
+            dtype=x.dtype,
+            weight=weight,
+            ignore_index=ignore_index,
+            label_smoothing=label_smoothing,
+            reduction=reduction,
+        )
         gx *= coef.sum(axis=1, keepdims=True)
         gx -= coef
         gx *= scale
@@ -111,8 +137,9 @@ def _cross_entropy_backward(xp, g, x, target, *, weight=None, ignore_index=-100,
 
 @_cross_entropy_backward.vjp
 def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
-    coef = xp.class_coefficients(target, num_classes=x.shape[1], dtype=x.dtype,
-                                 reduction=reduction, **params)
+    coef = xp.class_coefficients(
+        target, num_classes=x.shape[1], dtype=x.dtype, reduction=reduction, **params
+    )
     csum = xp.sum(coef, axis=1, keepdims=True)
     p = xp.softmax(x, axis=1)
     rows = reduction == "none"
@@ -159,12 +186,19 @@ def _(xp, g, x, target, **params):
 
 
 @defop(saves=("target",), name="nll_loss_backward", array_twin=True)
-def _nll_loss_backward(xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100,
-                       reduction="mean"):
+def _nll_loss_backward(
+    xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100, reduction="mean"
+):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         coef = _class_coefficients.forward(
-            xp, target, num_classes=num_classes, dtype=dtype, weight=weight,
-            ignore_index=ignore_index, reduction=reduction)
+            xp,
+            target,
+            num_classes=num_classes,
+            dtype=dtype,
+            weight=weight,
+            ignore_index=ignore_index,
+            reduction=reduction,
+        )
         return -coef * (g if reduction != "none" else xp.expand_dims(g, 1))
 
 
@@ -198,10 +232,14 @@ def _class_samples(rng, n_classes=5):
 def _(rng):
     smooth = [
         ((rng.standard_normal((4, 5)), rng.integers(0, 5, size=4)), {"label_smoothing": 0.2}),
-        ((rng.standard_normal((4, 5)), np.array([0, -100, 3, 1])),
-         {"label_smoothing": 0.1, "weight": rng.uniform(0.5, 2.0, size=5)}),
-        ((rng.standard_normal((2, 5, 3)), rng.integers(0, 5, size=(2, 3))),
-         {"label_smoothing": 0.3, "reduction": "none"}),
+        (
+            (rng.standard_normal((4, 5)), np.array([0, -100, 3, 1])),
+            {"label_smoothing": 0.1, "weight": rng.uniform(0.5, 2.0, size=5)},
+        ),
+        (
+            (rng.standard_normal((2, 5, 3)), rng.integers(0, 5, size=(2, 3))),
+            {"label_smoothing": 0.3, "reduction": "none"},
+        ),
     ]
     return _class_samples(rng) + smooth
 
@@ -209,8 +247,13 @@ def _(rng):
 @_cross_entropy.reference
 def _(torch, x, target, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     return torch.nn.functional.cross_entropy(
-        x, target, weight=_torch_arr(torch, weight, x), ignore_index=ignore_index,
-        label_smoothing=label_smoothing, reduction=reduction)
+        x,
+        target,
+        weight=_torch_arr(torch, weight, x),
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+        reduction=reduction,
+    )
 
 
 @_cross_entropy_backward.sample
@@ -245,8 +288,12 @@ def _(rng):
     out = []
     for (x, target), params in _class_samples(rng):
         g_shape = target.shape if params.get("reduction") == "none" else ()
-        out.append(((rng.standard_normal(g_shape), target),
-                    {"num_classes": x.shape[1], "dtype": x.dtype, **params}))
+        out.append(
+            (
+                (rng.standard_normal(g_shape), target),
+                {"num_classes": x.shape[1], "dtype": x.dtype, **params},
+            )
+        )
     return out
 
 
@@ -319,8 +366,12 @@ def _(rng):
 @_bce_logits.reference
 def _(torch, x, y, weight=None, pos_weight=None, reduction="mean"):
     return torch.nn.functional.binary_cross_entropy_with_logits(
-        x, y, weight=_torch_arr(torch, weight, x), pos_weight=_torch_arr(torch, pos_weight, x),
-        reduction=reduction)
+        x,
+        y,
+        weight=_torch_arr(torch, weight, x),
+        pos_weight=_torch_arr(torch, pos_weight, x),
+        reduction=reduction,
+    )
 
 
 _LOG_FLOOR = -100.0  # PyTorch clamps log(p) and log(1 - p) here, so p = 0 or 1 stays finite
@@ -365,7 +416,8 @@ def _(rng):
 @_bce.reference
 def _(torch, x, y, weight=None, reduction="mean"):
     return torch.nn.functional.binary_cross_entropy(
-        x, y, weight=_torch_arr(torch, weight, x), reduction=reduction)
+        x, y, weight=_torch_arr(torch, weight, x), reduction=reduction
+    )
 
 
 @defop(saves=("x", "t"), name="kl_div")

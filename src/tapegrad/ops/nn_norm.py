@@ -4,6 +4,7 @@ The rules recompute the normalised input from the saved input (cheaper in memory
 saving it) and are written in NumPy vocabulary (mean, sum, sqrt, reshape), so a recorded
 backward runs them on the tensor namespace and second derivatives come for free.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,11 @@ def _standardize(xp, x, axes, eps):
 
 def _standardize_grad(xp, gh, xhat, rstd, axes):
     """Gradient through _standardize, given the gradient `gh` of its output."""
-    return rstd * (gh - xp.mean(gh, axis=axes, keepdims=True)
-                   - xhat * xp.mean(gh * xhat, axis=axes, keepdims=True))
+    return rstd * (
+        gh
+        - xp.mean(gh, axis=axes, keepdims=True)
+        - xhat * xp.mean(gh * xhat, axis=axes, keepdims=True)
+    )
 
 
 def _forward_standardize(x, axes, eps):
@@ -83,7 +87,7 @@ def _(rng):
 
 @_layer_norm.reference
 def _(torch, x, w=None, b=None, ndim=1, eps=1e-5):
-    return torch.nn.functional.layer_norm(x, x.shape[x.ndim - ndim:], w, b, eps)
+    return torch.nn.functional.layer_norm(x, x.shape[x.ndim - ndim :], w, b, eps)
 
 
 # ================================================================= batch_norm
@@ -96,8 +100,18 @@ def _batch_axes(x):
 
 
 @defop(saves=("x", "w"), name="batch_norm")
-def _batch_norm(xp, x, w=None, b=None, *, training=True, eps=1e-5, momentum=0.1,
-                running_mean=None, running_var=None):
+def _batch_norm(
+    xp,
+    x,
+    w=None,
+    b=None,
+    *,
+    training=True,
+    eps=1e-5,
+    momentum=0.1,
+    running_mean=None,
+    running_var=None,
+):
     """Batch normalisation over every axis but 1 (channels).
 
     training: normalise with the batch statistics and, when running_mean/running_var arrays
@@ -123,8 +137,7 @@ def _batch_norm(xp, x, w=None, b=None, *, training=True, eps=1e-5, momentum=0.1,
 
 
 @_batch_norm.vjp
-def _(xp, g, x, w, *, training=True, eps=1e-5, running_mean=None, running_var=None, needs,
-      **_):
+def _(xp, g, x, w, *, training=True, eps=1e-5, running_mean=None, running_var=None, needs, **_):
     cshape = _channel_shape(x)
     axes = _batch_axes(x)
     gh = g if w is None else g * xp.reshape(w, cshape)
@@ -148,20 +161,34 @@ def _(rng):
         ((r((4, 3)), r((3,)), r((3,))), {}),
         ((r((2, 3, 2, 2)), r((3,)), r((3,))), {}),
         ((r((4, 3, 2)), None, None), {"eps": 1e-3}),
-        ((r((4, 3)), r((3,)), r((3,))), {"training": False, "running_mean": r(3),
-                                          "running_var": rv}),
-        ((r((2, 3, 2, 2)), r((3,)), r((3,))), {"training": False, "running_mean": r(3),
-                                                "running_var": rv}),
+        (
+            (r((4, 3)), r((3,)), r((3,))),
+            {"training": False, "running_mean": r(3), "running_var": rv},
+        ),
+        (
+            (r((2, 3, 2, 2)), r((3,)), r((3,))),
+            {"training": False, "running_mean": r(3), "running_var": rv},
+        ),
     ]
 
 
 @_batch_norm.reference
-def _(torch, x, w=None, b=None, training=True, eps=1e-5, momentum=0.1, running_mean=None,
-      running_var=None):
+def _(
+    torch,
+    x,
+    w=None,
+    b=None,
+    training=True,
+    eps=1e-5,
+    momentum=0.1,
+    running_mean=None,
+    running_var=None,
+):
     rm = None if running_mean is None else torch.as_tensor(running_mean, dtype=x.dtype)
     rv = None if running_var is None else torch.as_tensor(running_var, dtype=x.dtype)
-    return torch.nn.functional.batch_norm(x, rm, rv, w, b, training=training, momentum=momentum,
-                                          eps=eps)
+    return torch.nn.functional.batch_norm(
+        x, rm, rv, w, b, training=training, momentum=momentum, eps=eps
+    )
 
 
 # ================================================================= group_norm

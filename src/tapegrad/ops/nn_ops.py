@@ -10,6 +10,7 @@ finds the op when a backward is recorded (second order) and a first-order backwa
 forward directly on arrays as `xp.<name>`. So second derivatives of these
 ops need nothing but this module.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ from .quiet import quiet
 from .registry import defop
 
 __all__: list[str] = []
+
 
 def _torch_arr(torch, a, like):
     return None if a is None else torch.as_tensor(np.asarray(a), dtype=like.dtype)
@@ -72,12 +74,21 @@ def _softmax_samples(rng):
 
 _softmax.sample(_softmax_samples)
 _softmax.reference(lambda torch, x, axis=-1: torch.softmax(x, axis))
-_softmax_backward.sample(lambda rng: [
-    ((rng.standard_normal((3, 5)), _softmax.forward(np, rng.standard_normal((3, 5)))),
-     {"axis": -1}),
-    ((rng.standard_normal((2, 3, 4)), _softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1)),
-     {"axis": 1}),
-])
+_softmax_backward.sample(
+    lambda rng: [
+        (
+            (rng.standard_normal((3, 5)), _softmax.forward(np, rng.standard_normal((3, 5)))),
+            {"axis": -1},
+        ),
+        (
+            (
+                rng.standard_normal((2, 3, 4)),
+                _softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1),
+            ),
+            {"axis": 1},
+        ),
+    ]
+)
 
 
 @defop(saves="out", name="log_softmax", array_twin=True)
@@ -112,12 +123,21 @@ def _(xp, h, g, y, *, axis=-1, needs):
 
 _log_softmax.sample(_softmax_samples)
 _log_softmax.reference(lambda torch, x, axis=-1: torch.log_softmax(x, axis))
-_log_softmax_backward.sample(lambda rng: [
-    ((rng.standard_normal((3, 5)), _log_softmax.forward(np, rng.standard_normal((3, 5)))),
-     {"axis": -1}),
-    ((rng.standard_normal((2, 3, 4)),
-      _log_softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1)), {"axis": 1}),
-])
+_log_softmax_backward.sample(
+    lambda rng: [
+        (
+            (rng.standard_normal((3, 5)), _log_softmax.forward(np, rng.standard_normal((3, 5)))),
+            {"axis": -1},
+        ),
+        (
+            (
+                rng.standard_normal((2, 3, 4)),
+                _log_softmax.forward(np, rng.standard_normal((2, 3, 4)), axis=1),
+            ),
+            {"axis": 1},
+        ),
+    ]
+)
 
 
 # ================================================================= linear
@@ -148,8 +168,10 @@ def _linear_grad_input(xp, g, w):
 
 @_linear_grad_input.vjp
 def _(xp, h, g, w, *, needs):
-    return (xp.linear(h, w, None) if needs[0] else None,
-            xp.linear_grad_weight(g, h) if needs[1] else None)
+    return (
+        xp.linear(h, w, None) if needs[0] else None,
+        xp.linear_grad_weight(g, h) if needs[1] else None,
+    )
 
 
 @defop(saves=("g", "x"), name="linear_grad_weight", array_twin=True)
@@ -164,15 +186,18 @@ def _linear_grad_weight(xp, g, x):
 
 @_linear_grad_weight.vjp
 def _(xp, h, g, x, *, needs):
-    return (xp.linear(x, h, None) if needs[0] else None,
-            xp.linear_grad_input(g, h) if needs[1] else None)
+    return (
+        xp.linear(x, h, None) if needs[0] else None,
+        xp.linear_grad_input(g, h) if needs[1] else None,
+    )
 
 
 @defop(saves=("g",), name="linear_grad_bias", array_twin=True)
 def _linear_grad_bias(xp, g):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
-        return g.reshape(math.prod(g.shape[:-1]), g.shape[-1]).sum(axis=0) if g.ndim != 1 \
-            else g.copy()
+        return (
+            g.reshape(math.prod(g.shape[:-1]), g.shape[-1]).sum(axis=0) if g.ndim != 1 else g.copy()
+        )
 
 
 @_linear_grad_bias.vjp
@@ -192,19 +217,25 @@ def _(rng):
 
 
 _linear.reference(lambda torch, x, w, b=None: torch.nn.functional.linear(x, w, b))
-_linear_grad_input.sample(lambda rng: [
-    ((rng.standard_normal((4, 5)), rng.standard_normal((5, 3))), {}),
-    ((rng.standard_normal((2, 4, 5)), rng.standard_normal((5, 3))), {}),
-])
-_linear_grad_weight.sample(lambda rng: [
-    ((rng.standard_normal((4, 5)), rng.standard_normal((4, 3))), {}),
-    ((rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 3))), {}),
-])
-_linear_grad_bias.sample(lambda rng: [
-    ((rng.standard_normal((4, 5)),), {}),
-    ((rng.standard_normal((2, 4, 5)),), {}),
-    ((rng.standard_normal((5,)),), {}),
-])
+_linear_grad_input.sample(
+    lambda rng: [
+        ((rng.standard_normal((4, 5)), rng.standard_normal((5, 3))), {}),
+        ((rng.standard_normal((2, 4, 5)), rng.standard_normal((5, 3))), {}),
+    ]
+)
+_linear_grad_weight.sample(
+    lambda rng: [
+        ((rng.standard_normal((4, 5)), rng.standard_normal((4, 3))), {}),
+        ((rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 3))), {}),
+    ]
+)
+_linear_grad_bias.sample(
+    lambda rng: [
+        ((rng.standard_normal((4, 5)),), {}),
+        ((rng.standard_normal((2, 4, 5)),), {}),
+        ((rng.standard_normal((5,)),), {}),
+    ]
+)
 
 
 # ================================================================= dropout, embedding, one_hot
@@ -237,8 +268,9 @@ def _embedding(xp, indices, weight, *, padding_idx=None):
 @_embedding.vjp
 def _(xp, g, indices, weight, *, padding_idx=None):
     # weight is saved for its row count only (the module holds it anyway)
-    return None, xp.embedding_backward(g, indices, num_weights=weight.shape[0],
-                                       padding_idx=padding_idx)
+    return None, xp.embedding_backward(
+        g, indices, num_weights=weight.shape[0], padding_idx=padding_idx
+    )
 
 
 @defop(saves=("indices",), name="embedding_backward", array_twin=True)
@@ -246,7 +278,7 @@ def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
     """Scatter-add the rows of g into a (num_weights, ...) zero array: repeats accumulate."""
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         flat = indices.reshape(-1)
-        gw = xp.zeros((num_weights,) + g.shape[indices.ndim:], dtype=g.dtype)
+        gw = xp.zeros((num_weights,) + g.shape[indices.ndim :], dtype=g.dtype)
         rows = g.reshape((flat.size,) + gw.shape[1:])
         if xp is np or getattr(xp, "module", None) is np:
             np.add.at(gw, flat, rows)
@@ -278,20 +310,24 @@ def _(rng):
     ]
 
 
-_embedding.reference(lambda torch, idx, w, padding_idx=None:
-                     torch.nn.functional.embedding(idx, w, padding_idx=padding_idx))
+_embedding.reference(
+    lambda torch, idx, w, padding_idx=None: torch.nn.functional.embedding(
+        idx, w, padding_idx=padding_idx
+    )
+)
 
 
 @_embedding_backward.sample
 def _(rng):
     return [
         ((rng.standard_normal((4, 3)), np.array([0, 2, 2, 5])), {"num_weights": 6}),
-        ((rng.standard_normal((2, 2, 3)), np.array([[1, 0], [4, 1]])),
-         {"num_weights": 6, "padding_idx": 1}),
+        (
+            (rng.standard_normal((2, 2, 3)), np.array([[1, 0], [4, 1]])),
+            {"num_weights": 6, "padding_idx": 1},
+        ),
     ]
 
 
 @defop(differentiable=False, name="one_hot")
 def _one_hot(xp, indices, *, num_classes):
     return (xp.expand_dims(indices, -1) == xp.arange(num_classes)).astype(np.int64)
-

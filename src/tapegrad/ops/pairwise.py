@@ -6,6 +6,7 @@ of their difference).
     >>> tg.lerp(tg.tensor([0.0, 10.0]), tg.tensor([10.0, 20.0]), 0.25)
     tensor([ 2.5, 12.5])
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,10 +61,13 @@ def lerp(input, end, weight):
     try:
         return _lerp(input, end, weight)
     except ValueError:
-        shapes = [tuple(a.shape) if isinstance(a, Tensor) else type(a).__name__
-                  for a in (input, end, weight)]
-        raise RuntimeError(f"lerp(): the shapes of input, end and weight {shapes} don't "
-                           "broadcast") from None
+        shapes = [
+            tuple(a.shape) if isinstance(a, Tensor) else type(a).__name__
+            for a in (input, end, weight)
+        ]
+        raise RuntimeError(
+            f"lerp(): the shapes of input, end and weight {shapes} don't broadcast"
+        ) from None
 
 
 def dist(input, other, p=2):

@@ -310,15 +310,19 @@ def _adaptive_windows(xp, x, out_size):
 def _adaptive_forward(xp, x, out_size):
     if x.dtype.kind == "f" and not xp.isfinite(x).all():
         return _adaptive_windows(xp, x, out_size)
-    return xp.ascontiguousarray(_apply_per_dim(
-        xp, x, [_adaptive_matrix(s, o) for s, o in zip(x.shape[2:], out_size, strict=False)]
-    ))
+    return xp.ascontiguousarray(
+        _apply_per_dim(
+            xp, x, [_adaptive_matrix(s, o) for s, o in zip(x.shape[2:], out_size, strict=False)]
+        )
+    )
 
 
 def _adaptive_backward_forward(xp, g, in_size):
-    return xp.ascontiguousarray(_apply_per_dim(
-        xp, g, [_adaptive_matrix(s, o).T for s, o in zip(in_size, g.shape[2:], strict=False)]
-    ))
+    return xp.ascontiguousarray(
+        _apply_per_dim(
+            xp, g, [_adaptive_matrix(s, o).T for s, o in zip(in_size, g.shape[2:], strict=False)]
+        )
+    )
 
 
 @defop(saves="x", name="adaptive_avg_pool", array_twin=True)

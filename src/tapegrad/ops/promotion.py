@@ -2,6 +2,7 @@
 mixed float dtypes PyTorch refuses), and its tensor class when the inputs are a facade's
 arrays. Used by the dispatcher (registry.py).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -64,8 +65,11 @@ def weak_scalar(a: Any) -> Any:
 def check_same_float(what: str, *arrays: Any) -> None:
     """Refuse floating arrays of different dtypes where PyTorch does (matmul, linear, conv):
     NumPy would silently compute in the wider one (a float64 batch through a float32 layer)."""
-    floats = [a.dtype for a in arrays if a is not None and getattr(a, "dtype", None) is not None
-              and a.dtype.kind == "f"]
+    floats = [
+        a.dtype
+        for a in arrays
+        if a is not None and getattr(a, "dtype", None) is not None and a.dtype.kind == "f"
+    ]
     if len(set(floats)) > 1:
         raise RuntimeError(
             f"{what}: expected all operands to have the same dtype, but got "

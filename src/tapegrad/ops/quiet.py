@@ -10,6 +10,7 @@ doubled `log` on a 3-element tensor). Elsewhere it is np.errstate itself.
     ...     np.log(np.array([-1.0]))
     array([nan])
 """
+
 from __future__ import annotations
 
 import warnings

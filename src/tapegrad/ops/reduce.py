@@ -12,6 +12,7 @@ returning `(values, indices)`. Ties in amax/amin/max/min share the gradient equa
     tensor([[0. , 0.5],
             [0.5, 0. ]])
 """
+
 from __future__ import annotations
 
 import builtins
@@ -109,8 +110,11 @@ def _mean(xp, x, *, axis=None, keepdims=False, in_shape=None):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         n = _count(x.shape, axis)
         if n == 0:  # the mean of nothing is NaN, as in PyTorch (NumPy would warn)
-            return xp.full(np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape, math.nan,
-                           dtype=x.dtype if x.dtype.kind == "f" else np.float64)
+            return xp.full(
+                np.sum(np.empty(x.shape), axis=axis, keepdims=keepdims).shape,
+                math.nan,
+                dtype=x.dtype if x.dtype.kind == "f" else np.float64,
+            )
         if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # NumPy accumulates float16 in float32
             return xp.mean(x, axis=axis, keepdims=keepdims)
         return xp.sum(x, axis=axis, keepdims=keepdims) / n
@@ -153,12 +157,21 @@ def _(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
 
 for _op in (_sum, _mean):
     _op.sample(_reduce_samples)
-_prod.sample(lambda rng: _reduce_samples(rng)
-             + [((np.array([[1.5, 0.0, 2.0], [0.0, -0.7, 3.0]]),), {"axis": 1})])
-_sum.reference(lambda torch, x, axis=None, keepdims=False: torch.sum(
-    x, dim=_torch_dim(axis), keepdim=keepdims) if axis is not None else torch.sum(x))
-_mean.reference(lambda torch, x, axis=None, keepdims=False: torch.mean(
-    x, dim=_torch_dim(axis), keepdim=keepdims) if axis is not None else torch.mean(x))
+_prod.sample(
+    lambda rng: (
+        _reduce_samples(rng) + [((np.array([[1.5, 0.0, 2.0], [0.0, -0.7, 3.0]]),), {"axis": 1})]
+    )
+)
+_sum.reference(
+    lambda torch, x, axis=None, keepdims=False: (
+        torch.sum(x, dim=_torch_dim(axis), keepdim=keepdims) if axis is not None else torch.sum(x)
+    )
+)
+_mean.reference(
+    lambda torch, x, axis=None, keepdims=False: (
+        torch.mean(x, dim=_torch_dim(axis), keepdim=keepdims) if axis is not None else torch.mean(x)
+    )
+)
 
 
 def _torch_prod(torch, x, axis=None, keepdims=False):
@@ -202,7 +215,8 @@ def _min_op(xp, x, *, axis=None, keepdims=False, in_shape=None):
 
 def _torch_extreme(torch_name):
     return lambda torch, x, axis=None, keepdims=False: getattr(torch, torch_name)(
-        x, dim=_torch_dim(axis) if axis is not None else (), keepdim=keepdims)
+        x, dim=_torch_dim(axis) if axis is not None else (), keepdim=keepdims
+    )
 
 
 for _op, _torch_name in ((_amax, "amax"), (_amin, "amin"), (_max_op, "amax"), (_min_op, "amin")):

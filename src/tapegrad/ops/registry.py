@@ -51,6 +51,7 @@ Options of `defop` say how a rule may call the op:
 - `view=True`: the output is a view of input 0 and shares its version counter;
   `differentiable=False`: the output never joins a graph (comparisons, argmax).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -83,8 +84,15 @@ _ALL_INPUTS = "*"
 class Op:
     """One entry of the op table. Call it with tensors to run (and maybe record) it."""
 
-    def __init__(self, forward: Forward, name: str, saves: Sequence[str], differentiable: bool,
-                 backward_name: str | None, view: bool = False) -> None:
+    def __init__(
+        self,
+        forward: Forward,
+        name: str,
+        saves: Sequence[str],
+        differentiable: bool,
+        backward_name: str | None,
+        view: bool = False,
+    ) -> None:
         self.forward = forward
         self.view = view  # output shares storage with input 0, so it shares its version counter
         self.name = name
@@ -99,7 +107,8 @@ class Op:
         params = _parameter_names(forward)[1:]  # drop xp
         # None: the rule gets every input, however many the call has (einsum)
         self.save_idx: tuple[int, ...] | None = (
-            None if tuple(saves) == (_ALL_INPUTS,)
+            None
+            if tuple(saves) == (_ALL_INPUTS,)
             else tuple(-1 if s == "out" else params.index(s) for s in saves)
         )
         self.saves_out = self.save_idx is not None and -1 in self.save_idx
@@ -147,8 +156,9 @@ class Op:
         self.torch_ref = fn
         return fn
 
-    def arguments(self, args: tuple[Any, ...],
-                  params: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def arguments(
+        self, args: tuple[Any, ...], params: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """(inputs, parameters) of a call; a plain op takes them as given."""
         return args, params
 
@@ -218,8 +228,9 @@ def _op_error(name: str, e: Exception, arrays: list[Any]) -> Exception:
     text = str(e)
     if text.startswith(name) or f"{name}:" in text or f"{name}()" in text:
         return e
-    shapes = ", ".join(f"{getattr(a, 'shape', ())} {getattr(a, 'dtype', type(a).__name__)}"
-                       for a in arrays)
+    shapes = ", ".join(
+        f"{getattr(a, 'shape', ())} {getattr(a, 'dtype', type(a).__name__)}" for a in arrays
+    )
     text = f"{name}: {text} (inputs: {shapes})"
     if isinstance(e, (ArithmeticError, np.linalg.LinAlgError)):
         return RuntimeError(text)  # ZeroDivisionError, OverflowError, LinAlgError: not contract
@@ -234,17 +245,27 @@ class NumpyStyleOp(Op):
     come positionally after the inputs, a variadic op takes one sequence, and `in_shape`
     is filled in from the first input."""
 
-    def __init__(self, forward: Forward, name: str, saves: Sequence[str], differentiable: bool,
-                 backward_name: str | None, view: bool = False, *,
-                 params: Sequence[str] = (), inputs: int | None = 1,
-                 in_shape: bool = False) -> None:
+    def __init__(
+        self,
+        forward: Forward,
+        name: str,
+        saves: Sequence[str],
+        differentiable: bool,
+        backward_name: str | None,
+        view: bool = False,
+        *,
+        params: Sequence[str] = (),
+        inputs: int | None = 1,
+        in_shape: bool = False,
+    ) -> None:
         super().__init__(forward, name, saves, differentiable, backward_name, view)
         self.n_inputs = inputs
         self.param_names = tuple(params)
         self.wants_in_shape = in_shape
 
-    def arguments(self, args: tuple[Any, ...],
-                  params: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def arguments(
+        self, args: tuple[Any, ...], params: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         n = self.n_inputs
         if n is None:
             if args and isinstance(args[0], (list, tuple)):
@@ -270,18 +291,26 @@ class NumpyStyleOp(Op):
         return Op.__call__(self, *args, **params)
 
 
-def defop(saves: str | Sequence[str] = (), *, name: str | None = None,
-          differentiable: bool = True, backward_name: str | None = None, view: bool = False,
-          params: Sequence[str] | None = None, inputs: int | None = 1, in_shape: bool = False,
-          array_twin: bool = False,
-          op_class: type[NumpyStyleOp] | None = None) -> Callable[[Forward], Op]:
+def defop(
+    saves: str | Sequence[str] = (),
+    *,
+    name: str | None = None,
+    differentiable: bool = True,
+    backward_name: str | None = None,
+    view: bool = False,
+    params: Sequence[str] | None = None,
+    inputs: int | None = 1,
+    in_shape: bool = False,
+    array_twin: bool = False,
+    op_class: type[NumpyStyleOp] | None = None,
+) -> Callable[[Forward], Op]:
     """Register the decorated forward as an op and return it (see the module docstring).
 
     `backward_name` is the node's name in `grad_fn` (default: "<Name>Backward"). Any of
     `params`, `inputs`, `in_shape` or `op_class` makes a `NumpyStyleOp`.
     """
     saves_tuple = (saves,) if isinstance(saves, str) else tuple(saves)
-    numpy_style = (params is not None or inputs != 1 or in_shape or op_class is not None)
+    numpy_style = params is not None or inputs != 1 or in_shape or op_class is not None
 
     def register(forward: Forward) -> Op:
         op_name = name or forward.__name__.lstrip("_")
@@ -290,8 +319,16 @@ def defop(saves: str | Sequence[str] = (), *, name: str | None = None,
         op: Op
         if numpy_style:
             op = (op_class or NumpyStyleOp)(
-                forward, op_name, saves_tuple, differentiable, backward_name, view,
-                params=params or (), inputs=inputs, in_shape=in_shape)
+                forward,
+                op_name,
+                saves_tuple,
+                differentiable,
+                backward_name,
+                view,
+                params=params or (),
+                inputs=inputs,
+                in_shape=in_shape,
+            )
         else:
             op = Op(forward, op_name, saves_tuple, differentiable, backward_name, view)
         OPS[op_name] = op
@@ -319,8 +356,15 @@ _PY_NUMBERS = frozenset((float, int, bool))
 _NO_PARAMS: dict[str, Any] = {}  # shared by every node of an op without parameters (read only)
 
 
-def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int, xp: Any,
-            cls: type[Tensor] = Tensor) -> Tensor:
+def _record(
+    op: Op,
+    args: tuple[Any, ...],
+    params: dict[str, Any],
+    out: Any,
+    mask: int,
+    xp: Any,
+    cls: type[Tensor] = Tensor,
+) -> Tensor:
     result = _wrap(out, mask, cls)
     save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
@@ -338,17 +382,28 @@ def _record(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mas
     return result
 
 
-def _dual_output(op: Op, args: tuple[Any, ...], params: dict[str, Any], out: Any, mask: int,
-                 xp: Any, cls: type[Tensor]) -> Tensor:
+def _dual_output(
+    op: Op,
+    args: tuple[Any, ...],
+    params: dict[str, Any],
+    out: Any,
+    mask: int,
+    xp: Any,
+    cls: type[Tensor],
+) -> Tensor:
     from ..autograd.forward_ad import dual_output
 
     result: Tensor = dual_output(op, args, params, out, mask, xp, cls)
     return result
 
 
-def _save(save_idx: Sequence[int], args: tuple[Any, ...], result: Tensor,
-          save_for: tuple[tuple[int, ...] | None, ...] | None = None,
-          edges: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _save(
+    save_idx: Sequence[int],
+    args: tuple[Any, ...],
+    result: Tensor,
+    save_for: tuple[tuple[int, ...] | None, ...] | None = None,
+    edges: tuple[Any, ...] = (),
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """What a node keeps for its rule, and the version of each kept tensor: nothing (None)
     for a value only the gradient of an untracked input would need (`Op.saves_only_for`;
     `edges` are the node's edges per input)."""
@@ -391,7 +446,7 @@ def _parameter_names(fn: Callable[..., Any]) -> list[str]:
     if code.co_flags & inspect.CO_VARARGS:
         names.append(code.co_varnames[star])
         star += 1
-    names += code.co_varnames[n_pos:n_pos + n_kw]
+    names += code.co_varnames[n_pos : n_pos + n_kw]
     if code.co_flags & inspect.CO_VARKEYWORDS:
         names.append(code.co_varnames[star])
     return names
@@ -449,8 +504,9 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     recording = bool(mask & state.active) and op.differentiable
     if not recording:
         arrays = [a._data if isinstance(a, Tensor) else weak_scalar(a) for a in args]
-        out = op.forward(_MODULES.get(type(t._data)) or _array_module(t._data), t._data,
-                         *arrays, **params)
+        out = op.forward(
+            _MODULES.get(type(t._data)) or _array_module(t._data), t._data, *arrays, **params
+        )
         _write_into(t, out, op.name)
         return t
     # the rule reads t's old value: give it a copy
@@ -474,9 +530,7 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     if node is not None and op.saves_out:  # the saved output now lives in t
         node.out_data = t._data
         node.out_counter = t._vc
-        node.checks = tuple(
-            (t._vc, t._vc[0], -1) if c[2] == -1 else c for c in node.checks
-        )
+        node.checks = tuple((t._vc, t._vc[0], -1) if c[2] == -1 else c for c in node.checks)
     return t
 
 
@@ -498,5 +552,3 @@ def _write_into(t: Tensor, out: Any, what: str) -> None:
     if out is not data:
         data[...] = out
     bump_version(t)
-
-

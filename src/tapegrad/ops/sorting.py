@@ -11,6 +11,7 @@ as PyTorch does.
     >>> values.sum().backward(); indices
     tensor([1, 2, 0])
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -106,8 +107,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
     _check(input, "topk")
     if input.ndim == 0:
         if int(k) not in (0, 1):
-            raise RuntimeError(f"topk(): k ({k}) is out of range for a 0-d tensor (k must be 0 "
-                               "or 1)")
+            raise RuntimeError(
+                f"topk(): k ({k}) is out of range for a 0-d tensor (k must be 0 or 1)"
+            )
         _axis(dim, 0)
         xp = backend.array_module(input._data)
         if int(k) == 0:
@@ -117,8 +119,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
     n = input.shape[d]
     k = int(k)
     if not 0 <= k <= n:
-        raise RuntimeError(f"topk(): k ({k}) is out of range for dimension {dim} of size {n} "
-                           f"(shape {tuple(input.shape)}); pass 0 <= k <= {n}")
+        raise RuntimeError(
+            f"topk(): k ({k}) is out of range for dimension {dim} of size {n} "
+            f"(shape {tuple(input.shape)}); pass 0 <= k <= {n}"
+        )
     values, indices = _take_first(input, _order(input._data, d, largest), d, k)
     return TopkResult(values, indices)
 
@@ -139,8 +143,10 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):
     n = x.shape[d]
     k = int(k)
     if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): k ({k}) is out of range for dimension {dim} of size "
-                           f"{n} (shape {tuple(input.shape)}); pass 1 <= k <= {n}")
+        raise RuntimeError(
+            f"kthvalue(): k ({k}) is out of range for dimension {dim} of size "
+            f"{n} (shape {tuple(input.shape)}); pass 1 <= k <= {n}"
+        )
     idx = _order(x._data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
     values, indices = _gather(x, d, idx), _wrap(idx)
     if flat or not keep:
@@ -150,4 +156,3 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):
 
 
 __all__ = ["sort", "argsort", "topk", "kthvalue"]
-

@@ -5,6 +5,7 @@ public functions), whose helpers they share.
     >>> tg.var(tg.tensor([1.0, 2.0, 3.0, 4.0]))
     tensor(1.6667)
 """
+
 from __future__ import annotations
 
 import builtins
@@ -72,8 +73,12 @@ def _(xp, g, x, out, axis=None, ddof=0, keepdims=False, in_shape=()):
 
 
 def _var_samples(rng):
-    return [(args, dict(params, ddof=d)) for (args, params), d in
-            zip(_reduce_samples(rng)[:4] + _reduce_samples(rng)[5:], (1, 0, 1, 1, 0), strict=True)]
+    return [
+        (args, dict(params, ddof=d))
+        for (args, params), d in zip(
+            _reduce_samples(rng)[:4] + _reduce_samples(rng)[5:], (1, 0, 1, 1, 0), strict=True
+        )
+    ]
 
 
 _var.sample(_var_samples)
@@ -111,8 +116,11 @@ def _(xp, g, x, out, axis=None, keepdims=False, in_shape=()):
 
 
 _logsumexp.sample(_reduce_samples)
-_logsumexp.reference(lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
-    x, dim=_torch_dim(axis) if axis is not None else list(range(x.ndim)), keepdim=keepdims))
+_logsumexp.reference(
+    lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
+        x, dim=_torch_dim(axis) if axis is not None else list(range(x.ndim)), keepdim=keepdims
+    )
+)
 
 
 @defop(saves=("x", "out"), name="vector_norm", **_REDUCTION)
@@ -129,7 +137,7 @@ def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False, in_shape=None):  # 
             return xp.min(a, axis=axis, keepdims=keepdims)
         if ord == 0:
             return xp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
-        return xp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+        return xp.sum(a**ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
 @_vector_norm.vjp
@@ -155,8 +163,11 @@ def _(rng):
     return s + [((s[1][0][0],), {"ord": o, "axis": 1}) for o in (1, _inf, -_inf, 3, 0.5)]
 
 
-_vector_norm.reference(lambda torch, x, ord=2, axis=None, keepdims=False:  # noqa: A002
-                       torch.linalg.vector_norm(x, ord, dim=_torch_dim(axis), keepdim=keepdims))
+_vector_norm.reference(
+    lambda torch, x, ord=2, axis=None, keepdims=False: (  # noqa: A002
+        torch.linalg.vector_norm(x, ord, dim=_torch_dim(axis), keepdim=keepdims)
+    )
+)
 
 
 @defop(name="cumsum")
@@ -170,9 +181,13 @@ def _(xp, g, axis):
     return (_revcumsum(xp, g, axis),)
 
 
-_cumsum.sample(lambda rng: [((rng.standard_normal((3, 4)),), {"axis": 1}),
-                            ((rng.standard_normal((2, 3, 4)),), {"axis": -3}),
-                            ((rng.standard_normal((5,)),), {"axis": 0})])
+_cumsum.sample(
+    lambda rng: [
+        ((rng.standard_normal((3, 4)),), {"axis": 1}),
+        ((rng.standard_normal((2, 3, 4)),), {"axis": -3}),
+        ((rng.standard_normal((5,)),), {"axis": 0}),
+    ]
+)
 _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
 
 
@@ -204,11 +219,13 @@ def _(xp, g, x, out, axis):
     return (xp.where(first, prefix * _revcumsum(xp, g * after, axis), regular),)
 
 
-_cumprod.sample(lambda rng: [((rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4)),),
-                              {"axis": 1}),
-                             ((rng.uniform(0.5, 1.5, (2, 3, 2)),), {"axis": -2}),
-                             ((np.array([[0.7, 0.0, 1.3, -0.8], [1.1, 0.9, 0.0, 1.2]]),),
-                              {"axis": 1})])
+_cumprod.sample(
+    lambda rng: [
+        ((rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4)),), {"axis": 1}),
+        ((rng.uniform(0.5, 1.5, (2, 3, 2)),), {"axis": -2}),
+        ((np.array([[0.7, 0.0, 1.3, -0.8], [1.1, 0.9, 0.0, 1.2]]),), {"axis": 1}),
+    ]
+)
 _cumprod.reference(lambda torch, x, axis: torch.cumprod(x, dim=axis))
 
 
@@ -220,8 +237,9 @@ def _correction(name, unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
-        keepdims=None):
+def var(
+    input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
+):
     """Variance over `dim`, dividing by N - correction (correction=1 by default, Bessel's; the
     older unbiased=False means correction=0)."""
     if isinstance(dim, bool):  # var(x, False): the legacy unbiased flag
@@ -231,8 +249,9 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     return _var(input, d, ddof=ddof, keepdims=_keep(keepdim, keepdims))
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
-        keepdims=None):
+def std(
+    input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
+):
     """Standard deviation over `dim` (see var for `correction`)."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
@@ -293,5 +312,6 @@ def cumprod(input, dim=None, *, dtype=None, axis=None):
     tensor([1, 2, 6])
     """
     return _cumulative(_cumprod, "cumprod", input, dim, dtype, axis)
+
 
 __all__ = ["var", "std", "logsumexp", "norm", "cumsum", "cumprod"]

@@ -11,6 +11,7 @@ table through `tapegrad/_tensor_surface.py`, generated from it by `tools/gen_ten
     >>> TENSOR_METHODS["sum"] is tg.ops.reduce.sum
     True
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,20 +43,29 @@ from .registry import OPS, Op, apply_inplace, dispatch
 # module -> names: `Tensor.<name>` is `<module>.<name>` (aliases such as `multiply` included).
 _SAME_NAME = (
     (arith, "add sub mul div neg pow multiply divide subtract negative true_divide"),
-    (unary, "exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan tanh sigmoid"
-            " sinh cosh asin acos atan asinh acosh atanh arcsin arccos arctan arcsinh"
-            " arccosh arctanh erf abs relu sign floor ceil trunc round"),
+    (
+        unary,
+        "exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan tanh sigmoid"
+        " sinh cosh asin acos atan asinh acosh atanh arcsin arccos arctan arcsinh"
+        " arccosh arctanh erf abs relu sign floor ceil trunc round",
+    ),
     (elementwise, "absolute clamp clip clamp_min clamp_max maximum minimum"),
     (activation, "leaky_relu elu gelu silu softplus"),
     (casting, "clone astype"),
-    (compare, "eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and"
-              " logical_or logical_xor logical_not isnan isinf isfinite isclose allclose equal"
-              " floor_divide remainder fmod"),
+    (
+        compare,
+        "eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and"
+        " logical_or logical_xor logical_not isnan isinf isfinite isclose allclose equal"
+        " floor_divide remainder fmod",
+    ),
     (reduce, "sum mean prod amax amin max min argmax argmin all any"),
     (statistics, "var std logsumexp norm cumsum cumprod"),
-    (views, "reshape view view_as reshape_as flatten unflatten squeeze unsqueeze transpose"
-            " swapaxes swapdims t permute moveaxis movedim broadcast_to expand expand_as"
-            " sum_to_size contiguous is_contiguous"),
+    (
+        views,
+        "reshape view view_as reshape_as flatten unflatten squeeze unsqueeze transpose"
+        " swapaxes swapdims t permute moveaxis movedim broadcast_to expand expand_as"
+        " sum_to_size contiguous is_contiguous",
+    ),
     (joins, "split tensor_split chunk unbind"),
     (tiling, "repeat tile repeat_interleave flip fliplr flipud"),
     (index, "narrow select index_select index_add index_put nonzero argwhere"),
@@ -100,8 +110,10 @@ def sub_(self, other, *, alpha=1):
 
 # ------------------------------------------------------------------ tensors like this one
 def _like_self(self, dtype, device):
-    return {"dtype": self.dtype if dtype is None else dtype,
-            "device": self.device if device is None else device}
+    return {
+        "dtype": self.dtype if dtype is None else dtype,
+        "device": self.device if device is None else device,
+    }
 
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
@@ -126,8 +138,9 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     """`fill_value` everywhere in `size`, with this tensor's dtype and device unless given."""
-    return creation.full(size, fill_value, requires_grad=requires_grad,
-                         **_like_self(self, dtype, device))
+    return creation.full(
+        size, fill_value, requires_grad=requires_grad, **_like_self(self, dtype, device)
+    )
 
 
 # ------------------------------------------------------------------ Python operators
@@ -248,13 +261,22 @@ def _all_dims_reversed(self):
 # ------------------------------------------------------------------ methods defined elsewhere
 # Their modules import the op table, so importing them here would be an import circle; the
 # import runs on the first call instead (a dictionary lookup after that).
-def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *,
-             out_grad=None, train_mode=True):
+def backward(
+    self,
+    gradient=None,
+    retain_graph=None,
+    create_graph=False,
+    inputs=None,
+    *,
+    out_grad=None,
+    train_mode=True,
+):
     """Backpropagate from this tensor (PyTorch and MXNet signatures)."""
     from ..autograd.engine_api import tensor_backward
 
-    return tensor_backward(self, gradient, retain_graph, create_graph, inputs,
-                           out_grad=out_grad, train_mode=train_mode)
+    return tensor_backward(
+        self, gradient, retain_graph, create_graph, inputs, out_grad=out_grad, train_mode=train_mode
+    )
 
 
 def attach_grad(self, grad_req: str = "write", stype=None):
@@ -300,63 +322,94 @@ def _build_table() -> dict[str, Any]:
     for module, names in _SAME_NAME:
         for name in names.split():
             table[name] = getattr(module, name)
-    table.update({
-        "__abs__": elementwise.abs,
-        "where": elementwise._where_method,
-        "clamp_": elementwise._clamp_,
-        "clip_": elementwise._clamp_,
-        "float": casting._caster(dtypes.float32, "float"),
-        "double": casting._caster(dtypes.float64, "double"),
-        "half": casting._caster(dtypes.float16, "half"),
-        "int": casting._caster(dtypes.int32, "int"),
-        "long": casting._caster(dtypes.int64, "long"),
-        "bool": casting._caster(dtypes.bool_, "bool"),
-        "short": casting._caster(dtypes.int16, "short"),
-        "byte": casting._caster(dtypes.uint8, "byte"),
-        "type": casting._type,
-        "fill_": casting._fill_,
-        "zero_": casting._zero_,
-        "copy_": casting._copy_,
-        "masked_fill_": gather_scatter._masked_fill_,
-        "scatter_": gather_scatter._scatter_,
-        "scatter_add_": gather_scatter._scatter_add_,
-        "index_add_": index._index_add_,
-        "index_put_": index._index_put_,
-        "tril_": matrix._tril_,
-        "triu_": matrix._triu_,
-        "lerp_": pairwise._lerp_,
-        "add_": add_,
-        "sub_": sub_,
-        # indexing and iteration
-        "__getitem__": index.getitem,
-        "__setitem__": index.setitem,
-        "__iter__": index._iter,
-        # comparisons: `t == None` is False, `t == "a"` NotImplemented; `==` keeps identity hash
-        "__eq__": compare._comparison(compare._equal, "__eq__"),
-        "__ne__": compare._comparison(compare._not_equal, "__ne__"),
-        "__lt__": compare._comparison(compare._less, "__lt__"),
-        "__le__": compare._comparison(compare._less_equal, "__le__"),
-        "__gt__": compare._comparison(compare._greater, "__gt__"),
-        "__ge__": compare._comparison(compare._greater_equal, "__ge__"),
-        # bitwise operators check for bool/integer operands first
-        "__and__": compare._bitwise(compare._bitwise_and, "&"),
-        "__rand__": compare._bitwise(compare._bitwise_and, "&", reverse=True),
-        "__or__": compare._bitwise(compare._bitwise_or, "|"),
-        "__ror__": compare._bitwise(compare._bitwise_or, "|", reverse=True),
-        "__xor__": compare._bitwise(compare._bitwise_xor, "^"),
-        "__rxor__": compare._bitwise(compare._bitwise_xor, "^", reverse=True),
-        "__invert__": compare._invert_method,
-        "__matmul__": linalg._matmul_op,
-        "__rmatmul__": linalg._rmatmul,
-        "T": property(_all_dims_reversed, doc="All dimensions reversed."),
-        "mT": property(views._mT, doc="The last two dimensions swapped (batched matrix "
-                                      "transpose)."),
-    })
-    for fn in (__add__, __radd__, __sub__, __rsub__, __mul__, __rmul__, __truediv__,
-               __rtruediv__, __pow__, __rpow__, __neg__, __pos__, __iadd__, __isub__, __imul__,
-               __itruediv__, __floordiv__, __rfloordiv__, __mod__, __rmod__, __format__, backward,
-               attach_grad, multinomial, softmax, log_softmax, new_tensor, new_zeros, new_ones,
-               new_empty, new_full):
+    table.update(
+        {
+            "__abs__": elementwise.abs,
+            "where": elementwise._where_method,
+            "clamp_": elementwise._clamp_,
+            "clip_": elementwise._clamp_,
+            "float": casting._caster(dtypes.float32, "float"),
+            "double": casting._caster(dtypes.float64, "double"),
+            "half": casting._caster(dtypes.float16, "half"),
+            "int": casting._caster(dtypes.int32, "int"),
+            "long": casting._caster(dtypes.int64, "long"),
+            "bool": casting._caster(dtypes.bool_, "bool"),
+            "short": casting._caster(dtypes.int16, "short"),
+            "byte": casting._caster(dtypes.uint8, "byte"),
+            "type": casting._type,
+            "fill_": casting._fill_,
+            "zero_": casting._zero_,
+            "copy_": casting._copy_,
+            "masked_fill_": gather_scatter._masked_fill_,
+            "scatter_": gather_scatter._scatter_,
+            "scatter_add_": gather_scatter._scatter_add_,
+            "index_add_": index._index_add_,
+            "index_put_": index._index_put_,
+            "tril_": matrix._tril_,
+            "triu_": matrix._triu_,
+            "lerp_": pairwise._lerp_,
+            "add_": add_,
+            "sub_": sub_,
+            # indexing and iteration
+            "__getitem__": index.getitem,
+            "__setitem__": index.setitem,
+            "__iter__": index._iter,
+            # comparisons: `t == None` is False, `t == "a"` NotImplemented; `==` keeps identity hash
+            "__eq__": compare._comparison(compare._equal, "__eq__"),
+            "__ne__": compare._comparison(compare._not_equal, "__ne__"),
+            "__lt__": compare._comparison(compare._less, "__lt__"),
+            "__le__": compare._comparison(compare._less_equal, "__le__"),
+            "__gt__": compare._comparison(compare._greater, "__gt__"),
+            "__ge__": compare._comparison(compare._greater_equal, "__ge__"),
+            # bitwise operators check for bool/integer operands first
+            "__and__": compare._bitwise(compare._bitwise_and, "&"),
+            "__rand__": compare._bitwise(compare._bitwise_and, "&", reverse=True),
+            "__or__": compare._bitwise(compare._bitwise_or, "|"),
+            "__ror__": compare._bitwise(compare._bitwise_or, "|", reverse=True),
+            "__xor__": compare._bitwise(compare._bitwise_xor, "^"),
+            "__rxor__": compare._bitwise(compare._bitwise_xor, "^", reverse=True),
+            "__invert__": compare._invert_method,
+            "__matmul__": linalg._matmul_op,
+            "__rmatmul__": linalg._rmatmul,
+            "T": property(_all_dims_reversed, doc="All dimensions reversed."),
+            "mT": property(
+                views._mT, doc="The last two dimensions swapped (batched matrix transpose)."
+            ),
+        }
+    )
+    for fn in (
+        __add__,
+        __radd__,
+        __sub__,
+        __rsub__,
+        __mul__,
+        __rmul__,
+        __truediv__,
+        __rtruediv__,
+        __pow__,
+        __rpow__,
+        __neg__,
+        __pos__,
+        __iadd__,
+        __isub__,
+        __imul__,
+        __itruediv__,
+        __floordiv__,
+        __rfloordiv__,
+        __mod__,
+        __rmod__,
+        __format__,
+        backward,
+        attach_grad,
+        multinomial,
+        softmax,
+        log_softmax,
+        new_tensor,
+        new_zeros,
+        new_ones,
+        new_empty,
+        new_full,
+    ):
         table[fn.__name__] = fn
     for name in _INPLACE_OF_OP.split():
         table[name + "_"] = inplace_method(name)
@@ -368,14 +421,28 @@ TENSOR_METHODS: dict[str, Any] = _build_table()
 #: what the methods that don't return one Tensor return (for the typed surface; the rest
 #: return a Tensor). Annotations on the functions themselves win over this.
 RETURNS = {
-    "allclose": "bool", "equal": "bool", "is_contiguous": "bool", "backward": "None",
-    "attach_grad": "None", "__setitem__": "None", "__format__": "str",
-    "__iter__": "Iterator[Tensor]", "__eq__": "Tensor",
-    "__ne__": "Tensor", "split": "tuple[Tensor, ...]", "tensor_split": "tuple[Tensor, ...]",
-    "chunk": "tuple[Tensor, ...]", "unbind": "tuple[Tensor, ...]",
+    "allclose": "bool",
+    "equal": "bool",
+    "is_contiguous": "bool",
+    "backward": "None",
+    "attach_grad": "None",
+    "__setitem__": "None",
+    "__format__": "str",
+    "__iter__": "Iterator[Tensor]",
+    "__eq__": "Tensor",
+    "__ne__": "Tensor",
+    "split": "tuple[Tensor, ...]",
+    "tensor_split": "tuple[Tensor, ...]",
+    "chunk": "tuple[Tensor, ...]",
+    "unbind": "tuple[Tensor, ...]",
     # (values, indices) named tuples, or a Tensor, depending on the arguments
-    "sort": "Any", "topk": "Any", "kthvalue": "Any", "max": "Any", "min": "Any",
-    "nonzero": "Any", "type": "Any",
+    "sort": "Any",
+    "topk": "Any",
+    "kthvalue": "Any",
+    "max": "Any",
+    "min": "Any",
+    "nonzero": "Any",
+    "type": "Any",
 }
 
 

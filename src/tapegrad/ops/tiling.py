@@ -2,6 +2,7 @@
 and the PyTorch-style `flip(dims)`, `repeat` (= NumPy's tile), `tile`, `repeat_interleave`,
 `fliplr`, `flipud`. Re-exported by shape.py.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -93,8 +94,8 @@ def _repeat_grad(xp, g, repeats, axis, shape):
     n = shape[axis]
     if np.ndim(repeats) == 0 or np.size(repeats) == 1:
         r = int(np.reshape(repeats, -1)[0]) if np.ndim(repeats) else int(repeats)
-        split = shape[:axis] + (n, r) + shape[axis + 1:]
-        target = shape[:axis] + (n, 1) + shape[axis + 1:]
+        split = shape[:axis] + (n, r) + shape[axis + 1 :]
+        target = shape[:axis] + (n, 1) + shape[axis + 1 :]
         return xp.reshape(xp.sum_to(xp.reshape(g, split), target), shape)
     src = np.repeat(np.arange(n), np.asarray(repeats))  # output position -> source index
     key = (_slice(None),) * axis + (src,)
@@ -175,4 +176,3 @@ def flipud(input):
 
 
 __all__ = ["repeat", "tile", "repeat_interleave", "flip", "fliplr", "flipud"]
-

@@ -10,6 +10,7 @@ rules of other ops call them.
     >>> tg.exp(x).sum().backward(); x.grad
     tensor([1.    , 2.7183])
 """
+
 from __future__ import annotations
 
 import math
@@ -36,22 +37,52 @@ def _fl(x):
 # beyond `top`, erf rounds to +-1. float64: relative error < 2e-15 on the whole line;
 # float32/float16 use shorter polynomials (error < 2e-8).
 def _series(n):
-    return tuple(2 / math.sqrt(math.pi) * (-1) ** k / (math.factorial(k) * (2 * k + 1))
-                 for k in range(n - 1, -1, -1))
+    return tuple(
+        2 / math.sqrt(math.pi) * (-1) ** k / (math.factorial(k) * (2 * k + 1))
+        for k in range(n - 1, -1, -1)
+    )
 
 
-_ERF64 = (_series(15), 2.1213203435596424, 0.47759225007251715, 6.0, (
-    -7.717318452922494e-12, 5.410161790434208e-11, 3.8265037329074054e-10,
-    -3.096775001069863e-10, -9.042898528904496e-09, -1.5591819489920803e-08,
-    1.7708915832248429e-07, 7.12139206463888e-07, -3.917119917494129e-06,
-    -2.3516703562651765e-05, 0.00014441064640346237, 0.0006382010492706208,
-    -0.010068627414034085, 0.05621383169819681, -0.19715257577994758, 0.24302789671112493,
-))
-_ERF32 = (_series(9), 1.7320508075688772, 0.39566104149607556, 4.0, (
-    -8.596641336566791e-07, 7.114629095195111e-06, 5.177862984040438e-05,
-    -0.0002928903329732503, -0.0027290420753256217, 0.03491308006280903,
-    -0.18229097321488696, 0.2873412516455932,
-))
+_ERF64 = (
+    _series(15),
+    2.1213203435596424,
+    0.47759225007251715,
+    6.0,
+    (
+        -7.717318452922494e-12,
+        5.410161790434208e-11,
+        3.8265037329074054e-10,
+        -3.096775001069863e-10,
+        -9.042898528904496e-09,
+        -1.5591819489920803e-08,
+        1.7708915832248429e-07,
+        7.12139206463888e-07,
+        -3.917119917494129e-06,
+        -2.3516703562651765e-05,
+        0.00014441064640346237,
+        0.0006382010492706208,
+        -0.010068627414034085,
+        0.05621383169819681,
+        -0.19715257577994758,
+        0.24302789671112493,
+    ),
+)
+_ERF32 = (
+    _series(9),
+    1.7320508075688772,
+    0.39566104149607556,
+    4.0,
+    (
+        -8.596641336566791e-07,
+        7.114629095195111e-06,
+        5.177862984040438e-05,
+        -0.0002928903329732503,
+        -0.0027290420753256217,
+        0.03491308006280903,
+        -0.18229097321488696,
+        0.2873412516455932,
+    ),
+)
 
 
 def _horner(coefs, t):
@@ -84,9 +115,11 @@ def _sigmoid_values(xp, x):
 
 # ------------------------------------------------------------ samples shared by unary ops
 def _normal(rng, scale=1.0):
-    return [((rng.standard_normal((3, 4)) * scale,), {}),
-            ((np.asarray(rng.standard_normal(()) * scale),), {}),  # 0-d
-            ((rng.standard_normal((2, 1, 3)) * scale,), {})]
+    return [
+        ((rng.standard_normal((3, 4)) * scale,), {}),
+        ((np.asarray(rng.standard_normal(()) * scale),), {}),  # 0-d
+        ((rng.standard_normal((2, 1, 3)) * scale,), {}),
+    ]
 
 
 def _positive(rng):
@@ -559,7 +592,7 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     The gradient is zero."""
     if decimals == 0:
         return _round(input)
-    scale = 10.0 ** decimals
+    scale = 10.0**decimals
     return _round(input * scale) / scale
 
 
@@ -589,9 +622,38 @@ def _same_name_in_torch(name):
 
 
 # sample inputs (by default a normal sample); each op has a PyTorch function of its name
-for _op in (_exp, _expm1, _log, _log1p, _log2, _sqrt, _rsqrt, _square, _reciprocal, _sin, _cos,
-            _tan, _tanh, _sinh, _cosh, _asin, _acos, _atan, _asinh, _acosh, _atanh, _sigmoid,
-            _erf, _abs, _relu, _sign, _floor, _ceil, _trunc, _round):
+for _op in (
+    _exp,
+    _expm1,
+    _log,
+    _log1p,
+    _log2,
+    _sqrt,
+    _rsqrt,
+    _square,
+    _reciprocal,
+    _sin,
+    _cos,
+    _tan,
+    _tanh,
+    _sinh,
+    _cosh,
+    _asin,
+    _acos,
+    _atan,
+    _asinh,
+    _acosh,
+    _atanh,
+    _sigmoid,
+    _erf,
+    _abs,
+    _relu,
+    _sign,
+    _floor,
+    _ceil,
+    _trunc,
+    _round,
+):
     _op.sample(_SAMPLES.get(_op.name, _normal))
     _op.reference(_same_name_in_torch(_op.name))
 del _op

@@ -3,6 +3,7 @@ swapaxes, moveaxis (NumPy-style internal ops) and their PyTorch-style public fun
 (`reshape`, `view`, `flatten`, `squeeze`, `unsqueeze`, `transpose(x, dim0, dim1)`, `permute`,
 `expand`, `.T`, `.mT`, ...). Re-exported by shape.py.
 """
+
 from __future__ import annotations
 
 import math
@@ -163,8 +164,12 @@ def _transpose(xp, x, *, axes=None):
 
 @_transpose.vjp
 def _(xp, g, axes=None):
-    return (xp.transpose(g, None if axes is None else
-                         tuple(int(i) for i in np.argsort([a % g.ndim for a in axes]))),)
+    return (
+        xp.transpose(
+            g,
+            None if axes is None else tuple(int(i) for i in np.argsort([a % g.ndim for a in axes])),
+        ),
+    )
 
 
 _transpose.jvp(linear_jvp(_transpose))  # linear: the tangent goes through the op
@@ -288,14 +293,14 @@ def flatten(input, start_dim=0, end_dim=-1):
         raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     if s == e:
         return input
-    merged = math.prod(shape[s:e + 1])  # not -1: an empty batch leaves -1 undetermined
-    return reshape(input, shape[:s] + (merged,) + shape[e + 1:])
+    merged = math.prod(shape[s : e + 1])  # not -1: an empty batch leaves -1 undetermined
+    return reshape(input, shape[:s] + (merged,) + shape[e + 1 :])
 
 
 def unflatten(input, dim, sizes):
     """Split dimension `dim` into `sizes` (one may be -1)."""
     d = _axis(dim, input.ndim)
-    return reshape(input, input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
+    return reshape(input, input.shape[:d] + tuple(sizes) + input.shape[d + 1 :])
 
 
 def squeeze(input, dim=None, *, axis=None):
@@ -379,8 +384,10 @@ movedim = moveaxis
 
 def _mT(input):
     if input.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on tensors of >= 2 dimensions, got "
-                           f"shape {tuple(input.shape)}")
+        raise RuntimeError(
+            f"tensor.mT is only supported on tensors of >= 2 dimensions, got "
+            f"shape {tuple(input.shape)}"
+        )
     return dispatch(_swapaxes, input, axis1=-2, axis2=-1)
 
 
@@ -407,8 +414,9 @@ def expand(input, *sizes):
             f"expand: the number of sizes ({len(sizes)}) must be >= the number of dimensions "
             f"of the tensor ({input.ndim}, shape {tuple(input.shape)})"
         )
-    shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s
-                  for i, s in enumerate(sizes))
+    shape = tuple(
+        input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes)
+    )
     return broadcast_to(input, shape)
 
 
@@ -440,8 +448,25 @@ def is_contiguous(input, memory_format=None) -> bool:
 
 
 __all__ = [
-    "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
-    "expand_dims", "transpose", "swapaxes", "swapdims", "t", "permute", "moveaxis", "movedim",
-    "broadcast_to", "expand", "expand_as", "sum_to_size", "is_contiguous",
+    "reshape",
+    "view",
+    "view_as",
+    "reshape_as",
+    "flatten",
+    "unflatten",
+    "squeeze",
+    "unsqueeze",
+    "expand_dims",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "permute",
+    "moveaxis",
+    "movedim",
+    "broadcast_to",
+    "expand",
+    "expand_as",
+    "sum_to_size",
+    "is_contiguous",
 ]
-

@@ -9,6 +9,7 @@ the same rule text on `T`, and the dispatcher records it like any other computat
 This module imports nothing of the op table: `T` looks ops up in `registry.OPS` when a rule
 asks, and the registry hands the twins over through `register_array_twin`.
 """
+
 from __future__ import annotations
 
 import types
@@ -93,7 +94,6 @@ def sum_to_axes(shape_from: tuple, shape_to: tuple) -> tuple:
     )
 
 
-
 # ------------------------------------------------ helpers of the written forward (jvp) rules
 def plus_tangents(a: Any, b: Any) -> Any:
     """a + b where None means "no tangent" (a jvp rule's input without one)."""
@@ -105,8 +105,10 @@ def plus_tangents(a: Any, b: Any) -> Any:
 def linear_jvp(op: Any) -> Callable[..., Any]:
     """The jvp rule of an op linear in its one input: the tangent goes through the op itself
     (on tensors when the tangent must stay differentiable, on arrays otherwise)."""
+
     def rule(xp, tangents, *, out, **params):
         if xp is T:
             return op(tangents[0], **params)
         return op.forward(xp.module, tangents[0], **params)
+
     return rule

@@ -1,4 +1,5 @@
 """tg.optim: optimizers and learning-rate schedulers (PyTorch's updates, NumPy in place)."""
+
 from __future__ import annotations
 
 from . import lr_scheduler

@@ -1,4 +1,5 @@
 """Adagrad, PyTorch's update."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,11 +24,25 @@ class Adagrad(Optimizer):
 
     _nonnegative = ("lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
-    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
-                 initial_accumulator_value=0.0, eps=1e-10, *, maximize=False):
-        defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, eps=eps,
-                        maximize=maximize)
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0.0,
+        weight_decay=0.0,
+        initial_accumulator_value=0.0,
+        eps=1e-10,
+        *,
+        maximize=False,
+    ):
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+            maximize=maximize,
+        )
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group):
@@ -35,9 +50,13 @@ class Adagrad(Optimizer):
         super().add_param_group(param_group)
         group = self.param_groups[-1]
         for p in group["params"]:
-            self.state.setdefault(p, {
-                "step": 0, "sum": np.full_like(p._data, group["initial_accumulator_value"]),
-            })
+            self.state.setdefault(
+                p,
+                {
+                    "step": 0,
+                    "sum": np.full_like(p._data, group["initial_accumulator_value"]),
+                },
+            )
 
     def _update(self, group, params, grads, states):
         lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]

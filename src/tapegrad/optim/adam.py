@@ -1,4 +1,5 @@
 """Adam and AdamW (with AMSGrad), PyTorch's updates."""
+
 from __future__ import annotations
 
 import math
@@ -34,13 +35,29 @@ class Adam(Optimizer):
 
     _decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False, eps_before_correction=False,
-                 **grad_options):
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize,
-                        eps_before_correction=eps_before_correction,
-                        **_grad_options(type(self).__name__, grad_options))
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0.0,
+        amsgrad=False,
+        *,
+        maximize=False,
+        eps_before_correction=False,
+        **grad_options,
+    ):
+        defaults = dict(
+            lr=lr,
+            betas=tuple(betas),
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            eps_before_correction=eps_before_correction,
+            **_grad_options(type(self).__name__, grad_options),
+        )
         super().__init__(params, defaults)
 
     def _validate_group(self, group):
@@ -107,8 +124,27 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, eps_before_correction=False,
-                 **grad_options):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         eps_before_correction=eps_before_correction, **grad_options)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        maximize=False,
+        eps_before_correction=False,
+        **grad_options,
+    ):
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize=maximize,
+            eps_before_correction=eps_before_correction,
+            **grad_options,
+        )

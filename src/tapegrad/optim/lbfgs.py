@@ -7,6 +7,7 @@ step (`lr`) or by a step that satisfies the strong Wolfe conditions (algorithms 
 bracketing, then zooming with cubic interpolation). The vectors are flat NumPy arrays of the
 parameters' dtype; the parameters change in place, as in the other optimizers.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,26 +44,48 @@ class LBFGS(Optimizer):
     >>> loss = opt.step(closure)
     """
 
-    def __init__(self, params, lr=1.0, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1.0,
+        max_iter=20,
+        max_eval=None,
+        tolerance_grad=1e-7,
+        tolerance_change=1e-9,
+        history_size=100,
+        line_search_fn=None,
+    ):
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
-            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
-                             f"{line_search_fn!r}")
-        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
-                        tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
-                        history_size=history_size, line_search_fn=line_search_fn)
+            raise ValueError(
+                f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}"
+            )
+        defaults = dict(
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
+            line_search_fn=line_search_fn,
+        )
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups); "
-                             "pass one list of parameters")
+            raise ValueError(
+                "LBFGS doesn't support per-parameter options (parameter groups); "
+                "pass one list of parameters"
+            )
         self._params = self.param_groups[0]["params"]
 
     # ------------------------------------------------------------------ the flat vector
     def _flat_grad(self) -> np.ndarray:
-        parts = [np.zeros(p._data.size, p._data.dtype) if p._grad is None
-                 else np.asarray(p._grad._data).reshape(-1) for p in self._params]
+        parts = [
+            np.zeros(p._data.size, p._data.dtype)
+            if p._grad is None
+            else np.asarray(p._grad._data).reshape(-1)
+            for p in self._params
+        ]
         return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
 
     def _flat_params(self) -> list[np.ndarray]:
@@ -78,7 +101,7 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             n = p._data.size
-            p._data += (t * d[offset:offset + n]).reshape(p._data.shape).astype(p._data.dtype)
+            p._data += (t * d[offset : offset + n]).reshape(p._data.shape).astype(p._data.dtype)
             offset += n
             bump_version(p)
 
@@ -96,8 +119,10 @@ class LBFGS(Optimizer):
         """Run up to `max_iter` iterations; returns the loss `closure()` gave at the start.
         The closure is required (L-BFGS evaluates the loss several times per step)."""
         if closure is None:
-            raise RuntimeError("LBFGS.step needs a closure that re-evaluates the model and "
-                               "returns the loss: opt.step(closure)")
+            raise RuntimeError(
+                "LBFGS.step needs a closure that re-evaluates the model and "
+                "returns the loss: opt.step(closure)"
+            )
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
@@ -154,8 +179,9 @@ class LBFGS(Optimizer):
                 def phi(x, step, direction):
                     return self._evaluate(closure, x, step, direction)
 
-                loss, g, t, ls_evals = strong_wolfe(phi, x0, t, d, loss, g, gtd,
-                                                    tolerance_change=tol_change)
+                loss, g, t, ls_evals = strong_wolfe(
+                    phi, x0, t, d, loss, g, gtd, tolerance_change=tol_change
+                )
                 self._add_step(t, d)
             else:
                 self._add_step(t, d)
@@ -175,8 +201,16 @@ class LBFGS(Optimizer):
             if np.abs(d * t).max() <= tol_change or abs(loss - prev_loss) < tol_change:
                 break
 
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
-                     prev_flat_grad=prev_g, prev_loss=prev_loss)
+        state.update(
+            d=d,
+            t=t,
+            old_dirs=old_dirs,
+            old_stps=old_stps,
+            ro=ro,
+            H_diag=h_diag,
+            prev_flat_grad=prev_g,
+            prev_loss=prev_loss,
+        )
         return orig_loss
 
 
@@ -225,16 +259,24 @@ def strong_wolfe(phi, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9
     # bracketing: grow the step until an interval must contain an acceptable one
     while ls_iter < max_ls:
         if f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev,
-                                                                                 gtd_new]
+            bracket, bf, bg, bgtd = (
+                [t_prev, t],
+                [f_prev, f_new],
+                [g_prev, g_new],
+                [gtd_prev, gtd_new],
+            )
             break
         if abs(gtd_new) <= -c2 * gtd:
             bracket, bf, bg, bgtd = [t], [f_new], [g_new], [gtd_new]
             done = True
             break
         if gtd_new >= 0:
-            bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev,
-                                                                                 gtd_new]
+            bracket, bf, bg, bgtd = (
+                [t_prev, t],
+                [f_prev, f_new],
+                [g_prev, g_new],
+                [gtd_prev, gtd_new],
+            )
             break
         lo, hi = t + 0.01 * (t - t_prev), t * 10
         t_prev, t = t, cubic_minimizer(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, (lo, hi))
@@ -275,6 +317,10 @@ def strong_wolfe(phi, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9
                 done = True
             elif gtd_new * (bracket[high] - bracket[low]) >= 0:
                 bracket[high], bf[high], bg[high], bgtd[high] = (
-                    bracket[low], bf[low], bg[low], bgtd[low])
+                    bracket[low],
+                    bf[low],
+                    bg[low],
+                    bgtd[low],
+                )
             bracket[low], bf[low], bg[low], bgtd[low] = t, f_new, g_new, gtd_new
     return bf[low], bg[low], bracket[low], evals

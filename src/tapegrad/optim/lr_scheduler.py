@@ -1,6 +1,7 @@
 """Learning-rate schedulers: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
 LambdaLR. Each computes the same sequence as its PyTorch namesake (the chainable form:
 every step multiplies the current `group["lr"]`, so schedulers compose)."""
+
 from __future__ import annotations
 
 import math
@@ -9,8 +10,14 @@ from collections import Counter
 from .optimizer import Optimizer
 
 __all__ = [
-    "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-    "LambdaLR", "ReduceLROnPlateau",
+    "LRScheduler",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "LinearLR",
+    "LambdaLR",
+    "ReduceLROnPlateau",
 ]
 
 
@@ -166,8 +173,10 @@ class CosineAnnealingLR(LRScheduler):
         if self._step_count == 1 and e > 0:
             return [lo + (b - lo) * (1 + math.cos(e * math.pi / t)) / 2 for b in self.base_lrs]
         if (e - 1 - t) % (2 * t) == 0:
-            return [lr + (b - lo) * (1 - math.cos(math.pi / t)) / 2
-                    for lr, b in zip(self._current(), self.base_lrs, strict=False)]
+            return [
+                lr + (b - lo) * (1 - math.cos(math.pi / t)) / 2
+                for lr, b in zip(self._current(), self.base_lrs, strict=False)
+            ]
         ratio = (1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t))
         return [ratio * (lr - lo) + lo for lr in self._current()]
 
@@ -180,11 +189,16 @@ class LinearLR(LRScheduler):
     >>> sched = tg.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=10)
     """
 
-    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
         if not 0 < start_factor <= 1:
-            raise ValueError(
-                f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1:
             raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
         self.start_factor = start_factor
@@ -245,8 +259,18 @@ class ReduceLROnPlateau(LRScheduler):
     >>> sched.step(0.93)  # after each epoch, with its validation accuracy
     """
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0.0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0.0,
+        eps=1e-8,
+    ):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(
                 f"ReduceLROnPlateau needs a tg.optim Optimizer, got {type(optimizer).__name__}"

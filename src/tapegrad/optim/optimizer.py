@@ -5,6 +5,7 @@ writes IN PLACE into each parameter's storage (`p._data`) with NumPy in-place op
 costs what the hand-written NumPy update costs, records nothing (arrays are never on a tape,
 which is the same as running under `no_grad`) and keeps every view of the parameter valid.
 """
+
 from __future__ import annotations
 
 import copy
@@ -156,8 +157,7 @@ class Optimizer:
                 if st is None:
                     st = state[p] = {}
                 states.append(st)
-            self._update(group, [p._data for p in params], [p._grad._data for p in params],
-                         states)
+            self._update(group, [p._data for p in params], [p._grad._data for p in params], states)
             for p in params:
                 bump_version(p)
         return loss
@@ -249,8 +249,13 @@ class Optimizer:
         new_groups = []
         for mine, saved in zip(self.param_groups, saved_groups, strict=False):
             g = {k: v for k, v in mine.items() if k != "params"}  # options saved before
-            g.update({k: _restore_option(mine.get(k), v) for k, v in saved.items()  # they existed
-                      if k != "params"})
+            g.update(
+                {
+                    k: _restore_option(mine.get(k), v)
+                    for k, v in saved.items()  # they existed
+                    if k != "params"
+                }
+            )
             g["params"] = mine["params"]
             self._validate_group(g)
             new_groups.append(g)

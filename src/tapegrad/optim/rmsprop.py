@@ -1,4 +1,5 @@
 """RMSprop (with momentum and the centered variant), PyTorch's update."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,10 +24,27 @@ class RMSprop(Optimizer):
 
     _nonnegative = ("alpha", "eps", "weight_decay", "momentum")
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
-                 centered=False, *, maximize=False):
-        defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered, maximize=maximize)
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0.0,
+        momentum=0.0,
+        centered=False,
+        *,
+        maximize=False,
+    ):
+        defaults = dict(
+            lr=lr,
+            alpha=alpha,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            centered=centered,
+            maximize=maximize,
+        )
         super().__init__(params, defaults)
 
     def _update(self, group, params, grads, states):

@@ -1,4 +1,5 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay (PyTorch's update)."""
+
 from __future__ import annotations
 
 from .optimizer import GRAD_OPTIONS, Optimizer, prepare_grad, required, validate_grad_options
@@ -30,14 +31,31 @@ class SGD(Optimizer):
     >>> opt.zero_grad(); loss_fn(net(x), y).backward(); opt.step()
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False, lr_in_momentum=False,
-                 **grad_options):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0.0,
+        dampening=0.0,
+        weight_decay=0.0,
+        nesterov=False,
+        *,
+        maximize=False,
+        lr_in_momentum=False,
+        **grad_options,
+    ):
         if lr is required:
             raise ValueError("SGD needs a learning rate: SGD(params, lr=0.01)")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                        lr_in_momentum=lr_in_momentum, **_grad_options("SGD", grad_options))
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            lr_in_momentum=lr_in_momentum,
+            **_grad_options("SGD", grad_options),
+        )
         super().__init__(params, defaults)
 
     def _validate_group(self, group):
@@ -54,8 +72,12 @@ class SGD(Optimizer):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         wd, nesterov = group["weight_decay"], group["nesterov"]
         lr_inside = group.get("lr_in_momentum", False)
-        plain = (not momentum and not wd and group.get("grad_scale", 1.0) == 1.0
-                 and group.get("clip_value") is None)
+        plain = (
+            not momentum
+            and not wd
+            and group.get("grad_scale", 1.0) == 1.0
+            and group.get("clip_value") is None
+        )
         for p, g, st in zip(params, grads, states, strict=False):
             if plain:
                 # the hot path: exactly the cost of `p -= lr * g` in NumPy
@@ -83,6 +105,8 @@ def _grad_options(who: str, given: dict) -> dict:
     """The `prepare_grad` options, defaults filled in; a TypeError for an unknown keyword."""
     unknown = sorted(set(given) - set(GRAD_OPTIONS))
     if unknown:
-        raise TypeError(f"{who}: unexpected keyword arguments {unknown}; the gradient options "
-                        f"are {sorted(GRAD_OPTIONS)}")
+        raise TypeError(
+            f"{who}: unexpected keyword arguments {unknown}; the gradient options "
+            f"are {sorted(GRAD_OPTIONS)}"
+        )
     return {**GRAD_OPTIONS, **given}

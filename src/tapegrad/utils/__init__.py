@@ -1,6 +1,7 @@
 """tg.utils: `checkpoint` (activation checkpointing), `tensorboard` (SummaryWriter, optional
 extra), the install hints every optional feature gives, and `cli` (argparse helpers).
 `checkpoint` and `tensorboard` load on first use."""
+
 from __future__ import annotations
 
 import importlib

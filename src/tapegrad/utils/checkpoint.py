@@ -12,6 +12,7 @@ of a second forward.
     >>> bool(tg.allclose(x.grad, (x.detach() + 1) * x.detach().exp()))   # recomputed
     True
 """
+
 from __future__ import annotations
 
 from .. import random as _random
@@ -23,8 +24,16 @@ from ..tensor import Tensor
 __all__ = ["checkpoint"]
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
-               debug=False, preserve_rng_state=True, **kwargs):
+def checkpoint(
+    function,
+    *args,
+    use_reentrant=None,
+    context_fn=None,
+    determinism_check="default",
+    debug=False,
+    preserve_rng_state=True,
+    **kwargs,
+):
     """`function(*args, **kwargs)`, keeping only the inputs for backward (recomputed then).
 
     Args:
@@ -77,8 +86,10 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        fresh = [a.detach().requires_grad_(need) if isinstance(a, Tensor) and a.dtype.kind in "fc"
-                 else a for a, need in zip(ctx.inputs, ctx.needs_input_grad[4:], strict=False)]
+        fresh = [
+            a.detach().requires_grad_(need) if isinstance(a, Tensor) and a.dtype.kind in "fc" else a
+            for a, need in zip(ctx.inputs, ctx.needs_input_grad[4:], strict=False)
+        ]
         bits = _random.generator().bit_generator
         after = bits.state
         create_graph = bool(state.active & AMBIENT)  # the outer backward is itself recorded
@@ -90,12 +101,22 @@ class _Checkpoint(Function):
         finally:
             bits.state = after
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        pairs = [(o, g) for o, g in zip(outs, grads, strict=False)
-                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        pairs = [
+            (o, g)
+            for o, g in zip(outs, grads, strict=False)
+            if isinstance(o, Tensor) and o.requires_grad and g is not None
+        ]
         wrt = [t for t in fresh if isinstance(t, Tensor) and t.requires_grad] + list(ctx.extras)
         if pairs and wrt:
-            gs = list(_autograd_grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
-                                     create_graph=create_graph, allow_unused=True))
+            gs = list(
+                _autograd_grad(
+                    [o for o, _ in pairs],
+                    wrt,
+                    [g for _, g in pairs],
+                    create_graph=create_graph,
+                    allow_unused=True,
+                )
+            )
         else:
             gs = [None] * len(wrt)
         arg_grads = []

@@ -1,4 +1,5 @@
 """argparse helpers shared by the `tapegrad` command and the examples."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,6 @@
 """One wording for "this needs an optional extra": both install commands, quoted so zsh
 leaves the brackets alone."""
+
 from __future__ import annotations
 
 __all__ = ["install_hint"]

@@ -11,6 +11,7 @@ Then `tensorboard --logdir runs`. `add_graph(model, example_input)` writes the m
 graph (traced with `tg.compile`'s tracer: one node per op, grouped by module, with shapes)
 for TensorBoard's Graphs tab.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,9 @@ try:
     from tensorboard.compat.proto.versions_pb2 import VersionDef
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 except ImportError:
-    raise ImportError(f"tg.utils.tensorboard needs the tensorboard package: "
-                      f"{install_hint('tensorboard')}") from None
+    raise ImportError(
+        f"tg.utils.tensorboard needs the tensorboard package: {install_hint('tensorboard')}"
+    ) from None
 
 __all__ = ["SummaryWriter"]
 
@@ -48,8 +50,10 @@ def _array(values) -> np.ndarray:
 def _scalar(value, tag: str) -> float:
     arr = _array(value)
     if arr.size != 1:
-        raise ValueError(f"SummaryWriter.add_scalar({tag!r}): expected one number, got shape "
-                         f"{arr.shape}; log a reduction (.mean()) or use add_histogram")
+        raise ValueError(
+            f"SummaryWriter.add_scalar({tag!r}): expected one number, got shape "
+            f"{arr.shape}; log a reduction (.mean()) or use add_histogram"
+        )
     return float(arr.reshape(()))
 
 
@@ -64,8 +68,14 @@ class SummaryWriter:
         filename_suffix: appended to the event file's name.
     """
 
-    def __init__(self, log_dir: str | None = None, comment: str = "", max_queue: int = 10,
-                 flush_secs: int = 120, filename_suffix: str = ""):
+    def __init__(
+        self,
+        log_dir: str | None = None,
+        comment: str = "",
+        max_queue: int = 10,
+        flush_secs: int = 120,
+        filename_suffix: str = "",
+    ):
         if log_dir is None:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
@@ -76,64 +86,93 @@ class SummaryWriter:
         return self.log_dir
 
     def _add(self, value, global_step, walltime) -> None:
-        event = Event(wall_time=time.time() if walltime is None else walltime,
-                      summary=Summary(value=[value]))
+        event = Event(
+            wall_time=time.time() if walltime is None else walltime, summary=Summary(value=[value])
+        )
         if global_step is not None:
             event.step = int(global_step)
         self._writer.add_event(event)
 
-    def add_scalar(self, tag: str, scalar_value, global_step: int | None = None,
-                   walltime: float | None = None) -> None:
+    def add_scalar(
+        self, tag: str, scalar_value, global_step: int | None = None, walltime: float | None = None
+    ) -> None:
         """One number (a float, a 1-element array or tensor) under `tag` at `global_step`."""
-        self._add(Summary.Value(tag=tag, simple_value=_scalar(scalar_value, tag)),
-                  global_step, walltime)
+        self._add(
+            Summary.Value(tag=tag, simple_value=_scalar(scalar_value, tag)), global_step, walltime
+        )
 
-    def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step: int | None = None,
-                    walltime: float | None = None) -> None:
+    def add_scalars(
+        self,
+        main_tag: str,
+        tag_scalar_dict: dict,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
         """Several numbers at once, as `main_tag/key` (one chart section in TensorBoard)."""
         for key, value in tag_scalar_dict.items():
             self.add_scalar(f"{main_tag}/{key}", value, global_step, walltime)
 
-    def add_histogram(self, tag: str, values, global_step: int | None = None,
-                      bins="tensorflow", walltime: float | None = None) -> None:
+    def add_histogram(
+        self,
+        tag: str,
+        values,
+        global_step: int | None = None,
+        bins="tensorflow",
+        walltime: float | None = None,
+    ) -> None:
         """The distribution of `values` (a tensor or array): `bins` is anything
         `numpy.histogram` takes ("tensorflow", PyTorch's default name, means "auto")."""
         arr = _array(values).ravel()
         if arr.size == 0:
             raise ValueError(f"SummaryWriter.add_histogram({tag!r}): values is empty")
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"SummaryWriter.add_histogram({tag!r}): values hold NaN or inf "
-                             "(did training diverge?)")
+            raise ValueError(
+                f"SummaryWriter.add_histogram({tag!r}): values hold NaN or inf "
+                "(did training diverge?)"
+            )
         counts, edges = np.histogram(arr, bins="auto" if bins == "tensorflow" else bins)
-        hist = HistogramProto(min=float(arr.min()), max=float(arr.max()), num=int(arr.size),
-                              sum=float(arr.sum()), sum_squares=float(np.dot(arr, arr)),
-                              bucket_limit=edges[1:].tolist(), bucket=counts.tolist())
+        hist = HistogramProto(
+            min=float(arr.min()),
+            max=float(arr.max()),
+            num=int(arr.size),
+            sum=float(arr.sum()),
+            sum_squares=float(np.dot(arr, arr)),
+            bucket_limit=edges[1:].tolist(),
+            bucket=counts.tolist(),
+        )
         self._add(Summary.Value(tag=tag, histo=hist), global_step, walltime)
 
-    def add_text(self, tag: str, text_string: str, global_step: int | None = None,
-                 walltime: float | None = None) -> None:
+    def add_text(
+        self,
+        tag: str,
+        text_string: str,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
         """A note (markdown) under `tag`, shown in TensorBoard's text tab."""
         from tensorboard.plugins.text.summary_v2 import text_pb
 
         summary = text_pb(tag, text_string)
         self._add(summary.value[0], global_step, walltime)
 
-    def add_graph(self, model, input_to_model=None, verbose: bool = False,
-                  use_strict_trace: bool = True) -> None:
+    def add_graph(
+        self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True
+    ) -> None:
         """The op graph of `model(*input_to_model)` (one example input, a tensor or a tuple
         of them), as TensorBoard's Graphs tab shows it: inputs, parameters (by name), one
         node per op inside its module's scope, outputs. The model runs once, without
         recording gradients; control flow follows that input. `verbose` prints the nodes;
         `use_strict_trace` is accepted for PyTorch's signature."""
         if input_to_model is None:
-            raise ValueError("SummaryWriter.add_graph(model, input_to_model): pass an example "
-                             "input (a tensor or a tuple of tensors) to run the model on")
+            raise ValueError(
+                "SummaryWriter.add_graph(model, input_to_model): pass an example "
+                "input (a tensor or a tuple of tensors) to run the model on"
+            )
         graph = _graph_def(model, input_to_model)
         if verbose:
             for node in graph.node:
                 print(f"{node.name} = {node.op}({', '.join(node.input)})")
-        self._writer.add_event(Event(wall_time=time.time(),
-                                     graph_def=graph.SerializeToString()))
+        self._writer.add_event(Event(wall_time=time.time(), graph_def=graph.SerializeToString()))
 
     def flush(self) -> None:
         self._writer.flush()
@@ -150,8 +189,10 @@ class SummaryWriter:
 
 def _shape_attr(t) -> dict:
     dims = [TensorShapeProto.Dim(size=int(n)) for n in getattr(t, "shape", ())]
-    return {"_output_shapes": AttrValue(list=AttrValue.ListValue(
-        shape=[TensorShapeProto(dim=dims)])), "dtype": AttrValue(s=str(t.dtype).encode())}
+    return {
+        "_output_shapes": AttrValue(list=AttrValue.ListValue(shape=[TensorShapeProto(dim=dims)])),
+        "dtype": AttrValue(s=str(t.dtype).encode()),
+    }
 
 
 def _graph_def(model, inputs) -> GraphDef:
@@ -173,10 +214,14 @@ def _graph_def(model, inputs) -> GraphDef:
         parent, _, last = name.rpartition(".")
         scope = f"{type(m).__name__}[{last}]"
         scopes[name] = f"{scopes.get(parent, root)}/{scope}"
-        handles.append(m.register_forward_pre_hook(
-            lambda mod, a, scope=scope: marks.append((len(trace.instrs), scope))))
-        handles.append(m.register_forward_hook(
-            lambda mod, a, out: marks.append((len(trace.instrs), None))))
+        handles.append(
+            m.register_forward_pre_hook(
+                lambda mod, a, scope=scope: marks.append((len(trace.instrs), scope))
+            )
+        )
+        handles.append(
+            m.register_forward_hook(lambda mod, a, out: marks.append((len(trace.instrs), None)))
+        )
     names = {}  # id(parameter or buffer) -> its node name, in its module's scope
     for n, t in list(model.named_parameters()) + list(model.named_buffers()):
         owner, _, leaf = n.rpartition(".")
@@ -185,8 +230,10 @@ def _graph_def(model, inputs) -> GraphDef:
         if isinstance(a, Tensor):
             trace.add_arg(a, pos)
     if hook.local.trace is not None:
-        raise RuntimeError("SummaryWriter.add_graph: called while tg.compile traces; call it "
-                           "outside the compiled function")
+        raise RuntimeError(
+            "SummaryWriter.add_graph: called while tg.compile traces; call it "
+            "outside the compiled function"
+        )
     hook.local.trace = trace
     try:
         with value_read_guard(), no_grad():
@@ -206,8 +253,13 @@ def _graph_def(model, inputs) -> GraphDef:
             nodes.append(NodeDef(name=node_of[slot], op="IO Node", attr=_shape_attr(value)))
         elif kind == EXTERNAL:
             node_of[slot] = names.get(id(value), f"{root}/constant.{slot}")
-            nodes.append(NodeDef(name=node_of[slot], op="Parameter" if id(value) in names
-                                 else "Constant", attr=_shape_attr(value)))
+            nodes.append(
+                NodeDef(
+                    name=node_of[slot],
+                    op="Parameter" if id(value) in names else "Constant",
+                    attr=_shape_attr(value),
+                )
+            )
     stack = [root]
     marks.reverse()
     for k, instr in enumerate(trace.instrs):
@@ -219,14 +271,24 @@ def _graph_def(model, inputs) -> GraphDef:
                 stack.append(scope)
         name = f"{'/'.join(stack)}/{instr.op.name}.{k}"
         node_of[instr.out] = name
-        nodes.append(NodeDef(name=name, op=instr.op.name,
-                             attr=_shape_attr(trace.values[instr.out]),
-                             input=[node_of[s] for s in instr.ins
-                                    if trace.kinds[s] != CONST and s in node_of]))
+        nodes.append(
+            NodeDef(
+                name=name,
+                op=instr.op.name,
+                attr=_shape_attr(trace.values[instr.out]),
+                input=[node_of[s] for s in instr.ins if trace.kinds[s] != CONST and s in node_of],
+            )
+        )
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for i, t in enumerate(outs):
         slot = trace._slot_of.get(id(t)) if isinstance(t, Tensor) else None
         if slot is not None and slot in node_of:
-            nodes.append(NodeDef(name=f"output/output.{i}", op="IO Node",
-                                 input=[node_of[slot]], attr=_shape_attr(t)))
+            nodes.append(
+                NodeDef(
+                    name=f"output/output.{i}",
+                    op="IO Node",
+                    input=[node_of[slot]],
+                    attr=_shape_attr(t),
+                )
+            )
     return GraphDef(node=nodes, versions=VersionDef(producer=22))

@@ -14,6 +14,7 @@ is tapegrad's (API.md 2.3); modules keep their parameters
 untracked until a GradManager attaches them. A name the facade lacks raises an
 AttributeError that says so; see docs/migrating-from-megengine.md.
 """
+
 from __future__ import annotations
 
 from .._facade import facade_getattr
@@ -72,8 +73,14 @@ def load(f, map_location=None, pickle_module=None):
     return io.load(f)
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade", {}, {
-    "quantization": "quantization is not supported", "amp": "mixed precision is not "
-    "supported", "traced_module": "not supported",
-    "dtr": "dynamic tensor rematerialization is not supported",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade",
+    {},
+    {
+        "quantization": "quantization is not supported",
+        "amp": "mixed precision is not supported",
+        "traced_module": "not supported",
+        "dtr": "dynamic tensor rematerialization is not supported",
+    },
+)

@@ -16,6 +16,7 @@ int32. Its tensors are not tracked by anything until a GradManager attaches them
     >>> x.size, x.name, x.numpy().tolist()
     (2, 'x', [1.0, 2.0])
 """
+
 from __future__ import annotations
 
 import math
@@ -75,8 +76,9 @@ class Tensor(_CoreTensor):
 
     __slots__ = ("_name",)
 
-    def __init__(self, data=None, dtype=None, device=None, is_const=False, no_cache=False,
-                 name=None):
+    def __init__(
+        self, data=None, dtype=None, device=None, is_const=False, no_cache=False, name=None
+    ):
         super().__init__(_mge_array(data, dtype), dtype=dtype, device=_device(device))
         self._name = name
 
@@ -102,8 +104,9 @@ class Tensor(_CoreTensor):
         """Overwrite the values in place (same shape; never recorded); returns self."""
         value = value if isinstance(value, _CoreTensor) else np.asarray(value)
         if tuple(value.shape) != self.shape:
-            raise ValueError(f"set_value: the value has shape {tuple(value.shape)}, the tensor "
-                             f"{self.shape}")
+            raise ValueError(
+                f"set_value: the value has shape {tuple(value.shape)}, the tensor {self.shape}"
+            )
         write_data(self, value.detach() if isinstance(value, _CoreTensor) else value)
         return self
 
@@ -152,7 +155,6 @@ class Tensor(_CoreTensor):
 Tensor._array_class = Tensor
 
 
-
 class Parameter(Tensor, _CoreParameter):
     """A module parameter: an `mge.Tensor` that modules register (a `tapegrad.nn.Parameter`
     that no tape tracks until a GradManager attaches it, as in MegEngine). Its `.grad`
@@ -160,8 +162,7 @@ class Parameter(Tensor, _CoreParameter):
 
     __slots__ = ()
 
-    def __init__(self, value, dtype=None, device=None, is_const=False, no_cache=False,
-                 name=None):
+    def __init__(self, value, dtype=None, device=None, is_const=False, no_cache=False, name=None):
         if isinstance(value, _CoreParameter) and dtype is None and device is None:
             source = value  # a core layer's parameter: share its storage
         else:

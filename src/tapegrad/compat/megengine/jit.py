@@ -11,6 +11,7 @@ export) is not supported.
     ... def infer(x):
     ...     return x * 2.0
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,8 +26,9 @@ class trace:  # noqa: N801 - MegEngine's name
 
     def __new__(cls, function=None, symbolic=False, capture_as_const=False, **options):
         if function is None:
-            return functools.partial(cls, symbolic=symbolic, capture_as_const=capture_as_const,
-                                     **options)
+            return functools.partial(
+                cls, symbolic=symbolic, capture_as_const=capture_as_const, **options
+            )
         return super().__new__(cls)
 
     def __init__(self, function=None, symbolic=False, capture_as_const=False, **options):

@@ -1,4 +1,5 @@
 """`mge.random`: seed, normal, uniform (tapegrad's generator; streams differ from MegEngine's)."""
+
 from __future__ import annotations
 
 from ...creation import normal as _normal
@@ -27,7 +28,12 @@ def uniform(low=0.0, high=1.0, size=None):
     return _uniform(low, high, () if size is None else tuple(size))
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.random)", {}, {
-    "permutation": "not provided; use numpy.random.permutation",
-    "shuffle": "not provided; index with numpy.random.permutation",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (mge.random)",
+    {},
+    {
+        "permutation": "not provided; use numpy.random.permutation",
+        "shuffle": "not provided; index with numpy.random.permutation",
+    },
+)

@@ -13,6 +13,7 @@ hold record-scope Parameters (`grad_req="write"`) and follow `autograd.is_traini
 A name this facade does not provide raises an AttributeError that says so (and what to
 use instead); see docs/migrating-from-mxnet.md.
 """
+
 from __future__ import annotations
 
 from .._facade import facade_getattr
@@ -41,13 +42,16 @@ __version__ = "1.9.1"  # the MXNet API this facade follows (plus Gluon 2's mx.np
 
 _HINTS = {
     "sym": "symbols do not exist in tapegrad (it runs eagerly); write the model with "
-    "mx.np / mx.gluon", "symbol": "symbols do not exist in tapegrad (it runs eagerly)",
-    "mod": "the Module API is not provided; use mx.gluon", "module": "the Module API is not "
-    "provided; use mx.gluon", "kv": "kvstores are not provided; see tapegrad.distributed",
+    "mx.np / mx.gluon",
+    "symbol": "symbols do not exist in tapegrad (it runs eagerly)",
+    "mod": "the Module API is not provided; use mx.gluon",
+    "module": "the Module API is not provided; use mx.gluon",
+    "kv": "kvstores are not provided; see tapegrad.distributed",
     "kvstore": "kvstores are not provided; see tapegrad.distributed",
     "optimizer": "pass the optimizer by name to gluon.Trainer ('sgd', 'nag', 'adam')",
     "metric": "not provided; compute metrics with mx.np operations",
-    "io": "not provided; use mx.gluon.data", "recordio": "RecordIO is not supported",
+    "io": "not provided; use mx.gluon.data",
+    "recordio": "RecordIO is not supported",
     "profiler": "not provided",
     "lr_scheduler": "not provided; call trainer.set_learning_rate(lr) yourself",
 }

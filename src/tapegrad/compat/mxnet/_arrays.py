@@ -4,6 +4,7 @@ Defaults set here: arrays made from Python numbers are float32 (MXNet's default 
 integers included); every creation function takes `ctx=` (and `device=`). The results are
 the caller's array class (`cls`): `mx.nd.NDArray` or `mx.np.ndarray`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -68,24 +69,26 @@ def empty(shape, dtype=None, ctx=None, *, order="C", device=None, cls=Tensor, **
 
 
 def full(shape, fill_value, dtype=None, ctx=None, *, order="C", device=None, cls=Tensor, **_):
-    t = creation.full(_shape(shape), fill_value, dtype=_dtype(dtype),
-                      device=device_of(device or ctx))
+    t = creation.full(
+        _shape(shape), fill_value, dtype=_dtype(dtype), device=device_of(device or ctx)
+    )
     return as_class(t, cls)
 
 
-def arange(start, stop=None, step=1, dtype=None, ctx=None, *, repeat=1, device=None,
-           cls=Tensor, **_):
+def arange(
+    start, stop=None, step=1, dtype=None, ctx=None, *, repeat=1, device=None, cls=Tensor, **_
+):
     """Values from `start` to `stop` by `step`, float32 unless `dtype` (as MXNet)."""
     t = creation.arange(start, stop, step, dtype=_dtype(dtype), device=device_of(device or ctx))
     t = as_class(t, cls)
     return repeat_elements(t, int(repeat)) if repeat != 1 else t
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None, ctx=None, *, device=None,
-             cls=Tensor, **_):
+def linspace(
+    start, stop, num=50, endpoint=True, dtype=None, ctx=None, *, device=None, cls=Tensor, **_
+):
     arr = np.linspace(start, stop, int(num), endpoint=endpoint)
-    return as_class(creation.tensor(arr, dtype=_dtype(dtype), device=device_of(device or ctx)),
-                    cls)
+    return as_class(creation.tensor(arr, dtype=_dtype(dtype), device=device_of(device or ctx)), cls)
 
 
 def eye(N, M=None, k=0, dtype=None, ctx=None, *, device=None, cls=Tensor, **_):

@@ -10,6 +10,7 @@ next input dimension into the two values that follow it (one of them may be -1);
     >>> infer((2, 3, 4), (-4, 1, 2, -2))
     (1, 2, 3, 4)
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,10 @@ def infer(src: tuple, codes: tuple, reverse: bool = False) -> tuple:
     """The output shape of reshaping an array of shape `src` with MXNet's `codes`."""
     if reverse:
         if -4 in codes:
-            raise ValueError("reshape: code -4 with reverse=True is not supported by the MXNet "
-                             "facade; give the split dimensions explicitly")
+            raise ValueError(
+                "reshape: code -4 with reverse=True is not supported by the MXNet "
+                "facade; give the split dimensions explicitly"
+            )
         return tuple(reversed(infer(tuple(reversed(src)), tuple(reversed(codes)))))
     out: list[int] = []
     infer_at = None
@@ -28,8 +31,10 @@ def infer(src: tuple, codes: tuple, reverse: bool = False) -> tuple:
 
     def need(k: int, code: int) -> None:
         if i + k > len(src):
-            raise ValueError(f"reshape: code {code} at position {j} of {codes} has no input "
-                             f"dimension left to use (input shape {src})")
+            raise ValueError(
+                f"reshape: code {code} at position {j} of {codes} has no input "
+                f"dimension left to use (input shape {src})"
+            )
 
     while j < len(codes):
         c = int(codes[j])
@@ -63,14 +68,17 @@ def infer(src: tuple, codes: tuple, reverse: bool = False) -> tuple:
             if d2 == -1:
                 d2 = d // d1 if d1 else 0
             if d1 * d2 != d:
-                raise ValueError(f"reshape: -4 splits dimension {d} of {src} into {d1} x {d2}, "
-                                 "which does not multiply back")
+                raise ValueError(
+                    f"reshape: -4 splits dimension {d} of {src} into {d1} x {d2}, "
+                    "which does not multiply back"
+                )
             out += [d1, d2]
             i += 1
             j += 2
         else:
-            raise ValueError(f"reshape: invalid code {c} in {codes}; codes are > 0, 0, -1, -2, "
-                             "-3, -4")
+            raise ValueError(
+                f"reshape: invalid code {c} in {codes}; codes are > 0, 0, -1, -2, -3, -4"
+            )
         j += 1
     total = math.prod(src)
     if infer_at is not None:
@@ -79,6 +87,8 @@ def infer(src: tuple, codes: tuple, reverse: bool = False) -> tuple:
             raise ValueError(f"reshape: can't infer the -1 of {codes} for input shape {src}")
         out[infer_at] = total // known
     if math.prod(out) != total:
-        raise ValueError(f"reshape: codes {codes} give shape {tuple(out)} ({math.prod(out)} "
-                         f"elements) for an input of shape {src} ({total} elements)")
+        raise ValueError(
+            f"reshape: codes {codes} give shape {tuple(out)} ({math.prod(out)} "
+            f"elements) for an input of shape {src} ({total} elements)"
+        )
     return tuple(out)

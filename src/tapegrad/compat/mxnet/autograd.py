@@ -13,6 +13,7 @@ derivative of relu, clip, dropout...), where PyTorch's `grad` raises.
     >>> y.backward(); x.grad
     tensor([ 4.,  8., 12.])
 """
+
 from __future__ import annotations
 
 import weakref
@@ -35,8 +36,18 @@ from .base import MXNetError
 from .ndarray.ndarray import NDArray  # noqa: E402,F401  (`from mxnet.autograd import *` has it)
 
 __all__ = [
-    "record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-    "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
+    "record",
+    "pause",
+    "train_mode",
+    "predict_mode",
+    "is_recording",
+    "is_training",
+    "set_recording",
+    "set_training",
+    "mark_variables",
+    "backward",
+    "grad",
+    "Function",
     "NDArray",
 ]
 
@@ -68,14 +79,14 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         if node in _consumed:
             raise MXNetError(
                 f"backward: the graph of head {i} was already freed by an earlier backward; "
-                "pass retain_graph=True to the first backward to run another one")
+                "pass retain_graph=True to the first backward to run another one"
+            )
     _backward(heads, head_grads, retain_graph=retain_graph, train_mode=train_mode)
     if not retain_graph:
         _consumed.update(nodes)
 
 
-def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
-         train_mode=True):  # noqa: F811
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False, train_mode=True):  # noqa: F811
     """The gradients of `heads` with respect to `variables`, returned (`.grad` untouched).
 
     Returns a list with one array per variable (also when `variables` is one array).
@@ -89,18 +100,24 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if head_grads is not None:
         head_grads = [head_grads] if isinstance(head_grads, Tensor) else list(head_grads)
         if len(head_grads) != len(heads):
-            raise ValueError(f"autograd.grad: {len(heads)} heads but {len(head_grads)} "
-                             "head_grads; pass one head gradient per head")
+            raise ValueError(
+                f"autograd.grad: {len(heads)} heads but {len(head_grads)} "
+                "head_grads; pass one head gradient per head"
+            )
     # a head that nothing was recorded for (the gradient of a piecewise-linear op is a
     # constant) contributes zeros, where the core (PyTorch's grad) would refuse it
-    live = [i for i, h in enumerate(heads) if h.grad_fn is not None
-            or any(h is v for v in wrt)]
+    live = [i for i, h in enumerate(heads) if h.grad_fn is not None or any(h is v for v in wrt)]
     if not live:
         return [_zeros_like(v) for v in wrt]
-    out = _grad([heads[i] for i in live], wrt,
-                grad_outputs=None if head_grads is None else [head_grads[i] for i in live],
-                retain_graph=retain_graph, create_graph=create_graph, train_mode=train_mode,
-                materialize_grads=True)
+    out = _grad(
+        [heads[i] for i in live],
+        wrt,
+        grad_outputs=None if head_grads is None else [head_grads[i] for i in live],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        train_mode=train_mode,
+        materialize_grads=True,
+    )
     from ...tensor import array_class
     from .ndarray.ndarray import _as_array_type
 
@@ -115,7 +132,11 @@ def _zeros_like(v: Tensor) -> Tensor:
 
 
 __getattr__ = facade_getattr(
-    __name__, "the MXNet facade (mx.autograd)", {},
-    {"get_symbol": "symbols do not exist in tapegrad (it runs eagerly); use "
-     "tapegrad.autograd.graph.to_dot(y) to see the recorded graph"},
+    __name__,
+    "the MXNet facade (mx.autograd)",
+    {},
+    {
+        "get_symbol": "symbols do not exist in tapegrad (it runs eagerly); use "
+        "tapegrad.autograd.graph.to_dot(y) to see the recorded graph"
+    },
 )

@@ -4,6 +4,7 @@
 Where MXNet raises it the facade does too (a layer given input of the wrong shape); the
 core's own errors stay Python's ValueError / TypeError.
 """
+
 from __future__ import annotations
 
 import numbers

@@ -6,6 +6,7 @@ kept for display only (tapegrad has one device of each kind).
     >>> mx.nd.zeros((2,), ctx=mx.cpu())
     tensor([0., 0.])
 """
+
 from __future__ import annotations
 
 import threading
@@ -42,8 +43,11 @@ class Context:
         return backend.normalize_device(self.device_type)
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, Context) and other.device_type == self.device_type
-                and other.device_id == self.device_id)
+        return (
+            isinstance(other, Context)
+            and other.device_type == self.device_type
+            and other.device_id == self.device_id
+        )
 
     def __hash__(self) -> int:
         return hash((self.device_type, self.device_id))

@@ -5,6 +5,7 @@ need it; without it they raise and say so). `imresize`, `resize_short`, `fixed_c
 `center_crop` and `color_normalize` work on HWC NDArrays (NumPy underneath; bilinear by
 default, nearest neighbour with interp=0, as OpenCV's).
 """
+
 from __future__ import annotations
 
 import io as _io
@@ -15,16 +16,25 @@ from .._facade import facade_getattr
 from .gluon.data.vision.transforms import _resize
 from .ndarray import array
 
-__all__ = ["imdecode", "imread", "imresize", "resize_short", "fixed_crop", "center_crop",
-           "color_normalize"]
+__all__ = [
+    "imdecode",
+    "imread",
+    "imresize",
+    "resize_short",
+    "fixed_crop",
+    "center_crop",
+    "color_normalize",
+]
 
 
 def _pil():
     try:
         from PIL import Image
     except ImportError:
-        raise ImportError("mx.image.imdecode / imread need Pillow to decode image files "
-                          "(pip install pillow); the other mx.image functions do not") from None
+        raise ImportError(
+            "mx.image.imdecode / imread need Pillow to decode image files "
+            "(pip install pillow); the other mx.image functions do not"
+        ) from None
     return Image
 
 
@@ -66,7 +76,7 @@ def resize_short(src, size, interp=2):
 
 def fixed_crop(src, x0, y0, w, h, size=None, interp=2):
     """The (w, h) window of `src` at (x0, y0), resized to `size` (w, h) when given."""
-    v = _values(src)[y0:y0 + h, x0:x0 + w]
+    v = _values(src)[y0 : y0 + h, x0 : x0 + w]
     out = array(np.ascontiguousarray(v), dtype=v.dtype)
     if size is not None and (w, h) != tuple(size):
         out = imresize(out, size[0], size[1], interp)
@@ -88,8 +98,14 @@ def color_normalize(src, mean, std=None):
     return out / array(std) if std is not None else out
 
 
-__getattr__ = facade_getattr(__name__, "the MXNet facade (mx.image)", {}, {
-    "ImageIter": "RecordIO image iterators are not supported; use "
-    "gluon.data.DataLoader with gluon.data.vision transforms",
-    "ImageDetIter": "not supported", "CreateAugmenter": "use gluon.data.vision.transforms",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MXNet facade (mx.image)",
+    {},
+    {
+        "ImageIter": "RecordIO image iterators are not supported; use "
+        "gluon.data.DataLoader with gluon.data.vision transforms",
+        "ImageDetIter": "not supported",
+        "CreateAugmenter": "use gluon.data.vision.transforms",
+    },
+)

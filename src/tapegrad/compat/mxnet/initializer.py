@@ -7,6 +7,7 @@ An initializer is called with a parameter's name and shape and returns the initi
     >>> mx.gluon.Parameter("w", shape=(2, 3), init=mx.init.Constant(0.5))
     Parameter w (shape=(2, 3), dtype=float32)
 """
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,16 @@ from ...random import generator
 from .._facade import facade_getattr
 
 __all__ = [
-    "Initializer", "Uniform", "Normal", "Xavier", "MSRAPrelu", "Zero", "One", "Constant",
-    "Orthogonal", "create",
+    "Initializer",
+    "Uniform",
+    "Normal",
+    "Xavier",
+    "MSRAPrelu",
+    "Zero",
+    "One",
+    "Constant",
+    "Orthogonal",
+    "create",
 ]
 
 
@@ -46,7 +55,8 @@ class Initializer:
             return NotImplemented
         mine, theirs = vars(self), vars(other)
         return mine.keys() == theirs.keys() and all(
-            np.array_equal(np.asarray(mine[k]), np.asarray(theirs[k])) for k in mine)
+            np.array_equal(np.asarray(mine[k]), np.asarray(theirs[k])) for k in mine
+        )
 
     __hash__ = object.__hash__
 
@@ -117,11 +127,11 @@ class Xavier(Initializer):
 
     def __init__(self, rnd_type="uniform", factor_type="avg", magnitude=3) -> None:
         if rnd_type not in ("uniform", "gaussian"):
-            raise ValueError(
-                f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
+            raise ValueError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ("avg", "in", "out"):
             raise ValueError(
-                f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
+                f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}"
+            )
         self.rnd_type, self.factor_type, self.magnitude = rnd_type, factor_type, float(magnitude)
 
     def _init_weight(self, name, shape):
@@ -149,16 +159,26 @@ class Orthogonal(Initializer):
     def _init_weight(self, name, shape):
         rows, cols = shape[0], int(np.prod(shape[1:]))
         rng = generator()
-        a = rng.uniform(-1, 1, (rows, cols)) if self.rand_type == "uniform" else \
-            rng.normal(0, 1, (rows, cols))
+        a = (
+            rng.uniform(-1, 1, (rows, cols))
+            if self.rand_type == "uniform"
+            else rng.normal(0, 1, (rows, cols))
+        )
         u, _, v = np.linalg.svd(a, full_matrices=False)
         q = u if u.shape == (rows, cols) else v
         return self.scale * q.reshape(shape)
 
 
 _BY_NAME = {
-    "zeros": Zero, "zero": Zero, "ones": One, "one": One, "uniform": Uniform,
-    "normal": Normal, "xavier": Xavier, "msraprelu": MSRAPrelu, "orthogonal": Orthogonal,
+    "zeros": Zero,
+    "zero": Zero,
+    "ones": One,
+    "one": One,
+    "uniform": Uniform,
+    "normal": Normal,
+    "xavier": Xavier,
+    "msraprelu": MSRAPrelu,
+    "orthogonal": Orthogonal,
 }
 
 
@@ -182,8 +202,12 @@ def create(init) -> Initializer:
 
 
 __getattr__ = facade_getattr(
-    __name__, "the MXNet facade (mx.init)", {},
-    {"Bilinear": "not provided; build the kernel with NumPy and use Constant(array)",
-     "LSTMBias": "not provided; set the forget-gate bias with param.set_data(...)",
-     "Mixed": "not provided; initialize the blocks one by one"},
+    __name__,
+    "the MXNet facade (mx.init)",
+    {},
+    {
+        "Bilinear": "not provided; build the kernel with NumPy and use Constant(array)",
+        "LSTMBias": "not provided; set the forget-gate bias with param.set_data(...)",
+        "Mixed": "not provided; initialize the blocks one by one",
+    },
 )

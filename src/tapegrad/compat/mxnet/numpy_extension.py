@@ -4,6 +4,7 @@
 after `set_np()`, `mx.nd.NDArray`s otherwise (`mx.np.ndarray` is a subclass of `NDArray`,
 so Gluon blocks take either, and ops mixing the two return `mx.np.ndarray`s).
 """
+
 from __future__ import annotations
 
 import functools
@@ -11,9 +12,26 @@ import functools
 from .._facade import facade_getattr
 from .ndarray import Activation, batch_dot, log_softmax, one_hot, softmax  # noqa: F401
 
-__all__ = ["set_np", "reset_np", "is_np_array", "is_np_shape", "use_np", "np_array", "np_shape",
-           "set_np_shape", "use_np_array", "use_np_shape", "relu", "sigmoid",
-           "softmax", "log_softmax", "one_hot", "activation", "batch_dot", "waitall"]
+__all__ = [
+    "set_np",
+    "reset_np",
+    "is_np_array",
+    "is_np_shape",
+    "use_np",
+    "np_array",
+    "np_shape",
+    "set_np_shape",
+    "use_np_array",
+    "use_np_shape",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "one_hot",
+    "activation",
+    "batch_dot",
+    "waitall",
+]
 
 
 _np_mode = [False]  # process-wide, as MXNet's

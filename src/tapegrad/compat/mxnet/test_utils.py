@@ -12,6 +12,7 @@ Tolerances default by dtype as MXNet's do (`rtol` 1e-2 / 1e-4 / 1e-5 and `atol` 
 `from mxnet.test_utils import *` also gives `np` (NumPy), `mx`, `NDArray` and `array`,
 as MXNet's module does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -69,8 +70,16 @@ def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=False,
-                        use_broadcast=True, mismatches=(10, 10)) -> None:
+def assert_almost_equal(
+    a,
+    b,
+    rtol=None,
+    atol=None,
+    names=("a", "b"),
+    equal_nan=False,
+    use_broadcast=True,
+    mismatches=(10, 10),
+) -> None:
     """Raise AssertionError (with the worst element) unless `almost_equal(a, b, ...)`."""
     a_np, b_np = _numpy(a), _numpy(b)
     if not use_broadcast and a_np.shape != b_np.shape:
@@ -79,16 +88,24 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=
         try:
             a_np, b_np = np.broadcast_arrays(a_np, b_np)
         except ValueError:
-            raise AssertionError(f"shapes don't broadcast: {names[0]} {a_np.shape}, "
-                                 f"{names[1]} {b_np.shape}") from None
+            raise AssertionError(
+                f"shapes don't broadcast: {names[0]} {a_np.shape}, {names[1]} {b_np.shape}"
+            ) from None
     rtol = _tolerance((a_np, b_np), rtol, _RTOLS, 1e-5)
     atol = _tolerance((a_np, b_np), atol, _ATOLS, 1e-20)
     try:
-        np.testing.assert_allclose(a_np, b_np, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                                   err_msg=f"{names[0]} vs {names[1]}")
+        np.testing.assert_allclose(
+            a_np,
+            b_np,
+            rtol=rtol,
+            atol=atol,
+            equal_nan=equal_nan,
+            err_msg=f"{names[0]} vs {names[1]}",
+        )
     except AssertionError as exc:
-        raise AssertionError(f"arrays not almost equal (rtol={rtol}, atol={atol}):\n"
-                             f"{exc}") from None
+        raise AssertionError(
+            f"arrays not almost equal (rtol={rtol}, atol={atol}):\n{exc}"
+        ) from None
 
 
 def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")) -> None:
@@ -115,8 +132,12 @@ def assert_exception(f, exception_type, *args, **kwargs) -> None:
 
 def random_arrays(*shapes):
     """Standard-normal NumPy arrays of `default_dtype()`, one per shape (one shape: the array)."""
-    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0
-              else np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    arrays = [
+        np.array(np.random.randn(), dtype=default_dtype())
+        if len(s) == 0
+        else np.random.randn(*s).astype(default_dtype())
+        for s in shapes
+    ]
     return arrays[0] if len(arrays) == 1 else arrays
 
 
@@ -140,17 +161,30 @@ def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False) -> tuple:
 
 def rand_shape_3d(dim0=10, dim1=10, dim2=10, allow_zero_size=False) -> tuple:
     low = 0 if allow_zero_size else 1
-    return (_pyrandom.randint(low, dim0), _pyrandom.randint(low, dim1),
-            _pyrandom.randint(low, dim2))
+    return (
+        _pyrandom.randint(low, dim0),
+        _pyrandom.randint(low, dim1),
+        _pyrandom.randint(low, dim2),
+    )
 
 
-def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
-                 shuffle_csr_indices=False, distribution=None, ctx=None):
+def rand_ndarray(
+    shape,
+    stype="default",
+    density=None,
+    dtype=None,
+    modifier_func=None,
+    shuffle_csr_indices=False,
+    distribution=None,
+    ctx=None,
+):
     """A dense NDArray of uniform [0, 1) values (`stype` other than "default" is refused:
     sparse storage does not exist in tapegrad)."""
     if stype != "default":
-        raise ValueError(f"rand_ndarray: stype {stype!r} is not supported; only dense "
-                         "('default') storage exists in tapegrad")
+        raise ValueError(
+            f"rand_ndarray: stype {stype!r} is not supported; only dense "
+            "('default') storage exists in tapegrad"
+        )
     values = np.random.uniform(0.0, 1.0, size=shape)
     if modifier_func is not None:
         values = modifier_func(values)

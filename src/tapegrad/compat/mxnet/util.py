@@ -1,4 +1,5 @@
 """`mx.util`: NumPy-mode switches and small helpers, as `mxnet.util`."""
+
 from __future__ import annotations
 
 import os
@@ -16,9 +17,22 @@ from .numpy_extension import (  # noqa: F401
     use_np_shape,
 )
 
-__all__ = ["is_np_array", "is_np_shape", "np_array", "np_shape", "reset_np", "set_np",
-           "set_np_shape", "use_np", "use_np_array", "use_np_shape", "getenv", "setenv",
-           "makedirs", "get_gpu_count"]
+__all__ = [
+    "is_np_array",
+    "is_np_shape",
+    "np_array",
+    "np_shape",
+    "reset_np",
+    "set_np",
+    "set_np_shape",
+    "use_np",
+    "use_np_array",
+    "use_np_shape",
+    "getenv",
+    "setenv",
+    "makedirs",
+    "get_gpu_count",
+]
 
 
 def getenv(name: str):

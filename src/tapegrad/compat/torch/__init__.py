@@ -11,6 +11,7 @@ every X the core provides (tensors, creation, math, `no_grad`, ...), `torch.nn` 
 A name the core lacks raises an AttributeError saying the facade does not support it;
 see docs/migrating-from-pytorch.md.
 """
+
 from __future__ import annotations
 
 import sys
@@ -77,8 +78,11 @@ class device:  # noqa: N801 - PyTorch's name
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}'" + (
-            "" if self.index is None else f", index={self.index}") + ")"
+        return (
+            f"device(type='{self.type}'"
+            + ("" if self.index is None else f", index={self.index}")
+            + ")"
+        )
 
 
 def is_tensor(obj) -> bool:
@@ -107,18 +111,30 @@ def use_deterministic_algorithms(mode: bool, warn_only: bool = False) -> None:
 _DENY = {
     # tapegrad's own layout and names that PyTorch does not have
     "autodiff": "GradManager is MegEngine's API; use tapegrad.autodiff directly",
-    "compat": None, "backend": None, "creation": None, "dtypes": None, "engine": None,
-    "ops": None, "io": None, "getitem": None, "viz": None, "data": "use torch.utils.data",
-    "bool_": "use torch.bool", "expand_dims": "use torch.unsqueeze",
-    "take_along_axis": "use torch.take_along_dim", "uniform": "use torch.rand or "
-    "torch.empty(...).uniform_()",
+    "compat": None,
+    "backend": None,
+    "creation": None,
+    "dtypes": None,
+    "engine": None,
+    "ops": None,
+    "io": None,
+    "getitem": None,
+    "viz": None,
+    "data": "use torch.utils.data",
+    "bool_": "use torch.bool",
+    "expand_dims": "use torch.unsqueeze",
+    "take_along_axis": "use torch.take_along_dim",
+    "uniform": "use torch.rand or torch.empty(...).uniform_()",
     "distributed": "torch.distributed is not supported; tapegrad.distributed has an MPI-based "
     "data-parallel API of its own",
     "fx": "torch.fx is not supported",
-    "sparse": "sparse tensors are not supported", "fft": "torch.fft is not supported",
-    "complex64": "complex tensors are not supported", "complex128": "complex tensors are not "
-    "supported", "mps": "only 'cpu' and 'cuda' devices exist",
-    "hub": "torch.hub is not supported", "quantization": "not supported",
+    "sparse": "sparse tensors are not supported",
+    "fft": "torch.fft is not supported",
+    "complex64": "complex tensors are not supported",
+    "complex128": "complex tensors are not supported",
+    "mps": "only 'cpu' and 'cuda' devices exist",
+    "hub": "torch.hub is not supported",
+    "quantization": "not supported",
 }
 _ALIASES = {
     "random": "tapegrad.random",
@@ -128,8 +144,9 @@ _ALIASES = {
 # names the core does not provide (yet): what to do instead (none at present; sort, topk,
 # randperm, meshgrid, diag, tril, triu, trace, dist and lerp now come from the core)
 _HINTS: dict[str, str] = {}
-_forward = forward_getattr(__name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES,
-                           _HINTS)
+_forward = forward_getattr(
+    __name__, "the PyTorch facade (torch)", "tapegrad", _DENY, _ALIASES, _HINTS
+)
 
 
 def __getattr__(name: str):

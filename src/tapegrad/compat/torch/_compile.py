@@ -5,6 +5,7 @@ PyTorch's options that choose a backend or tuning (`backend`, `mode`, `options`,
 each new shape (as `dynamic=False` does). `fullgraph=True` raises where `tg.compile`
 would fall back to eager (PyTorch's "graph break"); `disable=True` returns `model` itself.
 """
+
 from __future__ import annotations
 
 from ...compile import CompiledFunction
@@ -32,8 +33,16 @@ class OptimizedModule:
         return f"OptimizedModule({self._orig_mod!r})"
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",  # noqa: A001
-            mode=None, options=None, disable: bool = False):
+def compile(
+    model=None,
+    *,
+    fullgraph: bool = False,
+    dynamic=None,
+    backend="inductor",  # noqa: A001
+    mode=None,
+    options=None,
+    disable: bool = False,
+):
     """`torch.compile(model)`: `model` (a Module or function) traced and replayed by
     `tg.compile`; also a decorator, bare or with options.
 
@@ -42,8 +51,15 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     >>> y = net(torch.ones(4, 3))
     """
     if model is None:
-        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable)
+        return lambda m: compile(
+            m,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+        )
     if disable:
         return model
     from ...nn.module import Module

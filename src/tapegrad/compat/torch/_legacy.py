@@ -5,6 +5,7 @@ Each type is a class whose call makes an ordinary tapegrad tensor of its dtype: 
 (a list, an array, a tensor), or zero-filled from sizes (PyTorch leaves those uninitialized;
 zeros are one valid choice of "uninitialized").
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,16 @@ from ... import creation
 from ...tensor import Tensor
 
 __all__ = [
-    "LEGACY_TYPES", "FloatTensor", "DoubleTensor", "HalfTensor", "ByteTensor", "CharTensor",
-    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+    "LEGACY_TYPES",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "ByteTensor",
+    "CharTensor",
+    "ShortTensor",
+    "IntTensor",
+    "LongTensor",
+    "BoolTensor",
 ]
 
 
@@ -27,13 +36,14 @@ class _LegacyTensorType(type):
         if not args:
             return creation.zeros(0, dtype=cls.dtype, device=device or "cpu")
         if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-            return creation.zeros(*[int(a) for a in args], dtype=cls.dtype,
-                                  device=device or "cpu")
+            return creation.zeros(*[int(a) for a in args], dtype=cls.dtype, device=device or "cpu")
         if len(args) == 1 and type(args[0]).__name__ == "Size":  # torch.Size: a shape
             return creation.zeros(*args[0], dtype=cls.dtype, device=device or "cpu")
         if len(args) != 1:
-            raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of data, "
-                            f"got {len(args)} arguments")
+            raise TypeError(
+                f"{cls.__name__}(): expected sizes (ints) or one sequence of data, "
+                f"got {len(args)} arguments"
+            )
         data = args[0]
         if isinstance(data, Tensor):
             return data.to(dtype=cls.dtype)
@@ -100,7 +110,17 @@ class BoolTensor(metaclass=_LegacyTensorType):
     dtype = np.dtype("bool")
 
 
-LEGACY_TYPES: dict[str, type] = {cls.__name__: cls for cls in (
-    FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,
-    ShortTensor, IntTensor, LongTensor, BoolTensor,
-)}
+LEGACY_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        FloatTensor,
+        DoubleTensor,
+        HalfTensor,
+        ByteTensor,
+        CharTensor,
+        ShortTensor,
+        IntTensor,
+        LongTensor,
+        BoolTensor,
+    )
+}

@@ -5,6 +5,7 @@ As in PyTorch: the result is written into `out`'s storage (its version counter b
 dtype that can't be cast to `out`'s dtype is an error, and `out=` refuses to run while
 autograd would have to record (an input or `out` requiring grad, with grad enabled).
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,10 +26,17 @@ _SAME_NAME = (
     " floor ceil round sign reciprocal rsqrt square remainder fmod"
 )
 OUT_FUNCTIONS = {name: f"tapegrad:{name}" for name in _SAME_NAME.split()}
-OUT_FUNCTIONS.update({"multiply": "tapegrad:mul", "divide": "tapegrad:div",
-                      "subtract": "tapegrad:sub", "true_divide": "tapegrad:div",
-                      "concatenate": "tapegrad:cat", "clip": "tapegrad:clamp",
-                      "multinomial": "tapegrad:multinomial"})
+OUT_FUNCTIONS.update(
+    {
+        "multiply": "tapegrad:mul",
+        "divide": "tapegrad:div",
+        "subtract": "tapegrad:sub",
+        "true_divide": "tapegrad:div",
+        "concatenate": "tapegrad:cat",
+        "clip": "tapegrad:clamp",
+        "multinomial": "tapegrad:multinomial",
+    }
+)
 
 
 def _tracked(values) -> bool:
@@ -46,15 +54,20 @@ def write_out(name: str, result: Tensor, out: Tensor) -> Tensor:
         raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
     data = result.detach()
     if not np.can_cast(data.dtype, out.dtype, casting="same_kind"):
-        raise RuntimeError(f"{name}(): result type {data.dtype} can't be cast to the desired "
-                           f"output type {out.dtype}")
+        raise RuntimeError(
+            f"{name}(): result type {data.dtype} can't be cast to the desired "
+            f"output type {out.dtype}"
+        )
     if out.shape != data.shape:
         if out.numel():
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
                 f"{list(out.shape)}, which does not match the required output shape "
                 f"{list(data.shape)}. This behavior is deprecated; pass an out of the right "
-                "shape, or an empty one (torch.empty(0)).", UserWarning, stacklevel=3)
+                "shape, or an empty one (torch.empty(0)).",
+                UserWarning,
+                stacklevel=3,
+            )
         out.data = data.to(dtype=out.dtype).clone()  # new storage, as resize_
         bump_version(out)
     else:
@@ -69,12 +82,16 @@ def with_out(name: str, fn):
     def function(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        if is_grad_enabled() and (_tracked(args) or _tracked(kwargs.values()) or
-                                  (isinstance(out, Tensor) and out.requires_grad)):
+        if is_grad_enabled() and (
+            _tracked(args)
+            or _tracked(kwargs.values())
+            or (isinstance(out, Tensor) and out.requires_grad)
+        ):
             raise RuntimeError(
                 f"{name}(): functions with out=... arguments don't support automatic "
                 "differentiation, but one of the arguments requires grad; call it without "
-                "out= (y = torch.f(x)) or under torch.no_grad()")
+                "out= (y = torch.f(x)) or under torch.no_grad()"
+            )
         with no_grad():
             result = fn(*args, **kwargs)
         return write_out(name, result, out)

@@ -1,10 +1,11 @@
 """Process-wide settings a PyTorch script makes at its top: threads and the default device.
 
-    >>> from tapegrad.compat.torch import get_num_threads, set_default_device
-    >>> get_num_threads() >= 1
-    True
-    >>> set_default_device("cpu")  # the only default tapegrad has
+>>> from tapegrad.compat.torch import get_num_threads, set_default_device
+>>> get_num_threads() >= 1
+True
+>>> set_default_device("cpu")  # the only default tapegrad has
 """
+
 from __future__ import annotations
 
 from ...threads import get_num_threads

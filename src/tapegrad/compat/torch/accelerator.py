@@ -5,6 +5,7 @@ CuPy when one is usable, else none (the CPU is not an accelerator).
     >>> device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() \\
     ...     else torch.device("cpu")
 """
+
 from __future__ import annotations
 
 from . import cuda
@@ -41,8 +42,9 @@ def set_device_index(device) -> None:
     """Accepts device 0 (tapegrad uses one GPU per process)."""
     index = getattr(device, "index", device)
     if index not in (None, 0):
-        raise RuntimeError(f"set_device_index: tapegrad uses one GPU per process (device 0), "
-                           f"got {device!r}")
+        raise RuntimeError(
+            f"set_device_index: tapegrad uses one GPU per process (device 0), got {device!r}"
+        )
 
 
 set_device_idx = set_device_index

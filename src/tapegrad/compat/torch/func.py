@@ -1,7 +1,8 @@
 """`torch.func`: grad, vjp, jvp, jacrev, jacfwd, hessian, vmap, functional_call (tapegrad.func).
 
-    >>> from tapegrad.compat.torch.func import vmap, grad
+>>> from tapegrad.compat.torch.func import vmap, grad
 """
+
 from __future__ import annotations
 
 from ...func import (  # noqa: F401
@@ -16,5 +17,14 @@ from ...func import (  # noqa: F401
     vmap,
 )
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "vjp",
+    "vmap",
+]

@@ -4,6 +4,7 @@
 returns the compiled callable; later calls with the same signature replay, a new signature
 traces again (PyTorch's trace would silently reuse the first one).
 """
+
 from __future__ import annotations
 
 from ._compile import compile as _compile

@@ -4,6 +4,7 @@ As PyTorch's exporter (its default `training=TrainingMode.EVAL`), the model is e
 eval mode and put back in the mode it had. Opset 17 is written (`opset_version=None` means
 it); options that only tune PyTorch's own exporter are accepted and change nothing.
 """
+
 from __future__ import annotations
 
 import enum
@@ -19,10 +20,24 @@ class TrainingMode(enum.IntEnum):
     TRAINING = 2
 
 
-_NO_EFFECT = {"verbose", "do_constant_folding", "keep_initializers_as_inputs",
-              "operator_export_type", "export_modules_as_functions", "autograd_inlining",
-              "dynamo", "external_data", "report", "optimize", "verify", "profile",
-              "dump_exported_program", "artifacts_dir", "fallback", "custom_opsets"}
+_NO_EFFECT = {
+    "verbose",
+    "do_constant_folding",
+    "keep_initializers_as_inputs",
+    "operator_export_type",
+    "export_modules_as_functions",
+    "autograd_inlining",
+    "dynamo",
+    "external_data",
+    "report",
+    "optimize",
+    "verify",
+    "profile",
+    "dump_exported_program",
+    "artifacts_dir",
+    "fallback",
+    "custom_opsets",
+}
 
 
 def is_in_onnx_export() -> bool:
@@ -30,9 +45,19 @@ def is_in_onnx_export() -> bool:
     return _exporting
 
 
-def export(model, args, f=None, export_params: bool = True, *, training=TrainingMode.EVAL,
-           input_names=None, output_names=None, opset_version=None, dynamic_axes=None,
-           **options):
+def export(
+    model,
+    args,
+    f=None,
+    export_params: bool = True,
+    *,
+    training=TrainingMode.EVAL,
+    input_names=None,
+    output_names=None,
+    opset_version=None,
+    dynamic_axes=None,
+    **options,
+):
     """Export `model(*args)` as an ONNX model to `f` (a path or a binary file object)."""
     from ...onnx import OPSET
     from ...onnx import export as tg_export
@@ -41,18 +66,26 @@ def export(model, args, f=None, export_params: bool = True, *, training=Training
     if unknown:
         raise TypeError(f"torch.onnx.export: unexpected arguments {sorted(unknown)}")
     if f is None:
-        raise ValueError("torch.onnx.export: give f, the file (a path or a binary file object) "
-                         "to write the model to")
+        raise ValueError(
+            "torch.onnx.export: give f, the file (a path or a binary file object) "
+            "to write the model to"
+        )
     if not export_params:
-        raise ValueError("torch.onnx.export: export_params=False (a model without its weights) "
-                         "is not supported by tapegrad; export with the parameters")
+        raise ValueError(
+            "torch.onnx.export: export_params=False (a model without its weights) "
+            "is not supported by tapegrad; export with the parameters"
+        )
     if training == TrainingMode.TRAINING:
-        raise ValueError("torch.onnx.export: training=TrainingMode.TRAINING is not supported "
-                         "(dropout and batch norm are exported in eval mode)")
+        raise ValueError(
+            "torch.onnx.export: training=TrainingMode.TRAINING is not supported "
+            "(dropout and batch norm are exported in eval mode)"
+        )
     if isinstance(args, tuple) and args and isinstance(args[-1], dict):
         if args[-1]:
-            raise ValueError("torch.onnx.export: keyword arguments to the model (a dict at the "
-                             "end of args) are not supported; pass them positionally")
+            raise ValueError(
+                "torch.onnx.export: keyword arguments to the model (a dict at the "
+                "end of args) are not supported; pass them positionally"
+            )
         args = args[:-1]
     global _exporting
     was_training = getattr(model, "training", False)
@@ -60,9 +93,15 @@ def export(model, args, f=None, export_params: bool = True, *, training=Training
         model.eval()
     _exporting = True
     try:
-        return tg_export(model, args, f, OPSET if opset_version is None else opset_version,
-                         input_names=input_names, output_names=output_names,
-                         dynamic_axes=dynamic_axes)
+        return tg_export(
+            model,
+            args,
+            f,
+            OPSET if opset_version is None else opset_version,
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_axes=dynamic_axes,
+        )
     finally:
         _exporting = False
         if training == TrainingMode.EVAL and was_training:

@@ -1,12 +1,13 @@
 """`mge.autodiff`: GradManager (tapegrad's, API.md 2.3) and Function.
 
-    >>> from tapegrad.compat.megengine.autodiff import GradManager
-    >>> model, x = mge.module.Linear(3, 1), mge.tensor([[1.0, 2.0, 3.0]])
-    >>> gm = GradManager().attach(model.parameters())
-    >>> with gm:
-    ...     loss = model(x)
-    ...     gm.backward(loss)
+>>> from tapegrad.compat.megengine.autodiff import GradManager
+>>> model, x = mge.module.Linear(3, 1), mge.tensor([[1.0, 2.0, 3.0]])
+>>> gm = GradManager().attach(model.parameters())
+>>> with gm:
+...     loss = model(x)
+...     gm.backward(loss)
 """
+
 from __future__ import annotations
 
 from ....autograd.grad_manager import GradManager, GradManagerGroup  # noqa: F401

@@ -21,6 +21,7 @@ Where MegEngine differs from the core (`tapegrad.autograd.Function`, PyTorch / M
     >>> x.grad
     tensor([6.])
 """
+
 from __future__ import annotations
 
 import functools

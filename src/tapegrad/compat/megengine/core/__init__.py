@@ -11,6 +11,7 @@ The facade has no imperative runtime of its own to expose: `megengine.core._impe
     ...     print(str(e).split(";")[0])
     megengine.core.set_option('enable_drop') is not supported by the tapegrad facade
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
@@ -35,9 +36,19 @@ def get_option(name: str):
     )
 
 
-_INTERNAL = ("MegEngine's imperative runtime internals are out of scope; use the public API "
-             "(megengine.autodiff.GradManager, megengine.functional)")
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (megengine.core)", {}, {
-    "_imperative_rt": _INTERNAL, "autodiff": _INTERNAL, "ops": _INTERNAL,
-    "_config": _INTERNAL, "_trace_option": _INTERNAL,
-})
+_INTERNAL = (
+    "MegEngine's imperative runtime internals are out of scope; use the public API "
+    "(megengine.autodiff.GradManager, megengine.functional)"
+)
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (megengine.core)",
+    {},
+    {
+        "_imperative_rt": _INTERNAL,
+        "autodiff": _INTERNAL,
+        "ops": _INTERNAL,
+        "_config": _INTERNAL,
+        "_trace_option": _INTERNAL,
+    },
+)

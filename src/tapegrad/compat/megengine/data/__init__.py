@@ -11,6 +11,7 @@ Batches are made in the calling process (`num_workers` is accepted and ignored).
     >>> [(x.shape, y.tolist()) for x, y in loader]
     [((2, 2), [0, 1]), ((2, 2), [2, 3]), ((1, 2), [4])]
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
@@ -20,11 +21,26 @@ from .dataloader import DataLoader
 from .dataset import ArrayDataset, Dataset, StreamDataset
 from .sampler import Infinite, RandomSampler, ReplacementSampler, Sampler, SequentialSampler
 
-__all__ = ["DataLoader", "Dataset", "ArrayDataset", "StreamDataset", "Sampler",
-           "SequentialSampler", "RandomSampler", "ReplacementSampler", "Infinite", "Collator",
-           "transform"]
+__all__ = [
+    "DataLoader",
+    "Dataset",
+    "ArrayDataset",
+    "StreamDataset",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "ReplacementSampler",
+    "Infinite",
+    "Collator",
+    "transform",
+]
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (megengine.data)", {}, {
-    "dataset": "the vision data sets (MNIST, CIFAR, COCO, ImageNet) are not provided; "
-               "build an ArrayDataset from your arrays",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (megengine.data)",
+    {},
+    {
+        "dataset": "the vision data sets (MNIST, CIFAR, COCO, ImageNet) are not provided; "
+        "build an ArrayDataset from your arrays",
+    },
+)

@@ -1,4 +1,5 @@
 """MegEngine's default collator: stack each field of the samples into a NumPy array."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """MegEngine's DataLoader: sampler -> samples -> transform -> collator -> NumPy batches."""
+
 from __future__ import annotations
 
 from .collator import Collator
@@ -20,8 +21,18 @@ class DataLoader:
         num_workers, timeout, preload, divide: accepted; batches are made in this process.
     """
 
-    def __init__(self, dataset, sampler=None, transform=None, collator=None, num_workers=0,
-                 timeout=0, preload=False, divide=False, **_ignored) -> None:
+    def __init__(
+        self,
+        dataset,
+        sampler=None,
+        transform=None,
+        collator=None,
+        num_workers=0,
+        timeout=0,
+        preload=False,
+        divide=False,
+        **_ignored,
+    ) -> None:
         if num_workers < 0:
             raise ValueError(f"num_workers should not be negative, got {num_workers}")
         self.dataset = dataset

@@ -1,4 +1,5 @@
 """MegEngine's dataset kinds: `Dataset` (map-style), `StreamDataset`, `ArrayDataset`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,9 @@ class StreamDataset:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
     def __getitem__(self, index):
-        raise TypeError(f"{type(self).__name__} is a StreamDataset: iterate over it, it "
-                        "has no random access")
+        raise TypeError(
+            f"{type(self).__name__} is a StreamDataset: iterate over it, it has no random access"
+        )
 
     def __len__(self):
         raise TypeError(f"{type(self).__name__} is a StreamDataset: it has no length")
@@ -37,8 +39,9 @@ class ArrayDataset(Dataset):
         self.arrays = [a.numpy() if hasattr(a, "numpy") else np.asarray(a) for a in arrays]
         lengths = {len(a) for a in self.arrays}
         if len(lengths) != 1:
-            raise ValueError(f"ArrayDataset: the arrays have different lengths "
-                             f"{[len(a) for a in self.arrays]}")
+            raise ValueError(
+                f"ArrayDataset: the arrays have different lengths {[len(a) for a in self.arrays]}"
+            )
 
     def __getitem__(self, index):
         return tuple(a[index] for a in self.arrays)

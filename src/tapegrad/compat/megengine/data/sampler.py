@@ -1,4 +1,5 @@
 """MegEngine's samplers: each yields lists of indices, one list per batch."""
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,16 @@ class Sampler:
         seed: for the random samplers.
     """
 
-    def __init__(self, dataset, batch_size=1, drop_last=False, num_samples=None,
-                 world_size=None, rank=None, seed=None) -> None:
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        drop_last=False,
+        num_samples=None,
+        world_size=None,
+        rank=None,
+        seed=None,
+    ) -> None:
         if not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
         self.dataset = dataset
@@ -38,12 +47,12 @@ class Sampler:
     def _shard(self, indices):
         per = math.ceil(len(indices) / self.world_size)
         indices = list(indices) + list(indices[: per * self.world_size - len(indices)])
-        return indices[self.rank * per:(self.rank + 1) * per]
+        return indices[self.rank * per : (self.rank + 1) * per]
 
     def __iter__(self):
         indices = self._shard(list(self.sample()))
         for start in range(0, len(indices), self.batch_size):
-            batch = indices[start:start + self.batch_size]
+            batch = indices[start : start + self.batch_size]
             if len(batch) < self.batch_size and self.drop_last:
                 return
             yield batch
@@ -56,10 +65,17 @@ class Sampler:
 class SequentialSampler(Sampler):
     """Indices in order (`indices=` to give them yourself)."""
 
-    def __init__(self, dataset, batch_size=1, drop_last=False, indices=None, world_size=None,
-                 rank=None) -> None:
-        super().__init__(dataset, batch_size, drop_last, None if indices is None else
-                         len(indices), world_size, rank)
+    def __init__(
+        self, dataset, batch_size=1, drop_last=False, indices=None, world_size=None, rank=None
+    ) -> None:
+        super().__init__(
+            dataset,
+            batch_size,
+            drop_last,
+            None if indices is None else len(indices),
+            world_size,
+            rank,
+        )
         self.indices = indices
 
     def sample(self):
@@ -69,10 +85,25 @@ class SequentialSampler(Sampler):
 class RandomSampler(Sampler):
     """A new random permutation every epoch."""
 
-    def __init__(self, dataset, batch_size=1, drop_last=False, indices=None, world_size=None,
-                 rank=None, seed=None) -> None:
-        super().__init__(dataset, batch_size, drop_last, None if indices is None else
-                         len(indices), world_size, rank, seed)
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        drop_last=False,
+        indices=None,
+        world_size=None,
+        rank=None,
+        seed=None,
+    ) -> None:
+        super().__init__(
+            dataset,
+            batch_size,
+            drop_last,
+            None if indices is None else len(indices),
+            world_size,
+            rank,
+            seed,
+        )
         self.indices = list(range(len(dataset))) if indices is None else list(indices)
 
     def sample(self):
@@ -82,8 +113,17 @@ class RandomSampler(Sampler):
 class ReplacementSampler(Sampler):
     """Indices drawn with replacement (optionally `weights`)."""
 
-    def __init__(self, dataset, batch_size=1, drop_last=False, num_samples=None, weights=None,
-                 world_size=None, rank=None, seed=None) -> None:
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        drop_last=False,
+        num_samples=None,
+        weights=None,
+        world_size=None,
+        rank=None,
+        seed=None,
+    ) -> None:
         super().__init__(dataset, batch_size, drop_last, num_samples, world_size, rank, seed)
         if weights is not None:
             weights = np.asarray(weights, dtype=np.float64)

@@ -1,5 +1,6 @@
 """`mge.distributed`: `make_allreduce_cb` (any case: "MEAN", "sum"), rank and world size
 (tapegrad.distributed: MPI when launched with mpiexec, else a world of one)."""
+
 from __future__ import annotations
 
 from ....distributed import get_rank, get_world_size, make_allreduce_cb  # noqa: F401
@@ -12,7 +13,12 @@ def is_distributed() -> bool:
     return get_world_size() > 1
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.distributed)", {}, {
-    "launcher": "launch processes with mpiexec -n N (tapegrad.distributed uses MPI)",
-    "init_process_group": "call tapegrad.distributed.init() (MPI) instead",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (mge.distributed)",
+    {},
+    {
+        "launcher": "launch processes with mpiexec -n N (tapegrad.distributed uses MPI)",
+        "init_process_group": "call tapegrad.distributed.init() (MPI) instead",
+    },
+)

@@ -12,6 +12,7 @@ the losses.
     >>> F.sum(F.matmul(a, b), axis=1, keepdims=True)
     tensor([[11.]])
 """
+
 from __future__ import annotations
 
 from ... import _numpy_style as _np_style
@@ -38,8 +39,9 @@ def _tg():
     return tapegrad
 
 
-def matmul(inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default",
-           format="default"):  # noqa: A002
+def matmul(
+    inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default", format="default"
+):  # noqa: A002
     """Matrix product (batched over leading axes), optionally transposing either operand."""
     return _np_style.batch_matmul(inp1, inp2, transpose_a, transpose_b)
 
@@ -162,13 +164,60 @@ def _shape(shape):
 
 
 ALIASES = core_aliases(
-    "abs", "exp", "log", "log1p", "expm1", "sqrt", "square", "sin", "cos", "tan", "tanh",
-    "sigmoid", "relu", "floor", "ceil", "round", "sign", "maximum", "minimum", "where",
-    "sum", "mean", "prod", "argmax", "argmin", "cumsum", "logsumexp",
-    "broadcast_to", "tile", "gather", "scatter", "add", "sub", "mul", "div", "pow",
-    "zeros_like", "ones_like", "full_like", "equal", "not_equal", "isnan", "isinf",
-    "erf", "neg", "logical_and", "logical_or", "logical_not", "dot",
-    floor_div="floor_divide", mod="remainder", less="lt", less_equal="le", greater="gt",
+    "abs",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "square",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "floor",
+    "ceil",
+    "round",
+    "sign",
+    "maximum",
+    "minimum",
+    "where",
+    "sum",
+    "mean",
+    "prod",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "logsumexp",
+    "broadcast_to",
+    "tile",
+    "gather",
+    "scatter",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "equal",
+    "not_equal",
+    "isnan",
+    "isinf",
+    "erf",
+    "neg",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "dot",
+    floor_div="floor_divide",
+    mod="remainder",
+    less="lt",
+    less_equal="le",
+    greater="gt",
     greater_equal="ge",
 )
 # every F.nn name is also at F's top level, as in MegEngine
@@ -180,6 +229,12 @@ HINTS = {
     "distributed": "use mge.distributed.make_allreduce_cb with a GradManager",
     "debug_param": "not provided",
 }
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.functional)", ALIASES, HINTS,
-                             Tensor, creating=("zeros_like", "ones_like", "full_like"))
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (mge.functional)",
+    ALIASES,
+    HINTS,
+    Tensor,
+    creating=("zeros_like", "ones_like", "full_like"),
+)
 __dir__ = facade_dir(__name__, ALIASES)

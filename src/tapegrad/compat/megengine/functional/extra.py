@@ -9,12 +9,20 @@ of axes, `sort`/`argsort`/`topk` (MegEngine's `descending=`), `topk_accuracy`,
     >>> values.numpy().tolist(), indices.numpy().tolist()
     ([3.0, 2.0], [0, 2])
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["expand_dims", "sort", "argsort", "topk", "topk_accuracy", "pixel_shuffle",
-           "indexing_one_hot"]
+__all__ = [
+    "expand_dims",
+    "sort",
+    "argsort",
+    "topk",
+    "topk_accuracy",
+    "pixel_shuffle",
+    "indexing_one_hot",
+]
 
 
 def _tg():
@@ -63,8 +71,7 @@ def topk_accuracy(logits, target, topk=1):
     scores = np.asarray(logits.numpy() if hasattr(logits, "numpy") else logits)
     labels = np.asarray(target.numpy() if hasattr(target, "numpy") else target).reshape(-1)
     order = np.argsort(-scores, axis=1, kind="stable")
-    accs = [tensor(np.float32((order[:, :k] == labels[:, None]).any(axis=1).mean()))
-            for k in ks]
+    accs = [tensor(np.float32((order[:, :k] == labels[:, None]).any(axis=1).mean())) for k in ks]
     return accs[0] if isinstance(topk, int) else tuple(accs)
 
 
@@ -74,8 +81,9 @@ def pixel_shuffle(inp, upscale_factor: int):
     r = int(upscale_factor)
     *lead, c, h, w = inp.shape
     if c % (r * r):
-        raise ValueError(f"pixel_shuffle: {c} channels are not divisible by "
-                         f"upscale_factor**2 = {r * r}")
+        raise ValueError(
+            f"pixel_shuffle: {c} channels are not divisible by upscale_factor**2 = {r * r}"
+        )
     n = len(lead)
     x = tg.reshape(inp, (*lead, c // (r * r), r, r, h, w))
     pattern = (*range(n), n, n + 3, n + 1, n + 4, n + 2)
@@ -86,7 +94,11 @@ def pixel_shuffle(inp, upscale_factor: int):
 def indexing_one_hot(src, index, axis=1, keepdims=False):
     """`src` picked at `index` along `axis` (one index per position of the other axes)."""
     tg = _tg()
-    idx = tg.unsqueeze(index.astype("int64") if hasattr(index, "astype") else
-                       tg.tensor(np.asarray(index, dtype=np.int64)), axis)
+    idx = tg.unsqueeze(
+        index.astype("int64")
+        if hasattr(index, "astype")
+        else tg.tensor(np.asarray(index, dtype=np.int64)),
+        axis,
+    )
     out = tg.take_along_dim(src, idx, dim=axis)
     return out if keepdims else tg.squeeze(out, axis)

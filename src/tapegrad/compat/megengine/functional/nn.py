@@ -6,16 +6,43 @@ padding out of the average by default, `cross_entropy(pred, label, axis=1,
 with_logits=True, label_smooth=0)`, `binary_cross_entropy(..., with_logits=True)`,
 `square_loss` is the mean squared error.
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
 
 __all__ = [
-    "linear", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "batch_norm", "embedding",
-    "one_hot", "softmax", "logsoftmax", "relu", "sigmoid", "leaky_relu", "gelu", "silu",
-    "softplus", "cross_entropy", "binary_cross_entropy", "square_loss", "l1_loss",
-    "layer_norm", "pad", "adaptive_avg_pool2d", "conv1d", "conv_transpose2d", "relu6",
-    "hsigmoid", "hswish", "logsigmoid", "elu", "prelu",
+    "linear",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "dropout",
+    "batch_norm",
+    "embedding",
+    "one_hot",
+    "softmax",
+    "logsoftmax",
+    "relu",
+    "sigmoid",
+    "leaky_relu",
+    "gelu",
+    "silu",
+    "softplus",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "square_loss",
+    "l1_loss",
+    "layer_norm",
+    "pad",
+    "adaptive_avg_pool2d",
+    "conv1d",
+    "conv_transpose2d",
+    "relu6",
+    "hsigmoid",
+    "hswish",
+    "logsigmoid",
+    "elu",
+    "prelu",
 ]
 
 
@@ -33,27 +60,41 @@ def linear(inp, weight, bias=None, compute_mode="default"):
     return _F().linear(inp, weight, bias)
 
 
-def conv2d(inp, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           conv_mode="cross_correlation", compute_mode="default"):
+def conv2d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
     if conv_mode != "cross_correlation":
-        raise ValueError(f"conv2d: conv_mode {conv_mode!r} is not supported; use "
-                         "'cross_correlation'")
+        raise ValueError(
+            f"conv2d: conv_mode {conv_mode!r} is not supported; use 'cross_correlation'"
+        )
     if bias is not None and bias.ndim == 4:  # MegEngine keeps conv biases as (1, C, 1, 1)
         bias = _tg().reshape(bias, (-1,))
-    return _F().conv2d(inp, weight, bias, stride=stride, padding=padding, dilation=dilation,
-                       groups=groups)
+    return _F().conv2d(
+        inp, weight, bias, stride=stride, padding=padding, dilation=dilation, groups=groups
+    )
 
 
 def max_pool2d(inp, kernel_size, stride=None, padding=0):
-    return _F().max_pool2d(inp, kernel_size, stride if stride is not None else kernel_size,
-                           padding)
+    return _F().max_pool2d(inp, kernel_size, stride if stride is not None else kernel_size, padding)
 
 
-def avg_pool2d(inp, kernel_size, stride=None, padding=0,
-               mode="average_count_exclude_padding"):
+def avg_pool2d(inp, kernel_size, stride=None, padding=0, mode="average_count_exclude_padding"):
     include = mode == "average"
-    return _F().avg_pool2d(inp, kernel_size, stride if stride is not None else kernel_size,
-                           padding, count_include_pad=include)
+    return _F().avg_pool2d(
+        inp,
+        kernel_size,
+        stride if stride is not None else kernel_size,
+        padding,
+        count_include_pad=include,
+    )
 
 
 def dropout(inp, drop_prob, training=True):
@@ -61,17 +102,36 @@ def dropout(inp, drop_prob, training=True):
     return _F().dropout(inp, p=drop_prob, training=training)
 
 
-def batch_norm(inp, running_mean=None, running_var=None, weight=None, bias=None, *,
-               training=False, momentum=0.9, eps=1e-5, inplace=True, compute_mode="default",
-               param_dim="dim_1c11"):
+def batch_norm(
+    inp,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    *,
+    training=False,
+    momentum=0.9,
+    eps=1e-5,
+    inplace=True,
+    compute_mode="default",
+    param_dim="dim_1c11",
+):
     """Batch normalization over axis 1; `momentum` is the share of the running statistics
     kept (MegEngine's convention)."""
+
     def flat(t):
         return None if t is None else _tg().reshape(t, (-1,))
 
-    return _F().batch_norm(inp, flat(running_mean), flat(running_var), weight=flat(weight),
-                           bias=flat(bias), training=training, momentum=1.0 - momentum,
-                           eps=eps)
+    return _F().batch_norm(
+        inp,
+        flat(running_mean),
+        flat(running_var),
+        weight=flat(weight),
+        bias=flat(bias),
+        training=training,
+        momentum=1.0 - momentum,
+        eps=eps,
+    )
 
 
 def embedding(inp, weight, padding_idx=None, max_norm=None, norm_type=None):
@@ -119,8 +179,7 @@ def softplus(inp):
 def layer_norm(inp, normalized_shape, affine=True, weight=None, bias=None, eps=1e-5):
     """Normalize over the last axes `normalized_shape` (scaled by weight, shifted by bias)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    return _F().layer_norm(inp, shape, weight if affine else None, bias if affine else None,
-                           eps)
+    return _F().layer_norm(inp, shape, weight if affine else None, bias if affine else None, eps)
 
 
 def pad(src, pad_width, mode="constant", constant_value=0.0):
@@ -140,20 +199,39 @@ def adaptive_avg_pool2d(inp, oshp):
     return _F().adaptive_avg_pool2d(inp, oshp)
 
 
-def conv1d(inp, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           conv_mode="cross_correlation", compute_mode="default"):
+def conv1d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
     if bias is not None and bias.ndim == 3:  # MegEngine keeps conv1d biases as (1, C, 1)
         bias = _tg().reshape(bias, (-1,))
     return _F().conv1d(inp, weight, bias, stride, padding, dilation, groups)
 
 
-def conv_transpose2d(inp, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     dilation=1, groups=1, conv_mode="cross_correlation",
-                     compute_mode="default"):
+def conv_transpose2d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
     if bias is not None and bias.ndim == 4:
         bias = _tg().reshape(bias, (-1,))
-    return _F().conv_transpose2d(inp, weight, bias, stride, padding, output_padding, groups,
-                                 dilation)
+    return _F().conv_transpose2d(
+        inp, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
 def relu6(x):
@@ -197,11 +275,11 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smooth=0.0, reduc
     `with_logits=False`) against integer `label`s."""
     tg = _tg()
     pred = _to_axis1(pred, axis)
-    label = label if label.dtype.kind in "iu" and label.dtype.itemsize == 8 else \
-        label.astype("int64")
+    label = (
+        label if label.dtype.kind in "iu" and label.dtype.itemsize == 8 else label.astype("int64")
+    )
     if with_logits:
-        return _F().cross_entropy(pred, label, reduction=reduction,
-                                  label_smoothing=label_smooth)
+        return _F().cross_entropy(pred, label, reduction=reduction, label_smoothing=label_smooth)
     logp = tg.log(pred)
     if label_smooth:
         nll = _F().nll_loss(logp, label, reduction="none")
@@ -235,9 +313,17 @@ def _reduce(loss, reduction):
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.functional.nn)", {}, {
-    "hinge_loss": "not provided; write it with F.relu(1 - pred * label)",
-    "conv_transpose2d": "not provided; use tapegrad.nn.functional.conv_transpose2d",
-    "nms": "not provided", "roi_align": "not provided", "roi_pooling": "not provided",
-    "ctc_loss": "not provided", "sliding_window": "not provided",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (mge.functional.nn)",
+    {},
+    {
+        "hinge_loss": "not provided; write it with F.relu(1 - pred * label)",
+        "conv_transpose2d": "not provided; use tapegrad.nn.functional.conv_transpose2d",
+        "nms": "not provided",
+        "roi_align": "not provided",
+        "roi_pooling": "not provided",
+        "ctc_loss": "not provided",
+        "sliding_window": "not provided",
+    },
+)

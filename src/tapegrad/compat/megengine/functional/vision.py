@@ -1,9 +1,10 @@
 """`F.vision`: `interpolate` (nearest and bilinear resizing of NCHW tensors).
 
-    >>> import tapegrad.compat.megengine.functional as F
-    >>> F.vision.interpolate(mge.tensor(np.ones((1, 1, 2, 2))), scale_factor=2).shape
-    (1, 1, 4, 4)
+>>> import tapegrad.compat.megengine.functional as F
+>>> F.vision.interpolate(mge.tensor(np.ones((1, 1, 2, 2))), scale_factor=2).shape
+(1, 1, 4, 4)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -64,11 +65,18 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
         for axis, n_out in enumerate(size, start=2):
             out = _linear_along(out, axis, n_out, bool(align_corners))
         return out
-    raise ValueError(f"interpolate: mode {mode!r} is not supported; use 'nearest' or "
-                     "'bilinear'")
+    raise ValueError(f"interpolate: mode {mode!r} is not supported; use 'nearest' or 'bilinear'")
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (F.vision)", {}, {
-    "nms": "not provided", "roi_align": "not provided", "roi_pooling": "not provided",
-    "warp_perspective": "not provided", "remap": "not provided",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (F.vision)",
+    {},
+    {
+        "nms": "not provided",
+        "roi_align": "not provided",
+        "roi_pooling": "not provided",
+        "warp_perspective": "not provided",
+        "remap": "not provided",
+    },
+)

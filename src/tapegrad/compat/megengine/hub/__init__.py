@@ -13,6 +13,7 @@ local directory holding a `hubconf.py`.
     >>> type(tiny()).__name__
     'Linear'
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,16 +26,27 @@ import numpy as np
 
 from ..._facade import facade_getattr
 
-__all__ = ["pretrained", "load", "list", "help", "get_dir", "set_dir",
-           "load_serialized_obj_from_url", "import_module"]
+__all__ = [
+    "pretrained",
+    "load",
+    "list",
+    "help",
+    "get_dir",
+    "set_dir",
+    "load_serialized_obj_from_url",
+    "import_module",
+]
 
 _dir: list[str | None] = [None]
 
 
 def get_dir() -> str:
     """Where weight files are looked up."""
-    return _dir[0] or os.environ.get("MGE_HUB_DIR") or str(
-        pathlib.Path.home() / ".cache" / "megengine" / "hub")
+    return (
+        _dir[0]
+        or os.environ.get("MGE_HUB_DIR")
+        or str(pathlib.Path.home() / ".cache" / "megengine" / "hub")
+    )
 
 
 def set_dir(path) -> None:

@@ -13,6 +13,7 @@ recorded outside `with gm:`. Layer arguments are MegEngine's (`Dropout(drop_prob
     ...     def forward(self, x):
     ...         return self.fc(x)
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
@@ -20,14 +21,36 @@ from . import init  # noqa: F401
 from .module import Module  # noqa: F401
 
 _LAYERS = (
-    "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Sequential", "Embedding",
-    "MaxPool2d", "AvgPool2d", "ReLU", "Sigmoid", "Tanh", "LeakyReLU", "GELU", "SiLU",
-    "Softmax", "Identity", "LayerNorm",
+    "Linear",
+    "Conv2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Dropout",
+    "Sequential",
+    "Embedding",
+    "MaxPool2d",
+    "AvgPool2d",
+    "ReLU",
+    "Sigmoid",
+    "Tanh",
+    "LeakyReLU",
+    "GELU",
+    "SiLU",
+    "Softmax",
+    "Identity",
+    "LayerNorm",
 )
 _ALIASES = {name: f"{__name__}.layers:{name}" for name in _LAYERS}
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.module)", _ALIASES, {
-    "ConvTranspose2d": "not provided; use tapegrad.nn.ConvTranspose2d in core code",
-    "Conv1d": "not provided by the facade; use Conv2d on (N, C, 1, W) inputs",
-    "QuantStub": "quantization is not supported", "DeQuantStub": "quantization is not supported",
-    "Elemwise": "write the computation in forward() with F", "Concat": "use F.concat in forward()",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (mge.module)",
+    _ALIASES,
+    {
+        "ConvTranspose2d": "not provided; use tapegrad.nn.ConvTranspose2d in core code",
+        "Conv1d": "not provided by the facade; use Conv2d on (N, C, 1, W) inputs",
+        "QuantStub": "quantization is not supported",
+        "DeQuantStub": "quantization is not supported",
+        "Elemwise": "write the computation in forward() with F",
+        "Concat": "use F.concat in forward()",
+    },
+)

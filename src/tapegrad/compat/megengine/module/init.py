@@ -12,6 +12,7 @@ MegEngine. Fans follow MegEngine: a 2-D weight is (out, in); a 4-D conv weight
     >>> M.init.fill_(w, 0.5); float(w.numpy().mean())
     0.5
 """
+
 from __future__ import annotations
 
 import math
@@ -20,12 +21,31 @@ import numpy as np
 
 from ....tensor import write_data
 
-__all__ = ["fill_", "zeros_", "ones_", "uniform_", "normal_", "calculate_gain",
-           "calculate_fan_in_and_fan_out", "calculate_correct_fan", "xavier_uniform_",
-           "xavier_normal_", "msra_uniform_", "msra_normal_"]
+__all__ = [
+    "fill_",
+    "zeros_",
+    "ones_",
+    "uniform_",
+    "normal_",
+    "calculate_gain",
+    "calculate_fan_in_and_fan_out",
+    "calculate_correct_fan",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "msra_uniform_",
+    "msra_normal_",
+]
 
-_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "sigmoid")
+_LINEAR = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+)
 
 
 def _rng():
@@ -79,7 +99,7 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
             slope = param
         else:
             raise ValueError(f"calculate_gain: negative_slope {param!r} is not a number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
 
 
@@ -87,8 +107,10 @@ def calculate_fan_in_and_fan_out(tensor) -> tuple:
     """(fan_in, fan_out) of a weight (see the module docstring for the layouts)."""
     shape = tuple(tensor.shape)
     if len(shape) < 2:
-        raise ValueError(f"calculate_fan_in_and_fan_out: a tensor of shape {shape} has fewer "
-                         "than 2 dimensions; fans are defined for weights only")
+        raise ValueError(
+            f"calculate_fan_in_and_fan_out: a tensor of shape {shape} has fewer "
+            "than 2 dimensions; fans are defined for weights only"
+        )
     if len(shape) == 2:
         return shape[1], shape[0]
     if len(shape) >= 5:  # group conv: the groups axis comes first
@@ -101,8 +123,9 @@ def calculate_correct_fan(tensor, mode: str) -> float:
     """fan_in or fan_out of `tensor`, by `mode`."""
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"calculate_correct_fan: mode {mode!r} is not supported; use "
-                         "'fan_in' or 'fan_out'")
+        raise ValueError(
+            f"calculate_correct_fan: mode {mode!r} is not supported; use 'fan_in' or 'fan_out'"
+        )
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -120,15 +143,17 @@ def xavier_normal_(tensor, gain: float = 1.0) -> None:
     normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
 
 
-def msra_uniform_(tensor, a: float = 0, mode: str = "fan_in",
-                  nonlinearity: str = "leaky_relu") -> None:
+def msra_uniform_(
+    tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> None:
     """He uniform: U[-b, b], b = gain * sqrt(3 / fan) (gain of `nonlinearity`, slope `a`)."""
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / calculate_correct_fan(tensor, mode))
     uniform_(tensor, -bound, bound)
 
 
-def msra_normal_(tensor, a: float = 0, mode: str = "fan_in",
-                 nonlinearity: str = "leaky_relu") -> None:
+def msra_normal_(
+    tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> None:
     """He normal: N(0, std^2), std = gain / sqrt(fan)."""
     std = calculate_gain(nonlinearity, a) / math.sqrt(calculate_correct_fan(tensor, mode))
     normal_(tensor, 0.0, std)

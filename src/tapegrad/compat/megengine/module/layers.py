@@ -1,4 +1,5 @@
 """MegEngine's layers as tapegrad.nn layers with MegEngine's arguments and defaults."""
+
 from __future__ import annotations
 
 from .... import nn as _nn
@@ -6,38 +7,92 @@ from ..functional import nn as _Fnn
 from .module import Module
 
 __all__ = [
-    "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "Dropout", "Sequential", "Embedding",
-    "MaxPool2d", "AvgPool2d", "ReLU", "Sigmoid", "Tanh", "LeakyReLU", "GELU", "SiLU",
-    "Softmax", "Identity", "LayerNorm",
+    "Linear",
+    "Conv2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Dropout",
+    "Sequential",
+    "Embedding",
+    "MaxPool2d",
+    "AvgPool2d",
+    "ReLU",
+    "Sigmoid",
+    "Tanh",
+    "LeakyReLU",
+    "GELU",
+    "SiLU",
+    "Softmax",
+    "Identity",
+    "LayerNorm",
 ]
 
 
 class Linear(Module, _nn.Linear):
     """`y = x @ weight.T + bias`; weight (out_features, in_features)."""
 
-    def __init__(self, in_features, out_features, bias=True, compute_mode="default",
-                 name=None, **kwargs) -> None:
+    def __init__(
+        self, in_features, out_features, bias=True, compute_mode="default", name=None, **kwargs
+    ) -> None:
         super().__init__(in_features, out_features, bias, name=name)
 
 
 class Conv2d(Module, _nn.Conv2d):
     """2-D convolution over NCHW input (bias kept as (out_channels,), not (1, C, 1, 1))."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, conv_mode="cross_correlation", compute_mode="default",
-                 padding_mode="zeros", name=None, **kwargs) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode=padding_mode, name=name)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        conv_mode="cross_correlation",
+        compute_mode="default",
+        padding_mode="zeros",
+        name=None,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode=padding_mode,
+            name=name,
+        )
 
 
 class BatchNorm2d(Module, _nn.BatchNorm2d):
     """Batch normalization of NCHW input; `momentum=0.9` keeps 90% of the running statistics
     (PyTorch's momentum is the share of the new batch: 1 - 0.9)."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True,
-                 track_running_stats=True, freeze=False, name=None, **kwargs) -> None:
-        super().__init__(num_features, eps=eps, momentum=1.0 - momentum, affine=affine,
-                         track_running_stats=track_running_stats, name=name)
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.9,
+        affine=True,
+        track_running_stats=True,
+        freeze=False,
+        name=None,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            num_features,
+            eps=eps,
+            momentum=1.0 - momentum,
+            affine=affine,
+            track_running_stats=track_running_stats,
+            name=name,
+        )
         self._freeze = freeze
         _no_batch_count(self)
 
@@ -53,10 +108,24 @@ class BatchNorm2d(Module, _nn.BatchNorm2d):
 
 
 class BatchNorm1d(Module, _nn.BatchNorm1d):
-    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True,
-                 track_running_stats=True, name=None, **kwargs) -> None:
-        super().__init__(num_features, eps=eps, momentum=1.0 - momentum, affine=affine,
-                         track_running_stats=track_running_stats, name=name)
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.9,
+        affine=True,
+        track_running_stats=True,
+        name=None,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            num_features,
+            eps=eps,
+            momentum=1.0 - momentum,
+            affine=affine,
+            track_running_stats=track_running_stats,
+            name=name,
+        )
         _no_batch_count(self)
 
 
@@ -86,9 +155,18 @@ class Sequential(Module, _nn.Sequential):
 
 
 class Embedding(Module, _nn.Embedding):
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
-                 norm_type=None, initial_weight=None, freeze=False, name=None,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=None,
+        initial_weight=None,
+        freeze=False,
+        name=None,
+        **kwargs,
+    ) -> None:
         super().__init__(num_embeddings, embedding_dim, name=name)
         if initial_weight is not None:
             self.weight.data = initial_weight
@@ -106,8 +184,15 @@ class MaxPool2d(Module):
 class AvgPool2d(Module):
     """Average pooling; padding is left out of the average by default (MegEngine)."""
 
-    def __init__(self, kernel_size, stride=None, padding=0,
-                 mode="average_count_exclude_padding", name=None, **kwargs) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        mode="average_count_exclude_padding",
+        name=None,
+        **kwargs,
+    ) -> None:
         super().__init__(name=name)
         self.kernel_size, self.stride, self.padding, self.mode = kernel_size, stride, padding, mode
 

@@ -10,6 +10,7 @@ Order and state follow MegEngine: `parameters()`, `named_parameters()`, `buffers
     >>> [k for k, _ in M.Linear(2, 1).named_parameters()]
     ['bias', 'weight']
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -72,16 +73,16 @@ class Module(_CoreModule):
     def named_parameters(self, prefix="", recursive=True, requires_grad=None, **kwargs):
         """(name, parameter) pairs in MegEngine's order: attribute names sorted, depth
         first."""
-        yield from self._mge_members("_parameters", prefix + "." if prefix else "", recursive,
-                                     set())
+        yield from self._mge_members(
+            "_parameters", prefix + "." if prefix else "", recursive, set()
+        )
 
     def buffers(self, recursive=True, **kwargs):
         for _, b in self.named_buffers(recursive=recursive):
             yield b
 
     def named_buffers(self, prefix="", recursive=True, **kwargs):
-        yield from self._mge_members("_buffers", prefix + "." if prefix else "", recursive,
-                                     set())
+        yield from self._mge_members("_buffers", prefix + "." if prefix else "", recursive, set())
 
     def state_dict(self, rst=None, prefix="", keep_var=False, **kwargs):
         """name -> value of every parameter and persistent buffer: each module's own
@@ -103,7 +104,8 @@ class Module(_CoreModule):
             strict = False
         values = OrderedDict(
             (k, v if isinstance(v, Tensor) else Tensor(np.asarray(v)))
-            for k, v in state_dict.items())
+            for k, v in state_dict.items()
+        )
         return super().load_state_dict(values, strict=strict)
 
     def train(self, mode=True, recursive=True):

@@ -7,6 +7,7 @@ The updates are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are
     >>> opt.step().clear_grad()   # returns the optimizer, for chaining
     SGD (...)
 """
+
 from __future__ import annotations
 
 from ....optim import SGD as _SGD
@@ -52,14 +53,19 @@ class _Chaining:
         from .._tensor import tensor
 
         core = super().state_dict()
-        groups = [{**{k: g[k] for k in self._MGE_OPTIONS if k in g}, "params": g["params"]}
-                  for g in core["param_groups"]]
+        groups = [
+            {**{k: g[k] for k in self._MGE_OPTIONS if k in g}, "params": g["params"]}
+            for g in core["param_groups"]
+        ]
         state = {}
         for i, st in core["state"].items():
             out = {}
             for name, v in st.items():
-                arr = v.numpy() if hasattr(v, "numpy") else np.asarray(
-                    v, dtype=np.float32 if name == "step" else None)
+                arr = (
+                    v.numpy()
+                    if hasattr(v, "numpy")
+                    else np.asarray(v, dtype=np.float32 if name == "step" else None)
+                )
                 out[name] = tensor(arr) if keep_var else arr
             state[i] = out
         return {"param_groups": groups, "state": state}
@@ -72,8 +78,11 @@ class _Chaining:
         for i, st in dict(state.get("state", {})).items():
             st = dict(st)
             if "step" in st:  # MegEngine keeps the step count as a float array
-                st["step"] = int(np.asarray(st["step"].numpy() if hasattr(st["step"], "numpy")
-                                            else st["step"]).item())
+                st["step"] = int(
+                    np.asarray(
+                        st["step"].numpy() if hasattr(st["step"], "numpy") else st["step"]
+                    ).item()
+                )
             fixed["state"][i] = st
         super().load_state_dict(fixed)
 
@@ -94,8 +103,9 @@ class SGD(_Chaining, _SGD):
     _MGE_OPTIONS = ("lr", "momentum", "nesterov", "weight_decay")
 
     def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0) -> None:
-        super().__init__(list(params), lr=lr, momentum=momentum, nesterov=nesterov,
-                         weight_decay=weight_decay)
+        super().__init__(
+            list(params), lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay
+        )
 
 
 class Adam(_Chaining, _Adam):
@@ -118,8 +128,14 @@ class AdamW(_Chaining, _AdamW):
 
 Optimizer = _Chaining
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (mge.optimizer)", {}, {
-    "LAMB": "not provided; use Adam or AdamW", "Adadelta": "not provided; use Adam",
-    "Adagrad": "use tapegrad.optim.Adagrad directly",
-    "MultiStepLR": "not provided; set group['lr'] in opt.param_groups yourself",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (mge.optimizer)",
+    {},
+    {
+        "LAMB": "not provided; use Adam or AdamW",
+        "Adadelta": "not provided; use Adam",
+        "Adagrad": "use tapegrad.optim.Adagrad directly",
+        "MultiStepLR": "not provided; set group['lr'] in opt.param_groups yourself",
+    },
+)

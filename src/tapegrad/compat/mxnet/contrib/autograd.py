@@ -9,6 +9,7 @@ returning its gradients (every argument, or those at `argnum`).
     >>> df(mx.nd.array([3.0]))[0]
     tensor([6.])
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,8 +18,18 @@ from .. import autograd as _ag
 from ..ndarray import zeros_like
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["set_is_training", "train_section", "test_section", "mark_variables", "backward",
-           "compute_gradient", "grad_and_loss", "grad", "NDArray", "zeros_like"]
+__all__ = [
+    "set_is_training",
+    "train_section",
+    "test_section",
+    "mark_variables",
+    "backward",
+    "compute_gradient",
+    "grad_and_loss",
+    "grad",
+    "NDArray",
+    "zeros_like",
+]
 
 
 def set_is_training(is_train: bool) -> bool:
@@ -66,8 +77,10 @@ def grad_and_loss(func, argnum=None):
             variables = [args[i] for i in (argnum if isinstance(argnum, list) else [argnum])]
         for i, x in enumerate(variables):
             if not isinstance(x, NDArray):
-                raise TypeError(f"grad_and_loss: argument {i} is a {type(x).__name__}; the "
-                                "differentiated arguments must be NDArrays")
+                raise TypeError(
+                    f"grad_and_loss: argument {i} is a {type(x).__name__}; the "
+                    "differentiated arguments must be NDArrays"
+                )
         grads = [zeros_like(x) for x in variables]
         mark_variables(variables, grads)
         with train_section():

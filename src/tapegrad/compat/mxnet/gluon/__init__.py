@@ -1,10 +1,11 @@
 """`mx.gluon`: Blocks, Parameters, losses, the Trainer and data loading on tapegrad.
 
-    >>> from tapegrad.compat import mxnet as mx
-    >>> net = mx.gluon.nn.Dense(1)
-    >>> net.initialize()
-    >>> trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+>>> from tapegrad.compat import mxnet as mx
+>>> net = mx.gluon.nn.Dense(1)
+>>> net.initialize()
+>>> trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
@@ -14,6 +15,8 @@ from .parameter import Constant, DeferredInitializationError, Parameter, Paramet
 from .trainer import Trainer  # noqa: F401
 
 __getattr__ = facade_getattr(
-    __name__, "the MXNet facade (mx.gluon)", {},
+    __name__,
+    "the MXNet facade (mx.gluon)",
+    {},
     {"metric": "use mx.np operations (e.g. (pred.argmax(1) == y).mean())"},
 )

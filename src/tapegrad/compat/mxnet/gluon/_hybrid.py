@@ -5,6 +5,7 @@ The first call runs eagerly, as MXNet's does: it finishes deferred parameter
 initialisation (shapes inferred from the input, random initial values) before anything is
 traced. `static_alloc`/`static_shape` are accepted: replays never re-plan memory anyway.
 """
+
 from __future__ import annotations
 
 from ....compile import compile as _compile

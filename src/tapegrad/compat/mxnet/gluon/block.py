@@ -21,6 +21,7 @@ same numbers, replayed without per-op dispatch.
     ...     def forward(self, x):
     ...         return self.dense(x)
 """
+
 from __future__ import annotations
 
 import re
@@ -33,8 +34,7 @@ import numpy as np
 from ... import _facade
 from .parameter import Parameter, ParameterDict
 
-__all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "SymbolBlock",
-           "block_args"]
+__all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "SymbolBlock", "block_args"]
 
 
 def block_args(kwargs: dict) -> dict:
@@ -77,8 +77,11 @@ def _create_names(prefix, params, hint):
         current._counter[hint] = count + 1
         prefix = f"{hint}{count}_"
     parent = current._block._params
-    own = (ParameterDict(parent.prefix + prefix, parent._shared) if params is None
-           else ParameterDict(params.prefix, params))
+    own = (
+        ParameterDict(parent.prefix + prefix, parent._shared)
+        if params is None
+        else ParameterDict(params.prefix, params)
+    )
     return current._block.prefix + prefix, own
 
 
@@ -122,11 +125,15 @@ class Block:
             old = self.__dict__.get(name)
             # Gluon: an attribute keeps its kind (a Block stays a Block ...); None is the
             # one change allowed here (it unregisters the child)
-            if isinstance(old, (Parameter, Block)) and not isinstance(value, type(old)) \
-                    and value is not None:
+            if (
+                isinstance(old, (Parameter, Block))
+                and not isinstance(value, type(old))
+                and value is not None
+            ):
                 raise TypeError(
                     f"{type(self).__name__}.{name}: changing the attribute from "
-                    f"{type(old).__name__} to {type(value).__name__} is not allowed")
+                    f"{type(old).__name__} to {type(value).__name__} is not allowed"
+                )
             # set to None: the old child (or parameter) is no longer registered; replaced
             # by one of its kind: the new one takes its place (the order is kept)
             if isinstance(old, Block) and not isinstance(value, Block):
@@ -221,7 +228,9 @@ class Block:
                 warnings.warn(
                     f'"{type(self).__name__}.{name}" is an unregistered container with Blocks: '
                     "their parameters are not collected. Register them with register_child(), "
-                    "or use nn.Sequential", stacklevel=3)
+                    "or use nn.Sequential",
+                    stacklevel=3,
+                )
         for child in self._children.values():
             child._check_container_with_block()
 
@@ -240,8 +249,9 @@ class Block:
         unknown). `init` applies to parameters without an initializer of their own."""
         from ..initializer import Uniform
 
-        self.collect_params().initialize(init if init is not None else Uniform(), ctx,
-                                         verbose, force_reinit)
+        self.collect_params().initialize(
+            init if init is not None else Uniform(), ctx, verbose, force_reinit
+        )
 
     def hybridize(self, active=True, **kwargs) -> None:
         """Compile HybridBlocks' forward with tg.compile (`active=False`: eager again)."""
@@ -283,8 +293,10 @@ class Block:
         if getattr(self, "_hybrid", None) is not None:
             # MXNet's summary refuses a hybridized block with an AssertionError; the same
             # error here, so code that expects it keeps working
-            raise AssertionError(f"{type(self).__name__}.summary: the block is hybridized; "
-                                 "call summary() before hybridize()")
+            raise AssertionError(
+                f"{type(self).__name__}.summary: the block is hybridized; "
+                "call summary() before hybridize()"
+            )
         rows, handles = [], []
 
         def flat(out):
@@ -294,10 +306,16 @@ class Block:
 
         def record_row(block, args, out):
             outs = flat(out)
-            n = sum(int(np.prod(p.shape)) for p in block._reg_params.values()
-                    if p.shape is not None)
-            rows.append((f"{type(block).__name__}-{len(rows) + 1}",
-                         ", ".join(str(tuple(o.shape)) for o in outs), n))
+            n = sum(
+                int(np.prod(p.shape)) for p in block._reg_params.values() if p.shape is not None
+            )
+            rows.append(
+                (
+                    f"{type(block).__name__}-{len(rows) + 1}",
+                    ", ".join(str(tuple(o.shape)) for o in outs),
+                    n,
+                )
+            )
 
         def attach(block):
             handles.append(block.register_forward_hook(record_row))
@@ -316,11 +334,14 @@ class Block:
             print(f"{name:>30}{shape:>35}{n:>15}")
         print("=" * 80)
         total = sum(int(np.prod(p.shape)) for p in self.collect_params().values())
-        trainable = sum(int(np.prod(p.shape)) for p in self.collect_params().values()
-                        if p.grad_req != "null")
-        print(f"Parameters in forward computation graph, duplicate included\n"
-              f"   Total params: {total}\n   Trainable params: {trainable}\n"
-              f"   Non-trainable params: {total - trainable}")
+        trainable = sum(
+            int(np.prod(p.shape)) for p in self.collect_params().values() if p.grad_req != "null"
+        )
+        print(
+            f"Parameters in forward computation graph, duplicate included\n"
+            f"   Total params: {total}\n   Trainable params: {trainable}\n"
+            f"   Non-trainable params: {total - trainable}"
+        )
         print(line)
 
     # ------------------------------------------------------------------ saving
@@ -333,8 +354,15 @@ class Block:
         params = self._collect_params_with_prefix(deduplicate=deduplicate)
         io.save({k: p.data() for k, p in params.items()}, filename)
 
-    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
-                        cast_dtype=False, dtype_source="current") -> None:
+    def load_parameters(
+        self,
+        filename,
+        ctx=None,
+        allow_missing=False,
+        ignore_extra=False,
+        cast_dtype=False,
+        dtype_source="current",
+    ) -> None:
         """Read what `save_parameters` wrote; checks every name and shape before writing.
 
         Args:
@@ -344,8 +372,16 @@ class Block:
         from .... import io
         from .parameter import _load_into
 
-        _load_into(self._collect_params_with_prefix(), io.load(filename), filename,
-                   allow_missing, ignore_extra, cast_dtype, dtype_source, "load_parameters")
+        _load_into(
+            self._collect_params_with_prefix(),
+            io.load(filename),
+            filename,
+            allow_missing,
+            ignore_extra,
+            cast_dtype,
+            dtype_source,
+            "load_parameters",
+        )
 
     save_params = save_parameters  # MXNet's older names
     load_params = load_parameters
@@ -384,8 +420,10 @@ class Block:
         hybrid = getattr(self, "_hybrid", None)
         args = getattr(hybrid, "last_args", None)
         if args is None:
-            raise RuntimeError(f"{type(self).__name__}.export: call hybridize() and run a "
-                               "forward once first (its inputs are what the export traces)")
+            raise RuntimeError(
+                f"{type(self).__name__}.export: call hybridize() and run a "
+                "forward once first (its inputs are what the export traces)"
+            )
         names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
         model_file, params_file = f"{path}.onnx", f"{path}-{epoch:04d}.params"
         onnx_export(self, tuple(args), model_file, input_names=names)
@@ -441,9 +479,11 @@ class HybridBlock(Block):
         return self(x, *args)
 
 
-_SYMBOLS = ("symbols do not exist in tapegrad; rebuild the network from gluon.nn layers and "
-            "load_parameters() the .params file export() wrote, or run the .onnx file it wrote "
-            "with onnxruntime")
+_SYMBOLS = (
+    "symbols do not exist in tapegrad; rebuild the network from gluon.nn layers and "
+    "load_parameters() the .params file export() wrote, or run the .onnx file it wrote "
+    "with onnxruntime"
+)
 
 
 class SymbolBlock(HybridBlock):
@@ -497,11 +537,16 @@ class Sequential(Block):
         return iter(self._children.values())
 
     def hybridize(self, active=True, **kwargs) -> None:
-        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()) \
-                and not isinstance(self, HybridBlock):
+        if (
+            self._children
+            and all(isinstance(c, HybridBlock) for c in self._children.values())
+            and not isinstance(self, HybridBlock)
+        ):
             warnings.warn(
                 f"All children of this Sequential layer '{self.prefix}' are HybridBlocks. "
-                "Consider using HybridSequential for the best performance.", stacklevel=2)
+                "Consider using HybridSequential for the best performance.",
+                stacklevel=2,
+            )
         super().hybridize(active, **kwargs)
 
 

@@ -6,13 +6,22 @@ over every axis but `batch_axis` (not a scalar; `backward()` sums it, as MXNet d
     >>> loss_fn = mx.gluon.loss.L2Loss()      # 0.5 * (pred - label) ** 2
     >>> loss = loss_fn(net(x), y)             # shape (batch,)
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
 from .block import HybridBlock, block_args
 
-__all__ = ["Loss", "L2Loss", "L1Loss", "SoftmaxCrossEntropyLoss", "SoftmaxCELoss",
-           "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss", "HuberLoss"]
+__all__ = [
+    "Loss",
+    "L2Loss",
+    "L1Loss",
+    "SoftmaxCrossEntropyLoss",
+    "SoftmaxCELoss",
+    "SigmoidBinaryCrossEntropyLoss",
+    "SigmoidBCELoss",
+    "HuberLoss",
+]
 
 
 def _tg():
@@ -70,8 +79,9 @@ class SoftmaxCrossEntropyLoss(Loss):
     """Cross entropy of softmax(pred) against class indices (or distributions with
     `sparse_label=False`); `from_logits=True` means `pred` is already log-probabilities."""
 
-    def __init__(self, axis=-1, sparse_label=True, from_logits=False, weight=None,
-                 batch_axis=0, **kwargs) -> None:
+    def __init__(
+        self, axis=-1, sparse_label=True, from_logits=False, weight=None, batch_axis=0, **kwargs
+    ) -> None:
         super().__init__(weight, batch_axis)
         self._axis, self._sparse, self._from_logits = axis, sparse_label, from_logits
 
@@ -80,9 +90,13 @@ class SoftmaxCrossEntropyLoss(Loss):
         logp = pred if self._from_logits else tg.nn.functional.log_softmax(pred, dim=self._axis)
         if self._sparse:
             idx = label if label.dtype.kind in "iu" else label.astype("int64")
-            idx = tg.unsqueeze(tg.reshape(idx, logp.shape[:self._axis % logp.ndim] +
-                                          logp.shape[self._axis % logp.ndim + 1:]),
-                               self._axis % logp.ndim)
+            idx = tg.unsqueeze(
+                tg.reshape(
+                    idx,
+                    logp.shape[: self._axis % logp.ndim] + logp.shape[self._axis % logp.ndim + 1 :],
+                ),
+                self._axis % logp.ndim,
+            )
             loss = -tg.take_along_axis(logp, idx, self._axis)
         else:
             label = self._like(label, logp)
@@ -109,14 +123,15 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
                 loss = tg.relu(pred) - pred * label + tg.softplus(-abs(pred))
             else:
                 log_weight = 1 + (pos_weight - 1) * label
-                loss = pred - pred * label + log_weight * (
-                    tg.softplus(-abs(pred)) + tg.relu(-pred))
+                loss = pred - pred * label + log_weight * (tg.softplus(-abs(pred)) + tg.relu(-pred))
         else:
             eps = 1e-12
             loss = -(tg.log(pred + eps) * label + tg.log(1.0 - pred + eps) * (1.0 - label))
             if pos_weight is not None:
-                loss = -(tg.log(pred + eps) * label * pos_weight
-                         + tg.log(1.0 - pred + eps) * (1.0 - label))
+                loss = -(
+                    tg.log(pred + eps) * label * pos_weight
+                    + tg.log(1.0 - pred + eps) * (1.0 - label)
+                )
         return self._finish(loss, sample_weight)
 
 
@@ -138,8 +153,21 @@ class HuberLoss(Loss):
 
 
 __getattr__ = facade_getattr(
-    __name__, "the MXNet facade (mx.gluon.loss)", {},
-    {name: "not provided; write it with mx.np operations in a Loss subclass" for name in
-     ("KLDivLoss", "CTCLoss", "HingeLoss", "SquaredHingeLoss", "LogisticLoss", "TripletLoss",
-      "PoissonNLLLoss", "CosineEmbeddingLoss", "SDMLLoss")},
+    __name__,
+    "the MXNet facade (mx.gluon.loss)",
+    {},
+    {
+        name: "not provided; write it with mx.np operations in a Loss subclass"
+        for name in (
+            "KLDivLoss",
+            "CTCLoss",
+            "HingeLoss",
+            "SquaredHingeLoss",
+            "LogisticLoss",
+            "TripletLoss",
+            "PoissonNLLLoss",
+            "CosineEmbeddingLoss",
+            "SDMLLoss",
+        )
+    },
 )

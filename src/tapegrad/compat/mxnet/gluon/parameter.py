@@ -16,6 +16,7 @@ backward (`grad_req="write"`, the default), accumulated (`"add"`) or not compute
     tensor([[2., 2., 2.],
             [2., 2., 2.]])
 """
+
 from __future__ import annotations
 
 import re
@@ -61,14 +62,28 @@ class Parameter:
             weight decay.
     """
 
-    def __init__(self, name="weight", grad_req="write", shape=None, dtype="float32",
-                 lr_mult=1.0, wd_mult=1.0, init=None, allow_deferred_init=False,
-                 differentiable=True, stype="default", grad_stype="default") -> None:
+    def __init__(
+        self,
+        name="weight",
+        grad_req="write",
+        shape=None,
+        dtype="float32",
+        lr_mult=1.0,
+        wd_mult=1.0,
+        init=None,
+        allow_deferred_init=False,
+        differentiable=True,
+        stype="default",
+        grad_stype="default",
+    ) -> None:
         if stype != "default" or grad_stype != "default":
             raise ValueError(f"Parameter {name!r}: sparse storage is not supported; use dense")
         self.name = name
-        self._shape = None if shape is None else (
-            (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape))
+        self._shape = (
+            None
+            if shape is None
+            else ((int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape))
+        )
         self.dtype = np.dtype(dtype)
         self.lr_mult = lr_mult
         self.wd_mult = wd_mult
@@ -98,7 +113,8 @@ class Parameter:
         old = self._shape
         if old is not None:
             ok = len(old) == len(new_shape) and all(
-                o <= 0 or o == n for o, n in zip(old, new_shape, strict=False))
+                o <= 0 or o == n for o, n in zip(old, new_shape, strict=False)
+            )
             if not ok:
                 raise ValueError(
                     f"Parameter {self.name!r}: expected shape {old} is incompatible with given "
@@ -135,7 +151,9 @@ class Parameter:
         if self._var is not None and not force_reinit:
             warnings.warn(
                 f"Parameter {self.name!r} is already initialized, ignoring. Set "
-                "force_reinit=True to re-initialize.", stacklevel=2)
+                "force_reinit=True to re-initialize.",
+                stacklevel=2,
+            )
             return
         if init is None:
             init = default_init if self.init is None else self.init
@@ -243,8 +261,10 @@ class Parameter:
 
     def var(self):
         raise _facade.unsupported(
-            "the MXNet facade", "Parameter.var", "symbols do not exist in tapegrad; it runs "
-            "eagerly, use data()")
+            "the MXNet facade",
+            "Parameter.var",
+            "symbols do not exist in tapegrad; it runs eagerly, use data()",
+        )
 
     def __repr__(self) -> str:
         return f"Parameter {self.name} (shape={self._shape}, dtype={self.dtype})"
@@ -256,10 +276,15 @@ class Constant(Parameter):
     def __init__(self, name, value=None) -> None:
         if value is None:  # MXNet 2.0 signature: Constant(value)
             name, value = "const", name
-        arr = np.asarray(value.asnumpy() if isinstance(value, Tensor) else value,
-                         dtype=np.float32)
-        super().__init__(name, grad_req="null", shape=arr.shape, dtype=arr.dtype,
-                         init=initializer.Constant(arr), differentiable=False)
+        arr = np.asarray(value.asnumpy() if isinstance(value, Tensor) else value, dtype=np.float32)
+        super().__init__(
+            name,
+            grad_req="null",
+            shape=arr.shape,
+            dtype=arr.dtype,
+            init=initializer.Constant(arr),
+            differentiable=False,
+        )
 
     @property
     def grad_req(self) -> str:
@@ -268,8 +293,9 @@ class Constant(Parameter):
     @grad_req.setter
     def grad_req(self, req) -> None:
         if req != "null":
-            warnings.warn(f"Constant {self.name!r} never has a gradient; grad_req stays 'null'",
-                          stacklevel=2)
+            warnings.warn(
+                f"Constant {self.name!r} never has a gradient; grad_req stays 'null'", stacklevel=2
+            )
 
 
 class ParameterDict(dict):
@@ -301,7 +327,8 @@ class ParameterDict(dict):
         if have is not None and have is not param:
             raise ValueError(
                 f"ParameterDict: two different Parameters are named {param.name!r}; give the "
-                "blocks different prefixes")
+                "blocks different prefixes"
+            )
         self[param.name] = param
 
     def _get_impl(self, name):
@@ -331,13 +358,13 @@ class ParameterDict(dict):
                     continue
                 merged = tuple(n if o <= 0 else o for o, n in zip(have, v, strict=True))
                 if any(o > 0 and n > 0 and o != n for o, n in zip(have, v, strict=True)):
-                    raise ValueError(
-                        f"ParameterDict.get: {full!r} has shape {have}, asked for {v}")
+                    raise ValueError(f"ParameterDict.get: {full!r} has shape {have}, asked for {v}")
                 param._shape = merged
             elif k == "dtype" and v is not None:
                 if np.dtype(v) != param.dtype:
-                    raise ValueError(f"ParameterDict.get: {full!r} is {param.dtype}, asked "
-                                     f"for {np.dtype(v)}")
+                    raise ValueError(
+                        f"ParameterDict.get: {full!r} is {param.dtype}, asked for {np.dtype(v)}"
+                    )
             elif k == "init" and v is not None and param.init is None:
                 param.init = v
         return param
@@ -359,8 +386,9 @@ class ParameterDict(dict):
         for k, v in items:
             have = dict.get(self, k)
             if have is not None and have is not v:
-                raise ValueError(f"ParameterDict.update: a different Parameter named {k!r} "
-                                 "is already here")
+                raise ValueError(
+                    f"ParameterDict.update: a different Parameter named {k!r} is already here"
+                )
             self[k] = v
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False) -> None:
@@ -400,13 +428,23 @@ class ParameterDict(dict):
         arrays = {}
         for name, p in self.items():
             if strip_prefix and not name.startswith(strip_prefix):
-                raise ValueError(f"ParameterDict.save: {name!r} does not start with "
-                                 f"strip_prefix {strip_prefix!r}")
-            arrays[name[len(strip_prefix):]] = p.data()
+                raise ValueError(
+                    f"ParameterDict.save: {name!r} does not start with "
+                    f"strip_prefix {strip_prefix!r}"
+                )
+            arrays[name[len(strip_prefix) :]] = p.data()
         io.save(arrays, filename)
 
-    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
-             restore_prefix="", cast_dtype=False, dtype_source="current") -> None:
+    def load(
+        self,
+        filename,
+        ctx=None,
+        allow_missing=False,
+        ignore_extra=False,
+        restore_prefix="",
+        cast_dtype=False,
+        dtype_source="current",
+    ) -> None:
         """Read what `save` wrote (names get `restore_prefix` back).
 
         Args:
@@ -418,8 +456,16 @@ class ParameterDict(dict):
         from .... import io
 
         loaded = {restore_prefix + k: v for k, v in io.load(filename).items()}
-        _load_into(dict(self), loaded, filename, allow_missing, ignore_extra, cast_dtype,
-                   dtype_source, "ParameterDict.load")
+        _load_into(
+            dict(self),
+            loaded,
+            filename,
+            allow_missing,
+            ignore_extra,
+            cast_dtype,
+            dtype_source,
+            "ParameterDict.load",
+        )
 
     def __repr__(self) -> str:
         body = "\n".join(f"  {v!r}" for v in self.values())
@@ -427,28 +473,47 @@ class ParameterDict(dict):
         return f"{head}(\n{body}\n)"
 
 
-def _load_into(params: dict, loaded: dict, filename, allow_missing, ignore_extra, cast_dtype,
-               dtype_source, where: str) -> None:
+def _load_into(
+    params: dict,
+    loaded: dict,
+    filename,
+    allow_missing,
+    ignore_extra,
+    cast_dtype,
+    dtype_source,
+    where: str,
+) -> None:
     """Check every name and shape, then write `loaded` into `params` (shared by
     ParameterDict.load and Block.load_parameters)."""
     if dtype_source not in ("current", "saved"):
-        raise ValueError(f"{where}: dtype_source must be 'current' or 'saved', got "
-                         f"{dtype_source!r}")
+        raise ValueError(
+            f"{where}: dtype_source must be 'current' or 'saved', got {dtype_source!r}"
+        )
     # a parameter shared under several names is there when any of its names is
     present = {id(p) for k, p in params.items() if k in loaded}
     missing = [k for k, p in params.items() if id(p) not in present]
     extra = [k for k in loaded if k not in params]
     if missing and not allow_missing:
-        raise RuntimeError(f"{where}: {filename} lacks parameters {missing} (pass "
-                           "allow_missing=True to keep them as they are)")
+        raise RuntimeError(
+            f"{where}: {filename} lacks parameters {missing} (pass "
+            "allow_missing=True to keep them as they are)"
+        )
     if extra and not ignore_extra:
-        raise RuntimeError(f"{where}: {filename} has parameters {extra} the model lacks "
-                           "(pass ignore_extra=True to skip them)")
+        raise RuntimeError(
+            f"{where}: {filename} has parameters {extra} the model lacks "
+            "(pass ignore_extra=True to skip them)"
+        )
     for k, p in params.items():
-        if k in loaded and p.shape is not None and _known(p.shape) and \
-                tuple(loaded[k].shape) != tuple(p.shape):
-            raise ValueError(f"{where}: {k} has shape {tuple(loaded[k].shape)} in the file "
-                             f"but {tuple(p.shape)} in the model")
+        if (
+            k in loaded
+            and p.shape is not None
+            and _known(p.shape)
+            and tuple(loaded[k].shape) != tuple(p.shape)
+        ):
+            raise ValueError(
+                f"{where}: {k} has shape {tuple(loaded[k].shape)} in the file "
+                f"but {tuple(p.shape)} in the model"
+            )
     done: set[int] = set()
     for k, p in params.items():
         if k not in loaded or id(p) in done:

@@ -16,6 +16,7 @@ and with `grad_req="write"` there is nothing to zero between steps.
     >>> loss.backward()
     >>> trainer.step(batch_size=x.shape[0])
 """
+
 from __future__ import annotations
 
 from .parameter import Parameter
@@ -25,8 +26,17 @@ __all__ = ["Trainer"]
 # MXNet option -> (tapegrad option, default)
 _SGD = {"momentum": ("momentum", 0.0)}
 _ADAM = {"beta1": None, "beta2": None, "epsilon": ("eps", 1e-8)}
-_COMMON = ("learning_rate", "wd", "rescale_grad", "clip_gradient", "lr_scheduler",
-           "multi_precision", "param_dict", "begin_num_update", "lazy_update")
+_COMMON = (
+    "learning_rate",
+    "wd",
+    "rescale_grad",
+    "clip_gradient",
+    "lr_scheduler",
+    "multi_precision",
+    "param_dict",
+    "begin_num_update",
+    "lazy_update",
+)
 
 
 class Trainer:
@@ -40,8 +50,15 @@ class Trainer:
             `rescale_grad`.
     """
 
-    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
-                 compression_params=None, update_on_kvstore=None) -> None:
+    def __init__(
+        self,
+        params,
+        optimizer,
+        optimizer_params=None,
+        kvstore="device",
+        compression_params=None,
+        update_on_kvstore=None,
+    ) -> None:
         if isinstance(params, dict):
             params = list(params.values())
         unique = {}
@@ -103,17 +120,35 @@ class Trainer:
         from .... import optim
 
         clip = self._clip if self._clip is not None and self._clip > 0 else None
-        groups = [{"params": [p.data()], "lr": self._lr * p.lr_mult, "lr_mult": p.lr_mult,
-                   "weight_decay": self._wd * p.wd_mult} for p in self._params]
+        groups = [
+            {
+                "params": [p.data()],
+                "lr": self._lr * p.lr_mult,
+                "lr_mult": p.lr_mult,
+                "weight_decay": self._wd * p.wd_mult,
+            }
+            for p in self._params
+        ]
         common = dict(lr=self._lr, grad_scale=self._scale, clip_value=clip)
         if self._name == "adam":
             betas = (float(self._opts.get("beta1", 0.9)), float(self._opts.get("beta2", 0.999)))
-            self._opt = optim.Adam(groups, betas=betas, eps=float(self._opts.get("epsilon", 1e-8)),
-                                   eps_before_correction=True, clip_after_decay=True, **common)
+            self._opt = optim.Adam(
+                groups,
+                betas=betas,
+                eps=float(self._opts.get("epsilon", 1e-8)),
+                eps_before_correction=True,
+                clip_after_decay=True,
+                **common,
+            )
         else:
             momentum = float(self._opts.get("momentum", 0.0))
-            self._opt = optim.SGD(groups, momentum=momentum, lr_in_momentum=True,
-                                  nesterov=self._name == "nag" and momentum > 0, **common)
+            self._opt = optim.SGD(
+                groups,
+                momentum=momentum,
+                lr_in_momentum=True,
+                nesterov=self._name == "nag" and momentum > 0,
+                **common,
+            )
 
     def allreduce_grads(self) -> None:
         """One process, one device: nothing to reduce (see tapegrad.distributed)."""

@@ -1,4 +1,5 @@
 """`mx.gluon.utils`: split_and_load (one device: the whole batch), clip_global_norm."""
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,8 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
         raise ValueError(
             f"split_data: data with shape {tuple(data.shape)} cannot be split evenly into "
             f"{num_slice} slices along axis {batch_axis}; use a batch size that's a multiple "
-            "of the number of slices, or pass even_split=False")
+            "of the number of slices, or pass even_split=False"
+        )
     if num_slice == 1:
         return [data]
     if size < num_slice:
@@ -51,8 +53,12 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     norm before clipping."""
     total = math.sqrt(sum(float((a.asnumpy().astype("float64") ** 2).sum()) for a in arrays))
     if check_isfinite and not math.isfinite(total):
-        warnings.warn(f"clip_global_norm: nan or inf is detected (the norm is {total}); the "
-                      "clipped values are undefined", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"clip_global_norm: nan or inf is detected (the norm is {total}); the "
+            "clipped values are undefined",
+            UserWarning,
+            stacklevel=2,
+        )
     scale = max_norm / (total + 1e-8)
     if scale < 1.0:
         for a in arrays:
@@ -60,5 +66,9 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     return total
 
 
-__getattr__ = facade_getattr(__name__, "the MXNet facade (mx.gluon.utils)", {},
-                             {"download": "tapegrad does not download files"})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MXNet facade (mx.gluon.utils)",
+    {},
+    {"download": "tapegrad does not download files"},
+)

@@ -10,6 +10,7 @@ argument names are kept (`shape=`, `ctx=`, `dim=` of `concat`, `num_outputs=` of
     >>> a = mx.nd.random.normal(shape=1)
     >>> a.attach_grad()
 """
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,10 @@ def full(shape, val, ctx=None, dtype=None, out=None):
 
 def _dense(stype, where):
     if stype not in (None, "default"):
-        raise ValueError(f"nd.{where}: stype {stype!r} is not supported; only dense "
-                         "('default') storage exists in tapegrad")
+        raise ValueError(
+            f"nd.{where}: stype {stype!r} is not supported; only dense "
+            "('default') storage exists in tapegrad"
+        )
 
 
 def _tg():
@@ -61,8 +64,13 @@ def _tg():
 
 def array(source_array, ctx=None, dtype=None):
     """A float32 copy of `source_array` (an NDArray keeps its dtype)."""
-    return _arrays.array(source_array, dtype=dtype, ctx=ctx,
-                         keep_array_dtype=isinstance(source_array, NDArray), cls=NDArray)
+    return _arrays.array(
+        source_array,
+        dtype=dtype,
+        ctx=ctx,
+        keep_array_dtype=isinstance(source_array, NDArray),
+        cls=NDArray,
+    )
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
@@ -138,14 +146,24 @@ Flatten = flatten
 
 def sum(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
     axes = _axes(axis, exclude, data.ndim)
-    return _tg().sum(data) if axes is None and not keepdims else _tg().sum(
-        data, dim=axes if axes is not None else tuple(range(data.ndim)), keepdim=keepdims)
+    return (
+        _tg().sum(data)
+        if axes is None and not keepdims
+        else _tg().sum(
+            data, dim=axes if axes is not None else tuple(range(data.ndim)), keepdim=keepdims
+        )
+    )
 
 
 def mean(data, axis=None, keepdims=False, exclude=False):
     axes = _axes(axis, exclude, data.ndim)
-    return _tg().mean(data) if axes is None and not keepdims else _tg().mean(
-        data, dim=axes if axes is not None else tuple(range(data.ndim)), keepdim=keepdims)
+    return (
+        _tg().mean(data)
+        if axes is None and not keepdims
+        else _tg().mean(
+            data, dim=axes if axes is not None else tuple(range(data.ndim)), keepdim=keepdims
+        )
+    )
 
 
 def max(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
@@ -283,8 +301,14 @@ def rcbrt(data):
     return 1.0 / cbrt(data)
 
 
-def LeakyReLU(data, act_type="leaky", slope=0.25, gamma=None, lower_bound=0.125,  # noqa: N802
-              upper_bound=0.334):
+def LeakyReLU(
+    data,
+    act_type="leaky",
+    slope=0.25,
+    gamma=None,
+    lower_bound=0.125,  # noqa: N802
+    upper_bound=0.334,
+):
     """leaky (slope), elu (slope), selu, gelu or prelu (`gamma`: the learned slopes)."""
     tg = _tg()
     f = tg.nn.functional
@@ -302,8 +326,10 @@ def LeakyReLU(data, act_type="leaky", slope=0.25, gamma=None, lower_bound=0.125,
         if data.ndim > 1 and gamma.ndim == 1 and gamma.shape[0] > 1:
             gamma = tg.reshape(gamma, (1, -1) + (1,) * (data.ndim - 2))
         return tg.where(data > 0, data, data * gamma)
-    raise ValueError(f"LeakyReLU: act_type {act_type!r} is not one of leaky, elu, selu, gelu, "
-                     "prelu (rrelu is not provided)")
+    raise ValueError(
+        f"LeakyReLU: act_type {act_type!r} is not one of leaky, elu, selu, gelu, "
+        "prelu (rrelu is not provided)"
+    )
 
 
 def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, **kwargs):
@@ -334,8 +360,10 @@ def save(fname, data) -> None:
     if isinstance(data, NDArray):
         data = [data]
     if not isinstance(data, (list, tuple, dict)):
-        raise TypeError(f"nd.save: data must be an NDArray, a list or a dict of NDArrays, got "
-                        f"{type(data).__name__}")
+        raise TypeError(
+            f"nd.save: data must be an NDArray, a list or a dict of NDArrays, got "
+            f"{type(data).__name__}"
+        )
     io.save(data if isinstance(data, dict) else list(data), fname)
 
 
@@ -354,12 +382,45 @@ def sigmoid(data):
 
 
 ALIASES = core_aliases(
-    "exp", "log", "sqrt", "square", "abs", "sign", "tanh", "sin", "cos", "log1p", "expm1",
-    "reciprocal", "rsqrt", "floor", "ceil", "round", "maximum", "minimum", "where", "prod",
-    "argmax", "argmin", "norm", "expand_dims", "broadcast_to", "swapaxes", "tile", negative="neg",
-    power="pow", broadcast_add="add", broadcast_sub="sub", broadcast_mul="mul",
-    broadcast_div="div", broadcast_maximum="maximum", broadcast_minimum="minimum",
-    elemwise_add="add", elemwise_sub="sub", elemwise_mul="mul", elemwise_div="div",
+    "exp",
+    "log",
+    "sqrt",
+    "square",
+    "abs",
+    "sign",
+    "tanh",
+    "sin",
+    "cos",
+    "log1p",
+    "expm1",
+    "reciprocal",
+    "rsqrt",
+    "floor",
+    "ceil",
+    "round",
+    "maximum",
+    "minimum",
+    "where",
+    "prod",
+    "argmax",
+    "argmin",
+    "norm",
+    "expand_dims",
+    "broadcast_to",
+    "swapaxes",
+    "tile",
+    negative="neg",
+    power="pow",
+    broadcast_add="add",
+    broadcast_sub="sub",
+    broadcast_mul="mul",
+    broadcast_div="div",
+    broadcast_maximum="maximum",
+    broadcast_minimum="minimum",
+    elemwise_add="add",
+    elemwise_sub="sub",
+    elemwise_mul="mul",
+    elemwise_div="div",
 )
 HINTS = {
     "Convolution": "use mx.gluon.nn.Conv2D, or tapegrad.nn.functional.conv2d",

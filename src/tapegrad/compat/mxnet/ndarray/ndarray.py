@@ -9,6 +9,7 @@ number of outputs, `repeat` repeats elements, `flatten()` keeps the first axis,
 Everything else is the core Tensor's. An op on NDArrays returns an NDArray, and
 `.grad` and `detach()` are NDArrays.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,8 +59,9 @@ class NDArray(Tensor):
         Context `other`."""
         if isinstance(other, Tensor):
             if other.shape != self.shape:
-                raise ValueError(f"copyto: shape {self.shape} does not match the target's "
-                                 f"{other.shape}")
+                raise ValueError(
+                    f"copyto: shape {self.shape} does not match the target's {other.shape}"
+                )
             write_data(other, self.detach())
             return other
         return as_class(_tg().tensor(self.detach(), device=device_of(other)), type(self))
@@ -94,8 +96,12 @@ class NDArray(Tensor):
         """Backpropagate from this array into the `.grad` of the marked variables."""
         from ..autograd import backward
 
-        backward([self], None if out_grad is None else [out_grad], retain_graph=retain_graph,
-                 train_mode=train_mode)
+        backward(
+            [self],
+            None if out_grad is None else [out_grad],
+            retain_graph=retain_graph,
+            train_mode=train_mode,
+        )
 
     def reshape(self, *shape, **kwargs):
         """A view with a new shape, MXNet's special codes allowed: 0 copies an input
@@ -117,8 +123,9 @@ class NDArray(Tensor):
 
     def transpose(self, *axes, **kwargs):
         """Permute the axes (`axes=` or positional; reversed when none are given)."""
-        axes = kwargs.pop("axes", axes[0] if len(axes) == 1 and not isinstance(axes[0], int)
-                          else axes)
+        axes = kwargs.pop(
+            "axes", axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+        )
         if kwargs:
             raise TypeError(f"transpose: unexpected arguments {sorted(kwargs)}")
         return transpose(self, tuple(axes) or None)
@@ -182,7 +189,6 @@ class NDArray(Tensor):
         """Collapse every axis but the first: (N, ...) -> (N, prod(...))."""
         return _tg().reshape(self, (self.shape[0] if self.ndim else 1, -1))
 
-
     def squeeze(self, axis=None, inplace=False):
         """The array without its size-1 axes (or only `axis`); `inplace` is accepted (the
         result is a view either way)."""
@@ -198,8 +204,10 @@ class NDArray(Tensor):
     def tostype(self, stype):
         """Only dense storage exists: "default" returns the array itself."""
         if stype != "default":
-            raise ValueError(f"tostype: stype {stype!r} is not supported; only dense "
-                             "('default') storage exists in tapegrad")
+            raise ValueError(
+                f"tostype: stype {stype!r} is not supported; only dense "
+                "('default') storage exists in tapegrad"
+            )
         return self
 
     def slice(self, begin, end, step=()):  # noqa: A003 - MXNet's method name
@@ -220,7 +228,7 @@ class NDArray(Tensor):
         idx = np.asarray(idx).astype(np.int64)
         idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
         flat = tg.index_select(self, axis, tg.tensor(idx.reshape(-1)))
-        return tg.reshape(flat, self.shape[:axis] + idx.shape + self.shape[axis + 1:])
+        return tg.reshape(flat, self.shape[:axis] + idx.shape + self.shape[axis + 1 :])
 
 
 builtins_slice = slice

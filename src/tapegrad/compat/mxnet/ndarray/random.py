@@ -1,7 +1,8 @@
 """`mx.nd.random`: legacy sampling functions (`shape=`), float32, from tapegrad's generator.
 
-    >>> a = mx.nd.random.normal(shape=1)
+>>> a = mx.nd.random.normal(shape=1)
 """
+
 from __future__ import annotations
 
 from ....creation import normal as _normal
@@ -47,9 +48,12 @@ def seed(seed_state, ctx="all"):
 
 # the samples are this module's arrays
 uniform, normal, randn, randint = (
-    _facade.returning(NDArray, f) for f in (uniform, normal, randn, randint))
+    _facade.returning(NDArray, f) for f in (uniform, normal, randn, randint)
+)
 
 __getattr__ = _facade.facade_getattr(
-    __name__, "the MXNet facade (mx.nd.random)", {},
+    __name__,
+    "the MXNet facade (mx.nd.random)",
+    {},
     {"shuffle": "not provided; index with a permutation from numpy.random"},
 )

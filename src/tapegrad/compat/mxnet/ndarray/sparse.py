@@ -1,4 +1,5 @@
 """`mx.nd.sparse`: sparse storage does not exist in tapegrad; every name says so."""
+
 from __future__ import annotations
 
 from ..._facade import unsupported

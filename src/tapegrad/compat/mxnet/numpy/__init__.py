@@ -10,6 +10,7 @@ functions follow NumPy's signatures (`axis=`, `keepdims=`), also where PyTorch d
     >>> x = mx.np.array([1, 2, 3])      # float32, as in MXNet
     >>> x.attach_grad()
 """
+
 from __future__ import annotations
 
 import numpy as _onp
@@ -139,16 +140,59 @@ def ndim(a):
 
 ALIASES = core_aliases(
     # elementwise
-    "abs", "exp", "expm1", "log", "log1p", "log2", "sqrt", "square", "reciprocal", "sin", "cos",
-    "tan", "tanh", "sign", "floor", "ceil", "round", "maximum", "minimum", "where", "add",
+    "abs",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "sqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "maximum",
+    "minimum",
+    "where",
+    "add",
     # reductions (NumPy's axis=/keepdims= are accepted by the core)
-    "sum", "mean", "prod", "argmax", "argmin", "all", "any",
+    "sum",
+    "mean",
+    "prod",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
     # linear algebra and shapes
-    "matmul", "einsum", "outer", "expand_dims", "swapaxes", "moveaxis", "broadcast_to", "tile",
-    absolute="abs", negative="neg", around="round", power="pow", subtract="sub",
-    multiply="mul", divide="div", true_divide="div",
+    "matmul",
+    "einsum",
+    "outer",
+    "expand_dims",
+    "swapaxes",
+    "moveaxis",
+    "broadcast_to",
+    "tile",
+    absolute="abs",
+    negative="neg",
+    around="round",
+    power="pow",
+    subtract="sub",
+    multiply="mul",
+    divide="div",
+    true_divide="div",
     # comparisons (never differentiable)
-    equal="eq", not_equal="ne", greater="gt", greater_equal="ge", less="lt", less_equal="le",
+    equal="eq",
+    not_equal="ne",
+    greater="gt",
+    greater_equal="ge",
+    less="lt",
+    less_equal="le",
 )
 HINTS = {
     "asnumpy": "arrays have an .asnumpy() method",

@@ -1,4 +1,5 @@
 """`mx.np.linalg`: norm, inv, det, slogdet, solve (tapegrad.linalg, NumPy signatures)."""
+
 from __future__ import annotations
 
 from ..._facade import facade_dir, facade_getattr
@@ -14,8 +15,10 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
 
 
 ALIASES = {
-    "inv": "tapegrad.linalg:inv", "det": "tapegrad.linalg:det",
-    "slogdet": "tapegrad.linalg:slogdet", "solve": "tapegrad.linalg:solve",
+    "inv": "tapegrad.linalg:inv",
+    "det": "tapegrad.linalg:det",
+    "slogdet": "tapegrad.linalg:slogdet",
+    "solve": "tapegrad.linalg:solve",
 }
 __getattr__ = facade_getattr(__name__, "the MXNet facade (mx.np.linalg)", ALIASES)
 __dir__ = facade_dir(__name__, ALIASES)

@@ -7,6 +7,7 @@ unless `npx.set_np()` was called) takes either, and an op mixing the two returns
 `mxnet.numpy` does, unlike NumPy), `flatten()` is 1-D, `max`/`min` return values,
 `std`/`var` divide by N (`ddof=0`), `item()`; `as_nd_ndarray()` goes back.
 """
+
 from __future__ import annotations
 
 from ..._numpy_style import _shape, amax, amin, std, transpose, var

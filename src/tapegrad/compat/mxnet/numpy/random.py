@@ -3,6 +3,7 @@
 The streams differ from MXNet's: seed with `mx.random.seed(s)` (or `tg.manual_seed`) for
 reproducible runs, but do not expect MXNet's numbers.
 """
+
 from __future__ import annotations
 
 from ....creation import normal as _normal
@@ -55,10 +56,15 @@ def seed(seed):  # noqa: A002
 
 # the samples are this module's arrays
 uniform, normal, randn, rand, randint = (
-    _facade.returning(ndarray, f) for f in (uniform, normal, randn, rand, randint))
+    _facade.returning(ndarray, f) for f in (uniform, normal, randn, rand, randint)
+)
 
 __getattr__ = _facade.facade_getattr(
-    __name__, "the MXNet facade (mx.np.random)", {},
-    {"choice": "not provided; sample indices with randint", "shuffle": "not provided; "
-     "index with a permutation from numpy.random"},
+    __name__,
+    "the MXNet facade (mx.np.random)",
+    {},
+    {
+        "choice": "not provided; sample indices with randint",
+        "shuffle": "not provided; index with a permutation from numpy.random",
+    },
 )

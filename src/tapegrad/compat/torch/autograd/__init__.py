@@ -1,7 +1,8 @@
 """`torch.autograd`: Function, grad, backward, gradcheck, modes (tapegrad.autograd).
 
-    >>> from tapegrad.compat.torch.autograd import Function
+>>> from tapegrad.compat.torch.autograd import Function
 """
+
 from __future__ import annotations
 
 from ..._facade import forward_getattr
@@ -20,12 +21,28 @@ def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - PyTorch
 
 _DENY = {
     name: "this is MXNet's record scope; use torch's requires_grad / no_grad"
-    for name in ("record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-                 "set_recording", "set_training", "mark_variables")
+    for name in (
+        "record",
+        "pause",
+        "train_mode",
+        "predict_mode",
+        "is_recording",
+        "is_training",
+        "set_recording",
+        "set_training",
+        "mark_variables",
+    )
 }
-_DENY.update({
-    "GradManager": "GradManager is MegEngine's API; use tapegrad.autodiff directly",
-    "profiler": "the autograd profiler is not supported",
-})
-__getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.autograd)",
-                              "tapegrad.autograd", _DENY, {"graph": "tapegrad.autograd.graph"})
+_DENY.update(
+    {
+        "GradManager": "GradManager is MegEngine's API; use tapegrad.autodiff directly",
+        "profiler": "the autograd profiler is not supported",
+    }
+)
+__getattr__ = forward_getattr(
+    __name__,
+    "the PyTorch facade (torch.autograd)",
+    "tapegrad.autograd",
+    _DENY,
+    {"graph": "tapegrad.autograd.graph"},
+)

@@ -6,12 +6,18 @@ and change nothing: tapegrad has one algorithm per op.
     >>> torch.backends.mps.is_available()
     False
 """
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
 from . import cuda, cudnn, mkldnn, mps, openmp  # noqa: F401
 
-__getattr__ = facade_getattr(__name__, "the PyTorch facade (torch.backends)", {}, {
-    "quantized": "quantization is not supported",
-    "opt_einsum": "einsum contraction order is NumPy's",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the PyTorch facade (torch.backends)",
+    {},
+    {
+        "quantized": "quantization is not supported",
+        "opt_einsum": "einsum contraction order is NumPy's",
+    },
+)

@@ -1,4 +1,5 @@
 """`torch.backends.cuda`: whether the GPU path exists (CuPy), and the TF32 switches."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """`torch.backends.cudnn`: tapegrad's GPU path is CuPy; the flags are accepted and kept."""
+
 from __future__ import annotations
 
 enabled = True  # PyTorch's default; tapegrad's GPU convolutions don't consult it

@@ -1,4 +1,5 @@
 """`torch.backends.mkldnn`: PyTorch's oneDNN kernels, which tapegrad does not use."""
+
 from __future__ import annotations
 
 enabled = False

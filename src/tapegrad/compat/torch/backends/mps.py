@@ -1,4 +1,5 @@
 """`torch.backends.mps`: Apple's Metal backend, which tapegrad does not have."""
+
 from __future__ import annotations
 
 

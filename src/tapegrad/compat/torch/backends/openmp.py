@@ -1,4 +1,5 @@
 """`torch.backends.openmp`: tapegrad's CPU threads are those of NumPy's BLAS."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """`torch.cuda`: availability queries (tapegrad's GPU backend is CuPy)."""
+
 from __future__ import annotations
 
 from ..._facade import facade_getattr
@@ -44,7 +45,12 @@ def empty_cache() -> None:
         backend.cupy().get_default_memory_pool().free_all_blocks()
 
 
-__getattr__ = facade_getattr(__name__, "the PyTorch facade (torch.cuda)", {}, {
-    "amp": "mixed precision is not supported; use float16 tensors explicitly",
-    "Stream": "CUDA streams are not exposed by tapegrad",
-})
+__getattr__ = facade_getattr(
+    __name__,
+    "the PyTorch facade (torch.cuda)",
+    {},
+    {
+        "amp": "mixed precision is not supported; use float16 tensors explicitly",
+        "Stream": "CUDA streams are not exposed by tapegrad",
+    },
+)

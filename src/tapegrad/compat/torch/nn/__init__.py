@@ -1,8 +1,9 @@
 """`torch.nn`: tapegrad.nn (Module, Parameter, layers, losses), `functional`, `init`, `utils`.
 
-    >>> from tapegrad.compat.torch import nn
-    >>> model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+>>> from tapegrad.compat.torch import nn
+>>> model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
 """
+
 from __future__ import annotations
 
 from ..._facade import forward_getattr

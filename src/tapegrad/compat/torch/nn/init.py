@@ -1,4 +1,5 @@
 """`torch.nn.init`: tapegrad.nn.init (uniform_, normal_, xavier_*, kaiming_*, zeros_ ...)."""
+
 from __future__ import annotations
 
 from ..._facade import forward_getattr

@@ -1,5 +1,6 @@
 """`torch.optim`: tapegrad.optim (SGD, Adam, AdamW, RMSprop, Adagrad, LBFGS) and
 `lr_scheduler`."""
+
 from __future__ import annotations
 
 from ..._facade import forward_getattr

@@ -1,9 +1,10 @@
 """`megengine.core.tensor.dtype`: the plain NumPy dtypes; quantized dtypes are not supported.
 
-    >>> from tapegrad.compat.megengine.core.tensor import dtype
-    >>> dtype.is_differentible_dtype("float32"), dtype.is_differentible_dtype("int32")
-    (True, False)
+>>> from tapegrad.compat.megengine.core.tensor import dtype
+>>> dtype.is_differentible_dtype("float32"), dtype.is_differentible_dtype("int32")
+(True, False)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,5 +34,4 @@ def is_bfloat16(dtype) -> bool:
     return False
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (megengine.core.tensor.dtype)",
-                             {}, {})
+__getattr__ = facade_getattr(__name__, "the MegEngine facade (megengine.core.tensor.dtype)", {}, {})

@@ -9,14 +9,24 @@ field is the "image", the rest pass through). Images are NumPy arrays, HWC.
     >>> img.shape, float(img[0, 0, 0]), label
     ((3, 4, 5), 1.0, 7)
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ...._facade import facade_getattr
 
-__all__ = ["Transform", "VisionTransform", "PseudoTransform", "Compose", "ToMode",
-           "Normalize", "RandomHorizontalFlip", "RandomVerticalFlip", "Lambda"]
+__all__ = [
+    "Transform",
+    "VisionTransform",
+    "PseudoTransform",
+    "Compose",
+    "ToMode",
+    "Normalize",
+    "RandomHorizontalFlip",
+    "RandomVerticalFlip",
+    "Lambda",
+]
 
 
 class Transform:
@@ -49,7 +59,7 @@ class VisionTransform(Transform):
         """The sample with each field that `order` calls "image" transformed."""
         fields = input if isinstance(input, tuple) else (input,)
         out = list(fields)
-        for i, kind in enumerate(self.order[:len(fields)]):
+        for i, kind in enumerate(self.order[: len(fields)]):
             if kind == "image":
                 out[i] = self._apply_image(fields[i])
         return tuple(out) if isinstance(input, tuple) else out[0]
@@ -61,8 +71,9 @@ class VisionTransform(Transform):
 class Compose(Transform):
     """Apply `transforms` in order."""
 
-    def __init__(self, transforms=None, batch_compose=False, shuffle_indices=None,
-                 order=None) -> None:
+    def __init__(
+        self, transforms=None, batch_compose=False, shuffle_indices=None, order=None
+    ) -> None:
         self.transforms = list(transforms or [])
 
     def apply(self, input):  # noqa: A002
@@ -136,8 +147,21 @@ class Lambda(VisionTransform):
         return self.func(image)
 
 
-__getattr__ = facade_getattr(__name__, "the MegEngine facade (megengine.data.transform)", {},
-                             {name: "not provided (needs OpenCV); write it as a Lambda"
-                              for name in ("Resize", "RandomResizedCrop", "CenterCrop",
-                                           "RandomCrop", "ColorJitter", "ShortestEdgeResize",
-                                           "BrightnessTransform", "ContrastTransform")})
+__getattr__ = facade_getattr(
+    __name__,
+    "the MegEngine facade (megengine.data.transform)",
+    {},
+    {
+        name: "not provided (needs OpenCV); write it as a Lambda"
+        for name in (
+            "Resize",
+            "RandomResizedCrop",
+            "CenterCrop",
+            "RandomCrop",
+            "ColorJitter",
+            "ShortestEdgeResize",
+            "BrightnessTransform",
+            "ContrastTransform",
+        )
+    },
+)

@@ -1,10 +1,11 @@
 """`mx.gluon.data`: datasets and the DataLoader (tapegrad.data's loader underneath).
 
-    >>> X, y = mx.np.ones((100, 3)), mx.np.zeros((100,))
-    >>> ds = mx.gluon.data.ArrayDataset(X, y)
-    >>> [xb.shape for xb, yb in mx.gluon.data.DataLoader(ds, batch_size=32, shuffle=True)]
-    [(32, 3), (32, 3), (32, 3), (4, 3)]
+>>> X, y = mx.np.ones((100, 3)), mx.np.zeros((100,))
+>>> ds = mx.gluon.data.ArrayDataset(X, y)
+>>> [xb.shape for xb, yb in mx.gluon.data.DataLoader(ds, batch_size=32, shuffle=True)]
+[(32, 3), (32, 3), (32, 3), (4, 3)]
 """
+
 from __future__ import annotations
 
 from .....tensor import Tensor
@@ -15,8 +16,17 @@ from .dataset import ArrayDataset, Dataset, SimpleDataset  # noqa: F401
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "DataLoader"]
 
 
-def DataLoader(dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,  # noqa: N802
-               batch_sampler=None, batchify_fn=None, num_workers=0, **kwargs):
+def DataLoader(
+    dataset,
+    batch_size=None,
+    shuffle=False,
+    sampler=None,
+    last_batch=None,  # noqa: N802
+    batch_sampler=None,
+    batchify_fn=None,
+    num_workers=0,
+    **kwargs,
+):
     """Batches of `dataset` (tapegrad.data.DataLoader with MXNet's argument names).
 
     Args:
@@ -26,15 +36,23 @@ def DataLoader(dataset, batch_size=None, shuffle=False, sampler=None, last_batch
     from .....data import DataLoader as _CoreLoader
 
     if sampler is not None or batch_sampler is not None:
-        raise ValueError("DataLoader(sampler=/batch_sampler=) is not supported by the MXNet "
-                         "facade; use shuffle=True or tapegrad.data directly")
+        raise ValueError(
+            "DataLoader(sampler=/batch_sampler=) is not supported by the MXNet "
+            "facade; use shuffle=True or tapegrad.data directly"
+        )
     last_batch = last_batch or "keep"
     if last_batch not in ("keep", "discard"):
-        raise ValueError(f"DataLoader: last_batch must be 'keep' or 'discard' (got "
-                         f"{last_batch!r}; 'rollover' is not supported)")
-    return _CoreLoader(dataset, batch_size=batch_size or 1, shuffle=shuffle,
-                       drop_last=last_batch == "discard",
-                       collate_fn=batchify_fn if batchify_fn is not None else _batchify)
+        raise ValueError(
+            f"DataLoader: last_batch must be 'keep' or 'discard' (got "
+            f"{last_batch!r}; 'rollover' is not supported)"
+        )
+    return _CoreLoader(
+        dataset,
+        batch_size=batch_size or 1,
+        shuffle=shuffle,
+        drop_last=last_batch == "discard",
+        collate_fn=batchify_fn if batchify_fn is not None else _batchify,
+    )
 
 
 def _batchify(items):
@@ -56,7 +74,11 @@ def _batchify(items):
 
 
 __getattr__ = facade_getattr(
-    __name__, "the MXNet facade (mx.gluon.data)", {},
-    {"RecordFileDataset": "RecordIO files are not supported",
-     "Sampler": "samplers are not supported; use DataLoader(shuffle=True)"},
+    __name__,
+    "the MXNet facade (mx.gluon.data)",
+    {},
+    {
+        "RecordFileDataset": "RecordIO files are not supported",
+        "Sampler": "samplers are not supported; use DataLoader(shuffle=True)",
+    },
 )

@@ -1,5 +1,6 @@
 """Gluon's data set classes: `Dataset` (with `transform` / `transform_first`),
 `SimpleDataset` and `ArrayDataset`."""
+
 from __future__ import annotations
 
 from .....tensor import Tensor

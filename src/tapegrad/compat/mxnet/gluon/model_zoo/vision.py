@@ -8,6 +8,7 @@ networks of the papers (basic blocks for 18/34 layers, bottlenecks above; v2 put
 norm and relu before each convolution). `pretrained=True` raises: tapegrad downloads no
 weights; load your own with `net.load_parameters(path)`.
 """
+
 from __future__ import annotations
 
 from ..block import HybridBlock, block_args
@@ -23,13 +24,16 @@ from ..nn import (
 )
 
 __all__ = ["get_resnet", "get_model", "ResNetV1", "ResNetV2"] + [
-    f"resnet{n}_v{v}" for v in (1, 2) for n in (18, 34, 50, 101, 152)]
+    f"resnet{n}_v{v}" for v in (1, 2) for n in (18, 34, 50, 101, 152)
+]
 
-_SPEC = {18: ("basic", [2, 2, 2, 2], [64, 64, 128, 256, 512]),
-         34: ("basic", [3, 4, 6, 3], [64, 64, 128, 256, 512]),
-         50: ("bottle", [3, 4, 6, 3], [64, 256, 512, 1024, 2048]),
-         101: ("bottle", [3, 4, 23, 3], [64, 256, 512, 1024, 2048]),
-         152: ("bottle", [3, 8, 36, 3], [64, 256, 512, 1024, 2048])}
+_SPEC = {
+    18: ("basic", [2, 2, 2, 2], [64, 64, 128, 256, 512]),
+    34: ("basic", [3, 4, 6, 3], [64, 64, 128, 256, 512]),
+    50: ("bottle", [3, 4, 6, 3], [64, 256, 512, 1024, 2048]),
+    101: ("bottle", [3, 4, 23, 3], [64, 256, 512, 1024, 2048]),
+    152: ("bottle", [3, 8, 36, 3], [64, 256, 512, 1024, 2048]),
+}
 
 
 def _conv3x3(channels, stride, in_channels):
@@ -40,8 +44,7 @@ class _Residual(HybridBlock):
     """One residual unit: `body` (convolutions) plus the shortcut (1x1 conv when the
     shape changes). v1: relu(body(x) + shortcut(x)); v2: pre-activation."""
 
-    def __init__(self, channels, stride, downsample, in_channels, bottleneck, v2,
-                 **kwargs) -> None:
+    def __init__(self, channels, stride, downsample, in_channels, bottleneck, v2, **kwargs) -> None:
         super().__init__(**block_args(kwargs))
         self._v2 = v2
         # no name_scope of its own: its layers are named in the stage's scope (unique
@@ -50,9 +53,11 @@ class _Residual(HybridBlock):
         mid = channels // 4 if bottleneck else channels
         if v2:
             self.bn1 = BatchNorm()
-        convs = ([(mid, 1, 1, in_channels), (mid, 3, stride, mid), (channels, 1, 1, mid)]
-                 if bottleneck else [(channels, 3, stride, in_channels),
-                                     (channels, 3, 1, channels)])
+        convs = (
+            [(mid, 1, 1, in_channels), (mid, 3, stride, mid), (channels, 1, 1, mid)]
+            if bottleneck
+            else [(channels, 3, stride, in_channels), (channels, 3, 1, channels)]
+        )
         for i, (c, k, s, cin) in enumerate(convs):
             if v2 and i > 0:
                 self.body.add(BatchNorm())
@@ -64,11 +69,15 @@ class _Residual(HybridBlock):
                     self.body.add(Activation("relu"))
         self.downsample = None
         if downsample:
-            self.downsample = HybridSequential(prefix="") if not v2 else \
-                Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
+            self.downsample = (
+                HybridSequential(prefix="")
+                if not v2
+                else Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
+            )
             if not v2:
-                self.downsample.add(Conv2D(channels, 1, stride, use_bias=False,
-                                           in_channels=in_channels))
+                self.downsample.add(
+                    Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
+                )
                 self.downsample.add(BatchNorm())
 
     def forward(self, x):
@@ -105,10 +114,17 @@ class _ResNet(HybridBlock):
                 stage = HybridSequential(prefix=f"stage{i + 1}_")
                 with stage.name_scope():
                     for j in range(n):
-                        stage.add(_Residual(channels[i + 1], stride if j == 0 else 1,
-                                            j == 0 and (channels[i + 1] != in_channels
-                                                        or stride != 1),
-                                            in_channels, bottleneck, self._v2, prefix=""))
+                        stage.add(
+                            _Residual(
+                                channels[i + 1],
+                                stride if j == 0 else 1,
+                                j == 0 and (channels[i + 1] != in_channels or stride != 1),
+                                in_channels,
+                                bottleneck,
+                                self._v2,
+                                prefix="",
+                            )
+                        )
                         in_channels = channels[i + 1]
                 self.features.add(stage)
             if self._v2:
@@ -135,12 +151,13 @@ class ResNetV2(_ResNet):
 def get_resnet(version, num_layers, pretrained=False, ctx=None, root=None, **kwargs):
     """ResNet `version` (1 or 2) with `num_layers` (18, 34, 50, 101 or 152)."""
     if pretrained:
-        raise ValueError("model_zoo: pretrained weights are not provided (tapegrad downloads "
-                         "nothing); build the network untrained and load_parameters() your "
-                         "own file")
+        raise ValueError(
+            "model_zoo: pretrained weights are not provided (tapegrad downloads "
+            "nothing); build the network untrained and load_parameters() your "
+            "own file"
+        )
     if num_layers not in _SPEC:
-        raise ValueError(f"get_resnet: num_layers must be one of {sorted(_SPEC)}, got "
-                         f"{num_layers}")
+        raise ValueError(f"get_resnet: num_layers must be one of {sorted(_SPEC)}, got {num_layers}")
     if version not in (1, 2):
         raise ValueError(f"get_resnet: version must be 1 or 2, got {version}")
     block, layers, channels = _SPEC[num_layers]
@@ -166,6 +183,8 @@ def get_model(name, **kwargs):
     """A model by name ("resnet18_v1", ...)."""
     fn = globals().get(name.lower())
     if fn is None or not name.lower().startswith("resnet"):
-        raise ValueError(f"get_model: {name!r} is not provided; the facade has "
-                         f"{[n for n in __all__ if n.startswith('resnet')]}")
+        raise ValueError(
+            f"get_model: {name!r} is not provided; the facade has "
+            f"{[n for n in __all__ if n.startswith('resnet')]}"
+        )
     return fn(**kwargs)

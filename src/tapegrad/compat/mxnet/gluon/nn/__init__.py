@@ -1,10 +1,11 @@
 """`mx.gluon.nn`: Gluon's layers and containers on tapegrad.
 
-    >>> from tapegrad.compat.mxnet.gluon.nn import HybridSequential, Dense
-    >>> net = HybridSequential()
-    >>> net.add(Dense(units=3), Dense(units=1))
-    >>> net.initialize()
+>>> from tapegrad.compat.mxnet.gluon.nn import HybridSequential, Dense
+>>> net = HybridSequential()
+>>> net.add(Dense(units=3), Dense(units=1))
+>>> net.initialize()
 """
+
 from __future__ import annotations
 
 from ...._facade import facade_dir, facade_getattr

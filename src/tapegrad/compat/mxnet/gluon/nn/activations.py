@@ -1,4 +1,5 @@
 """Gluon activation blocks and the `activation=` names of Dense/Conv2D."""
+
 from __future__ import annotations
 
 from ..block import HybridBlock, block_args

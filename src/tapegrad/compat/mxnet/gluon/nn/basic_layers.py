@@ -5,6 +5,7 @@ Each layer owns Gluon Parameters (record-scope variables, `grad_req="write"`), i
 unknown input sizes at its first forward (deferred initialization), and asks
 `autograd.is_training()` where training and prediction differ.
 """
+
 from __future__ import annotations
 
 from .....autograd.record import is_training
@@ -13,9 +14,19 @@ from ..block import Block, HybridBlock, block_args
 from ..parameter import Parameter
 from .activations import activation_fn
 
-__all__ = ["Dense", "Dropout", "BatchNorm", "Flatten", "Embedding", "LayerNorm", "Lambda",
-           "InstanceNorm", "GroupNorm",
-           "HybridLambda", "Identity"]
+__all__ = [
+    "Dense",
+    "Dropout",
+    "BatchNorm",
+    "Flatten",
+    "Embedding",
+    "LayerNorm",
+    "Lambda",
+    "InstanceNorm",
+    "GroupNorm",
+    "HybridLambda",
+    "Identity",
+]
 
 
 def _tg():
@@ -42,15 +53,34 @@ class Dense(HybridBlock):
         weight_initializer, bias_initializer: this layer's own initializers.
     """
 
-    def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
-                 weight_initializer=None, bias_initializer="zeros", in_units=0,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        flatten=True,
+        dtype="float32",
+        weight_initializer=None,
+        bias_initializer="zeros",
+        in_units=0,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         self._units, self._in_units, self._flatten = units, in_units, flatten
-        self.weight = self.params.get("weight", shape=(units, in_units), dtype=dtype,
-                                init=weight_initializer, allow_deferred_init=True)
-        self.bias = self.params.get("bias", shape=(units,), dtype=dtype, init=bias_initializer,
-                              allow_deferred_init=True) if use_bias else None
+        self.weight = self.params.get(
+            "weight",
+            shape=(units, in_units),
+            dtype=dtype,
+            init=weight_initializer,
+            allow_deferred_init=True,
+        )
+        self.bias = (
+            self.params.get(
+                "bias", shape=(units,), dtype=dtype, init=bias_initializer, allow_deferred_init=True
+            )
+            if use_bias
+            else None
+        )
         self.act = activation_fn(activation) if activation is not None else None
         self._act_name = activation
 
@@ -69,7 +99,8 @@ class Dense(HybridBlock):
     def _repr_body(self) -> str:
         shape = self.weight.shape
         return f"{shape[1] if shape[1] else None} -> {shape[0]}, " + (
-            "linear" if self._act_name is None else self._act_name)
+            "linear" if self._act_name is None else self._act_name
+        )
 
 
 class Dropout(HybridBlock):
@@ -94,8 +125,9 @@ class Dropout(HybridBlock):
             return tg.nn.functional.dropout(x, p=self._rate, training=True)
         # one mask shared along `axes`: drop a ones tensor of the reduced shape, broadcast
         mask_shape = tuple(1 if i in self._axes else s for i, s in enumerate(x.shape))
-        mask = tg.nn.functional.dropout(tg.ones(mask_shape, dtype=x.dtype), p=self._rate,
-                                        training=True)
+        mask = tg.nn.functional.dropout(
+            tg.ones(mask_shape, dtype=x.dtype), p=self._rate, training=True
+        )
         return x * mask
 
     def _repr_body(self) -> str:
@@ -111,25 +143,56 @@ class BatchNorm(HybridBlock):
     Predict mode uses the running statistics.
     """
 
-    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
-                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels=0, **kwargs) -> None:
+    def __init__(
+        self,
+        axis=1,
+        momentum=0.9,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        use_global_stats=False,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        running_mean_initializer="zeros",
+        running_variance_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         self._axis, self._momentum, self._eps = axis, momentum, epsilon
         self._use_global_stats = use_global_stats
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                               shape=(in_channels,), init=gamma_initializer,
-                               allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                              shape=(in_channels,), init=beta_initializer,
-                              allow_deferred_init=True, differentiable=center)
-        self.running_mean = self.params.get("running_mean", grad_req="null", shape=(in_channels,),
-                                      init=running_mean_initializer, allow_deferred_init=True,
-                                      differentiable=False)
-        self.running_var = self.params.get("running_var", grad_req="null", shape=(in_channels,),
-                                     init=running_variance_initializer,
-                                     allow_deferred_init=True, differentiable=False)
+        self.gamma = self.params.get(
+            "gamma",
+            grad_req="write" if scale else "null",
+            shape=(in_channels,),
+            init=gamma_initializer,
+            allow_deferred_init=True,
+            differentiable=scale,
+        )
+        self.beta = self.params.get(
+            "beta",
+            grad_req="write" if center else "null",
+            shape=(in_channels,),
+            init=beta_initializer,
+            allow_deferred_init=True,
+            differentiable=center,
+        )
+        self.running_mean = self.params.get(
+            "running_mean",
+            grad_req="null",
+            shape=(in_channels,),
+            init=running_mean_initializer,
+            allow_deferred_init=True,
+            differentiable=False,
+        )
+        self.running_var = self.params.get(
+            "running_var",
+            grad_req="null",
+            shape=(in_channels,),
+            init=running_variance_initializer,
+            allow_deferred_init=True,
+            differentiable=False,
+        )
 
     def forward(self, x):
         tg = _tg()
@@ -143,8 +206,14 @@ class BatchNorm(HybridBlock):
         training = is_training() and not self._use_global_stats
         rm, rv = self.running_mean.data(), self.running_var.data()
         out = tg.nn.functional.batch_norm(
-            x, None if training else rm, None if training else rv, weight=self.gamma.data(),
-            bias=self.beta.data(), training=training, eps=self._eps)
+            x,
+            None if training else rm,
+            None if training else rv,
+            weight=self.gamma.data(),
+            bias=self.beta.data(),
+            training=training,
+            eps=self._eps,
+        )
         if training:
             self._update_running(x, rm, rv)
         return tg.moveaxis(out, 1, axis) if moved else out
@@ -161,8 +230,10 @@ class BatchNorm(HybridBlock):
                 write_data(stat, stat.detach() * m + (1.0 - m) * batch.astype(stat.dtype))
 
     def _repr_body(self) -> str:
-        return (f"axis={self._axis}, eps={self._eps}, momentum={self._momentum}, "
-                f"in_channels={self.gamma.shape[0] or None}")
+        return (
+            f"axis={self._axis}, eps={self._eps}, momentum={self._momentum}, "
+            f"in_channels={self.gamma.shape[0] or None}"
+        )
 
 
 class Flatten(HybridBlock):
@@ -175,13 +246,21 @@ class Flatten(HybridBlock):
 class Embedding(HybridBlock):
     """Rows of `weight` (input_dim x output_dim) picked by integer (or integral float) indices."""
 
-    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
-                 sparse_grad=False, **kwargs) -> None:
+    def __init__(
+        self,
+        input_dim,
+        output_dim,
+        dtype="float32",
+        weight_initializer=None,
+        sparse_grad=False,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         # sparse_grad=True is accepted: the gradient is dense (the same values)
         self._dims = (input_dim, output_dim)
-        self.weight = self.params.get("weight", shape=(input_dim, output_dim), dtype=dtype,
-                                init=weight_initializer)
+        self.weight = self.params.get(
+            "weight", shape=(input_dim, output_dim), dtype=dtype, init=weight_initializer
+        )
 
     def forward(self, x):
         tg = _tg()
@@ -195,44 +274,83 @@ class Embedding(HybridBlock):
 class LayerNorm(HybridBlock):
     """Normalize over the last axis with learned scale (gamma) and shift (beta)."""
 
-    def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
-                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        axis=-1,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         if axis != -1:
             raise ValueError("LayerNorm: only axis=-1 is supported by the MXNet facade")
         self._eps = epsilon
-        self.gamma = self.params.get("gamma", shape=(in_channels,), init=gamma_initializer,
-                               allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", shape=(in_channels,), init=beta_initializer,
-                              allow_deferred_init=True, differentiable=center)
+        self.gamma = self.params.get(
+            "gamma",
+            shape=(in_channels,),
+            init=gamma_initializer,
+            allow_deferred_init=True,
+            differentiable=scale,
+        )
+        self.beta = self.params.get(
+            "beta",
+            shape=(in_channels,),
+            init=beta_initializer,
+            allow_deferred_init=True,
+            differentiable=center,
+        )
 
     def forward(self, x):
         n = x.shape[-1]
         if self.gamma.shape and self.gamma.shape[0] > 0 and self.gamma.shape[0] != n:
             from ...base import MXNetError
 
-            raise MXNetError(f"LayerNorm: the input's last axis has {n} entries, but the layer "
-                             f"has in_channels={self.gamma.shape[0]}")
+            raise MXNetError(
+                f"LayerNorm: the input's last axis has {n} entries, but the layer "
+                f"has in_channels={self.gamma.shape[0]}"
+            )
         _materialize(self.gamma, (n,))
         _materialize(self.beta, (n,))
-        return _tg().nn.functional.layer_norm(x, (n,), self.gamma.data(), self.beta.data(),
-                                              self._eps)
+        return _tg().nn.functional.layer_norm(
+            x, (n,), self.gamma.data(), self.beta.data(), self._eps
+        )
 
 
 class InstanceNorm(HybridBlock):
     """Normalize each sample's channel over its spatial axes, with a learned scale (gamma)
     and shift (beta) per channel (`axis` is the channel axis, 1 by default)."""
 
-    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
-                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        axis=1,
+        epsilon=1e-5,
+        center=True,
+        scale=False,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         self._axis, self._eps = axis, epsilon
-        self.gamma = self.params.get("gamma", shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True, differentiable=center)
+        self.gamma = self.params.get(
+            "gamma",
+            shape=(in_channels,),
+            init=gamma_initializer,
+            allow_deferred_init=True,
+            differentiable=scale,
+        )
+        self.beta = self.params.get(
+            "beta",
+            shape=(in_channels,),
+            init=beta_initializer,
+            allow_deferred_init=True,
+            differentiable=center,
+        )
 
     def forward(self, x):
         tg = _tg()
@@ -248,14 +366,32 @@ class GroupNorm(HybridBlock):
     """Normalize over groups of channels (NC... input); MXNet 1.x's gamma and beta have one
     entry per group (shape (num_groups,))."""
 
-    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
-                 beta_initializer="zeros", gamma_initializer="ones", **kwargs) -> None:
+    def __init__(
+        self,
+        num_groups=1,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         self._groups, self._eps = num_groups, epsilon
-        self.gamma = self.params.get("gamma", shape=(num_groups,), init=gamma_initializer,
-                                     allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", shape=(num_groups,), init=beta_initializer,
-                                    allow_deferred_init=True, differentiable=center)
+        self.gamma = self.params.get(
+            "gamma",
+            shape=(num_groups,),
+            init=gamma_initializer,
+            allow_deferred_init=True,
+            differentiable=scale,
+        )
+        self.beta = self.params.get(
+            "beta",
+            shape=(num_groups,),
+            init=beta_initializer,
+            allow_deferred_init=True,
+            differentiable=center,
+        )
 
     def forward(self, x):
         tg = _tg()
@@ -267,8 +403,9 @@ class GroupNorm(HybridBlock):
         out = tg.nn.functional.group_norm(x, g, None, None, self._eps)
         grouped = tg.reshape(out, (x.shape[0], g, -1))
         shape = (1, g, 1)
-        grouped = grouped * tg.reshape(self.gamma.data(), shape) + \
-            tg.reshape(self.beta.data(), shape)
+        grouped = grouped * tg.reshape(self.gamma.data(), shape) + tg.reshape(
+            self.beta.data(), shape
+        )
         return tg.reshape(grouped, x.shape)
 
 

@@ -6,15 +6,32 @@ NDHWC) move the channel axis first, compute, and move it back (the same numbers,
 MXNet's layout). 3-D pooling is separable (a box is a product of intervals): it pools
 the depth axis, then height and width.
 """
+
 from __future__ import annotations
 
 from ..block import HybridBlock, block_args
 from .activations import activation_fn
 
-__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
-           "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
-           "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalAvgPool3D", "GlobalMaxPool1D",
-           "GlobalMaxPool2D", "GlobalMaxPool3D", "ReflectionPad2D"]
+__all__ = [
+    "Conv1D",
+    "Conv2D",
+    "Conv3D",
+    "Conv1DTranspose",
+    "Conv2DTranspose",
+    "MaxPool1D",
+    "MaxPool2D",
+    "MaxPool3D",
+    "AvgPool1D",
+    "AvgPool2D",
+    "AvgPool3D",
+    "GlobalAvgPool1D",
+    "GlobalAvgPool2D",
+    "GlobalAvgPool3D",
+    "GlobalMaxPool1D",
+    "GlobalMaxPool2D",
+    "GlobalMaxPool3D",
+    "ReflectionPad2D",
+]
 
 _LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
@@ -54,10 +71,24 @@ class _Conv(HybridBlock):
     _dims = 2
     _transpose = False
 
-    def __init__(self, channels, kernel_size, strides=1, padding=0, dilation=1, groups=1,
-                 layout=None, activation=None, use_bias=True, weight_initializer=None,
-                 bias_initializer="zeros", in_channels=0, output_padding=0, adj=None,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        channels,
+        kernel_size,
+        strides=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        layout=None,
+        activation=None,
+        use_bias=True,
+        weight_initializer=None,
+        bias_initializer="zeros",
+        in_channels=0,
+        output_padding=0,
+        adj=None,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         n = self._dims
         self._last = _channels_last(layout, n, type(self).__name__)
@@ -66,10 +97,19 @@ class _Conv(HybridBlock):
         self._strides, self._padding = _tuple(strides, n), _tuple(padding, n)
         self._dilation = _tuple(dilation, n)
         self._out_pad = _tuple(adj if adj is not None else output_padding, n)
-        self.weight = self.params.get("weight", shape=self._weight_shape(in_channels),
-                                      init=weight_initializer, allow_deferred_init=True)
-        self.bias = self.params.get("bias", shape=(channels,), init=bias_initializer,
-                                    allow_deferred_init=True) if use_bias else None
+        self.weight = self.params.get(
+            "weight",
+            shape=self._weight_shape(in_channels),
+            init=weight_initializer,
+            allow_deferred_init=True,
+        )
+        self.bias = (
+            self.params.get(
+                "bias", shape=(channels,), init=bias_initializer, allow_deferred_init=True
+            )
+            if use_bias
+            else None
+        )
         self.act = activation_fn(activation) if activation is not None else None
 
     @classmethod
@@ -97,15 +137,24 @@ class _Conv(HybridBlock):
             self.bias._finish_deferred_init()
             bias = self.bias.data()
         extra = {"output_padding": self._out_pad} if self._transpose else {}
-        out = self._conv_fn()(x, self.weight.data(), bias, stride=self._strides,
-                              padding=self._padding, dilation=self._dilation,
-                              groups=self._groups, **extra)
+        out = self._conv_fn()(
+            x,
+            self.weight.data(),
+            bias,
+            stride=self._strides,
+            padding=self._padding,
+            dilation=self._dilation,
+            groups=self._groups,
+            **extra,
+        )
         out = self.act(out) if self.act is not None else out
         return _to_last(out, self._last)
 
     def _repr_body(self) -> str:
-        return (f"{self._in_channels or None} -> {self._channels}, "
-                f"kernel_size={self._kernel}, stride={self._strides}")
+        return (
+            f"{self._in_channels or None} -> {self._channels}, "
+            f"kernel_size={self._kernel}, stride={self._strides}"
+        )
 
 
 class Conv1D(_Conv):
@@ -147,8 +196,15 @@ def _pool_nd(x, kind, size, strides, padding, ceil, include_pad):
         t = _pool_nd(t, kind, size[:1], strides[:1], padding[:1], ceil, include_pad)
         d2 = t.shape[-1]
         t = tg.movedim(tg.reshape(t, (n, c, h, w, d2)), -1, 2)
-        t = _pool_nd(tg.reshape(t, (n, c * d2, h, w)), kind, size[1:], strides[1:],
-                     padding[1:], ceil, include_pad)
+        t = _pool_nd(
+            tg.reshape(t, (n, c * d2, h, w)),
+            kind,
+            size[1:],
+            strides[1:],
+            padding[1:],
+            ceil,
+            include_pad,
+        )
         return tg.reshape(t, (n, c, d2) + tuple(t.shape[-2:]))
     if kind == "max":
         fn = F.max_pool2d if dims == 2 else F.max_pool1d
@@ -161,8 +217,16 @@ class _Pool(HybridBlock):
     _dims = 2
     _kind = "max"
 
-    def __init__(self, pool_size=2, strides=None, padding=0, layout=None, ceil_mode=False,
-                 count_include_pad=True, **kwargs) -> None:
+    def __init__(
+        self,
+        pool_size=2,
+        strides=None,
+        padding=0,
+        layout=None,
+        ceil_mode=False,
+        count_include_pad=True,
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         n = self._dims
         self._last = _channels_last(layout, n, type(self).__name__)
@@ -176,8 +240,15 @@ class _Pool(HybridBlock):
         return "pool"
 
     def forward(self, x):
-        out = _pool_nd(_to_first(x, self._last), self._kind, self._size, self._strides,
-                       self._padding, self._ceil, self._include_pad)
+        out = _pool_nd(
+            _to_first(x, self._last),
+            self._kind,
+            self._size,
+            self._strides,
+            self._padding,
+            self._ceil,
+            self._include_pad,
+        )
         return _to_last(out, self._last)
 
     def _repr_body(self) -> str:
@@ -229,8 +300,7 @@ class _GlobalPool(HybridBlock):
         return "pool"
 
     def forward(self, x):
-        axes = tuple(range(1, 1 + self._dims)) if self._last else \
-            tuple(range(2, 2 + self._dims))
+        axes = tuple(range(1, 1 + self._dims)) if self._last else tuple(range(2, 2 + self._dims))
         if self._kind == "avg":
             return _tg().mean(x, dim=axes, keepdim=True)
         return _tg().amax(x, dim=axes, keepdim=True)
@@ -282,8 +352,10 @@ class ReflectionPad2D(HybridBlock):
         for axis, (a, b) in ((2, (top, bottom)), (3, (left, right))):
             n = x.shape[axis]
             if a >= n or b >= n:
-                raise ValueError(f"ReflectionPad2D: padding {self._pad} must be smaller than "
-                                 f"the input's height and width {tuple(x.shape[2:])}")
+                raise ValueError(
+                    f"ReflectionPad2D: padding {self._pad} must be smaller than "
+                    f"the input's height and width {tuple(x.shape[2:])}"
+                )
             idx = np.pad(np.arange(n), (a, b), mode="reflect")
             x = tg.index_select(x, axis, tg.tensor(idx))
         return x

@@ -1,10 +1,11 @@
 """`mx.gluon.rnn`: the LSTM layer (MXNet's parameter names and gate order i, f, g, o).
 
-    >>> x = mx.np.ones((5, 4, 8))
-    >>> lstm = mx.gluon.rnn.LSTM(16, num_layers=2)   # layout "TNC": (time, batch, feature)
-    >>> lstm.initialize()
-    >>> out, (h, c) = lstm(x, lstm.begin_state(batch_size=4))
+>>> x = mx.np.ones((5, 4, 8))
+>>> lstm = mx.gluon.rnn.LSTM(16, num_layers=2)   # layout "TNC": (time, batch, feature)
+>>> lstm.initialize()
+>>> out, (h, c) = lstm(x, lstm.begin_state(batch_size=4))
 """
+
 from __future__ import annotations
 
 from .....autograd.record import is_training
@@ -33,10 +34,21 @@ class LSTM(HybridBlock):
     `(output, [h, c])`.
     """
 
-    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0.0,
-                 bidirectional=False, input_size=0, i2h_weight_initializer=None,
-                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
-                 h2h_bias_initializer="zeros", dtype="float32", **kwargs) -> None:
+    def __init__(
+        self,
+        hidden_size,
+        num_layers=1,
+        layout="TNC",
+        dropout=0.0,
+        bidirectional=False,
+        input_size=0,
+        i2h_weight_initializer=None,
+        h2h_weight_initializer=None,
+        i2h_bias_initializer="zeros",
+        h2h_bias_initializer="zeros",
+        dtype="float32",
+        **kwargs,
+    ) -> None:
         super().__init__(**block_args(kwargs))
         if layout not in ("TNC", "NTC"):
             raise ValueError(f"LSTM: layout must be 'TNC' or 'NTC', got {layout!r}")
@@ -55,8 +67,13 @@ class LSTM(HybridBlock):
                     ("i2h_bias", (h4,), i2h_bias_initializer),
                     ("h2h_bias", (h4,), h2h_bias_initializer),
                 ):
-                    setattr(self, p + name, self.params.get(p + name, shape=shape, dtype=dtype,
-                                                      init=init, allow_deferred_init=True))
+                    setattr(
+                        self,
+                        p + name,
+                        self.params.get(
+                            p + name, shape=shape, dtype=dtype, init=init, allow_deferred_init=True
+                        ),
+                    )
 
     def begin_state(self, batch_size=0, func=None, **kwargs):
         """Zero initial states [h0, c0], each (num_layers * directions, N, hidden)."""
@@ -74,8 +91,10 @@ class LSTM(HybridBlock):
         if w_i._var is None:
             w_i.shape = (4 * self._hidden, x.shape[-1])
             w_i._finish_deferred_init()
-        params = [self._reg_params[prefix + n] for n in
-                  ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")]
+        params = [
+            self._reg_params[prefix + n]
+            for n in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")
+        ]
         for p in params:
             p._finish_deferred_init()
         wi, wh, bi, bh = (p.data() for p in params)
@@ -119,7 +138,11 @@ class LSTM(HybridBlock):
 
 
 __getattr__ = facade_getattr(
-    __name__, "the MXNet facade (mx.gluon.rnn)", {},
-    {name: "only the LSTM layer is provided; write the cell with mx.np operations" for name in
-     ("LSTMCell", "GRUCell", "RNNCell", "SequentialRNNCell", "GRU", "RNN")},
+    __name__,
+    "the MXNet facade (mx.gluon.rnn)",
+    {},
+    {
+        name: "only the LSTM layer is provided; write the cell with mx.np operations"
+        for name in ("LSTMCell", "GRUCell", "RNNCell", "SequentialRNNCell", "GRU", "RNN")
+    },
 )

@@ -4,6 +4,7 @@
 outputs along `axis`. `SyncBatchNorm` is BatchNorm: tapegrad has one device per process,
 so there is nothing to synchronize (`num_devices` is accepted).
 """
+
 from __future__ import annotations
 
 from ...block import HybridSequential, Sequential
@@ -38,13 +39,35 @@ class HybridConcurrent(HybridSequential):
 class SyncBatchNorm(BatchNorm):
     """BatchNorm (one device per process: nothing to synchronize)."""
 
-    def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5,
-                 center=True, scale=True, use_global_stats=False, beta_initializer="zeros",
-                 gamma_initializer="ones", running_mean_initializer="zeros",
-                 running_variance_initializer="ones", **kwargs) -> None:
-        super().__init__(1, momentum, epsilon, center, scale, use_global_stats,
-                         beta_initializer, gamma_initializer, running_mean_initializer,
-                         running_variance_initializer, in_channels, **kwargs)
+    def __init__(
+        self,
+        in_channels=0,
+        num_devices=None,
+        momentum=0.9,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        use_global_stats=False,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        running_mean_initializer="zeros",
+        running_variance_initializer="ones",
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            1,
+            momentum,
+            epsilon,
+            center,
+            scale,
+            use_global_stats,
+            beta_initializer,
+            gamma_initializer,
+            running_mean_initializer,
+            running_variance_initializer,
+            in_channels,
+            **kwargs,
+        )
 
     @classmethod
     def _alias(cls) -> str:

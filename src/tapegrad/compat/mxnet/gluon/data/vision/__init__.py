@@ -8,6 +8,7 @@
 CIFAR-10's binary batches) from `root`; tapegrad downloads nothing, so a missing file
 raises and names what to put there.
 """
+
 from __future__ import annotations
 
 from . import transforms  # noqa: F401

@@ -3,6 +3,7 @@
 Items are `(image, label)`: an HWC uint8 NDArray and an int32 label, as MXNet's; the
 `transform(image, label)` given is applied to each item.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -19,11 +20,13 @@ __all__ = ["MNIST", "FashionMNIST", "CIFAR10"]
 def _open(path: str):
     for candidate in (path, path + ".gz"):
         if os.path.exists(candidate):
-            return gzip.open(candidate, "rb") if candidate.endswith(".gz") else \
-                open(candidate, "rb")
+            return (
+                gzip.open(candidate, "rb") if candidate.endswith(".gz") else open(candidate, "rb")
+            )
     raise FileNotFoundError(
         f"{path}(.gz) not found: tapegrad downloads nothing; put the data set's files in "
-        f"{os.path.dirname(path) or '.'}")
+        f"{os.path.dirname(path) or '.'}"
+    )
 
 
 class _Local(Dataset):
@@ -51,8 +54,10 @@ class _Local(Dataset):
 class MNIST(_Local):
     """MNIST from the idx files in `root` (train-images-idx3-ubyte ... , gzipped or not)."""
 
-    _FILES = {True: ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
-              False: ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+    _FILES = {
+        True: ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+        False: ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+    }
 
     def __init__(self, root="~/.mxnet/datasets/mnist", train=True, transform=None) -> None:
         super().__init__(root, train, transform)
@@ -71,8 +76,7 @@ class MNIST(_Local):
 class FashionMNIST(MNIST):
     """Fashion-MNIST (the same idx file names as MNIST) from `root`."""
 
-    def __init__(self, root="~/.mxnet/datasets/fashion-mnist", train=True,
-                 transform=None) -> None:
+    def __init__(self, root="~/.mxnet/datasets/fashion-mnist", train=True, transform=None) -> None:
         super().__init__(root, train, transform)
 
 
@@ -83,8 +87,7 @@ class CIFAR10(_Local):
         super().__init__(root, train, transform)
 
     def _read(self):
-        names = [f"data_batch_{i}.bin" for i in range(1, 6)] if self._train else \
-            ["test_batch.bin"]
+        names = [f"data_batch_{i}.bin" for i in range(1, 6)] if self._train else ["test_batch.bin"]
         data, label = [], []
         for name in names:
             with _open(os.path.join(self._root, name)) as f:

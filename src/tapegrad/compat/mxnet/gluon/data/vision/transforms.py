@@ -6,14 +6,23 @@ per-channel std (CHW), `Resize` resizes bilinearly (or by nearest neighbour with
 interpolation=0), `CenterCrop` crops the middle, `RandomFlipLeftRight` /
 `RandomFlipTopBottom` flip with probability 0.5 (tapegrad's generator), `Cast` converts.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ...block import Block, HybridBlock, Sequential
 
-__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop",
-           "RandomFlipLeftRight", "RandomFlipTopBottom"]
+__all__ = [
+    "Compose",
+    "Cast",
+    "ToTensor",
+    "Normalize",
+    "Resize",
+    "CenterCrop",
+    "RandomFlipLeftRight",
+    "RandomFlipTopBottom",
+]
 
 
 def _values(x) -> np.ndarray:
@@ -65,8 +74,9 @@ class ToTensor(HybridBlock):
     def forward(self, x):
         v = _values(x).astype(np.float32) / 255.0
         if v.ndim not in (3, 4):
-            raise ValueError(f"ToTensor: expected an HWC image or an NHWC batch, got shape "
-                             f"{v.shape}")
+            raise ValueError(
+                f"ToTensor: expected an HWC image or an NHWC batch, got shape {v.shape}"
+            )
         return _array(np.ascontiguousarray(np.moveaxis(v, -1, -3)), x)
 
 
@@ -142,7 +152,7 @@ class CenterCrop(Block):
             v = _resize(v, max(h, height), max(w, width), False)
             h, w = v.shape[-3], v.shape[-2]
         top, left = (h - height) // 2, (w - width) // 2
-        return _array(np.ascontiguousarray(v[..., top:top + height, left:left + width, :]), x)
+        return _array(np.ascontiguousarray(v[..., top : top + height, left : left + width, :]), x)
 
 
 class _RandomFlip(Block):
