@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     results = []
-    for script in scripts_in(args.directory):
+    for script in scripts_in(args.directory.resolve()):  # each run starts in its own dir
         r = check(script, args.rtol, args.atol, args.timeout)
         results.append(r)
         if not r.torch.ok:
