@@ -34,6 +34,8 @@ SKIPPED = {
 # Modules that need an optional extra: their examples run when the extra is installed.
 NEEDS = {
     "tapegrad.viz": "graphviz",
+    "tapegrad.utils.tensorboard": "tensorboard",
+    "tapegrad.compat.torch.utils.tensorboard": "tensorboard",
 }
 
 
@@ -58,7 +60,14 @@ def _examples(name: str, globs: dict | None = None) -> list[doctest.DocTest]:
 
 
 ALL_MODULES = _module_names()
-MODULES = [m for m in ALL_MODULES if _examples(m, {})]  # the ones with something to run
+
+
+def _missing_extra(name: str) -> bool:
+    return name in NEEDS and importlib.util.find_spec(NEEDS[name]) is None
+
+
+# the ones with something to run (a module needing an absent extra is listed, then skipped)
+MODULES = [m for m in ALL_MODULES if _missing_extra(m) or _examples(m, {})]
 
 
 def _state_snapshot() -> tuple:
@@ -92,7 +101,7 @@ def test_every_module_is_collected():
 def test_docstring_examples(name, tmp_path, monkeypatch):
     if name in SKIPPED:
         pytest.skip(SKIPPED[name])
-    if name in NEEDS and importlib.util.find_spec(NEEDS[name]) is None:
+    if _missing_extra(name):
         pytest.skip(f"needs {NEEDS[name]} (an optional extra)")
     globs = {**vars(importlib.import_module(name)), "tg": tg, "np": np}
     for package, short in FACADE_NAMES.items():
