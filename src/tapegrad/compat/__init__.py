@@ -1,4 +1,4 @@
-"""Facades that run MXNet, MegEngine and PyTorch code on tapegrad (API.md 5).
+"""Facades that run MXNet, MegEngine and PyTorch code on tapegrad (docs/migrating-from-*.md).
 
     from tapegrad.compat import mxnet as mx          # Apache MXNet (autograd, Gluon)
     import tapegrad.compat.megengine as mge          # MegEngine (GradManager, F, M)

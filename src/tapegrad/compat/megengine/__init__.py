@@ -10,7 +10,7 @@ Change the import lines only:
 `mge.Tensor` / `mge.Parameter` are the facade's array types, subclasses of
 `tapegrad.Tensor` whose methods follow MegEngine (`mge.tensor` makes one: float32 / int32
 by default; importing the facade changes nothing in `tapegrad.Tensor`); `GradManager`
-is tapegrad's (API.md 2.3); modules keep their parameters
+is tapegrad's (docs/recording.md); modules keep their parameters
 untracked until a GradManager attaches them. A name the facade lacks raises an
 AttributeError that says so; see docs/migrating-from-megengine.md.
 """

@@ -8,7 +8,7 @@ Change the import line only:
 What maps where: `mx.nd.NDArray` and `mx.np.ndarray` are the facade's array types,
 subclasses of `tapegrad.Tensor` whose methods follow MXNet (float32 by default, `ctx=`
 accepted; importing the facade changes nothing in `tapegrad.Tensor`); `mx.autograd` is
-tapegrad's record scope (API.md 2.2); `mx.gluon` Blocks
+tapegrad's record scope (docs/recording.md); `mx.gluon` Blocks
 hold record-scope Parameters (`grad_req="write"`) and follow `autograd.is_training()`.
 A name this facade does not provide raises an AttributeError that says so (and what to
 use instead); see docs/migrating-from-mxnet.md.

@@ -1,4 +1,4 @@
-"""`mx.autograd`: MXNet's recording API, which is tapegrad's record scope (API.md 2.2).
+"""`mx.autograd`: MXNet's recording API, which is tapegrad's record scope (docs/recording.md).
 
 Everything but `backward` and `grad` is the core's object itself; those two keep MXNet's
 signatures (`heads`, `head_grads`) and return types: `grad` always returns a list, one

@@ -1,4 +1,4 @@
-"""`mge.autodiff`: GradManager (tapegrad's, API.md 2.3) and Function.
+"""`mge.autodiff`: GradManager (tapegrad's, docs/recording.md) and Function.
 
 >>> from tapegrad.compat.megengine.autodiff import GradManager
 >>> model, x = mge.module.Linear(3, 1), mge.tensor([[1.0, 2.0, 3.0]])

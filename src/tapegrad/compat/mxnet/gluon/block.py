@@ -10,7 +10,7 @@ file of any block of the same structure, whatever its prefix.
 
 A Block registers the Parameters and Blocks assigned to its attributes (Gluon's rule),
 and `training` is None on every Block: layers that act differently in training ask
-`autograd.is_training()`, which is on inside `record()` and `train_mode()` (API.md 3).
+`autograd.is_training()`, which is on inside `record()` and `train_mode()` (docs/recording.md).
 `hybridize()` compiles a HybridBlock's forward with `tg.compile` (see `_hybrid.py`): the
 same numbers, replayed without per-op dispatch.
 

@@ -7,7 +7,7 @@ from ..block import HybridBlock, block_args
 __all__ = ["Activation", "LeakyReLU", "ELU", "GELU", "Swish", "SiLU", "activation_fn"]
 
 
-def _F():  # noqa: N802 - the core's elementwise activations (API.md 1)
+def _F():  # noqa: N802 - the core's elementwise activations
     import tapegrad as tg
 
     return tg
