@@ -36,11 +36,7 @@ MAX_SAMPLES = 3  # per op: the first few samples already cover its parameters' s
 # left. Internal ops take axes already normalised by their public function (tg.mean(x, -1)
 # on a 0-d tensor works and is tested); called bare with an axis a 0-d input lacks, they fail.
 _INTERNAL_AXIS = "internal op given an axis the 0-d input lacks (the public function maps it)"
-_HOT = "hot op: np.errstate costs +40-150% per call here (measured), so inf - inf may warn"
 KNOWN = {
-    ("add", "nan-inf"): _HOT,
-    ("sub", "nan-inf"): _HOT,
-    ("sum", "nan-inf"): _HOT,
     **{
         (op, "0-d"): _INTERNAL_AXIS
         for op in (
