@@ -30,6 +30,7 @@ TENSOR_NS: Any  # the tensor namespace `ops.xp.T`: rules run on it for a higher-
 _wrap: Callable[..., Tensor]  # tensor.py's `_wrap(array, tapes=0)`
 _Tensor: type[Tensor]
 
+_ndarray = np.ndarray
 _write_lock = threading.Lock()  # leaves may be shared between threads running backward
 
 Grad = Any  # a gradient: a backend array (first order) or a Tensor (create_graph)
@@ -200,7 +201,33 @@ def _run_backward(
                         writes.append((targets[target_keys[node, nr][0]], gi, False))
         if not node.tapes & own_mask:
             continue  # a target snapshotted by this tape: its history is not ours to follow
-        grads = _apply_rule(node, g, higher, seen, useful)
+        op = node.op
+        if higher or (op.wants_needs and useful is not None):
+            grads = _apply_rule(node, g, higher, seen, useful)
+        else:
+            # _apply_rule's first-order path, inlined: it runs once per node
+            saved = node.saved
+            if saved is FREED:
+                raise _freed_error(node)
+            for counter, expected, index in node.checks:
+                if counter[0] != expected:
+                    raise _version_error(node, counter, expected, index)
+            if type(g) is not _ndarray and isinstance(g, _Tensor):
+                g = g._data
+            args = []
+            for s in saved:
+                args.append(
+                    node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
+                )
+            if op.wants_needs:  # which inputs get a gradient (edges this backward follows)
+                needs = []
+                for e in node.next:
+                    needs.append(e is not None and e[0] in seen)
+                grads = op.rule(node.xp, g, *args, needs=tuple(needs), **node.params)
+            else:
+                grads = op.rule(node.xp, g, *args, **node.params)
+            if len(grads) != len(node.next):
+                raise _arity_error(node, grads)
         if not retain_graph:
             if node.saved:
                 node.saved = FREED
@@ -287,11 +314,15 @@ def _apply_rule(
     else:
         grads = op.rule(xp, g, *args, **node.params)
     if len(grads) != len(node.next):
-        raise RuntimeError(
-            f"{node.name()}: the derivative rule returned {len(grads)} gradients for "
-            f"{len(node.next)} inputs"
-        )
+        raise _arity_error(node, grads)
     return grads
+
+
+def _arity_error(node: Node, grads: Sequence[Grad]) -> RuntimeError:
+    return RuntimeError(
+        f"{node.name()}: the derivative rule returned {len(grads)} gradients for "
+        f"{len(node.next)} inputs"
+    )
 
 
 def _as_tensor(g: Any) -> Any:

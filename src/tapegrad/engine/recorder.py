@@ -26,6 +26,7 @@ from .state import state
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
+_new_node = object.__new__
 _countdown = collector.FREEZE_EVERY  # nodes to record before the next collector.recorded_many
 # Per input a node keeps its own (shape, dtype) tuple. Sharing one record per signature saved
 # ~100 bytes per recorded op but cost ~0.2 us per op (a dict lookup on the hot path): speed won.
@@ -94,7 +95,23 @@ def record_node(
         else:
             meta.append(None)
         nxt.append(None)
-    node = Node(op, params, (), (), tuple(nxt), tuple(meta), mask, xp, n_out)
+    # Node.__init__'s body, inlined: a Python __init__ called from type() costs about as much
+    # as all of these stores together, and this runs once per recorded op
+    node = _new_node(Node)
+    node.op = op
+    node.params = params
+    node.saved = ()
+    node.checks = ()
+    node.next = tuple(nxt)
+    node.in_meta = tuple(meta)
+    node.tapes = mask
+    node.xp = xp
+    node.out_data = None
+    node.out_counter = None
+    node.n_out = n_out
+    node.hooks = None
+    node.retained = None
+    node.trace = None
     if mask & _logged:
         ref = weakref.ref(node)
         for bit, log in tuple(_history.items()):  # a copy: other threads may add a log
