@@ -2,7 +2,6 @@
 grad(), version counters, .data vs detach(), deep graphs."""
 
 import gc
-import time
 
 import numpy as np
 import pytest
@@ -196,7 +195,6 @@ def test_detach_is_untracked_and_shares_storage():
 
 def test_chain_of_a_million_ops_backward_without_recursion_error():
     x = tg.tensor([1.0], requires_grad=True)
-    start = time.perf_counter()
     was_enabled = gc.isenabled()
     gc.disable()  # the collector's passes over a million live nodes dominate otherwise
     try:
@@ -208,8 +206,7 @@ def test_chain_of_a_million_ops_backward_without_recursion_error():
     finally:
         if was_enabled:
             gc.enable()
-    assert x.grad.tolist() == [1.0]  # an even number of negations
-    assert time.perf_counter() - start < 60  # linear time (about 10 s on a loaded 2-core box)
+    assert x.grad.tolist() == [1.0]  # an even number of negations (time: bench/chain_scaling)
 
 
 def test_float_gradient_of_other_dtype_is_cast():
