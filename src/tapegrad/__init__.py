@@ -33,8 +33,6 @@ from .dtypes import (  # noqa: F401
     short,
     uint8,
 )
-from .interop import from_dlpack  # noqa: F401
-from .io import *  # noqa: F403
 from .ops.arith import *  # noqa: F403
 from .ops.compare import *  # noqa: F403
 from .ops.elementwise import *  # noqa: F403
@@ -48,9 +46,7 @@ from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .random import manual_seed, seed  # noqa: F401
-from .sampling import multinomial  # noqa: F401
 from .tensor import Tensor  # noqa: F401  (tg.Tensor)
-from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 # `tapegrad.compile` here is the subpackage (the dispatcher imports its hook); `tg.compile`
 # is the function, bound on first use by `__getattr__`
@@ -68,25 +64,42 @@ _LAZY_SUBPACKAGES = frozenset(
         "data",
         "distributed",
         "func",
+        "interop",
+        "io",
         "linalg",
         "nn",
         "onnx",
         "optim",
+        "sampling",
         "threads",
         "utils",
         "viz",
     )
 )
+# function -> the module that holds it, imported on first use (checkpoints, DLPack, ...)
+_LAZY_FUNCTIONS = {
+    "from_dlpack": "interop",
+    "get_num_threads": "threads",
+    "load": "io",
+    "multinomial": "sampling",
+    "save": "io",
+    "set_num_threads": "threads",
+}
 
 
 def __getattr__(name: str) -> object:
-    """`tg.nn`, `tg.data`, ... and `tg.bfloat16`, loaded on first use (see the top)."""
+    """`tg.nn`, `tg.data`, `tg.save`, ... and `tg.bfloat16`, loaded on first use (see the top)."""
     import importlib
 
     if name in _LAZY_SUBPACKAGES:
         module = importlib.import_module(f".{name}", __name__)
         globals()[name] = module
         return module
+    if name in _LAZY_FUNCTIONS:
+        module = importlib.import_module(f".{_LAZY_FUNCTIONS[name]}", __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
     if name == "compile":  # tg.compile, the function (tapegrad.compile.api)
         from .compile.api import compile
 
@@ -100,4 +113,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_SUBPACKAGES | {"bfloat16", "compile"})
+    return sorted(
+        set(globals()) | _LAZY_SUBPACKAGES | _LAZY_FUNCTIONS.keys() | {"bfloat16", "compile"}
+    )

@@ -11,7 +11,6 @@ import warnings
 from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, overload
 
 import numpy as np
-import numpy.typing as npt
 
 from . import backend, dtypes
 from .engine.node import (
@@ -25,6 +24,8 @@ from .engine.state import AMBIENT, FORWARD, RECORD
 from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
+    import numpy.typing as npt  # annotations only: importing it costs ms (bench W7)
+
     from ._tensor_surface import TensorSurface as _Surface
 else:
     _Surface = object

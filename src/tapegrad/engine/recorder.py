@@ -14,7 +14,6 @@ engine only follows nodes that carry the bit of the backward it runs.
 
 from __future__ import annotations
 
-import traceback
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -124,5 +123,7 @@ def record_node(
         _countdown = collector.FREEZE_EVERY
         collector.recorded_many()
     if state.anomaly:
+        import traceback  # anomaly mode only: not a cost of `import tapegrad` (bench W7)
+
         node.trace = "".join(traceback.format_stack()[:-3])
     return node

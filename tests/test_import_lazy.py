@@ -1,0 +1,88 @@
+"""What `import tapegrad` leaves for first use, and that the lazy names resolve to the right
+objects (bench W7 measures the time; this checks the mechanism, in fresh interpreters)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import pytest
+
+import tapegrad as tg
+
+# loaded on first use: importing tapegrad must not pull these in
+_DEFERRED = (
+    "tapegrad.nn",
+    "tapegrad.data",
+    "tapegrad.distributed",
+    "tapegrad.func",
+    "tapegrad.io",
+    "tapegrad.interop",
+    "tapegrad.sampling",
+    "tapegrad.threads",
+    "tapegrad.autograd.anomaly",
+    "tapegrad.autograd.forward_ad",
+    "tapegrad.autograd.function",
+    "tapegrad.autograd.functional",
+    "tapegrad.autograd.grad_manager",
+    "tapegrad.autograd.graph",
+    "json",  # tg.save / tg.load (its regexes are compiled when it is imported)
+    "numpy.typing",  # annotations only
+)
+
+
+def _run(code: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_import_tapegrad_defers_the_optional_parts():
+    loaded = _run(
+        f"import sys, tapegrad\nprint(' '.join(m for m in {_DEFERRED!r} if m in sys.modules))"
+    )
+    assert loaded == ""
+
+
+def test_a_submodule_imported_later_does_not_replace_the_function_of_its_name():
+    # `tg.autograd.record` and `tg.autograd.gradcheck` are functions living in modules of
+    # the same name; importing those modules later must leave the functions in place
+    out = _run(
+        "import tapegrad as tg, tapegrad.autograd.record, tapegrad.autograd.gradcheck\n"
+        "print(type(tg.autograd.record).__name__, type(tg.autograd.gradcheck).__name__)"
+    )
+    assert out == "function function"
+
+
+def test_every_lazy_autograd_name_resolves():
+    for name in tg.autograd.__all__:
+        value = getattr(tg.autograd, name)
+        assert not isinstance(value, types.ModuleType), name
+        assert name in dir(tg.autograd)
+    assert tg.autograd.Function.__module__ == "tapegrad.autograd.function"
+    assert tg.autograd.GradManager.__module__ == "tapegrad.autograd.grad_manager"
+    for sub in ("anomaly", "forward_ad", "function", "functional", "grad_manager", "graph"):
+        assert isinstance(getattr(tg.autograd, sub), types.ModuleType), sub
+    namespace: dict[str, object] = {}
+    exec("from tapegrad.autograd import *", namespace)
+    assert namespace["Function"] is tg.autograd.Function
+    assert namespace["detect_anomaly"] is tg.autograd.detect_anomaly
+
+
+def test_lazy_top_level_functions_resolve_and_are_listed():
+    from tapegrad.io import load, save
+
+    assert tg.save is save and tg.load is load
+    assert tg.from_dlpack.__module__ == "tapegrad.interop"
+    assert tg.multinomial.__module__ == "tapegrad.sampling"
+    assert tg.get_num_threads() >= 1 and callable(tg.set_num_threads)
+    assert {"save", "load", "from_dlpack", "multinomial"} <= set(dir(tg))
+    out = _run("from tapegrad import save, multinomial\nprint(save.__module__)")
+    assert out == "tapegrad.io"
+
+
+def test_an_unknown_name_still_raises_attribute_error_naming_it():
+    for module in (tg, tg.autograd):
+        with pytest.raises(AttributeError, match="no_such_thing"):
+            _ = module.no_such_thing
