@@ -102,8 +102,6 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_hybrid_static_memory_switching": ENGINE,
         "test_hybrid_static_memory_recording": ENGINE,
         "test_hybrid_stale_cache": HYBRID,
-        "test_hybrid_block_none_args": HYBRID,
-        "test_hybrid_block_hybrid_no_hybrid": HYBRID,
         "test_share_inputs_outputs": HYBRID,
         "test_grad_graph_change": HYBRID,
     },

@@ -464,7 +464,9 @@ class HybridBlock(Block):
                 f"{type(self).__name__} must define forward() (or hybrid_forward(F, x, ...))"
             )
         from .. import ndarray
+        from ._hybrid import check_kinds
 
+        check_kinds(self, (x, *args))
         params = {}
         for name, p in self._reg_params.items():
             p._finish_deferred_init()
