@@ -48,7 +48,7 @@ def encode(v, where: str):
     if isinstance(v, float):
         return v if math.isfinite(v) else {"float": repr(v)}
     if isinstance(v, np.ndarray):
-        a = np.ascontiguousarray(v)
+        a = np.asarray(v, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
         return {
             "array": base64.b64encode(a.tobytes()).decode("ascii"),
             "dtype": a.dtype.str,

@@ -433,7 +433,8 @@ class Block:
         symbol_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
         _graph_file.write(self, tuple(args), names, symbol_file)
         self.save_parameters(params_file)
-        if importlib.util.find_spec("onnx") is not None:
+        spec = importlib.util.find_spec("onnx")
+        if spec is not None and spec.origin is not None:  # installed (not a bare directory)
             from ....onnx import export as onnx_export
 
             onnx_export(self, tuple(args), f"{path}.onnx", input_names=names)
