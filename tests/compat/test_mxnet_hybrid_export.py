@@ -153,6 +153,7 @@ def test_export_imports_round_trip_values_names_and_gradients(tmp_path):
     assert isinstance(got, nd.NDArray)
     np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
     assert list(loaded.collect_params().keys()) == list(net.collect_params().keys())
+    assert list(loaded.params.keys()) == list(net.collect_params().keys())
     assert [p.grad_req for p in loaded.collect_params().values()] == [
         p.grad_req for p in net.collect_params().values()
     ]

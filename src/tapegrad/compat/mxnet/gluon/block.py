@@ -524,6 +524,7 @@ class SymbolBlock(HybridBlock):
                 shape=tuple(spec["shape"]),
                 dtype=np.dtype(spec["dtype"]),
             )
+            block._params._put(p)  # `block.params`, by Gluon name (as MXNet's SymbolBlock)
             for key in spec["keys"]:  # a shared parameter: under each of its names
                 block._reg_params[key] = p
         return block
