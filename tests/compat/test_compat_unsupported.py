@@ -13,7 +13,7 @@ CASES = [
     ("tapegrad.compat.mxnet.ndarray", "Convolution", "Conv2D"),
     ("tapegrad.compat.mxnet.autograd", "get_symbol", "to_dot"),
     ("tapegrad.compat.mxnet.gluon", "metric", "mx.np operations"),
-    ("tapegrad.compat.mxnet.gluon.nn", "Conv3DTranspose", "conv_transpose3d"),
+    ("tapegrad.compat.mxnet.gluon.nn", "HybridConcatenate", "HybridConcurrent"),
     ("tapegrad.compat.mxnet.gluon.rnn", "GRU", "only the LSTM"),
     ("tapegrad.compat.mxnet.gluon.loss", "CTCLoss", "not provided"),
     ("tapegrad.compat.mxnet.gluon.data", "RecordFileDataset", "RecordIO"),
