@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import tapegrad as tg
 from tapegrad.compat import mxnet as mx
 from tapegrad.compat.mxnet import autograd, gluon, nd
 from tapegrad.compat.mxnet.gluon import _graph_file, nn
@@ -68,6 +69,9 @@ def test_hybridized_block_takes_one_context():
     with pytest.raises(ValueError, match="multiple contexts"):
         net(a, b)
     np.testing.assert_array_equal(net(a, a).asnumpy(), [2, 2])
+    net = Add()
+    net.hybridize()  # a core tensor is on its device's id 0, as an NDArray made there
+    np.testing.assert_array_equal(net(nd.ones((2,)), tg.ones(2)).asnumpy(), [2, 2])
 
 
 def test_child_blocks_are_part_of_the_outer_graph_and_not_checked():

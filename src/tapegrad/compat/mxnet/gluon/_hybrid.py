@@ -119,8 +119,10 @@ class HybridForward:
     def _check(self, args) -> None:
         check_kinds(self._block, args)
         arrays, fmt = flatten_inputs(args, "input")
-        contexts = {a.context if hasattr(a, "context") else a.device for a in arrays}
+        # (device, id): a core Tensor (no context of its own) counts as id 0 of its device
+        contexts = {(a.device, getattr(a, "_ctx_id", 0)) for a in arrays}
         if len(contexts) > 1:
+            contexts = sorted(f"{'cpu' if d == 'cpu' else 'gpu'}({i})" for d, i in contexts)
             raise ValueError(
                 f"{type(self._block).__name__}: Find multiple contexts in the input, After "
                 "hybridized, the HybridBlock only supports one input context. Find all "
