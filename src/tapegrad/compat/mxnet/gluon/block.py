@@ -461,7 +461,7 @@ class _HookHandle:
 
 
 class HybridBlock(Block):
-    """A Block that may be hybridized (accepted and ignored: tapegrad is always eager).
+    """A Block that may be hybridized: `hybridize()` compiles its forward (`_hybrid.py`).
 
     Gluon 1.x style works too: define `hybrid_forward(self, F, x, ...)`; it is called with
     `F = mx.nd` and this block's own parameters as keyword arguments.
@@ -657,6 +657,6 @@ class Sequential(Block):
 
 
 class HybridSequential(Sequential, HybridBlock):
-    """Sequential that may be hybridized (accepted; tapegrad stays eager)."""
+    """Sequential that may be hybridized (compiled as a whole, see `_hybrid.py`)."""
 
     forward = Sequential.forward
