@@ -123,9 +123,9 @@ def graph_of(block, args: tuple, input_names: list) -> dict:
     by_var = {id(p._var): p for p in block.collect_params().values() if p._var is not None}
     graph: dict = {"format": FORMAT, "version": VERSION, "inputs": [], "params": []}
     for slot, name in zip(traced.inputs, input_names, strict=True):
-        a = trace.values[slot]._data
+        a = trace.values[slot]
         graph["inputs"].append(
-            {"name": name, "slot": slot, "shape": list(a.shape), "dtype": a.dtype.str}
+            {"name": name, "slot": slot, "shape": list(a.shape), "dtype": np.dtype(a.dtype).str}
         )
     constants = []
     for slot, kind in enumerate(trace.kinds):
@@ -134,7 +134,7 @@ def graph_of(block, args: tuple, input_names: list) -> dict:
         t = trace.values[slot]
         p = by_var.get(id(t))
         if p is None:  # a tensor the forward made or holds itself: its value, kept
-            constants.append({"slot": slot, "value": encode(t._data, "a constant")})
+            constants.append({"slot": slot, "value": encode(t.detach().numpy(), "a constant")})
             continue
         if id(p) not in keys:
             raise RuntimeError(
@@ -148,7 +148,7 @@ def graph_of(block, args: tuple, input_names: list) -> dict:
                 "name": p.name,
                 "keys": keys[id(p)],
                 "shape": list(t.shape),
-                "dtype": t._data.dtype.str,
+                "dtype": np.dtype(t.dtype).str,
                 "grad_req": p.grad_req,
             }
         )
@@ -248,7 +248,9 @@ def run(graph: dict, inputs: list, params: dict):
     for node in graph["nodes"]:
         ins = [arg(ref) for ref in node["inputs"]]
         kw = {
-            k: values[ref["slot"]]._data if "slot" in ref else decode(ref["value"])
+            # an array parameter that was a tensor's storage (batch norm's running
+            # statistics): predict mode only reads it
+            k: values[ref["slot"]].detach().numpy() if "slot" in ref else decode(ref["value"])
             for k, ref in node["params"].items()
         }
         if node["op"] == "(alias)":
