@@ -12,8 +12,7 @@ current Pythons) and an empty `models` module (`common.py` imports it for other 
 Nothing upstream is kept in this repository.
 
 The tests listed in DESELECTED exercise what the facade leaves out on purpose; each
-carries its reason. Those in NEEDS_COMPILE run as soon as `hybridize()` compiles (when
-`gluon/_hybrid.py` exists). The script prints passed / failed / deselected per file and exits
+carries its reason. The script prints passed / failed / deselected per file and exits
 non-zero when an in-scope test fails.
 """
 
@@ -37,8 +36,12 @@ FILES = (
 HELPERS = ("common.py",)
 
 SPARSE = "sparse storage (row_sparse / csr) is out of scope"
-SYMBOL = "the symbol API (mx.sym, SymbolBlock, export/imports) is out of scope"
-ENGINE = "engine internals (_fresh_grad, op hooks, static memory) are out of scope"
+SYMBOL = (
+    "calls blocks on symbols to build graphs (mx.sym ops, get_internals, "
+    "SymbolBlock(outputs, inputs)); tapegrad builds none (export / SymbolBlock.imports of "
+    "traced graphs are supported, tests/compat/test_mxnet_hybrid_export.py)"
+)
+ENGINE = "engine internals (_fresh_grad, op hooks) are out of scope"
 DEVICES = "needs several devices"
 SPARSE_LOOP = "loops over row_sparse / csr storage (the dense case is tests/compat's)"
 ARCSINH = (
@@ -50,10 +53,14 @@ ULP = (
     "NumPy's float32 exp is one ulp from MXNet's (the gradients themselves are right)"
 )
 PRETRAINED = "downloads pretrained model weights (no network here)"
+PRETRAINED_PORTED = (
+    "downloads pretrained ResNet weights (no network here); "
+    "tests/compat/test_mxnet_hybrid_export.py runs its checks on an untrained narrow ResNet"
+)
+MODULE = "downloads pretrained weights and reads the export with mx.mod.Module (not provided)"
 NOT_A_TEST = (
     "contrib.autograd's test_section() scope, collected only because the file star-imports it"
 )
-HYBRID = "depends on hybridize() compiling the block (comes with the compilation issue)"
 
 DESELECTED: dict[str, dict[str, str]] = {
     "test_autograd.py": {
@@ -83,7 +90,6 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_inline": SYMBOL,
         "test_legacy_save_params": SYMBOL,
         "test_save_load": PRETRAINED,
-        "test_summary": HYBRID,
         "test_invalid_parameter_stype": SPARSE,
         "test_invalid_parameter_grad_stype": SPARSE,
         "test_sparse_parameter": SPARSE,
@@ -93,43 +99,16 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_sparse_hybrid_block_grad": SPARSE,
         "test_symbol_block": SYMBOL,
         "test_symbol_block_save_load": SYMBOL,
-        "test_export": SYMBOL,
-        "test_import": SYMBOL,
+        "test_export": MODULE,
+        "test_import": PRETRAINED_PORTED,
         "test_hybrid_multi_context": DEVICES,
         "test_split_and_load": DEVICES,
         "test_op_hook_output_names": ENGINE,
-        "test_hybrid_static_memory": ENGINE,
-        "test_hybrid_static_memory_switching": ENGINE,
-        "test_hybrid_static_memory_recording": ENGINE,
-        "test_hybrid_stale_cache": HYBRID,
-        "test_hybrid_block_none_args": HYBRID,
-        "test_hybrid_block_hybrid_no_hybrid": HYBRID,
-        "test_share_inputs_outputs": HYBRID,
-        "test_grad_graph_change": HYBRID,
+        "test_hybrid_static_memory": PRETRAINED_PORTED,
+        "test_hybrid_static_memory_switching": PRETRAINED_PORTED,
+        "test_hybrid_static_memory_recording": PRETRAINED_PORTED,
     },
 }
-
-# these pass once hybridize() compiles (tg.compile behind gluon/_hybrid.py): deselected
-# only while it does not
-NEEDS_COMPILE = {
-    "test_gluon.py": (
-        "test_hybrid_stale_cache",
-        "test_share_inputs_outputs",
-        "test_grad_graph_change",
-        "test_summary",
-    )
-}
-
-
-def deselected(src: Path) -> dict[str, dict[str, str]]:
-    """DESELECTED, less the tests that pass now that hybridize() compiles (if it does)."""
-    table = {name: dict(tests) for name, tests in DESELECTED.items()}
-    if (src / "tapegrad" / "compat" / "mxnet" / "gluon" / "_hybrid.py").is_file():
-        for name, tests in NEEDS_COMPILE.items():
-            for test in tests:
-                table[name].pop(test, None)
-    return table
-
 
 _CONFTEST = """\
 import json, sys, types
@@ -278,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
-    table = deselected(SRC)
+    table = DESELECTED
     return summarize(run(find_tests(args.path), args.pytest_args, table), table)
 
 

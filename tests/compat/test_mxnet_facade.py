@@ -232,3 +232,50 @@ def test_shared_block_parameters_are_listed_and_updated_once():
     np.testing.assert_allclose(shared.weight.grad().asnumpy(), np.full((2, 2), 4.0))
     trainer.step(1)
     np.testing.assert_allclose(shared.weight.data().asnumpy(), np.full((2, 2), 0.6), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "layout"),
+    [
+        ({"kernel_size": (1, 3, 2)}, "NCDHW"),
+        ({"kernel_size": 3, "strides": 2, "padding": 1, "output_padding": 1}, "NCDHW"),
+        ({"kernel_size": (2, 2, 3), "groups": 2, "dilation": (1, 2, 1)}, "NCDHW"),
+        ({"kernel_size": 2, "strides": (1, 2, 2)}, "NDHWC"),
+    ],
+)
+def test_conv3d_transpose_matches_torch(kwargs, layout):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((2, 4, 3, 4, 5))
+    layer = nn.Conv3DTranspose(6, layout=layout, in_channels=4, **kwargs)
+    layer.initialize(mx.init.Xavier())
+    layer.cast("float64")
+    last = layout == "NDHWC"
+    x = mx.nd.array(np.moveaxis(x_np, 1, -1) if last else x_np, dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        out = layer(x)
+        loss = (out**2).sum()
+    loss.backward()
+    w = layer.weight.data().asnumpy()
+    tx = torch.tensor(x_np, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    tb = torch.tensor(layer.bias.data().asnumpy(), requires_grad=True)
+    want = torch.nn.functional.conv_transpose3d(
+        tx,
+        tw,
+        tb,
+        stride=kwargs.get("strides", 1),
+        padding=kwargs.get("padding", 0),
+        output_padding=kwargs.get("output_padding", 0),
+        groups=kwargs.get("groups", 1),
+        dilation=kwargs.get("dilation", 1),
+    )
+    (want**2).sum().backward()
+    got = np.moveaxis(out.asnumpy(), -1, 1) if last else out.asnumpy()
+    dx = np.moveaxis(x.grad.asnumpy(), -1, 1) if last else x.grad.asnumpy()
+    np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(layer.weight.grad().asnumpy(), tw.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(layer.bias.grad().asnumpy(), tb.grad.numpy(), rtol=1e-10)
+    assert w.shape == (4, 6 // kwargs.get("groups", 1)) + layer._kernel

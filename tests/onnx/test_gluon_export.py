@@ -1,5 +1,5 @@
-"""The MXNet facade's HybridBlock.export writes ONNX + .params; SymbolBlock.imports says
-what to do instead."""
+"""The MXNet facade's HybridBlock.export also writes ONNX when onnx is installed (the
+graph file and SymbolBlock.imports are tests/compat/test_mxnet_hybrid_export.py's)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ def test_export_after_hybridize_runs_in_onnxruntime_and_reloads(tmp_path):
     net.hybridize()
     x = nd.random.normal(shape=(2, 1, 6, 6))
     net(x)
-    model_file, params_file = net.export(str(tmp_path / "net"), epoch=3)
-    assert model_file.endswith("net.onnx") and params_file.endswith("net-0003.params")
+    symbol_file, params_file = net.export(str(tmp_path / "net"), epoch=3)
+    assert symbol_file.endswith("net-symbol.json") and params_file.endswith("net-0003.params")
+    model_file = str(tmp_path / "net.onnx")
     session = ort.InferenceSession(model_file, providers=["CPUExecutionProvider"])
     assert [i.name for i in session.get_inputs()] == ["data"]
     np.testing.assert_allclose(
@@ -51,10 +52,3 @@ def test_export_needs_a_hybridized_forward_first(tmp_path):
     net(nd.ones((1, 1, 4, 4)))
     with pytest.raises(RuntimeError, match=r"hybridize\(\) and run a forward"):
         net.export(str(tmp_path / "n"))
-
-
-def test_symbol_block_imports_explains_the_alternative():
-    with pytest.raises(AttributeError, match=r"load_parameters\(\).*onnxruntime"):
-        gluon.SymbolBlock.imports("net-symbol.json", ["data"], "net-0000.params")
-    with pytest.raises(AttributeError, match="rebuild the network"):
-        gluon.nn.SymbolBlock()

@@ -4,6 +4,7 @@ slots), plus the layer that dispatched each op, so an error can name it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..compile import hook
 from ..compile.discovery import discover
@@ -52,6 +53,7 @@ class Traced:
     inputs: list  # the argument slots, in order
     outputs: list  # the output slots, in order
     params: dict = field(default_factory=dict)  # id(tensor) -> its name in the module
+    template: Any = None  # the result with each output tensor a `replay._Leaf` (split)
 
 
 def trace_forward(module, args: tuple) -> Traced:
@@ -105,7 +107,7 @@ def trace_forward(module, args: tuple) -> Traced:
             "Export a forward made of tapegrad ops only, with no value reads."
         )
     outs: list = []
-    split(result, outs)
+    template = split(result, outs)
     if not outs:
         raise ValueError(f"tg.onnx.export: {name}'s forward returned no tensor")
     slots = []
@@ -117,4 +119,4 @@ def trace_forward(module, args: tuple) -> Traced:
                 "op table (from raw arrays); the export can't compute it"
             )
         slots.append(slot)
-    return Traced(trace, trace.owner, inputs, slots, names)
+    return Traced(trace, trace.owner, inputs, slots, names, template)

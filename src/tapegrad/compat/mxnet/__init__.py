@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     numpy,
     numpy_extension,
     random,  # noqa: F401
+    symbol,
     util,
 )
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
@@ -35,15 +36,13 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  #
 np = numpy
 nd = ndarray
 npx = numpy_extension
+sym = symbol  # placeholders only (symbol.py)
 init = initializer
 from .numpy_extension import np_array, np_shape, set_np_shape  # noqa: E402,F401
 
 __version__ = "1.9.1"  # the MXNet API this facade follows (plus Gluon 2's mx.np style)
 
 _HINTS = {
-    "sym": "symbols do not exist in tapegrad (it runs eagerly); write the model with "
-    "mx.np / mx.gluon",
-    "symbol": "symbols do not exist in tapegrad (it runs eagerly)",
     "mod": "the Module API is not provided; use mx.gluon",
     "module": "the Module API is not provided; use mx.gluon",
     "kv": "kvstores are not provided; see tapegrad.distributed",

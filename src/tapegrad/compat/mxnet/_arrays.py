@@ -14,7 +14,7 @@ import numpy as np
 from ... import creation, dtypes
 from ...tensor import Tensor, as_class
 from .._numpy_style import _shape, repeat_elements
-from .context import device_of
+from .context import device_of, placed
 
 _F32 = dtypes.float32
 
@@ -50,17 +50,17 @@ def array(obj, dtype=None, ctx=None, *, device=None, keep_array_dtype=True, cls=
         if dtype is None:
             dtype = _F32 if arr.dtype.kind in "iuf" or not keep_array_dtype else None
         t = creation.tensor(arr, dtype=dtype, device=dev)
-    return as_class(t, cls)
+    return placed(as_class(t, cls), device if device is not None else ctx)
 
 
 def zeros(shape, dtype=None, ctx=None, *, order="C", device=None, cls=Tensor, **_):
     t = creation.zeros(_shape(shape), dtype=_dtype(dtype), device=device_of(device or ctx))
-    return as_class(t, cls)
+    return placed(as_class(t, cls), device or ctx)
 
 
 def ones(shape, dtype=None, ctx=None, *, order="C", device=None, cls=Tensor, **_):
     t = creation.ones(_shape(shape), dtype=_dtype(dtype), device=device_of(device or ctx))
-    return as_class(t, cls)
+    return placed(as_class(t, cls), device or ctx)
 
 
 def empty(shape, dtype=None, ctx=None, *, order="C", device=None, cls=Tensor, **_):
@@ -72,7 +72,7 @@ def full(shape, fill_value, dtype=None, ctx=None, *, order="C", device=None, cls
     t = creation.full(
         _shape(shape), fill_value, dtype=_dtype(dtype), device=device_of(device or ctx)
     )
-    return as_class(t, cls)
+    return placed(as_class(t, cls), device or ctx)
 
 
 def arange(

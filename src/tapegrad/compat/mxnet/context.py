@@ -1,7 +1,9 @@
 """`mx.cpu()`, `mx.gpu()`, `mx.Context`: MXNet's device objects, mapped to tapegrad devices.
 
-A Context stands for tapegrad's "cpu" (NumPy) or "cuda" (CuPy) device; the device id is
-kept for display only (tapegrad has one device of each kind).
+A Context stands for tapegrad's "cpu" (NumPy) or "cuda" (CuPy) device; tapegrad has one
+device of each kind, so the device id changes nothing in how an array is stored. An array
+made with an explicit `ctx=` (or moved with `as_in_context`) remembers the id for `.ctx`
+and for a hybridized HybridBlock's one-context rule; an op's result reports id 0.
 
     >>> mx.nd.zeros((2,), ctx=mx.cpu())
     tensor([0., 0.])
@@ -113,5 +115,13 @@ def device_of(ctx) -> str:
     return backend.normalize_device(ctx)
 
 
-def context_of(device: str) -> Context:
-    return Context("cpu" if device == "cpu" else "gpu", 0)
+def context_of(device: str, device_id: int = 0) -> Context:
+    return Context("cpu" if device == "cpu" else "gpu", device_id)
+
+
+def placed(t, ctx):
+    """`t`, remembering the device id of `ctx` when it is a Context with an id other than 0
+    (a facade array keeps it in its `_ctx_id` slot; see the module docstring)."""
+    if isinstance(ctx, Context) and ctx.device_id and hasattr(type(t), "_ctx_id"):
+        t._ctx_id = ctx.device_id
+    return t

@@ -31,6 +31,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ....tensor import Tensor
 from ... import _facade
 from .parameter import Parameter, ParameterDict
 
@@ -411,11 +412,15 @@ class Block:
         return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
 
     def export(self, path, epoch=0, remove_amp_cast=True):
-        """Write `path.onnx` (the forward as ONNX, tg.onnx.export) and `path-0000.params`
-        (save_parameters); returns both names. As in MXNet, hybridize() and run a forward
-        first: its inputs are what is traced (named data, or data0, data1...). No symbol
-        JSON exists in tapegrad: the ONNX file is its stand-in (docs/migrating-from-mxnet.md)."""
-        from ....onnx import export as onnx_export
+        """Write `path-symbol.json` (the forward's graph, traced: see `_graph_file.py`) and
+        `path-NNNN.params` (save_parameters); returns both names, as MXNet's export does.
+        With the optional extra `onnx` installed, `path.onnx` (tg.onnx.export) is written
+        too, for other runtimes. As in MXNet, hybridize() and run a forward first: its
+        inputs are what is traced (named data, or data0, data1...);
+        `gluon.SymbolBlock.imports` loads the two files back."""
+        import importlib.util
+
+        from . import _graph_file
 
         hybrid = getattr(self, "_hybrid", None)
         args = getattr(hybrid, "last_args", None)
@@ -425,10 +430,15 @@ class Block:
                 "forward once first (its inputs are what the export traces)"
             )
         names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
-        model_file, params_file = f"{path}.onnx", f"{path}-{epoch:04d}.params"
-        onnx_export(self, tuple(args), model_file, input_names=names)
+        symbol_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+        _graph_file.write(self, tuple(args), names, symbol_file)
         self.save_parameters(params_file)
-        return model_file, params_file
+        spec = importlib.util.find_spec("onnx")
+        if spec is not None and spec.origin is not None:  # installed (not a bare directory)
+            from ....onnx import export as onnx_export
+
+            onnx_export(self, tuple(args), f"{path}.onnx", input_names=names)
+        return symbol_file, params_file
 
 
 class _HookHandle:
@@ -451,7 +461,7 @@ class _HookHandle:
 
 
 class HybridBlock(Block):
-    """A Block that may be hybridized (accepted and ignored: tapegrad is always eager).
+    """A Block that may be hybridized: `hybridize()` compiles its forward (`_hybrid.py`).
 
     Gluon 1.x style works too: define `hybrid_forward(self, F, x, ...)`; it is called with
     `F = mx.nd` and this block's own parameters as keyword arguments.
@@ -464,7 +474,9 @@ class HybridBlock(Block):
                 f"{type(self).__name__} must define forward() (or hybrid_forward(F, x, ...))"
             )
         from .. import ndarray
+        from ._hybrid import check_kinds
 
+        check_kinds(self, (x, *args))
         params = {}
         for name, p in self._reg_params.items():
             p._finish_deferred_init()
@@ -479,24 +491,118 @@ class HybridBlock(Block):
         return self(x, *args)
 
 
-_SYMBOLS = (
-    "symbols do not exist in tapegrad; rebuild the network from gluon.nn layers and "
-    "load_parameters() the .params file export() wrote, or run the .onnx file it wrote "
-    "with onnxruntime"
-)
-
-
 class SymbolBlock(HybridBlock):
-    """Not provided: see `imports`."""
+    """A block that runs a graph `HybridBlock.export` wrote: `SymbolBlock.imports(...)`.
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise _facade.unsupported("the MXNet facade", "SymbolBlock", _SYMBOLS)
+    Its parameters are the exported block's (same Gluon names in `collect_params()`, same
+    structural names in its `.params` files), and its forward runs the traced ops through
+    the dispatcher, so it records under `autograd.record()` and gradients reach them. The
+    graph is the one traced at export (predict mode, the traced input shapes; see
+    `_graph_file.py`). Building one from symbols (`SymbolBlock(outputs, inputs)`) is not
+    supported: tapegrad has no symbol graphs.
+    """
+
+    def __init__(self, outputs=None, inputs=None, params=None) -> None:
+        raise _facade.unsupported(
+            "the MXNet facade",
+            "SymbolBlock(outputs, inputs)",
+            "tapegrad builds no symbol graphs; load the files HybridBlock.export wrote with "
+            "SymbolBlock.imports(symbol_file, input_names, param_file), or use the block itself",
+        )
+
+    @classmethod
+    def _from_graph(cls, graph: dict, where: str):
+        block = cls.__new__(cls)
+        Block.__init__(block, prefix="", params=None)
+        object.__setattr__(block, "_graph", graph)
+        object.__setattr__(block, "_where", where)
+        object.__setattr__(block, "_warned", False)
+        for spec in graph["params"]:
+            p = Parameter(
+                spec["name"],
+                grad_req=spec["grad_req"],
+                shape=tuple(spec["shape"]),
+                dtype=np.dtype(spec["dtype"]),
+            )
+            block._params._put(p)  # `block.params`, by Gluon name (as MXNet's SymbolBlock)
+            for key in spec["keys"]:  # a shared parameter: under each of its names
+                block._reg_params[key] = p
+        return block
 
     @staticmethod
-    def imports(symbol_file, input_names, param_file=None, ctx=None, **kwargs):
-        """Not provided: tapegrad runs no saved graphs (the exported ONNX file is for other
-        runtimes); rebuild the network in Python and load the .params file."""
-        raise _facade.unsupported("the MXNet facade", "SymbolBlock.imports", _SYMBOLS)
+    def imports(
+        symbol_file,
+        input_names,
+        param_file=None,
+        ctx=None,
+        allow_missing=False,
+        ignore_extra=False,
+    ):
+        """The block saved by `HybridBlock.export`: `symbol_file` (its `-symbol.json`),
+        the names of its inputs (`["data"]`, as export names them), and `param_file` (its
+        `.params`; without one, call `initialize()` before the first forward)."""
+        from . import _graph_file
+
+        graph = _graph_file.read(symbol_file)
+        if isinstance(input_names, str):
+            input_names = [input_names]
+        written = [spec["name"] for spec in graph["inputs"]]
+        if list(input_names) != written:
+            raise ValueError(
+                f"SymbolBlock.imports: input_names {list(input_names)} do not match the "
+                f"inputs {written} of {symbol_file}"
+            )
+        block = SymbolBlock._from_graph(graph, str(symbol_file))
+        if param_file is not None:
+            block.load_parameters(
+                param_file, ctx, allow_missing=allow_missing, ignore_extra=ignore_extra
+            )
+        return block
+
+    def forward(self, *args):
+        from . import _graph_file
+
+        specs = self._graph["inputs"]
+        if len(args) != len(specs):
+            raise TypeError(
+                f"SymbolBlock ({self._where}): takes {len(specs)} inputs "
+                f"{[s['name'] for s in specs]}, got {len(args)}"
+            )
+        for spec, x in zip(specs, args, strict=True):
+            shape, dtype = tuple(spec["shape"]), np.dtype(spec["dtype"])
+            if not isinstance(x, Tensor) or tuple(x.shape) != shape or x.dtype != dtype:
+                got = (
+                    f"shape {tuple(x.shape)} {x.dtype}"
+                    if isinstance(x, Tensor)
+                    else type(x).__name__
+                )
+                raise ValueError(
+                    f"SymbolBlock ({self._where}): input {spec['name']!r} is {got}, but the "
+                    f"graph was traced for shape {shape} {dtype}; export again after a "
+                    "forward on inputs of this shape"
+                )
+        if self._graph["predict_only"] and not self._warned:
+            from ..autograd import is_training
+
+            if is_training():
+                object.__setattr__(self, "_warned", True)
+                warnings.warn(
+                    f"SymbolBlock ({self._where}): the graph was traced in predict mode; "
+                    f"its layers {self._graph['predict_only']} act differently in training "
+                    "(dropout, batch statistics), and here they keep their predict-mode "
+                    "behaviour. Train the original block instead.",
+                    stacklevel=3,
+                )
+        params = {}
+        for spec in self._graph["params"]:
+            p = self._reg_params[spec["keys"][0]]
+            p._finish_deferred_init()
+            params[spec["slot"]] = p.data()
+        return _graph_file.run(self._graph, list(args), params)
+
+    def __repr__(self) -> str:
+        names = ", ".join(spec["name"] for spec in self._graph["inputs"])
+        return f"SymbolBlock(\n  {names} -> {len(self._graph['nodes'])} ops\n)"
 
 
 class Sequential(Block):
@@ -551,6 +657,6 @@ class Sequential(Block):
 
 
 class HybridSequential(Sequential, HybridBlock):
-    """Sequential that may be hybridized (accepted; tapegrad stays eager)."""
+    """Sequential that may be hybridized (compiled as a whole, see `_hybrid.py`)."""
 
     forward = Sequential.forward

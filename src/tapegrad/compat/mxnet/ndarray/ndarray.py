@@ -17,7 +17,7 @@ import math
 from ....tensor import Tensor, as_class, write_data
 from ..._numpy_style import amax, amin, repeat_elements, split, transpose
 from .. import _shape_codes
-from ..context import context_of, device_of
+from ..context import context_of, device_of, placed
 
 
 def _tg():
@@ -34,7 +34,7 @@ class NDArray(Tensor):
     (6, (2, 3, 1), (3, 2))
     """
 
-    __slots__ = ()
+    __slots__ = ("_ctx_id",)  # the device id of an explicit ctx= (context.py), else unset
 
     @property
     def size(self) -> int:
@@ -44,13 +44,18 @@ class NDArray(Tensor):
     @property
     def context(self):
         """The device, as an MXNet Context (`cpu(0)`, `gpu(0)`)."""
-        return context_of(self.device)
+        return context_of(self.device, getattr(self, "_ctx_id", 0))
 
     ctx = context
 
     def as_in_context(self, context):
         """This array on `context` (itself when it is already there); recorded."""
-        return self.to(device_of(context))
+        if context == self.context:
+            return self
+        moved = self.to(device_of(context))
+        if moved is self:  # the same kind of device, another id: a copy, as MXNet's
+            moved = _tg().clone(self)
+        return placed(moved, context)
 
     as_in_ctx = as_in_context
 
@@ -64,7 +69,8 @@ class NDArray(Tensor):
                 )
             write_data(other, self.detach())
             return other
-        return as_class(_tg().tensor(self.detach(), device=device_of(other)), type(self))
+        copied = as_class(_tg().tensor(self.detach(), device=device_of(other)), type(self))
+        return placed(copied, other)
 
     def copy(self):
         """A copy of the values (recorded, as MXNet's copy)."""

@@ -34,6 +34,7 @@ from .conv_layers import (  # noqa: F401
     Conv2D,
     Conv2DTranspose,
     Conv3D,
+    Conv3DTranspose,
     GlobalAvgPool1D,
     GlobalAvgPool2D,
     GlobalAvgPool3D,
@@ -47,7 +48,6 @@ from .conv_layers import (  # noqa: F401
 )
 
 _HINTS = {
-    "Conv3DTranspose": "not provided (tapegrad has no conv_transpose3d); use Conv3D",
     "SyncBatchNorm": "tapegrad has one device per process; use BatchNorm (or "
     "gluon.contrib.nn.SyncBatchNorm, which is BatchNorm)",
     "HybridConcatenate": "use gluon.contrib.nn.HybridConcurrent",

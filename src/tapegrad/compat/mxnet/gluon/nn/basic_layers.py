@@ -9,6 +9,7 @@ unknown input sizes at its first forward (deferred initialization), and asks
 from __future__ import annotations
 
 from .....autograd.record import is_training
+from .....ops import nn_norm as _norm
 from .....tensor import write_data
 from ..block import Block, HybridBlock, block_args
 from ..parameter import Parameter
@@ -205,15 +206,14 @@ class BatchNorm(HybridBlock):
             x = tg.moveaxis(x, axis, 1)
         training = is_training() and not self._use_global_stats
         rm, rv = self.running_mean.data(), self.running_var.data()
-        out = tg.nn.functional.batch_norm(
-            x,
-            None if training else rm,
-            None if training else rv,
-            weight=self.gamma.data(),
-            bias=self.beta.data(),
-            training=training,
-            eps=self._eps,
-        )
+        if training:  # the op itself: MXNet takes one value per channel (its output: beta)
+            out = _norm._batch_norm(
+                x, self.gamma.data(), self.beta.data(), training=True, eps=self._eps
+            )
+        else:
+            out = tg.nn.functional.batch_norm(
+                x, rm, rv, weight=self.gamma.data(), bias=self.beta.data(), eps=self._eps
+            )
         if training:
             self._update_running(x, rm, rv)
         return tg.moveaxis(out, 1, axis) if moved else out

@@ -18,6 +18,7 @@ __all__ = [
     "Conv3D",
     "Conv1DTranspose",
     "Conv2DTranspose",
+    "Conv3DTranspose",
     "MaxPool1D",
     "MaxPool2D",
     "MaxPool3D",
@@ -124,7 +125,7 @@ class _Conv(HybridBlock):
     def _conv_fn(self):
         F = _F()  # noqa: N806
         if self._transpose:
-            return {1: F.conv_transpose1d, 2: F.conv_transpose2d}[self._dims]
+            return {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: _conv_transpose3d}[self._dims]
         return {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[self._dims]
 
     def forward(self, x):
@@ -183,6 +184,23 @@ class Conv2DTranspose(_Conv):
     """2-D transposed convolution (`output_padding` adds to one side of the output)."""
 
     _transpose = True
+
+
+class Conv3DTranspose(_Conv):
+    """3-D transposed convolution (NCDHW, or NDHWC); weight (in_channels, channels/groups,
+    kd, kh, kw)."""
+
+    _dims, _transpose = 3, True
+
+
+def _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, dilation):
+    """The 3-D case of tg.nn.functional's transposed convolution (which names no public
+    conv_transpose3d); the conv_transpose op handles any number of spatial dims."""
+    from .....nn.functional_conv import _conv_transposend
+
+    return _conv_transposend(
+        3, "Conv3DTranspose", x, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
 # ------------------------------------------------------------------ pooling

@@ -27,7 +27,7 @@ class Concurrent(Sequential):
 
 
 class HybridConcurrent(HybridSequential):
-    """Concurrent that may be hybridized (accepted; tapegrad stays eager)."""
+    """Concurrent that may be hybridized (compiled as a whole, see `gluon/_hybrid.py`)."""
 
     def __init__(self, axis=-1, prefix=None, params=None) -> None:
         super().__init__(prefix=prefix, params=params)
