@@ -210,14 +210,31 @@ def test_fn_sees_requires_grad_as_eager_does():
     assert seen == [False, True]
 
 
-def test_random_numbers_run_eagerly():
+def test_dropout_replays_with_a_fresh_mask_from_the_same_stream_as_eager():
     drop = nn.Dropout(0.5)
     drop.train()
     fast = tg.compile(drop)
+
+    def masks(f):
+        tg.manual_seed(3)
+        x = tg.ones(100, requires_grad=True)
+        outs = [f(x) for _ in range(4)]
+        sum(o.sum() * (k + 1) for k, o in enumerate(outs)).backward()
+        return [o.detach().numpy() for o in outs] + [x.grad.numpy()]
+
+    want, got = masks(drop), masks(fast)
+    assert fast.cache_info().hits == 3 and fast.eager_reason is None
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(got[1], got[2])  # a fresh mask per call, as eager
+
+
+def test_other_random_numbers_run_eagerly():
+    fast = tg.compile(lambda x: x + tg.randn(100))
     with pytest.warns(CompileWarning, match="random"):
         fast(tg.ones(100))
     a, b = fast(tg.ones(100)).numpy(), fast(tg.ones(100)).numpy()
-    assert not np.array_equal(a, b)  # a fresh mask per call, as eager
+    assert not np.array_equal(a, b)  # fresh numbers per call, as eager
 
 
 def test_higher_order_gradients_fall_back_to_eager(rng):

@@ -111,7 +111,8 @@ def _live_instrs(trace: Trace, kept: set) -> list:
     needed = set(kept)
     live = []
     for instr in reversed(trace.instrs):
-        if instr.out in needed or getattr(instr.op, "effect", False):
+        op = instr.op
+        if instr.out in needed or getattr(op, "effect", False) or getattr(op, "keep", False):
             live.append(instr)
             needed.update(instr.ins)
             needed.update(instr.param_slots.values())
@@ -159,7 +160,8 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
             env, instr.op.forward, env.bind("X", instr.xp), args, instr.params, instr.param_slots
         )
         body.append(f"    {var} = {call}")
-        body.extend(_conversion(trace, instr, env, var))
+        if not getattr(instr.op, "exact", False):
+            body.extend(_conversion(trace, instr, env, var))
     outs = "".join(f"v{s}, " for s in outputs)
     keep = "".join(f"v{s}, " for s in saved)
     body.append(f"    return ({outs}), ({keep})")
@@ -195,7 +197,8 @@ def build_backward(
         for s, e in zip(instr.ins, instr.edges, strict=True):
             if e:
                 deposits[s] = deposits.get(s, 0) + 1
-    receives = (set(deposits) | set(wanted)) - set(diff_outputs)
+    items = {s for i in order for s in getattr(i.op, "items", ()) if s is not None}
+    receives = (set(deposits) | set(wanted) | items) - set(diff_outputs)
     body.extend(f"    g{s} = None" for s in sorted(receives))
     for k, s in enumerate(diff_outputs):
         body.append(f"    g{s} = o{k}")  # output slots are distinct
@@ -217,8 +220,16 @@ def build_backward(
         params = dict(instr.params)
         if op.wants_needs:
             params["needs"] = instr.edges
-        body.append(f"    if g{instr.out} is not None:")
-        call = _call(env, op.rule, f"{xp}, g{instr.out}", args, params, instr.param_slots)
+        outs = getattr(op, "items", None)  # a custom Function: its outputs' slots
+        if outs is None:
+            head = f"g{instr.out}"
+            body.append(f"    if {head} is not None:")
+        else:  # the engine's buffer of a node with several outputs: a list, None if unset
+            names = [f"g{s}" if s is not None else "None" for s in outs]
+            head = names[0] if len(outs) == 1 else f"[{', '.join(names)}]"
+            live = " or ".join(f"{n} is not None" for n in names if n != "None") or "False"
+            body.append(f"    if {live}:")
+        call = _call(env, op.rule, f"{xp}, {head}", args, params, instr.param_slots)
         body.append(f"        r = {call}")
         for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
             if not edge:

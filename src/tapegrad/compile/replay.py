@@ -180,6 +180,7 @@ class Program:
         ]
         self.n_ops = len(trace.instrs)
         self.verified = False  # its first replay is compared with eager (api.py)
+        self.draws = bool(trace.draws)  # it draws dropout masks (that comparison redraws)
         # outputs that are inputs: resolved once to (kind, where) instead of per call
         self.outputs = [
             (*self.input_from[boundary.index(spec[1])],) if spec[0] == "in" else spec

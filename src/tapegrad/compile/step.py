@@ -176,7 +176,7 @@ def _targets():
     from ..autograd import engine_api
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
-    from . import effects
+    from . import effects, functions, random_draws
 
     return [
         (engine_api, "run_backward", _wrapped_backward),
@@ -184,6 +184,8 @@ def _targets():
         (Optimizer, "zero_grad", _wrapped_call),
         (Module, "zero_grad", _wrapped_call),
         *effects.targets(),
+        *random_draws.targets(),
+        *functions.targets(),
     ]
 
 
