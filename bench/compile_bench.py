@@ -70,7 +70,7 @@ def _w2_compiled(tg, F, params, X, y, lr):
         with tg.no_grad():
             for p in P:
                 p._data -= lr * p.grad._data
-                p._version[0] += 1
+                p._vc[0] += 1  # bump_version: the in-place write is seen
         return loss.item()
 
     return step, loss_fn
