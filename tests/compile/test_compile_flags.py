@@ -30,6 +30,7 @@ def _load(name):
         ("mlp_digits", ["--epochs", "2"]),
         ("transformer_sort", ["--steps", "40", "--batch-size", "16"]),
         ("cnn_digits", ["--epochs", "1", "--steps", "36"]),  # dropout, BatchNorm, AdamW
+        ("ddp_digits", ["--epochs", "2", "--steps", "36"]),  # a world of one process
         ("char_lstm", ["--steps", "32", "--batch-size", "8", "--seq-len", "12", "--sample", "0"]),
         ("wgan_gp", ["--steps", "32", "--critic-steps", "2", "--batch-size", "32", "--width", "8"]),
     ],
