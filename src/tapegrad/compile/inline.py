@@ -58,3 +58,58 @@ def expression(instr, args: list[str], arrays: list, final: np.ndarray, bind) ->
     ):
         return None
     return template.format(*args)
+
+
+# derivative rules as NumPy expressions, per input: `{g}` the output's gradient, `{0}`,
+# `{1}` the rule's saved values (as the op saves them), `{COS}` numpy's cosine
+_GRADIENTS = {
+    "mul": (2, ("{g} * {1}", "{g} * {0}")),
+    "div": (2, ("{g} / {1}", "-({g} / {1}) * ({0} / {1})")),
+    "add": (0, ("{g}", "{g}")),
+    "sub": (0, ("{g}", "-{g}")),
+    "neg": (0, ("-{g}",)),
+    "exp": (1, ("{g} * {0}",)),
+    "tanh": (1, ("{g} * (1.0 - {0} * {0})",)),
+    "sin": (1, ("{g} * {COS}({0})",)),
+}
+
+
+def gradients(instr, arrays: list, out, ns, params: dict) -> dict | None:
+    """Per input with an edge, a template of the NumPy expression of its gradient, to write
+    instead of calling `instr`'s rule (see `gradient_line`); or None.
+
+    Checked as the forward expressions are: the rule and the expression, on the traced
+    values and a probe gradient, must give the same type, dtype, shape and bits."""
+    spec = _GRADIENTS.get(instr.op.name)
+    if not ENABLED or spec is None or instr.param_slots or set(params) - {"needs"}:
+        return None
+    n_saved, templates = spec
+    if len(arrays) != n_saved or len(templates) != len(instr.ins) or type(out) is not np.ndarray:
+        return None
+    if out.dtype.kind != "f":
+        return None
+    probe = np.asarray(np.random.default_rng(0).standard_normal(out.shape)).astype(out.dtype)
+    scope = {"g": probe, "COS": np.cos, **{f"a{i}": a for i, a in enumerate(arrays)}}
+    with np.errstate(all="ignore"):
+        want = instr.op.rule(ns, probe, *arrays, **params)
+        found = {}
+        for j, (edge, template) in enumerate(zip(instr.edges, templates, strict=True)):
+            if not edge:
+                continue
+            code = template.format(*[f"a{i}" for i in range(n_saved)], g="g", COS="COS")
+            value = eval(code, scope)  # noqa: S307 - our own template
+            w = want[j]
+            if (
+                type(value) is not type(w)
+                or getattr(value, "dtype", None) != getattr(w, "dtype", None)
+                or np.shape(value) != np.shape(w)
+                or not np.array_equal(value, w, equal_nan=True)
+            ):
+                return None
+            found[j] = template
+    return found
+
+
+def gradient_line(template: str, g: str, args: list[str], bind) -> str:
+    """The expression of a `gradients` template on names `g` and `args` of the program."""
+    return template.format(*args, g=g, COS=bind("U", np.cos))

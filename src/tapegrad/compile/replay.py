@@ -158,9 +158,10 @@ class Program:
             edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
             self.wanted = [s for s in boundary if s in edged]
             self._fired: set = set()
+            self._inlined: dict = {}  # rules written as expressions, decided on the arrays
             order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
-                trace, order, diff, self.wanted, ns, fired=self._fired
+                trace, order, diff, self.wanted, ns, fired=self._fired, inlined=self._inlined
             )
             self._lean_args = (_skeleton(trace), order, diff, self.wanted, ns)
             self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype) for s in diff]
@@ -217,7 +218,7 @@ class Program:
         """After a first backward: the same program with only the fix-ups that fired."""
         trace, order, diff, wanted, ns = self._lean_args
         self.lean, reads, self.lean_source = build_backward(
-            trace, order, diff, wanted, ns, keep=set(self._fired)
+            trace, order, diff, wanted, ns, keep=set(self._fired), inlined=self._inlined
         )
         assert reads == self.reads, "the lean backward must read what the forward saves"
         self._lean_args = None  # the trace is no longer needed

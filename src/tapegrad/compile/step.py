@@ -271,7 +271,7 @@ class StepProgram:
             for s in wanted
         ]
         self.backward, reads, self.backward_source = build_backward(
-            trace, event.order, roots, wanted, ns
+            trace, event.order, roots, wanted, ns, inlined={}
         )
         slots = [trace._slot_of[id(t)] for t in tensors]
         op_outputs = list(dict.fromkeys(s for s in slots if trace.kinds[s] == OP))
