@@ -304,3 +304,21 @@ def test_twenty_compiled_steps_with_dropout_draw_the_masks_eager_draws(rng):
     assert tg.random.generator().random() == after_eager  # the same stream consumed
     for a, b in zip(got[0] + got[1], want[0] + want[1], strict=True):
         assert_array_equal(a, b)
+
+
+def test_a_one_element_raw_write_into_a_large_parameter_is_noticed(rng):
+    net = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 3))  # 128 KiB weight
+    opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    x = tg.tensor(rng.standard_normal((4, 128)), dtype=tg.float32)
+    y = tg.tensor(rng.integers(0, 3, 4))
+    w = net[0].weight._data
+
+    @tg.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        w[3, 5] = np.nextafter(w[3, 5], np.float32(1))  # one ulp, no version bump
+        opt.step()
+
+    with pytest.warns(CompileWarning, match="outside backward"):
+        step(x, y)
