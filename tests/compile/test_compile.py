@@ -506,3 +506,26 @@ def test_a_custom_function_of_the_mxnet_style_runs_eagerly():
     fast = tg.compile(lambda x: Double()(x).sum())
     with pytest.warns(CompileWarning, match="MXNet-style Function Double"):
         fast(tg.ones(3, requires_grad=True))
+
+
+def test_a_higher_order_backward_through_dropout_reuses_the_calls_masks(rng):
+    drop = nn.Dropout(0.5)
+    x0 = rng.standard_normal(64)
+
+    def f(x):
+        return (drop(x) ** 3).sum()
+
+    def run(fn):
+        tg.manual_seed(5)
+        out = []
+        for _ in range(3):
+            x = tg.tensor(x0, requires_grad=True)
+            (g,) = tg.autograd.grad(fn(x), x, create_graph=True)
+            (gg,) = tg.autograd.grad(g.sum(), x)
+            out += [g.detach().numpy(), gg.numpy()]
+        return out + [np.array(tg.random.generator().random())]
+
+    fast = tg.compile(f)
+    for a, b in zip(run(fast), run(f), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert fast.cache_info().hits == 2
