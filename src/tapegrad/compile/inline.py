@@ -4,8 +4,9 @@ An op's forward is called through two Python frames (the op's function, its dtyp
 for the arithmetic operators and the common ufuncs the program can say `v5 = v4 * C3` or
 `v6 = TANH(v5)` instead. Each inlined line is *checked* when the program is built: evaluated
 on the traced arrays it must give an array of the traced dtype, bit for bit the value the op
-gave, or the op keeps its call. So this table can only ever make a program faster, never
-different; the derivative rules are not touched.
+gives on them, or the op keeps its call. So this table can only ever make a program faster,
+never different. The same holds for the derivative rules written as expressions
+(`gradients`): each is checked against the rule itself.
 """
 
 from __future__ import annotations
@@ -49,12 +50,17 @@ def expression(instr, args: list[str], arrays: list, final: np.ndarray, bind) ->
     if ufunc_name is not None:
         scope[ufunc_name] = _UFUNCS[name]
     with np.errstate(all="ignore"):  # the op ran on these values already; only compare
+        # the op again, on the same arrays: in a training step the optimizer has changed
+        # the parameters since the trace, so the traced result is not what to compare with
+        want = instr.op.forward(instr.xp, *arrays)
         value = eval(template.format(*scope), scope)  # noqa: S307 - our own template
     if (
-        type(value) is not np.ndarray
+        type(want) is not np.ndarray  # the dispatcher would convert it: keep the call
+        or want.dtype != final.dtype
+        or type(value) is not np.ndarray
         or value.dtype != final.dtype
         or value.shape != final.shape
-        or not np.array_equal(value, final, equal_nan=final.dtype.kind in "fc")
+        or not np.array_equal(value, want, equal_nan=final.dtype.kind in "fc")
     ):
         return None
     return template.format(*args)
