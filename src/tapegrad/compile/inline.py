@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 ENABLED = True  # bench/compile_bench.py measures the program with and without it
+GRADIENTS = True  # the derivative rules as expressions (bench/NOTES.md measured it alone)
 
 _OPERATORS = {
     "mul": "{0} * {1}",
@@ -87,7 +88,7 @@ def gradients(instr, arrays: list, out, ns, params: dict) -> dict | None:
     Checked as the forward expressions are: the rule and the expression, on the traced
     values and a probe gradient, must give the same type, dtype, shape and bits."""
     spec = _GRADIENTS.get(instr.op.name)
-    if not ENABLED or spec is None or instr.param_slots or set(params) - {"needs"}:
+    if not (ENABLED and GRADIENTS) or spec is None or instr.param_slots or set(params) - {"needs"}:
         return None
     n_saved, templates = spec
     if len(arrays) != n_saved or len(templates) != len(instr.ins) or type(out) is not np.ndarray:
