@@ -241,9 +241,9 @@ def build_backward(
             exprs = inlined[k]
         ind = "        "
         if outs is not None:  # the engine's buffer of a node with several outputs: a list
-            names = [f"g{s}" if s is not None else "None" for s in outs]
-            head = names[0] if len(outs) == 1 else f"[{', '.join(names)}]"
-            live = " or ".join(f"{n} is not None" for n in names if n != "None") or "False"
+            grads = [f"g{s}" if s is not None else "None" for s in outs]
+            head = grads[0] if len(outs) == 1 else f"[{', '.join(grads)}]"
+            live = " or ".join(f"{n} is not None" for n in grads if n != "None") or "False"
             body.append(f"    if {live}:")
         elif exprs is not None and instr.out in sure:  # no test: it is set, and stays set
             head, ind = f"g{instr.out}", "    "
