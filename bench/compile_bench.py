@@ -2,13 +2,14 @@
 
     python bench/compile_bench.py            # W1 (64-op chain, 16 elements) and W2 (MLP step)
     python bench/compile_bench.py --quick    # fewer repeats
+    python bench/compile_bench.py --min --ops 200   # fastest calls; W1 as bench/run.py's
 
 W1: the bench's elementwise cycle (mul, add, tanh, exp(c*x), sin) 64 ops long on a (16,)
 leaf, summed, backward: compiled, the chain is one compiled function whose output's
 backward replays the traced rules. W2: the bench's MLP step (784-1024-1024-10, batch 256,
 softmax CE, SGD): compiled, the forward and loss are compiled and `backward()` and the SGD
 update run as in eager (a compiled whole step falls back to eager; see docs of tg.compile).
-Numbers are medians of time_calls from bench/common.py; compare ratios within one run.
+Numbers are medians (`--min`: minima) of calls timed in turns; compare ratios within one run.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import numpy as np  # noqa: E402
 from adapters import numpy_manual, tapegrad_  # noqa: E402
 
 N_OPS = 64
+MINIMA = False  # --min: report each variant's fastest call (less sensitive to other load)
 
 
 def _w1_compiled(tg, x0, ops):
@@ -70,7 +72,7 @@ def _w2_compiled(tg, F, params, X, y, lr):
         with tg.no_grad():
             for p in P:
                 p._data -= lr * p.grad._data
-                p._version[0] += 1
+                p._vc[0] += 1  # bump_version: the in-place write is seen
         return loss.item()
 
     return step, loss_fn
@@ -131,7 +133,8 @@ def _interleaved_us(variants: dict, repeats: int, budget: float) -> dict:
             samples[name].append(time.perf_counter() - t0)
         if time.perf_counter() - start > budget and len(samples[name]) >= 3:
             break
-    return {name: C.stats(s)["median"] * 1e6 for name, s in samples.items()}
+    key = "min" if MINIMA else "median"
+    return {name: C.stats(s)[key] * 1e6 for name, s in samples.items()}
 
 
 def w3_rows(tg, F, args, rows) -> None:
@@ -159,12 +162,17 @@ def w3_rows(tg, F, args, rows) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--min", action="store_true", help="minima instead of medians")
+    parser.add_argument("--ops", type=int, default=N_OPS, help="W1's chain length")
     args = parser.parse_args()
+    global MINIMA
+    MINIMA = args.min
     tapegrad_.setup({})
     tg, F = tapegrad_.tg, tapegrad_.F
     rows = []
 
-    x0, ops = C.w1_data(), C.w1_ops(N_OPS)
+    n_ops = args.ops
+    x0, ops = C.w1_data(), C.w1_ops(n_ops)
     ref = C.w1_reference_grad(x0, ops)
     from tapegrad.compile import inline
 
@@ -179,11 +187,11 @@ def main() -> None:
     for fn in variants.values():
         np.testing.assert_allclose(fn(), ref, rtol=1e-3, atol=1e-5)
     reps = 100 if args.quick else 400
-    w1 = {name: us / N_OPS
+    w1 = {name: us / n_ops
           for name, us in _interleaved_us(variants, reps, 3 if args.quick else 10).items()}
     assert np.array_equal(variants["tapegrad eager"](), variants["tapegrad compiled"]())
     for name, us in w1.items():
-        rows.append((f"W1 {N_OPS} ops x (16,)", name, f"{us:.2f} µs/op",
+        rows.append((f"W1 {n_ops} ops x (16,)", name, f"{us:.2f} µs/op",
                      f"{us / w1['numpy floor']:.2f}x floor"))
 
     params, X, y = C.mlp_data()

@@ -1,9 +1,12 @@
 """Train a small CNN on the 8x8 handwritten digits, written as a Module subclass.
 
     python examples/cnn_digits.py [--epochs 8] [--steps N] [--seed 0] [--save ck.safetensors]
+                                  [--compile]
 
 Conv -> BatchNorm -> ReLU blocks, max-pooling, dropout, AdamW with a linear warm-up then
 cosine decay, and a safetensors checkpoint (model + optimizer) that is reloaded at the end.
+With --compile each training step runs under tg.compile: dropout's masks are drawn afresh
+at every replay from the same generator, so the run equals the eager one for a seed.
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ def main(argv=None) -> dict:
         default=None,
         help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
     )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="run each training step under tg.compile (traced once per batch shape, then replayed)",
+    )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
 
@@ -72,13 +80,21 @@ def main(argv=None) -> dict:
     opt = tg.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-2)
     total = args.epochs * len(loader)
     warmup = tg.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=len(loader))
-    step = 0
+
+    def train_step(x, y):
+        opt.zero_grad()  # first: a compiled step starts with it
+        loss = F.cross_entropy(model(x), y, label_smoothing=0.05)
+        loss.backward()
+        opt.step()
+        return loss
+
+    # the learning-rate changes below happen outside the step; its replay reads them
+    run_step = tg.compile(train_step) if args.compile else train_step
+    step, losses = 0, []
     for epoch in range(args.epochs):
         for x, y in loader:
-            loss = F.cross_entropy(model(x), y, label_smoothing=0.05)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            loss = run_step(x, y)
+            losses.append(loss.item())
             if step < len(loader):
                 warmup.step()
             else:  # cosine decay after the warm-up, written out by hand
@@ -103,7 +119,13 @@ def main(argv=None) -> dict:
     reloaded = accuracy(fresh, x_test, y_test)
     print(f"saved {args.save}; " if args.save else "checkpoint saved and reloaded; ", end="")
     print(f"reloaded model: test accuracy {reloaded:.2%}")
-    return {"loss": loss.item(), "test_acc": acc, "reload_acc": reloaded, "steps": step}
+    return {
+        "loss": loss.item(),
+        "test_acc": acc,
+        "reload_acc": reloaded,
+        "steps": step,
+        "losses": losses,
+    }
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Data-parallel training of the digits MLP over MPI with DistributedDataParallel.
 
-    mpiexec -n 2 python examples/ddp_digits.py [--epochs 10] [--steps N] [--seed 0]
+    mpiexec -n 2 python examples/ddp_digits.py [--epochs 10] [--steps N] [--seed 0] [--compile]
     python examples/ddp_digits.py              # the same script, a world of one process
 
 (Open MPI as root also wants `--allow-run-as-root`; `--oversubscribe` for more processes
@@ -8,7 +8,9 @@ than cores.) Every process builds the model, DDP copies rank 0's weights to all,
 process trains on its own shard of the training set (every world-size-th sample) with a
 per-process batch of global_batch / N, and backward averages the gradients, so all
 processes take the same optimizer steps and keep identical models. Needs mpi4py only when
-started with more than one process: `pip install tapegrad[mpi]`.
+started with more than one process: `pip install tapegrad[mpi]`. With --compile each
+training step runs under tg.compile; every replay arms DDP's averaging again, so the
+replayed backward all-reduces the gradients as the eager one does.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ def main(argv=None) -> dict:
         type=int,
         default=None,
         help="BLAS threads (default: $TAPEGRAD_NUM_THREADS, else 1; see docs/performance.md)",
+    )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="run each training step under tg.compile (traced once, then replayed)",
     )
     args = p.parse_args(argv)
     tg.threads.apply_thread_policy(args.threads)  # one BLAS thread: small matrices
@@ -84,13 +91,19 @@ def main(argv=None) -> dict:
         f"batch {args.batch_size // world} per process"
     )
 
-    step, loss, acc, mean_loss = 0, None, 0.0, None
+    def train_step(x, y):
+        opt.zero_grad()  # first: a compiled step starts with it
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()  # gradients averaged over the processes here
+        opt.step()
+        return loss
+
+    run_step = tg.compile(train_step) if args.compile else train_step
+    step, loss, acc, mean_loss, losses = 0, None, 0.0, None, []
     for epoch in range(args.epochs):
         for x, y in loader:
-            loss = F.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()  # gradients averaged over the processes here
-            opt.step()
+            loss = run_step(x, y)
+            losses.append(loss.item())
             step += 1
             if args.steps is not None and step >= args.steps:
                 break
@@ -116,6 +129,7 @@ def main(argv=None) -> dict:
         "loss": mean_loss,
         "test_acc": acc,
         "spread": spread,
+        "losses": losses,
     }
 
 

@@ -210,14 +210,31 @@ def test_fn_sees_requires_grad_as_eager_does():
     assert seen == [False, True]
 
 
-def test_random_numbers_run_eagerly():
+def test_dropout_replays_with_a_fresh_mask_from_the_same_stream_as_eager():
     drop = nn.Dropout(0.5)
     drop.train()
     fast = tg.compile(drop)
+
+    def masks(f):
+        tg.manual_seed(3)
+        x = tg.ones(100, requires_grad=True)
+        outs = [f(x) for _ in range(4)]
+        sum(o.sum() * (k + 1) for k, o in enumerate(outs)).backward()
+        return [o.detach().numpy() for o in outs] + [x.grad.numpy()]
+
+    want, got = masks(drop), masks(fast)
+    assert fast.cache_info().hits == 3 and fast.eager_reason is None
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(got[1], got[2])  # a fresh mask per call, as eager
+
+
+def test_other_random_numbers_run_eagerly():
+    fast = tg.compile(lambda x: x + tg.randn(100))
     with pytest.warns(CompileWarning, match="random"):
         fast(tg.ones(100))
     a, b = fast(tg.ones(100)).numpy(), fast(tg.ones(100)).numpy()
-    assert not np.array_equal(a, b)  # a fresh mask per call, as eager
+    assert not np.array_equal(a, b)  # fresh numbers per call, as eager
 
 
 def test_higher_order_gradients_fall_back_to_eager(rng):
@@ -430,3 +447,85 @@ def test_dead_ops_are_left_out_of_the_replay():
     (program,) = fast._cache.values()
     assert program.n_ops == 3
     assert program.forward_source.count("\n    v") == 1  # only exp is computed
+
+
+class _ScaledSplit(tg.autograd.Function):
+    """Two outputs, a non-tensor argument and saved tensors: x*k split in halves."""
+
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        n = x.shape[-1] // 2
+        return x[..., :n] * k, (x[..., n:] * k).exp()
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        (x,) = ctx.saved_tensors
+        n = x.shape[-1] // 2
+        return tg.cat([ga * ctx.k, gb * ctx.k * (x[..., n:] * ctx.k).exp()], -1), None
+
+
+def test_custom_functions_replay_their_forward_and_backward(rng):
+    w = tg.tensor(rng.standard_normal((4, 6)), requires_grad=True)
+
+    def f(x):
+        a, b = _ScaledSplit.apply(x @ w, 0.5)
+        return (a.tanh() * b).sum() + b.mean()  # both outputs used, b twice
+
+    def g(x):
+        a, _ = _ScaledSplit.apply(x @ w, 2.0)
+        return a.sum()  # one output unused: its gradient reaches backward as zeros
+
+    for fn in (f, g):
+        fast = tg.compile(fn)
+        for _ in range(3):
+            x = tg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+            want = fn(x)
+            want.backward()
+            want_grads = [x.grad.numpy().copy(), w.grad.numpy().copy()]
+            x.grad = w.grad = None
+            got = fast(x)
+            got.backward()
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+            np.testing.assert_array_equal(x.grad.numpy(), want_grads[0])
+            np.testing.assert_array_equal(w.grad.numpy(), want_grads[1])
+            w.grad = None
+        assert fast.cache_info().hits == 2 and fast.eager_reason is None
+        assert got.grad_fn.name() == "CompiledFunctionBackward"
+
+
+def test_a_custom_function_of_the_mxnet_style_runs_eagerly():
+    class Double(tg.autograd.Function):
+        def forward(self, x):
+            return x * 2.0
+
+        def backward(self, g):
+            return g * 2.0
+
+    fast = tg.compile(lambda x: Double()(x).sum())
+    with pytest.warns(CompileWarning, match="MXNet-style Function Double"):
+        fast(tg.ones(3, requires_grad=True))
+
+
+def test_a_higher_order_backward_through_dropout_reuses_the_calls_masks(rng):
+    drop = nn.Dropout(0.5)
+    x0 = rng.standard_normal(64)
+
+    def f(x):
+        return (drop(x) ** 3).sum()
+
+    def run(fn):
+        tg.manual_seed(5)
+        out = []
+        for _ in range(3):
+            x = tg.tensor(x0, requires_grad=True)
+            (g,) = tg.autograd.grad(fn(x), x, create_graph=True)
+            (gg,) = tg.autograd.grad(g.sum(), x)
+            out += [g.detach().numpy(), gg.numpy()]
+        return out + [np.array(tg.random.generator().random())]
+
+    fast = tg.compile(f)
+    for a, b in zip(run(fast), run(f), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert fast.cache_info().hits == 2

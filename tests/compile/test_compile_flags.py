@@ -29,6 +29,10 @@ def _load(name):
     [
         ("mlp_digits", ["--epochs", "2"]),
         ("transformer_sort", ["--steps", "40", "--batch-size", "16"]),
+        ("cnn_digits", ["--epochs", "1", "--steps", "36"]),  # dropout, BatchNorm, AdamW
+        ("ddp_digits", ["--epochs", "2", "--steps", "36"]),  # a world of one process
+        ("char_lstm", ["--steps", "32", "--batch-size", "8", "--seq-len", "12", "--sample", "0"]),
+        ("wgan_gp", ["--steps", "32", "--critic-steps", "2", "--batch-size", "32", "--width", "8"]),
     ],
 )
 def test_example_compiled_follows_the_eager_losses(name, argv, capsys):
@@ -37,7 +41,8 @@ def test_example_compiled_follows_the_eager_losses(name, argv, capsys):
     compiled = example.main(argv + ["--compile"])
     assert len(compiled["losses"]) == len(eager["losses"]) > 30
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-6, atol=1e-6)
-    assert eager["losses"][-1] < eager["losses"][0]  # it trains
+    if name != "wgan_gp":  # a GAN's losses need not fall
+        assert np.mean(eager["losses"][-5:]) < np.mean(eager["losses"][:5])  # it trains
 
 
 @pytest.mark.parametrize("kind", ["mlp", "cnn"])

@@ -251,3 +251,74 @@ def test_a_raw_array_write_without_a_version_bump_is_noticed(rng):
     assert_array_equal(
         net[0].bias.detach().numpy(), (before - np.float32(0.25)) - np.float32(0.1) * grad
     )
+
+
+def _lstm_and_adam():
+    tg.manual_seed(0)
+    net = _LSTMNet()
+    return net, tg.optim.Adam(net.parameters(), lr=1e-2)
+
+
+class _LSTMNet(nn.Module):
+    """A 2-layer LSTM (its cell splits are custom Functions) with dropout between layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 8, num_layers=2, batch_first=True, dropout=0.2)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
+def test_twenty_compiled_lstm_steps_equal_eager_bitwise(rng):
+    data = _batches(rng, (4, 6, 5), 3, n=20)
+    want = _run(_lstm_and_adam, data, compiled=False)
+    got = _run(_lstm_and_adam, data, compiled=True)
+    assert got[2].cache_info().hits == 19 and got[2].eager_reason is None
+    for a, b in zip(got[0] + got[1], want[0] + want[1], strict=True):
+        assert_array_equal(a, b)  # losses, parameters, gradients, Adam's moments
+
+
+def _cnn_with_dropout_and_adamw():
+    tg.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.25),
+        nn.Linear(4 * 4 * 4, 3),
+    )
+    return net, tg.optim.AdamW(net.parameters(), lr=1e-2, weight_decay=1e-2)
+
+
+def test_twenty_compiled_steps_with_dropout_draw_the_masks_eager_draws(rng):
+    data = _batches(rng, (3, 1, 8, 8), 3, n=20)
+    want = _run(_cnn_with_dropout_and_adamw, data, compiled=False)
+    after_eager = tg.random.generator().random()
+    got = _run(_cnn_with_dropout_and_adamw, data, compiled=True)
+    assert got[2].cache_info().hits == 19 and got[2].eager_reason is None
+    assert tg.random.generator().random() == after_eager  # the same stream consumed
+    for a, b in zip(got[0] + got[1], want[0] + want[1], strict=True):
+        assert_array_equal(a, b)
+
+
+def test_a_one_element_raw_write_into_a_large_parameter_is_noticed(rng):
+    net = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 3))  # 128 KiB weight
+    opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    x = tg.tensor(rng.standard_normal((4, 128)), dtype=tg.float32)
+    y = tg.tensor(rng.integers(0, 3, 4))
+    w = net[0].weight._data
+
+    @tg.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        w[3, 5] = np.nextafter(w[3, 5], np.float32(1))  # one ulp, no version bump
+        opt.step()
+
+    with pytest.warns(CompileWarning, match="outside backward"):
+        step(x, y)

@@ -2,7 +2,9 @@
 
 Modules: `hook` (the dispatcher's tracing bit), `tracing` (the trace), `program` (code
 generated from it), `replay` (the compiled call and its graph node), `discovery`
-(parameters a function reads), `api` (`compile`, the cache, the eager fallbacks).
+(parameters a function reads), `api` (`compile`, the cache, the eager fallbacks), `step`
+(whole training steps), `effects` (bookkeeping a replay redoes), `random_draws` (dropout's
+masks drawn again), `functions` (custom autograd Functions as opaque calls).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import numpy as np
 from .. import dtypes
 from ..engine.state import state
 from ..tensor import Tensor
-from . import hook, step
+from . import hook, random_draws, step
 from .discovery import discover
 from .replay import Program
 from .tracing import CONST, Trace, value_read_guard
@@ -133,14 +133,21 @@ class CompiledFunction:
         same arguments: a value the trace took for a constant but that depends on the
         inputs (an array computed outside the op table) shows up here, and that signature
         then runs eagerly. `fn` is free of side effects, or it would not have compiled."""
-        result = program.run(leaves, args, kwargs)
         from ..autograd.modes import no_grad
+        from ..random import generator
 
+        rng = generator() if program.draws else None
+        start = rng.bit_generator.state if rng is not None else None
+        result = program.run(leaves, args, kwargs)
+        if rng is not None:  # the eager run draws the same masks again: from the same state
+            end, rng.bit_generator.state = rng.bit_generator.state, start
         with no_grad():
             expected = self._fn(*args, **kwargs)
-        if _same_values(result, expected):
+        if _same_values(result, expected) and (rng is None or rng.bit_generator.state == end):
             program.verified = True
             return result
+        if rng is not None:
+            rng.bit_generator.state = start
         self._hits -= 1
         self._go_eager(
             "its replay differs from eager on new inputs (a value it computes "
@@ -315,8 +322,9 @@ def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -
             t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))
         ):
             return _GRADIENTS
-    if _rng_state() != rng_before:
-        return "it draws random numbers (dropout in training mode, tg.randn, ...)"
+    now = _rng_state()
+    if now[1:] != rng_before[1:] or not random_draws.explained_draws(trace, rng_before[0], now[0]):
+        return "it draws random numbers other than dropout's masks (tg.randn, tg.rand, ...)"
     return None
 
 

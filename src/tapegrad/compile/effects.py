@@ -1,4 +1,5 @@
-"""Bookkeeping a replay must repeat: BatchNorm's batch counter and version bumps.
+"""Bookkeeping a replay must repeat: BatchNorm's batch counter and version bumps, and
+DistributedDataParallel arming its gradient averaging.
 
 In training, a BatchNorm layer counts the batch (`num_batches_tracked += 1`, in Python),
 its op updates the running statistics in place (that op is traced and its replay writes
@@ -6,6 +7,12 @@ the statistics again, into the same arrays), and the functional bumps their vers
 Python part is recorded as an *effect*: a pseudo-instruction of the forward program that
 redoes it. `momentum=None` (a cumulative average) reads the counter into the op's momentum,
 which a replay would not recompute; such a layer keeps the function eager.
+
+A DistributedDataParallel forward over several processes arms its reducer (Python state:
+the next backward's post-accumulate hooks then all-reduce the gradients); that is an effect
+too (`ArmReducer`), redone at each replay, whose hooks then run in the replayed backward
+as in eager. Its other per-forward work (broadcasting the buffers, looking for unused
+parameters in the graph) is not replayed: such a wrapper keeps the function eager.
 """
 
 from __future__ import annotations
@@ -71,10 +78,64 @@ def _wrapped_batch_norm(original):
     return forward
 
 
+class ArmReducer:
+    """The pseudo-op of one DistributedDataParallel forward: arm the gradient averaging."""
+
+    name = "ddp_prepare"
+    save_idx = ()
+    view = False
+    effect = True
+
+    def __init__(self, ddp) -> None:
+        self.ddp = ddp
+
+    def forward(self, xp):
+        from ..autograd.modes import is_grad_enabled
+
+        ddp = self.ddp
+        ddp.reducer.check_finished()
+        if ddp.require_backward_grad_sync and is_grad_enabled():  # no_sync() is read live
+            ddp.reducer.prepare([], False)
+
+    def changed(self) -> list:
+        return []
+
+
+def _wrapped_ddp_forward(original):
+    def forward(self, *args, **kwargs):
+        trace = hook.local.trace
+        if trace is None or trace.in_call or self.reducer is None:
+            return original(self, *args, **kwargs)
+        if self.find_unused_parameters or (
+            self.broadcast_buffers and any(b is not None for b in self.module.buffers())
+        ):
+            trace.fail(
+                "its DistributedDataParallel broadcasts buffers or finds unused parameters "
+                "at each forward (pass broadcast_buffers=False, or no buffers, and "
+                "find_unused_parameters=False to compile it)"
+            )
+            return original(self, *args, **kwargs)
+        out = original(self, *args, **kwargs)
+        if self.reducer.armed:  # this forward armed the averaging: so does every replay
+            arm = ArmReducer(self)
+            trace.effects.append(arm)
+            trace.instrs.append(Instr(arm, (), {}, trace.effect_slot(), None, None, ()))
+        return out
+
+    forward.__doc__ = original.__doc__
+    return forward
+
+
 def targets():
+    import sys
+
     from ..nn.layers import _BatchNorm
 
-    return [(_BatchNorm, "forward", _wrapped_batch_norm)]
+    found = [(_BatchNorm, "forward", _wrapped_batch_norm)]
+    ddp = sys.modules.get("tapegrad.distributed.ddp")  # not imported: no wrapper exists
+    if ddp is not None:
+        found.append((ddp.DistributedDataParallel, "forward", _wrapped_ddp_forward))
+    return found
 
 
 def explained(trace: Trace) -> set:

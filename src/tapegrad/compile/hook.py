@@ -21,7 +21,7 @@ _FLOAT_KINDS = "fc"
 
 
 class _Local(threading.local):
-    trace = None  # the Trace being built in this thread, or None
+    trace: Any = None  # the Trace being built in this thread, or None
 
 
 local = _Local()

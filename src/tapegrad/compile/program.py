@@ -81,6 +81,11 @@ def _call(env: _Env, fn, first: str, args: list[str], params: dict, slots=None) 
     return f"{env.bind('F', fn)}({first}{''.join(', ' + a for a in args)}{kw})"
 
 
+def op_saved(instr) -> list[int]:
+    """The slots whose values an instruction's rule reads, in order."""
+    return [instr.out if i == -1 else instr.ins[i] for i in instr.op.saved_indices(len(instr.ins))]
+
+
 def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
     if trace.kinds[slot] == CONST:
         return env.bind("C", trace.values[slot])
@@ -111,7 +116,8 @@ def _live_instrs(trace: Trace, kept: set) -> list:
     needed = set(kept)
     live = []
     for instr in reversed(trace.instrs):
-        if instr.out in needed or getattr(instr.op, "effect", False):
+        op = instr.op
+        if instr.out in needed or getattr(op, "effect", False) or getattr(op, "keep", False):
             live.append(instr)
             needed.update(instr.ins)
             needed.update(instr.param_slots.values())
@@ -159,7 +165,8 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
             env, instr.op.forward, env.bind("X", instr.xp), args, instr.params, instr.param_slots
         )
         body.append(f"    {var} = {call}")
-        body.extend(_conversion(trace, instr, env, var))
+        if not getattr(instr.op, "exact", False):
+            body.extend(_conversion(trace, instr, env, var))
     outs = "".join(f"v{s}, " for s in outputs)
     keep = "".join(f"v{s}, " for s in saved)
     body.append(f"    return ({outs}), ({keep})")
@@ -174,6 +181,7 @@ def build_backward(
     ns,
     keep: set | None = None,
     fired: set | None = None,
+    inlined: dict | None = None,
 ):
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
@@ -185,6 +193,9 @@ def build_backward(
     `keep`, only the checks in `keep` are emitted: for a fixed signature the rules return
     the same shapes and dtypes every call, so the others never fire.
 
+    `inlined` (a dict, filled on the first build, which has the traced arrays): per rule,
+    the NumPy expressions of `inline.gradients` that replace its call, or None.
+
     Returns (function, the slots whose forward values it reads, source)."""
     env = _Env()
     xp = env.bind("X", ns)
@@ -195,14 +206,17 @@ def build_backward(
         for s, e in zip(instr.ins, instr.edges, strict=True):
             if e:
                 deposits[s] = deposits.get(s, 0) + 1
-    receives = (set(deposits) | set(wanted)) - set(diff_outputs)
+    items = {s for i in order for s in getattr(i.op, "items", ()) if s is not None}
+    receives = (set(deposits) | set(wanted) | items) - set(diff_outputs)
     body.extend(f"    g{s} = None" for s in sorted(receives))
     for k, s in enumerate(diff_outputs):
         body.append(f"    g{s} = o{k}")  # output slots are distinct
         deposits[s] = deposits.get(s, 0) + 1
     reads: list[int] = []
     check = 0
-    for instr in order:
+    # gradients certainly set here: a single output's, and what inlined rules deposit
+    sure = set(diff_outputs) if len(diff_outputs) == 1 else set()
+    for k, instr in enumerate(order):
         op = instr.op
         args = []
         for i in op.saved_indices(len(instr.ins)):
@@ -217,14 +231,40 @@ def build_backward(
         params = dict(instr.params)
         if op.wants_needs:
             params["needs"] = instr.edges
-        body.append(f"    if g{instr.out} is not None:")
-        call = _call(env, op.rule, f"{xp}, g{instr.out}", args, params, instr.param_slots)
-        body.append(f"        r = {call}")
+        outs = getattr(op, "items", None)  # a custom Function: its outputs' slots
+        exprs = None
+        if outs is None and inlined is not None:
+            if k not in inlined:  # decided once, on the traced arrays (a lean rebuild has none)
+                arrays = _arrays_of(trace, op_saved(instr))
+                out = trace.values[instr.out]._data
+                inlined[k] = inline.gradients(instr, arrays, out, ns, params)
+            exprs = inlined[k]
+        ind = "        "
+        if outs is not None:  # the engine's buffer of a node with several outputs: a list
+            grads = [f"g{s}" if s is not None else "None" for s in outs]
+            head = grads[0] if len(outs) == 1 else f"[{', '.join(grads)}]"
+            live = " or ".join(f"{n} is not None" for n in grads if n != "None") or "False"
+            body.append(f"    if {live}:")
+        elif exprs is not None and instr.out in sure:  # no test: it is set, and stays set
+            head, ind = f"g{instr.out}", "    "
+        else:
+            head = f"g{instr.out}"
+            body.append(f"    if {head} is not None:")
+        if exprs is None:
+            call = _call(env, op.rule, f"{xp}, {head}", args, params, instr.param_slots)
+            body.append(f"{ind}r = {call}")
         for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
             if not edge:
                 continue
             data = trace.values[slot]._data
-            body += [f"        t = r[{j}]", "        if t is not None:"]
+            if exprs is None:
+                body += [f"{ind}t = r[{j}]", f"{ind}if t is not None:"]
+                inner = ind + "    "
+            else:  # an inlined gradient is never None
+                body.append(f"{ind}t = {inline.gradient_line(exprs[j], head, args, env.bind)}")
+                inner = ind
+                if ind == "    ":
+                    sure.add(slot)
             for test, fix in (
                 ("t.shape != {S}", "{X}.sum_to(t, {S})"),
                 ("t.dtype != {D}", "t.astype({D})"),
@@ -237,15 +277,16 @@ def build_backward(
                     }
                     mark = f"{note}.add({check}); " if note else ""
                     body.append(
-                        f"            if {test.format(**names)}: {mark}t = {fix.format(**names)}"
+                        f"{inner}if {test.format(**names)}: {mark}t = {fix.format(**names)}"
                     )
                 check += 1
             if deposits[slot] == 1:  # its only gradient: nothing to add it to
-                body.append(f"            g{slot} = t")
+                body.append(f"{inner}g{slot} = t")
             else:
-                body.append(f"            g{slot} = t if g{slot} is None else g{slot} + t")
+                body.append(f"{inner}g{slot} = t if g{slot} is None else g{slot} + t")
         if trace.values[instr.out]._data.nbytes >= _FREE_BYTES and instr.out not in wanted:
-            body.append(f"        g{instr.out} = r = t = None  # used: free it, as eager does")
+            body.append(f"{ind}g{instr.out} = r = t = None  # used: free it, as eager does")
+            sure.discard(instr.out)
     body.append(f"    return ({''.join(f'g{s}, ' for s in wanted)})")
     params = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
     fn, source = _define("backward", params, body, env)

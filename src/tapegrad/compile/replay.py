@@ -12,6 +12,12 @@ from .program import boundary_slots, build_backward, build_forward
 from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
 
 
+def _generator():
+    from ..random import generator
+
+    return generator()
+
+
 class _ArrayMeta:
     """What the backward builder reads of a traced array (not the array: it may be large)."""
 
@@ -97,11 +103,12 @@ COMPILED = _CompiledOp()
 class _Call:
     """What one replayed call keeps for its backward (the node's only saved value)."""
 
-    __slots__ = ("program", "saved", "inputs", "args", "kwargs")
+    __slots__ = ("program", "saved", "inputs", "args", "kwargs", "rng_state")
 
-    def __init__(self, program, saved, inputs, args, kwargs):
+    def __init__(self, program, saved, inputs, args, kwargs, rng_state=None):
         self.program, self.saved, self.inputs = program, saved, inputs
         self.args, self.kwargs = args, kwargs
+        self.rng_state = rng_state  # the generator before the call's dropout draws
 
     def backward(self, xp, g):
         prog = self.program
@@ -158,9 +165,10 @@ class Program:
             edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
             self.wanted = [s for s in boundary if s in edged]
             self._fired: set = set()
+            self._inlined: dict = {}  # rules written as expressions, decided on the arrays
             order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
-                trace, order, diff, self.wanted, ns, fired=self._fired
+                trace, order, diff, self.wanted, ns, fired=self._fired, inlined=self._inlined
             )
             self._lean_args = (_skeleton(trace), order, diff, self.wanted, ns)
             self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype) for s in diff]
@@ -180,6 +188,7 @@ class Program:
         ]
         self.n_ops = len(trace.instrs)
         self.verified = False  # its first replay is compared with eager (api.py)
+        self.draws = bool(trace.draws)  # it draws dropout masks (that comparison redraws)
         # outputs that are inputs: resolved once to (kind, where) instead of per call
         self.outputs = [
             (*self.input_from[boundary.index(spec[1])],) if spec[0] == "in" else spec
@@ -190,13 +199,15 @@ class Program:
         arrays = [leaves[p]._data for p in self.arg_positions]
         if self.externals:
             arrays += [t._data for t in self.externals]
+        rng_state = _generator().bit_generator.state if self.draws else None
         outs, saved = self.forward(*arrays)
         node = None
         if self.backward is not None:
             inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
             checks = tuple([(t._vc, t._version, i) for i, t in enumerate(inputs)])
             node = record_node(COMPILED, {}, inputs, self.mask, self.ns, Tensor, self.n_out)
-            node.saved, node.checks = (_Call(self, saved, inputs, args, kwargs),), checks
+            node.saved = (_Call(self, saved, inputs, args, kwargs, rng_state),)
+            node.checks = checks
         values = []
         for spec in self.outputs:
             if spec[0] != "op":  # an input returned as it is
@@ -216,7 +227,7 @@ class Program:
         """After a first backward: the same program with only the fix-ups that fired."""
         trace, order, diff, wanted, ns = self._lean_args
         self.lean, reads, self.lean_source = build_backward(
-            trace, order, diff, wanted, ns, keep=set(self._fired)
+            trace, order, diff, wanted, ns, keep=set(self._fired), inlined=self._inlined
         )
         assert reads == self.reads, "the lean backward must read what the forward saves"
         self._lean_args = None  # the trace is no longer needed
@@ -234,8 +245,15 @@ class Program:
         eagerly again on the same inputs and differentiate that graph with the engine."""
         from ..autograd.engine_api import grad
 
-        with also_recording(self.mask):
-            result = self.fn(*call.args, **call.kwargs)
+        rng = _generator() if call.rng_state is not None else None
+        if rng is not None:  # the same dropout masks as the call, the stream left as it is
+            now, rng.bit_generator.state = rng.bit_generator.state, call.rng_state
+        try:
+            with also_recording(self.mask):
+                result = self.fn(*call.args, **call.kwargs)
+        finally:
+            if rng is not None:
+                rng.bit_generator.state = now
         tensors: list = []
         split(result, tensors)
         gs = (g,) if self.n_out == 1 else tuple(g)

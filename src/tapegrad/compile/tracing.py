@@ -75,6 +75,7 @@ class Trace:
     in_batch_norm: int = 0  # inside a BatchNorm layer whose bookkeeping effects.py records
     last_print: Any = None  # their state after the last event (step.fingerprint)
     value_read: str | None = None  # the first value read (which makes fn eager for good)
+    draws: list = field(default_factory=list)  # generator states around each dropout draw
     _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
     _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
     _storage: dict = field(default_factory=dict)  # id(array) -> the traced tensor holding it

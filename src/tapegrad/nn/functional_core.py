@@ -171,7 +171,12 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    x = input._data
+    return _nn._dropout(input, mask=_dropout_mask(input._data, p))
+
+
+def _dropout_mask(x, p: float):
+    """Dropout's scaled keep-mask for array `x`, drawn from this thread's generator. (Its own
+    function: tg.compile records each call and draws it again at every replay.)"""
     dt = x.dtype if x.dtype.kind == "f" else np.dtype("float32")
     if p == 1.0:
         mask = np.zeros(x.shape, dtype=dt)
@@ -181,7 +186,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         mask *= dt.type(1.0 / (1.0 - p))
     if type(x) is not np.ndarray:
         mask = backend.to_device(mask, backend.device_of(x))
-    return _nn._dropout(input, mask=mask)
+    return mask
 
 
 def linear(input, weight, bias=None):
