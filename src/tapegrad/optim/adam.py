@@ -128,6 +128,8 @@ def _adam_direction(group, g, m, v, vmax, step, out=None, tmp=None):
     to compute in)."""
     lr, eps = group["lr"], group["eps"]
     beta1, beta2 = group["betas"]
+    if out is None:  # (not `g - m`: on a 0-d parameter that would be a NumPy scalar)
+        out, tmp = np.empty_like(m), np.empty_like(m)
     tmp = np.subtract(g, m, out=tmp)  # one scratch array serves both moment updates
     tmp *= 1 - beta1
     m += tmp  # m.lerp_(g, 1 - beta1)

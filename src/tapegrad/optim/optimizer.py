@@ -282,8 +282,8 @@ class Optimizer:
                             f"loaded optimizer state '{name}' of parameter {key} has shape "
                             f"{arr.shape} but the parameter has shape {p._data.shape}"
                         )
-                    if not arr.ndim:
-                        v = arr.item()
+                    if not arr.ndim and (p._data.ndim or name == "step"):
+                        v = arr.item()  # a count (a 0-d parameter's moments stay arrays)
                     else:  # a private copy, on the parameter's device, in its dtype
                         arr = backend.to_device(arr, backend.device_of(p._data))
                         v = arr.astype(p._data.dtype, copy=True)
