@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import adapters  # noqa: E402  (imports no framework)
 
-WORKLOADS = ["w1", "w1_50", "w2", "w3", "w4_10k", "w4_100k", "w5", "w6_train", "w6_infer", "w7"]
+WORKLOADS = ["w1", "w1_50", "w2", "w3", "w4_10k", "w4_100k", "w5", "w6_train", "w6_infer", "w7", "w8"]
 THREADS = "2"
 DEFAULT_TIMEOUT = 150
 
@@ -257,14 +257,17 @@ def write_markdown(path, meta, results, frameworks):
         table(f"W6 memory: peak RSS increase for {t} (MiB)", wl,
               [("first call", "peak_delta_first_MiB", "{:.1f}"), ("steady state", "peak_delta_steady_MiB", "{:.1f}"),
                ("RSS after import", "rss_after_import_MiB", "{:.0f}"), ("RSS after data", "rss_after_data_MiB", "{:.0f}")])
+    table("W8 optimizer step: Adam over 100 parameters of mixed shapes (189,230 float32 values)", "w8",
+          [("µs per step", "us_per_step"), ("first call s", "first_call_s"),
+           ("max err vs f64 / movement", "max_err_vs_f64_over_movement"), ("ok", "params_ok")])
     table("W7 import time and installed size", "w7",
           [("import s", "import_s"), ("own MiB", "own_MiB", "{:.1f}"), ("deps excl. numpy MiB", "deps_excl_numpy_MiB", "{:.1f}"),
            ("dependencies", "dependencies")])
 
     # compact summary (medians)
     L.extend(["## Summary (medians)", "",
-              "| framework | W1 µs/op (200 / 50 ops) | W2 ms | W3 ms | W4 10k fwd/bwd s | W4 100k fwd/bwd s | W5 ms | W6 train/infer MiB | W7 import s / MiB |",
-              "|---|---|---|---|---|---|---|---|---|"])
+              "| framework | W1 µs/op (200 / 50 ops) | W2 ms | W3 ms | W4 10k fwd/bwd s | W4 100k fwd/bwd s | W5 ms | W6 train/infer MiB | W7 import s / MiB | W8 µs |",
+              "|---|---|---|---|---|---|---|---|---|---|"])
 
     def med(fw, wl, key, fmt="{:.3g}"):
         r = by.get((fw, wl))
@@ -282,13 +285,14 @@ def write_markdown(path, meta, results, frameworks):
             f"{med(fw, 'w4_100k', 'forward_s')} / {med(fw, 'w4_100k', 'backward_s')}",
             med(fw, "w5", "gemm_ms"),
             f"{med(fw, 'w6_train', 'peak_delta_first_MiB', '{:.0f}')} / {med(fw, 'w6_infer', 'peak_delta_first_MiB', '{:.0f}')}",
-            f"{med(fw, 'w7', 'import_s')} / {med(fw, 'w7', 'own_MiB', '{:.0f}')}"]) + " |")
+            f"{med(fw, 'w7', 'import_s')} / {med(fw, 'w7', 'own_MiB', '{:.0f}')}",
+            med(fw, "w8", "us_per_step")]) + " |")
     L.append("")
     with open(path, "w") as f:
         f.write("\n".join(L))
 
 
-ORDER = ["tapegrad", "torch", "torch-compile", "jax", "jax-jit", "tinygrad", "hips", "mygrad", "numpy-manual"]
+ORDER = ["tapegrad", "tapegrad-per-param", "torch", "torch-1thread", "torch-compile", "jax", "jax-jit", "tinygrad", "hips", "mygrad", "numpy-manual"]
 
 
 def combine(runs):

@@ -1,7 +1,9 @@
 """tapegrad (this project), eager on NumPy: the same workloads as the peers."""
 FRAMEWORKS = {"tapegrad": {},
               # the same workloads under tg.compile (the compiled part: end of this file)
-              "tapegrad-compiled": {"compiled": True, "only": ["w1", "w1_50", "w2", "w3"]}}
+              "tapegrad-compiled": {"compiled": True, "only": ["w1", "w1_50", "w2", "w3"]},
+              # W8 one parameter at a time (foreach=False), next to the default multi-tensor path
+              "tapegrad-per-param": {"foreach": False, "only": ["w8"]}}
 DISTRIBUTIONS = ["tapegrad"]
 IMPORT = "import tapegrad"
 NA = {"w5": "W5 is the numpy-manual limit only"}
@@ -181,6 +183,15 @@ def _w3_compiled(opts, params, X, y, lr):
 
     step, _ = _compiled_step(P, forward_loss, X, y, lr)
     return {"step": step, "sanity_steps": 20}
+
+
+def w8_adam(opts, params, grads, lr):
+    P = [_leaf(p.copy()) for p in params]
+    for p, g in zip(P, grads):
+        p.grad = tg.tensor(g.copy())
+    kwargs = {"foreach": opts["foreach"]} if "foreach" in opts else {}  # (older tapegrad: none)
+    opt = tg.optim.Adam(P, lr=lr, **kwargs)
+    return {"step": opt.step, "params": lambda: [p.detach().numpy() for p in P]}
 
 
 def _or_compiled(eager, compiled):

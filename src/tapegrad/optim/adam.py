@@ -26,6 +26,9 @@ class Adam(Optimizer):
         eps_before_correction: add `eps` to `sqrt(v)` before dividing by the bias correction
             `sqrt(1 - beta2**t)` (MXNet's and TensorFlow's form, the paper's "epsilon hat"):
             PyTorch adds it after, so early steps differ by a factor of that correction.
+        foreach: None or True (default: the small parameters of a group are updated together,
+            a few NumPy calls for all of them, see `tapegrad.optim.flat`), False (one
+            parameter at a time). Both give the same result, bit for bit.
         grad_scale, clip_value, clip_after_decay: what the update does to the gradient first
             (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
 
@@ -46,6 +49,7 @@ class Adam(Optimizer):
         *,
         maximize=False,
         eps_before_correction=False,
+        foreach=None,
         **grad_options,
     ):
         defaults = dict(
@@ -56,6 +60,7 @@ class Adam(Optimizer):
             amsgrad=amsgrad,
             maximize=maximize,
             eps_before_correction=eps_before_correction,
+            foreach=foreach,
             **_grad_options(type(self).__name__, grad_options),
         )
         super().__init__(params, defaults)
@@ -72,46 +77,81 @@ class Adam(Optimizer):
         validate_grad_options(group)
 
     def _update(self, group, params, grads, states):
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-        beta1, beta2 = group["betas"]
-        amsgrad, eps_first = group["amsgrad"], group.get("eps_before_correction", False)
+        lr, wd = group["lr"], group["weight_decay"]
+        decoupled = wd and self._decoupled
         for p, g, st in zip(params, grads, states, strict=False):
             if not st:
                 st["step"] = 0
-                st["exp_avg"] = np.zeros_like(p)
-                st["exp_avg_sq"] = np.zeros_like(p)
-                if amsgrad:
-                    st["max_exp_avg_sq"] = np.zeros_like(p)
+                for name in self._flat_names(group):
+                    st[name] = np.zeros_like(p)
             st["step"] += 1
-            step = st["step"]
-            if wd and self._decoupled:
+            if decoupled:
                 p *= 1 - lr * wd
             g = prepare_grad(g, p, group, 0.0 if self._decoupled else wd)
-            m, v = st["exp_avg"], st["exp_avg_sq"]
-            tmp = g - m  # one scratch array serves both moment updates
-            tmp *= 1 - beta1
-            m += tmp  # m.lerp_(g, 1 - beta1)
-            np.multiply(g, g, out=tmp)
-            tmp *= 1 - beta2
-            v *= beta2
-            v += tmp
-            step_size = lr / (1 - beta1**step)
-            bc2_sqrt = math.sqrt(1 - beta2**step)
-            if amsgrad:
-                vmax = st["max_exp_avg_sq"]
-                np.maximum(vmax, v, out=vmax)
-                denom = np.sqrt(vmax)
-            else:
-                denom = np.sqrt(v)
-            if eps_first:
-                denom += eps
-                denom /= bc2_sqrt
-            else:
-                denom /= bc2_sqrt
-                denom += eps
-            np.divide(m, denom, out=denom)
-            denom *= step_size
-            p -= denom
+            vmax = st.get("max_exp_avg_sq") if group["amsgrad"] else None
+            if group["amsgrad"] and vmax is None:  # amsgrad switched on after the first steps
+                vmax = st["max_exp_avg_sq"] = np.zeros_like(p)
+            p -= _adam_direction(group, g, st["exp_avg"], st["exp_avg_sq"], vmax, st["step"])
+
+    # the multi-tensor path (flat.py): the same NumPy calls on one chunk's flat buffers
+    def _bucket_key(self, group, state):
+        return state.get("step", 0)  # the bias corrections depend on it
+
+    def _flat_names(self, group):
+        if group["amsgrad"]:
+            return ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+        return ("exp_avg", "exp_avg_sq")
+
+    def _update_flat(self, group, chunk, params, grads, states, step):
+        lr, wd = group["lr"], group["weight_decay"]
+        decoupled = wd and self._decoupled
+        step += 1
+        flat_p = np.concatenate(params, axis=None) if wd else None
+        if decoupled:
+            flat_p *= 1 - lr * wd
+        g = prepare_grad(chunk.gather_grads(grads), flat_p, group, 0.0 if self._decoupled else wd)
+        b = chunk.buffers
+        m, v, vmax = b["exp_avg"], b["exp_avg_sq"], b.get("max_exp_avg_sq")
+        direction = _adam_direction(group, g, m, v, vmax, step, chunk.work, chunk.scratch())
+        for st in states:
+            st["step"] = step
+        if decoupled:
+            np.subtract(flat_p, direction, out=chunk.work)
+            chunk.copy_work(params)
+        else:
+            chunk.subtract_work(params)
+
+
+def _adam_direction(group, g, m, v, vmax, step, out=None, tmp=None):
+    """Update the moments in place; return what to subtract from the parameter (in `out`
+    when given: `g` may be `out`, it is read only before `out` is written; `tmp`: an array
+    to compute in)."""
+    lr, eps = group["lr"], group["eps"]
+    beta1, beta2 = group["betas"]
+    if out is None:  # (not `g - m`: on a 0-d parameter that would be a NumPy scalar)
+        out, tmp = np.empty_like(m), np.empty_like(m)
+    tmp = np.subtract(g, m, out=tmp)  # one scratch array serves both moment updates
+    tmp *= 1 - beta1
+    m += tmp  # m.lerp_(g, 1 - beta1)
+    np.multiply(g, g, out=tmp)
+    tmp *= 1 - beta2
+    v *= beta2
+    v += tmp
+    step_size = lr / (1 - beta1**step)
+    bc2_sqrt = math.sqrt(1 - beta2**step)
+    if vmax is not None:
+        np.maximum(vmax, v, out=vmax)
+        v = vmax
+    denom = np.sqrt(v, out=out)
+    if group.get("eps_before_correction", False):
+        denom += eps
+        denom /= bc2_sqrt
+    else:
+        denom /= bc2_sqrt
+        denom += eps
+    np.divide(m, denom, out=denom)
+    denom *= step_size
+    return denom
 
 
 class AdamW(Adam):
@@ -135,6 +175,7 @@ class AdamW(Adam):
         *,
         maximize=False,
         eps_before_correction=False,
+        foreach=None,
         **grad_options,
     ):
         super().__init__(
@@ -146,5 +187,6 @@ class AdamW(Adam):
             amsgrad,
             maximize=maximize,
             eps_before_correction=eps_before_correction,
+            foreach=foreach,
             **grad_options,
         )

@@ -4,6 +4,9 @@ Subclasses implement `_update(group, params, grads, states)` on raw backend arra
 writes IN PLACE into each parameter's storage (`p._data`) with NumPy in-place ops, so a step
 costs what the hand-written NumPy update costs, records nothing (arrays are never on a tape,
 which is the same as running under `no_grad`) and keeps every view of the parameter valid.
+Those that also implement `_update_flat` (and `_bucket_key`, `_flat_names`) get the
+multi-tensor path of `flat.py` for their small parameters, unless a group sets
+`foreach=False`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from .. import backend, dtypes
 from ..autograd.modes import enable_grad
 from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
+from . import flat
 
 __all__ = ["Optimizer", "prepare_grad"]
 
@@ -50,6 +54,8 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.state: dict = {}  # parameter tensor -> {name: array or number}
         self.param_groups: list[dict] = []
+        self._flat_cache: dict = {}  # (state names, parameter ids) -> flat.FlatChunk
+        self._flat_scratch: dict = {}  # dtype -> scratch array the chunks compute in
         if isinstance(params, Tensor):
             raise TypeError(
                 f"{type(self).__name__}: params should be an iterable of Tensors or dicts, got "
@@ -110,6 +116,12 @@ class Optimizer:
         for name in self._nonnegative:
             if group[name] < 0:
                 raise ValueError(f"Invalid {name} value: {group[name]}; it must be >= 0")
+        foreach = group.get("foreach")
+        if foreach is not None and not isinstance(foreach, bool):
+            raise ValueError(
+                f"Invalid foreach value: {foreach!r}; use None (the multi-tensor path where it "
+                "applies), True (the same) or False (one parameter at a time)"
+            )
 
     # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -150,6 +162,8 @@ class Optimizer:
             if params:
                 work.append((group, params))
         state = self.state
+        if not hasattr(self, "_flat_cache"):  # made by a subclass that skipped __init__
+            self._flat_cache, self._flat_scratch = {}, {}
         for group, params in work:
             states = []
             for p in params:
@@ -157,13 +171,42 @@ class Optimizer:
                 if st is None:
                     st = state[p] = {}
                 states.append(st)
-            self._update(group, [p._data for p in params], [p._grad._data for p in params], states)
+            arrays = [p._data for p in params]
+            grads = [p._grad._data for p in params]
+            foreach = self._update_flat is not None and group.get("foreach") is not False
+            if foreach and len(params) > 1 and self._flat_pays(group):
+                rest = flat.foreach_step(self, group, params, arrays, grads, states)
+                if rest:
+                    self._update(
+                        group,
+                        [arrays[i] for i in rest],
+                        [grads[i] for i in rest],
+                        [states[i] for i in rest],
+                    )
+            else:
+                self._update(group, arrays, grads, states)
             for p in params:
                 bump_version(p)
         return loss
 
     def _update(self, group: dict, params: list, grads: list, states: list) -> None:
         raise NotImplementedError
+
+    # The multi-tensor path (flat.py); None: this optimizer updates one parameter at a time.
+    # `_update_flat(group, chunk, params, grads, states, key)` updates the parameters of one
+    # flat.FlatChunk (they share a dtype and `key`, what `_bucket_key(group, state)` gave for
+    # each); `_flat_names(group)` names the state arrays the chunk keeps flat.
+    _update_flat = None
+
+    def _flat_pays(self, group: dict) -> bool:
+        """Whether the multi-tensor path is faster for this group's options."""
+        return True
+
+    def _bucket_key(self, group: dict, state: dict):
+        return None
+
+    def _flat_names(self, group: dict) -> tuple:
+        return ()
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:
@@ -239,8 +282,8 @@ class Optimizer:
                             f"loaded optimizer state '{name}' of parameter {key} has shape "
                             f"{arr.shape} but the parameter has shape {p._data.shape}"
                         )
-                    if not arr.ndim:
-                        v = arr.item()
+                    if not arr.ndim and (p._data.ndim or name == "step"):
+                        v = arr.item()  # a count (a 0-d parameter's moments stay arrays)
                     else:  # a private copy, on the parameter's device, in its dtype
                         arr = backend.to_device(arr, backend.device_of(p._data))
                         v = arr.astype(p._data.dtype, copy=True)
@@ -260,6 +303,7 @@ class Optimizer:
             self._validate_group(g)
             new_groups.append(g)
         self.state = new_state  # validated: now write
+        self._flat_cache, self._flat_scratch = {}, {}  # they held the replaced state
         self.param_groups[:] = new_groups
 
     def __repr__(self) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .optimizer import GRAD_OPTIONS, Optimizer, prepare_grad, required, validate_grad_options
 
 __all__ = ["SGD"]
@@ -22,6 +24,9 @@ class SGD(Optimizer):
             buffer (MXNet's and Caffe's form: a learning-rate change affects only new
             gradients); PyTorch's buffer accumulates gradients and the step is `lr * buffer`.
             The two are the same while the learning rate is constant.
+        foreach: None or True (default: the small parameters of a group are updated together,
+            a few NumPy calls for all of them, see `tapegrad.optim.flat`), False (one
+            parameter at a time). Both give the same result, bit for bit.
         grad_scale, clip_value, clip_after_decay: what the update does to the gradient first
             (see `tapegrad.optim.optimizer.prepare_grad`); the defaults change nothing.
 
@@ -42,6 +47,7 @@ class SGD(Optimizer):
         *,
         maximize=False,
         lr_in_momentum=False,
+        foreach=None,
         **grad_options,
     ):
         if lr is required:
@@ -54,6 +60,7 @@ class SGD(Optimizer):
             nesterov=nesterov,
             maximize=maximize,
             lr_in_momentum=lr_in_momentum,
+            foreach=foreach,
             **_grad_options("SGD", grad_options),
         )
         super().__init__(params, defaults)
@@ -69,9 +76,7 @@ class SGD(Optimizer):
         validate_grad_options(group)
 
     def _update(self, group, params, grads, states):
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        wd, nesterov = group["weight_decay"], group["nesterov"]
-        lr_inside = group.get("lr_in_momentum", False)
+        lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
         plain = (
             not momentum
             and not wd
@@ -90,15 +95,63 @@ class SGD(Optimizer):
             if not momentum:
                 p -= lr * g
                 continue
-            step_g = lr * g if lr_inside else g  # what the buffer accumulates
             buf = st.get("momentum_buffer")
-            if buf is None:
-                buf = st["momentum_buffer"] = step_g.copy()
-            else:
-                buf *= momentum
-                buf += (1 - dampening) * step_g if dampening else step_g
-            step = step_g + momentum * buf if nesterov else buf
-            p -= step if lr_inside else lr * step
+            fresh = buf is None
+            if fresh:
+                buf = st["momentum_buffer"] = np.empty_like(g)
+            p -= _momentum_direction(group, g, buf, fresh)
+
+    # the multi-tensor path (flat.py): the same NumPy calls on one chunk's flat buffers
+    def _flat_pays(self, group):
+        # plain SGD is two NumPy calls a parameter (`p -= lr * g`); gathering the gradients
+        # saves one of them but costs a copy, a loss from a few thousand elements on
+        return bool(
+            group["momentum"]
+            or group["weight_decay"]
+            or group.get("grad_scale", 1.0) != 1.0
+            or group.get("clip_value") is not None
+        )
+
+    def _bucket_key(self, group, state):
+        return group["momentum"] and state.get("momentum_buffer") is None  # a first step?
+
+    def _flat_names(self, group):
+        return ("momentum_buffer",) if group["momentum"] else ()
+
+    def _update_flat(self, group, chunk, params, grads, states, fresh):
+        wd = group["weight_decay"]
+        flat_p = np.concatenate(params, axis=None) if wd else None
+        g = prepare_grad(chunk.gather_grads(grads), flat_p, group, wd)
+        if group["momentum"]:
+            buf = chunk.buffers["momentum_buffer"]
+            _momentum_direction(group, g, buf, fresh, chunk.work, chunk.scratch())
+        else:
+            np.multiply(g, group["lr"], out=chunk.work)
+        chunk.subtract_work(params)
+
+
+def _momentum_direction(group, g, buf, fresh, out=None, tmp=None):
+    """Update the momentum buffer in place (fill it when `fresh`); return what to subtract
+    from the parameter (in `out` when given: `g` may be `out`; `tmp`: an array to compute
+    in)."""
+    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+    lr_inside = group.get("lr_in_momentum", False)
+    step_g = np.multiply(g, lr, out=out) if lr_inside else g  # what the buffer accumulates
+    if fresh:
+        np.copyto(buf, step_g)
+    else:
+        buf *= momentum
+        buf += np.multiply(step_g, 1 - dampening, out=tmp) if dampening else step_g
+    if group["nesterov"]:
+        step = np.add(step_g, np.multiply(buf, momentum, out=tmp), out=out)
+    else:
+        step = buf
+    if lr_inside:
+        if out is not None and step is not out:
+            np.copyto(out, step)
+            return out
+        return step
+    return np.multiply(step, lr, out=out)
 
 
 def _grad_options(who: str, given: dict) -> dict:
