@@ -7,11 +7,17 @@ per spatial dim and `padding` a tuple of (low, high) pairs (asymmetric for 'same
 even kernel, or for ceil_mode).
 
 A convolution is ONE GEMM: the input windows are copied once into a (C*K, N*L) matrix
-(im2col over a strided view) and multiplied by the (O, C*K) weight matrix. Its gradients
-are ops too, so second order closes: d/dx conv = conv_transpose (one GEMM + a col2im loop
-over the kernel offsets), d/dw conv = conv_weight_grad (one GEMM over the same im2col), and
-conv_transpose's own gradients are conv and conv_weight_grad again. A rule skips the input
-gradient when the input needs none (the first layer of a network). Pooling: ops/pool.py.
+(im2col over a strided view) and multiplied by the (O, C*K) weight matrix; a 1x1 conv
+multiplies x itself (no copy), and a depthwise conv's gradients multiply-accumulate over the
+kernel offsets directly. The large temporaries (padded input, window matrix, GEMM result,
+col2im accumulator) live in per-thread scratch buffers (ops/scratch.py): on the benchmark
+VMs a fresh multi-MiB array costs more in page faults than the GEMM that fills it.
+
+The gradients are ops too, so second order closes: d/dx conv = conv_transpose (one GEMM +
+a col2im loop over the kernel offsets), d/dw conv = conv_weight_grad (one GEMM over the same
+im2col), and conv_transpose's own gradients are conv and conv_weight_grad again. A rule skips
+the input gradient when the input needs none (the first layer of a network). Pooling:
+ops/pool.py.
 """
 
 from __future__ import annotations
@@ -126,7 +132,7 @@ def _channels_first(xp, t, groups):
         buf = scratch(xp, "conv.g", view.shape, t.dtype)
         buf[...] = view
         view = buf
-    return view.reshape(groups, c // groups, -1)
+    return view.reshape(groups, c // groups, n * prod(t.shape[2:]))
 
 
 def _gemm(xp, a, b, role="conv.gemm"):
@@ -159,9 +165,11 @@ def _add_bias(out, b):
 
 # ---------------------------------------------------------------- special shapes
 # A 1x1 convolution without padding needs no windows at all: x is its own im2col matrix,
-# sample by sample, and the batched GEMM writes the result in its final layout. A depthwise
-# convolution (each input channel alone) is a batch of 1-row GEMMs, slow in BLAS; a direct
-# multiply-accumulate over the kernel offsets on strided views is a few whole-array passes.
+# sample by sample, and the batched GEMM writes the result in its final layout. The
+# gradients of a depthwise convolution (each input channel alone) would be batches of 1-row
+# GEMMs, slow in BLAS; a direct multiply-accumulate over the kernel offsets on strided views
+# is a few whole-array passes (the transposed conv 12 -> 6 ms, the weight gradient 4.4 -> 3.1
+# for 32x64x14x14 3x3; the forward measured faster as im2col + GEMM and stays so).
 _DEPTHWISE_MULTIPLIER = 4  # output channels per input channel up to which the direct path wins
 
 
@@ -183,9 +191,8 @@ def _pointwise_forward(xp, x, w, groups, stride):
     xs = _sample_points(x, stride)
     n, c = x.shape[:2]
     o = w.shape[0]
-    out = xp.matmul(
-        w.reshape(groups, o // groups, c // groups), xs.reshape(n, groups, c // groups, -1)
-    )
+    cols = xs.reshape(n, groups, c // groups, prod(xs.shape[2:]))
+    out = xp.matmul(w.reshape(groups, o // groups, c // groups), cols)
     return out.reshape((n, o) + xs.shape[2:])
 
 
@@ -194,7 +201,7 @@ def _pointwise_transpose(xp, y, w, groups):
     n, cin = y.shape[:2]
     cout = w.shape[1] * groups
     wt = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)
-    out = xp.matmul(wt, y.reshape(n, groups, cin // groups, -1))
+    out = xp.matmul(wt, y.reshape(n, groups, cin // groups, prod(y.shape[2:])))
     return out.reshape((n, cout) + y.shape[2:])
 
 
@@ -203,26 +210,10 @@ def _pointwise_weight_grad(xp, x, g, groups, stride):
     xs = _sample_points(x, stride)
     n, c = x.shape[:2]
     o = g.shape[1]
-    gm = g.reshape(n, groups, o // groups, -1)
-    dw = xp.matmul(gm, xs.reshape(n, groups, c // groups, -1).swapaxes(-1, -2)).sum(axis=0)
+    size = prod(xs.shape[2:])
+    gm = g.reshape(n, groups, o // groups, size)
+    dw = xp.matmul(gm, xs.reshape(n, groups, c // groups, size).swapaxes(-1, -2)).sum(axis=0)
     return dw.reshape((o, c // groups) + (1,) * (x.ndim - 2))
-
-
-def _depthwise_forward(xp, x, w, *, stride, padding, dilation):
-    """(N, O, *S_out): out[n, c*m + j] = sum over offsets k of w[c*m + j, 0, k] x_k[n, c]."""
-    n, c = x.shape[:2]
-    kernel = w.shape[2:]
-    m = w.shape[0] // c
-    out_sizes = _geometry(x.shape, kernel, stride, padding, dilation)
-    xpad = _padded_rows(xp, x, padding)
-    wk = w.reshape((c, m, -1))
-    nd = len(kernel)
-    out = xp.zeros((n, c, m) + out_sizes, dtype=x.dtype)
-    tmp = xp.empty_like(out)
-    for i, sl in enumerate(_offset_slices(kernel, stride, dilation, out_sizes)):
-        xp.multiply(xpad[sl][:, :, None], wk[:, :, i].reshape((1, c, m) + (1,) * nd), out=tmp)
-        out += tmp
-    return out.reshape((n, c * m) + out_sizes)
 
 
 def _depthwise_transpose(xp, y, w, *, stride, padding, dilation, out_shape):
@@ -263,10 +254,8 @@ def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups):
     o = w.shape[0]
     if _is_pointwise(kernel, padding):
         return _add_bias(_pointwise_forward(xp, x, w, groups, stride), b)
-    if _is_depthwise(c, o, groups):
-        return _add_bias(
-            _depthwise_forward(xp, x, w, stride=stride, padding=padding, dilation=dilation), b
-        )
+    # (a depthwise conv goes the im2col way too: its direct multiply-accumulate measured
+    # slower, 6.5 vs 5.0 ms for 32x64x14x14 3x3; its gradients take the direct path)
     cols, out_sizes = _im2col(xp, x, kernel, stride, padding, dilation, groups)
     out = _gemm(xp, w.reshape(groups, o // groups, -1), cols).reshape(o, -1)
     return _to_result(xp, out, n, out_sizes, b)
@@ -421,6 +410,30 @@ def _conv_cases():
         ),
         ((1, 2, 6, 6), (2, 1, 2, 2), dict(stride=(1, 2), padding=z, dilation=(2, 1), groups=2)),
         ((2, 3, 7), (2, 3, 3), dict(stride=(2,), padding=((1, 1),), dilation=(1,), groups=1)),
+        # the special paths: 1x1 (plain and strided, grouped), depthwise (with a channel
+        # multiplier, strided and dilated; 3-D), and a depthwise transposed conv (w[0] == G)
+        ((2, 4, 3, 3), (3, 4, 1, 1), dict(stride=(1, 1), padding=z, dilation=(1, 1), groups=1)),
+        ((2, 4, 5, 4), (6, 2, 1, 1), dict(stride=(2, 2), padding=z, dilation=(1, 1), groups=2)),
+        (
+            (2, 3, 5, 4),
+            (3, 1, 3, 3),
+            dict(stride=(1, 1), padding=((1, 1), (1, 1)), dilation=(1, 1), groups=3),
+        ),
+        (
+            (1, 2, 7, 6),
+            (4, 1, 2, 3),
+            dict(stride=(2, 1), padding=((1, 0), (1, 1)), dilation=(2, 1), groups=2),
+        ),
+        (
+            (1, 2, 3, 4, 3),
+            (2, 1, 2, 2, 2),
+            dict(stride=(1, 1, 1), padding=z + ((0, 0),), dilation=(1, 1, 1), groups=2),
+        ),
+        (
+            (1, 4, 5, 5),
+            (2, 2, 3, 3),
+            dict(stride=(2, 2), padding=((1, 1), (1, 1)), dilation=(1, 1), groups=2),
+        ),
     ]
 
 

@@ -466,6 +466,14 @@ def _pool_cases():
             dict(kernel=(2, 3), stride=(1, 2), padding=((1, 1), (0, 0)), dilation=(2, 1)),
         ),
         ((2, 2, 9), dict(kernel=(3,), stride=(2,), padding=((1, 1),), dilation=(1,))),
+        # tiling windows (pooled axis by axis): a remainder no window covers, 3-wide, 1-D, 3-D
+        ((2, 3, 5, 7), dict(kernel=(2, 2), stride=(2, 2), padding=z, dilation=(1, 1))),
+        ((1, 2, 6, 7), dict(kernel=(3, 2), stride=(3, 2), padding=z, dilation=(1, 1))),
+        ((2, 2, 9), dict(kernel=(3,), stride=(3,), padding=((0, 0),), dilation=(1,))),
+        (
+            (1, 2, 4, 4, 5),
+            dict(kernel=(2, 2, 2), stride=(2, 2, 2), padding=z + ((0, 0),), dilation=(1, 1, 1)),
+        ),
     ]
 
 
