@@ -2,7 +2,8 @@
 
 Each op loops over the kernel offsets on strided views of the (padded) input: a handful of
 whole-array ufunc calls, no Python loop over elements, no window copy (for 2x2 stride 2
-this is several times faster than a reshape-and-reduce). Gradients are ops too, so second
+this is several times faster than a reshape-and-reduce); max pooling over windows that tile
+the input goes one axis at a time (see "tiling windows"). Gradients are ops too, so second
 order closes: max_pool -> max_pool_backward (scatter to the first maximum of each window, as
 PyTorch) -> max_pool_gather -> max_pool_backward; avg_pool <-> avg_pool_backward;
 adaptive_avg_pool <-> adaptive_avg_pool_backward. The gradient ops take x as an input, as
