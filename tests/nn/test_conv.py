@@ -414,3 +414,165 @@ def test_cnn_training_steps_match_torch(rng):
         np.testing.assert_allclose(
             p.detach().numpy(), tparams[name].detach().numpy(), rtol=1e-4, atol=1e-5
         )
+
+
+# ---------------------------------------------------------------- the special paths
+# 1x1 convs (no window copy), depthwise gradients (direct over the kernel offsets), pools
+# over tiling windows (axis by axis), scratch buffers for conv's temporaries. Each against
+# PyTorch in float64 (values, input and weight gradients), and by finite differences.
+SPECIAL_CONV_CASES = [
+    dict(in_channels=6, out_channels=4, kernel_size=1),
+    dict(in_channels=6, out_channels=4, kernel_size=1, stride=2, groups=2),
+    dict(in_channels=4, out_channels=4, kernel_size=3, padding=1, groups=4),
+    dict(in_channels=3, out_channels=6, kernel_size=(3, 2), stride=(2, 1), dilation=2, groups=3),
+    dict(in_channels=4, out_channels=6, kernel_size=3, padding=2, dilation=2, groups=2),
+]
+
+
+@pytest.mark.parametrize("kw", SPECIAL_CONV_CASES)
+def test_special_conv_paths_match_torch(kw, rng):
+    module = tg.nn.Conv2d(**kw).double()
+    tmodule = torch.nn.Conv2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((3, kw["in_channels"], 9, 8)), rng)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(in_channels=4, out_channels=4, kernel_size=3, stride=2, padding=1, groups=4),
+        dict(in_channels=3, out_channels=6, kernel_size=2, stride=2, groups=3, dilation=2),
+        dict(in_channels=4, out_channels=2, kernel_size=1, groups=2),
+    ],
+)
+def test_special_conv_transpose_paths_match_torch(kw, rng):
+    module = tg.nn.ConvTranspose2d(**kw).double()
+    tmodule = torch.nn.ConvTranspose2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((2, kw["in_channels"], 5, 4)), rng)
+
+
+@pytest.mark.parametrize(
+    "shape, kw",
+    [
+        ((2, 4, 5, 5), dict(groups=1, kernel=1)),  # 1x1
+        ((2, 3, 5, 4), dict(groups=3, kernel=3, padding=1)),  # depthwise
+        ((1, 2, 6, 5), dict(groups=2, kernel=2, stride=2, dilation=(1, 2), mult=2)),
+    ],
+)
+def test_special_conv_paths_finite_differences(shape, kw, rng):
+    kw = dict(kw)
+    k, mult = kw.pop("kernel"), kw.pop("mult", 1)
+    c = shape[1]
+    cg = 1 if kw["groups"] > 1 else c
+    x = tg.tensor(rng.standard_normal(shape), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((c * mult if cg == 1 else 3, cg, k, k)), requires_grad=True)
+    b = tg.tensor(rng.standard_normal(w.shape[0]), requires_grad=True)
+
+    def fn(x, w, b):
+        return F.conv2d(x, w, b, **kw)
+
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(fn, (x, w, b))
+
+
+def test_conv3d_depthwise_and_1x1_match_torch(rng):
+    x = rng.standard_normal((2, 3, 4, 5, 4))
+    for w, groups, padding in [
+        (rng.standard_normal((3, 1, 2, 3, 2)), 3, 1),
+        (rng.standard_normal((5, 3, 1, 1, 1)), 1, 0),
+    ]:
+        xo, wo = tg.tensor(x, requires_grad=True), tg.tensor(w, requires_grad=True)
+        xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+        out = F.conv3d(xo, wo, groups=groups, padding=padding)
+        tout = TF.conv3d(xt, wt, groups=groups, padding=padding)
+        _close(out, tout)
+        g = rng.standard_normal(tout.shape)
+        (out * tg.tensor(g)).sum().backward()
+        (tout * torch.tensor(g)).sum().backward()
+        _close(xo.grad, xt.grad)
+        _close(wo.grad, wt.grad)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize(
+    "w_shape, groups, padding", [((4, 4, 1, 1), 1, 0), ((4, 1, 3, 3), 4, 1), ((6, 4, 3, 3), 1, 1)]
+)
+def test_conv_paths_keep_the_dtype_and_agree_with_float64(dtype, w_shape, groups, padding, rng):
+    x64, w64 = rng.standard_normal((2, 4, 6, 6)), rng.standard_normal(w_shape) * 0.3
+    results = []
+    for dt in (np.float64, dtype):
+        x = tg.tensor(x64.astype(dt), requires_grad=True)
+        w = tg.tensor(w64.astype(dt), requires_grad=True)
+        out = F.conv2d(x, w, groups=groups, padding=padding)
+        out.sum().backward()
+        assert out.dtype == dt and x.grad.dtype == dt and w.grad.dtype == dt
+        results.append([t.detach().numpy().astype(np.float64) for t in (out, x.grad, w.grad)])
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    for ours, exact in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(ours, exact, rtol=tol, atol=tol * 10)
+
+
+def test_conv_results_never_share_the_scratch_buffers(rng):
+    """Results come out of the reused scratch buffers as new arrays: a second call (same
+    shapes, so the same buffers) leaves the first result as it was, batch of one included."""
+    for n in (1, 3):
+        x = tg.tensor(rng.standard_normal((n, 2, 5, 5)), requires_grad=True)
+        w = tg.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+        first = F.conv2d(x, w, padding=1)
+        kept = first.detach().numpy().copy()
+        first.sum().backward()
+        gx, gw = x.grad.numpy().copy(), w.grad.numpy().copy()
+        second = F.conv2d(tg.tensor(rng.standard_normal((n, 2, 5, 5))), w, padding=1)
+        second.sum().backward()
+        assert not np.shares_memory(first.detach().numpy(), second.detach().numpy())
+        np.testing.assert_array_equal(first.detach().numpy(), kept)
+        np.testing.assert_array_equal(x.grad.numpy(), gx)
+        assert not np.array_equal(w.grad.numpy(), gw)  # accumulated, in its own array
+        assert first.detach().numpy().flags.c_contiguous and x.grad.numpy().flags.c_contiguous
+
+
+@pytest.mark.parametrize(
+    "shape, kernel",
+    [((2, 3, 8, 6), 2), ((2, 2, 7, 9), 3), ((1, 2, 9, 7), (3, 2)), ((2, 3, 5, 7), 2)],
+)
+def test_tiling_max_pool_matches_torch_with_ties(shape, kernel, rng):
+    """Windows that tile the input (stride == kernel) pool axis by axis; after a ReLU most
+    windows tie at 0, and the gradient goes to each window's first maximum, as PyTorch."""
+    x = np.maximum(np.round(rng.standard_normal(shape)), 0.0)  # many ties, and zeros
+    _compare_module(tg.nn.MaxPool2d(kernel), torch.nn.MaxPool2d(kernel), x, rng)
+    x1 = x[:, :, 0]
+    xo, xt = tg.tensor(x1, requires_grad=True), torch.tensor(x1, requires_grad=True)
+    k = kernel if isinstance(kernel, int) else kernel[0]
+    F.max_pool1d(xo, k).sum().backward()
+    TF.max_pool1d(xt, k).sum().backward()
+    _close(xo.grad, xt.grad)
+
+
+def test_tiling_max_pool_with_nan_and_inf_matches_torch():
+    x = np.array(
+        [[[[1.0, np.nan, 0.0, np.inf], [np.nan, 2.0, -np.inf, -np.inf], [3.0, 3.0, 1, 2]] * 2]]
+    ).reshape(1, 1, 6, 4)
+    xo, xt = tg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, tout = F.max_pool2d(xo, 2), TF.max_pool2d(xt, 2)
+    np.testing.assert_array_equal(out.detach().numpy(), tout.detach().numpy())
+    out.sum().backward()
+    tout.sum().backward()
+    np.testing.assert_array_equal(xo.grad.numpy(), xt.grad.numpy())
+
+
+def test_tiling_max_pool_3d_gradients(rng):
+    from tapegrad.ops.pool import _max_pool  # no public 3-D max pool: the op itself
+
+    x = rng.standard_normal((1, 2, 4, 4, 6))
+    xo, xt = tg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    z = ((0, 0),) * 3
+    out = _max_pool(xo, kernel=(2, 2, 2), stride=(2, 2, 2), padding=z, dilation=(1, 1, 1))
+    tout = TF.max_pool3d(xt, 2)
+    _close(out, tout)
+    g = rng.standard_normal(tout.shape)
+    (out * tg.tensor(g)).sum().backward()
+    (tout * torch.tensor(g)).sum().backward()
+    _close(xo.grad, xt.grad)
+    x2 = tg.tensor(rng.standard_normal((1, 2, 4, 6)), requires_grad=True)
+    assert gradcheck(lambda t: F.max_pool2d(t, 2), (x2,))

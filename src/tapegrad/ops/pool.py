@@ -2,7 +2,8 @@
 
 Each op loops over the kernel offsets on strided views of the (padded) input: a handful of
 whole-array ufunc calls, no Python loop over elements, no window copy (for 2x2 stride 2
-this is several times faster than a reshape-and-reduce). Gradients are ops too, so second
+this is several times faster than a reshape-and-reduce); max pooling over windows that tile
+the input goes one axis at a time (see "tiling windows"). Gradients are ops too, so second
 order closes: max_pool -> max_pool_backward (scatter to the first maximum of each window, as
 PyTorch) -> max_pool_gather -> max_pool_backward; avg_pool <-> avg_pool_backward;
 adaptive_avg_pool <-> adaptive_avg_pool_backward. The gradient ops take x as an input, as
@@ -53,7 +54,83 @@ def _grad_op_vjp(other, takes_x=True):
     return rule
 
 
+# ---------------------------------------------------------------- tiling windows
+# When the windows tile the input (stride == kernel, no dilation, no padding: the usual 2x2
+# stride 2), a window's maximum is the maximum over its last axis, then over the one before,
+# ...: sum(K) ufunc passes instead of prod(K), the first over contiguous rows. Its first
+# maximum in row-major order is separable the same way: the first row holding the window's
+# maximum, then the first column of that row holding it. (A reshape-and-reduce,
+# `x.reshape(N, C, Ho, 2, Wo, 2).max(axis=(3, 5))`, is 20x slower in NumPy.)
+def _tiles(x, kernel, stride, padding, dilation):
+    """Whether the windows tile x: then pooling goes axis by axis."""
+    return (
+        tuple(stride) == tuple(kernel)
+        and any(k > 1 for k in kernel)
+        and all(d == 1 for d in dilation)
+        and not any(lo or hi for lo, hi in padding)
+    )
+
+
+def _tiled_stages(xp, x, kernel):
+    """[x cropped to whole windows, max over the last axis's windows, ..., the pooled max]."""
+    nd = len(kernel)
+    covered = x[
+        (slice(None), slice(None))
+        + tuple(slice(0, (s // k) * k) for s, k in zip(x.shape[2:], kernel, strict=True))
+    ]
+    stages = [covered]
+    for axis in reversed(range(2, 2 + nd)):
+        stages.append(_reduce_axis(xp, stages[-1], axis, kernel[axis - 2], xp.maximum))
+    return stages
+
+
+def _axis_offsets(a, axis, k):
+    """The k strided views of `a` along `axis`, one per window offset."""
+    return [a[(slice(None),) * axis + (slice(j, None, k),)] for j in range(k)]
+
+
+def _reduce_axis(xp, a, axis, k, ufunc):
+    views = _axis_offsets(a, axis, k)
+    if k == 1:
+        return views[0]
+    out = ufunc(views[0], views[1])
+    for v in views[2:]:
+        ufunc(out, v, out=out)
+    return out
+
+
+def _tiled_max_pool_backward(xp, g, x, kernel):
+    """Send g to each window's first maximum, one axis at a time (outermost first)."""
+    stages = _tiled_stages(xp, x, kernel)
+    if g.dtype.kind == "f" and xp.isnan(stages[-1]).any():
+        return None  # NaN windows follow PyTorch's last-NaN rule: the general path
+    nd = len(kernel)
+    for axis, (finer, coarser) in zip(range(2, 2 + nd), zip(stages[-2::-1], stages[:0:-1])):
+        k = kernel[axis - 2]
+        dst = xp.empty(finer.shape, dtype=g.dtype)
+        taken = None
+        for j, (f, d) in enumerate(zip(_axis_offsets(finer, axis, k), _axis_offsets(dst, axis, k))):
+            if j == k - 1 and taken is not None:
+                hit = xp.logical_not(taken, out=taken)
+            else:
+                hit = xp.equal(f, coarser)
+                if taken is None:
+                    taken = hit
+                else:
+                    hit = xp.greater(hit, taken, out=hit)  # a hit where no earlier offset hit
+                    taken |= hit
+            xp.multiply(g, hit, out=d)
+        g = dst
+    if g.shape != x.shape:  # a remainder no window covers gets no gradient
+        full = xp.zeros(x.shape, dtype=g.dtype)
+        full[(slice(None), slice(None)) + tuple(slice(0, s) for s in g.shape[2:])] = g
+        g = full
+    return g
+
+
 def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
+    if _tiles(x, kernel, stride, padding, dilation):
+        return xp.ascontiguousarray(_tiled_stages(xp, x, kernel)[-1])
     out_sizes = _pool_geometry(x, kernel, stride, padding, dilation)
     xpad = _padded(xp, x, padding, value=-xp.inf)
     out = None
@@ -101,6 +178,10 @@ def _nan_max_masks(xp, xpad, out, slices):
 
 
 def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
+    if _tiles(x, kernel, stride, padding, dilation):
+        dx = _tiled_max_pool_backward(xp, g, x, kernel)
+        if dx is not None:
+            return dx
     xpad = _padded(xp, x, padding, value=-xp.inf)
     slices = _offset_slices(kernel, stride, dilation, g.shape[2:])
     out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)  # cheap: offsets x ufunc
@@ -386,6 +467,14 @@ def _pool_cases():
             dict(kernel=(2, 3), stride=(1, 2), padding=((1, 1), (0, 0)), dilation=(2, 1)),
         ),
         ((2, 2, 9), dict(kernel=(3,), stride=(2,), padding=((1, 1),), dilation=(1,))),
+        # tiling windows (pooled axis by axis): a remainder no window covers, 3-wide, 1-D, 3-D
+        ((2, 3, 5, 7), dict(kernel=(2, 2), stride=(2, 2), padding=z, dilation=(1, 1))),
+        ((1, 2, 6, 7), dict(kernel=(3, 2), stride=(3, 2), padding=z, dilation=(1, 1))),
+        ((2, 2, 9), dict(kernel=(3,), stride=(3,), padding=((0, 0),), dilation=(1,))),
+        (
+            (1, 2, 4, 4, 5),
+            dict(kernel=(2, 2, 2), stride=(2, 2, 2), padding=z + ((0, 0),), dilation=(1, 1, 1)),
+        ),
     ]
 
 
