@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .arguments import check_scalar_dims
 from .reduce import (
     _REDUCTION,
     _axes,
@@ -25,7 +26,6 @@ from .reduce import (
     _reduce_samples,
     _torch_dim,
 )
-from .arguments import check_scalar_dims
 from .registry import defop
 from .xp import T
 
