@@ -11,6 +11,9 @@ nan, inf or -inf, seeded). For each variant:
   the same values with the same NaN pattern (and, in float64, the same gradient pattern); if
   PyTorch refuses it, tapegrad must refuse it as well.
 
+`KNOWN` lists the (op, variant kind) pairs still tolerated, `UNMATCHABLE` the few gradient
+entries where PyTorch's own value is not a function of the inputs (each with its reason).
+
 The run is seeded and small (a few seconds). `TAPEGRAD_FUZZ_SCALE=10` draws ten NaN/Inf
 variants per sample instead of one, for long local runs.
 """
@@ -44,20 +47,27 @@ KNOWN = {
 
 def _inf_weight_channels(args, params):
     """Input-gradient entries of the channels whose affine weight is +-inf (batch_norm,
-    group_norm: x is (N, C, ...), the weight args[1])."""
+    group_norm: x is (N, C, ...), the weight args[1]); for group_norm, of every channel in
+    such a channel's group (the group's statistics carry the inf to all of them)."""
     x, w = args[0], args[1]
     if w is None:
         return np.zeros(x.shape, bool)
-    return np.broadcast_to(np.isinf(w).reshape((1, -1) + (1,) * (x.ndim - 2)), x.shape)
+    hit = np.isinf(w)
+    if "num_groups" in params:
+        hit = np.repeat(
+            hit.reshape(params["num_groups"], -1).any(axis=1), w.size // params["num_groups"]
+        )
+    return np.broadcast_to(hit.reshape((1, -1) + (1,) * (x.ndim - 2)), x.shape)
 
 
 # Gradient entries where PyTorch's own value is not a function of the inputs, so no
 # implementation can match it; they are left out of the comparison, only there (op ->
 # (why, which gradient, entries(args, params) -> mask), and the rest is compared as usual.
 _NORM_INF_WEIGHT = (
-    "a channel with an inf weight: PyTorch's input gradient there is inf times a rounding "
-    "residue (sum(dy) - N mean(dy) - ... in its summation order), so +-inf or NaN by the "
-    "last bit of that sum; tapegrad's residue differs (often exactly 0, giving NaN)"
+    "a channel with an inf weight (group_norm: its group): PyTorch's input gradient there is "
+    "inf times a rounding residue (sum(dy) - N mean(dy) - ... in its summation order), so "
+    "+-inf or NaN by the last bit of that sum; tapegrad's residue differs (often exactly 0, "
+    "giving NaN)"
 )
 UNMATCHABLE = {
     "elu": (
