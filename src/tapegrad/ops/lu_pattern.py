@@ -137,6 +137,18 @@ def logabsdet(a: np.ndarray) -> np.ndarray:
     return per_matrix(one, a)
 
 
+def sign_of_det(a: np.ndarray) -> np.ndarray:
+    """slogdet's sign as PyTorch's: prod(sgn(diag(U))) * sign(P) of the LU of A^T, where
+    sgn is (x > 0) - (x < 0), so 0 at a NaN (NumPy's sign would give NaN)."""
+
+    def one(m):
+        f, _, sign = lu(m.T)
+        d = np.diagonal(f)
+        return np.asarray(sign * np.prod((d > 0).astype(m.dtype) - (d < 0)), dtype=m.dtype)
+
+    return per_matrix(one, a)
+
+
 def transposed_solve_scaled_identity(a: np.ndarray, scale: np.ndarray, perturb: bool):
     """X with A^T X = scale * I, from the LU of A^T (PyTorch's det and slogdet rules: the
     cofactor matrix det(A) A^-T, and A^-T). `perturb`: a zero pivot becomes machine epsilon,

@@ -67,7 +67,11 @@ def _as_matrix_scale(xp, s):
 def _(xp, g, x, out):
     # the cofactor matrix, not det * inv^T: it is also the gradient at a singular matrix
     if _numpy(xp) and lu_pattern.has_nonfinite(x):  # PyTorch's: A^T X = g det(A) I
-        return (lu_pattern.transposed_solve_scaled_identity(x, g * out, perturb=True),)
+        if x.shape[-1] == 1:  # the derivative of a 1 x 1 det is 1, inf or NaN in A (PyTorch)
+            return (_as_matrix_scale(xp, g) * xp.ones_like(x),)
+        with np.errstate(all="ignore"):
+            scale = g * out
+        return (lu_pattern.transposed_solve_scaled_identity(x, scale, perturb=True),)
     return (_as_matrix_scale(xp, g) * xp.cofactor(x),)
 
 
