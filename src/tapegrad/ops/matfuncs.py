@@ -84,12 +84,13 @@ def _cofactor_values(xp, x):
     finite = xp.all(xp.isfinite(x), axis=(-2, -1))
     if not xp.all(finite):  # an inf or NaN: det(A) inv(A)^T as PyTorch computes them
         if _numpy(xp):
-            with np.errstate(all="ignore"):
-                return _as_matrix_scale(xp, lu_pattern.det(x)) * xp.swapaxes(
-                    lu_pattern.inv(x, lambda: _linalg_error("det", x.shape, "a zero pivot")),
-                    -1,
-                    -2,
-                )
+            try:
+                inv = lu_pattern.inv(x, lambda: _linalg_error("det", x.shape, "a zero pivot"))
+            except RuntimeError:  # a zero pivot too: no inverse to scale, NaN cofactors below
+                pass
+            else:
+                with np.errstate(all="ignore"):
+                    return _as_matrix_scale(xp, lu_pattern.det(x)) * xp.swapaxes(inv, -1, -2)
         out = _cofactor_values(xp, xp.where(finite[..., None, None], x, 0.0))
         return xp.where(finite[..., None, None], out, xp.nan)
     u, s, vh = xp.linalg.svd(x)
