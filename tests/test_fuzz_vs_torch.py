@@ -11,6 +11,9 @@ nan, inf or -inf, seeded). For each variant:
   the same values with the same NaN pattern (and, in float64, the same gradient pattern); if
   PyTorch refuses it, tapegrad must refuse it as well.
 
+`KNOWN` lists the (op, variant kind) pairs still tolerated, `UNMATCHABLE` the few gradient
+entries where PyTorch's own value is not a function of the inputs (each with its reason).
+
 The run is seeded and small (a few seconds). `TAPEGRAD_FUZZ_SCALE=10` draws ten NaN/Inf
 variants per sample instead of one, for long local runs.
 """
@@ -33,37 +36,45 @@ CONTRACT = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError
 MAX_SAMPLES = 3  # per op: the first few samples already cover its parameters' shapes
 
 # (op, variant kind) pairs where tapegrad differs from PyTorch, each with the reason it is
-# left. Internal ops take axes already normalised by their public function (tg.mean(x, -1)
-# on a 0-d tensor works and is tested); called bare with an axis a 0-d input lacks, they fail.
-_INTERNAL_AXIS = "internal op given an axis the 0-d input lacks (the public function maps it)"
-KNOWN = {
-    **{
-        (op, "0-d"): _INTERNAL_AXIS
-        for op in (
-            "mean",
-            "var",
-            "std",
-            "flip",
-            "expand_dims",
-            "moveaxis",
-            "transpose",
-            "cumsum",
-            "diagonal_backward",
-            "adaptive_avg_pool",
+# left (none now: add/sub/sum warned on inf - inf until every forward ran with NumPy's warnings
+# off, in the dispatcher)
+KNOWN: dict[tuple[str, str], str] = {}
+
+
+def _inf_weight_channels(args, params):
+    """Input-gradient entries of the channels whose affine weight is +-inf (batch_norm,
+    group_norm: x is (N, C, ...), the weight args[1]); for group_norm, of every channel in
+    such a channel's group (the group's statistics carry the inf to all of them)."""
+    x, w = args[0], args[1]
+    if w is None:
+        return np.zeros(x.shape, bool)
+    hit = np.isinf(w)
+    if "num_groups" in params:
+        hit = np.repeat(
+            hit.reshape(params["num_groups"], -1).any(axis=1), w.size // params["num_groups"]
         )
-    },
-    ("prod", "0-d"): "the reference itself fails (axis % 0 in its loop); tg.prod(x, 0) works",
-    ("binary_cross_entropy", "0-d"): "internal op: the public function checks weight shapes",
-    ("binary_cross_entropy_with_logits", "0-d"): "as binary_cross_entropy",
-    ("embedding", "0-size"): "padding_idx=0 on an empty weight: PyTorch doesn't check it",
-    ("cumprod", "nan-inf"): "a zero and an inf in one row: PyTorch's exclusive products differ",
-    ("logabsdet", "nan-inf"): "inverse of a matrix holding inf/NaN: LAPACK's NaN pattern",
-    ("solve", "nan-inf"): "solve with inf/NaN in A: LAPACK's NaN pattern",
-    ("inv", "nan-inf"): "inverse of a matrix holding inf/NaN: LAPACK's NaN pattern",
-    ("det", "nan-inf"): "LU (PyTorch) and SVD (our cofactor) spread a NaN differently",
-    ("cofactor", "nan-inf"): "as det",
-    ("batch_norm", "nan-inf"): "an inf affine weight: PyTorch's fused scale-shift gives NaN",
-    ("group_norm", "nan-inf"): "as batch_norm",
+    return np.broadcast_to(hit.reshape((1, -1) + (1,) * (x.ndim - 2)), x.shape)
+
+
+# Gradient entries where PyTorch's own value is not a function of the inputs, so no
+# implementation can match it; they are left out of the comparison, only there (op ->
+# (why, which gradient, entries(args, params) -> mask), and the rest is compared as usual.
+_NORM_INF_WEIGHT = (
+    "a channel with an inf weight (group_norm: its group): PyTorch's input gradient there is "
+    "inf times a rounding residue (sum(dy) - N mean(dy) - ... in its summation order), so "
+    "+-inf or NaN by the last bit of that sum; tapegrad's residue differs (often exactly 0, "
+    "giving NaN)"
+)
+UNMATCHABLE = {
+    "elu": (
+        "slope at a NaN input: PyTorch's CPU kernel gives NaN in its vectorised loop and 1 in "
+        "its scalar tail (an x of 8 doubles: NaN; of 7: 1), so it depends on the element's "
+        "position; tapegrad gives 1 (the scalar path, also that of tensors under 8 elements)",
+        0,
+        lambda args, params: np.isnan(args[0]),
+    ),
+    "batch_norm": (_NORM_INF_WEIGHT, 0, _inf_weight_channels),
+    "group_norm": (_NORM_INF_WEIGHT, 0, _inf_weight_channels),
 }
 
 
@@ -186,10 +197,15 @@ def _check(name, op, variant, args, params):
         if why:
             problems.append(f"value: {why}")
     if grads is not None and ref_grads is not None:
+        _, skipped_grad, entries = UNMATCHABLE.get(name, (None, None, None))
         for k, (g, h) in enumerate(zip(grads, ref_grads)):
             if g is None or h is None:
                 continue
-            why = _same_values(g._data, h.detach().numpy(), np.float64)
+            ours, theirs = g._data, h.detach().numpy()
+            if k == skipped_grad:
+                leave_out = entries(args, params)
+                ours, theirs = ours[~leave_out], theirs[~leave_out]
+            why = _same_values(ours, theirs, np.float64)
             if why:
                 problems.append(f"gradient {k}: {why}")
     return problems
@@ -287,16 +303,26 @@ def _cases():
                 yield name, op, index, variant, vargs, params
 
 
+def _family(op):
+    """The module that defines the op (reduce, views, matfuncs, ...)."""
+    return getattr(op.forward, "__module__", "?").rsplit(".", 1)[-1]
+
+
 def test_every_op_matches_torch_on_edge_inputs():
     failures = []
     count = known = 0
+    families: dict[str, int] = {}
     for name, op, index, variant, args, params in _cases():
         count += 1
+        families[_family(op)] = families.get(_family(op), 0) + 1
         problems = _check(name, op, variant, args, params)
         if problems and (name, _kind(variant)) in KNOWN:
             known += 1
             continue
         failures.extend(f"{name}[{index}] {variant}: {p}" for p in problems)
     print(f"fuzz: {count} cases, {known} known differences, {len(failures)} problems")
+    print(
+        "fuzz: cases per op family: " + ", ".join(f"{k} {v}" for k, v in sorted(families.items()))
+    )
     assert count > 1000
     assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
+
 from .backend import array_module
+from .ops import lu_pattern
 from .ops.elementwise import abs as _abs
 from .ops.linalg import _det, _inv, _logabsdet, _solve, matmul
 from .ops.reduce import amax, amin
@@ -48,6 +51,8 @@ def slogdet(A):
             f"got shape {tuple(data.shape)}"
         )
     xp = array_module(data)
+    if xp is np and lu_pattern.has_nonfinite(data):  # PyTorch's sign (0 where NaN spreads)
+        return SlogdetResult(_wrap(lu_pattern.sign_of_det(data)), _logabsdet(A))
     return SlogdetResult(_wrap(xp.asarray(xp.linalg.slogdet(data)[0])), _logabsdet(A))
 
 

@@ -576,3 +576,17 @@ def test_tiling_max_pool_3d_gradients(rng):
     _close(xo.grad, xt.grad)
     x2 = tg.tensor(rng.standard_normal((1, 2, 4, 6)), requires_grad=True)
     assert gradcheck(lambda t: F.max_pool2d(t, 2), (x2,))
+
+
+def test_table_adaptive_avg_pool_refuses_an_input_without_batch_and_channels():
+    """The op wants (N, C, *spatial) with one spatial dim per output size; a 0-d input used
+    to come back pooled (PyTorch refuses it)."""
+    from tapegrad.ops.registry import OPS
+
+    op = OPS["adaptive_avg_pool"]
+    assert op(tg.ones(1, 2, 4, 4), out_size=(2, 2)).shape == (1, 2, 2, 2)
+    for bad in (tg.tensor(1.0), tg.ones(2, 4, 4)):
+        with pytest.raises(RuntimeError, match=r"adaptive_avg_pool: .*2 spatial dim"):
+            op(bad, out_size=(2, 2))
+    with pytest.raises((RuntimeError, ValueError)):
+        TF.adaptive_avg_pool2d(torch.tensor(1.0), (2, 2))

@@ -305,3 +305,23 @@ def test_losses_gradcheck(fn):
     a = tg.tensor(rng.standard_normal((3, 4)) * 2, requires_grad=True)
     b = tg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     assert gradcheck(fn, (a, b))
+
+
+@pytest.mark.parametrize("name", ["binary_cross_entropy", "binary_cross_entropy_with_logits"])
+def test_table_bce_ops_check_target_and_weight_shapes(name, torch):
+    """The internal ops check shapes as PyTorch does (a weight may broadcast to the input's
+    shape, never grow it), not only the public functions (issue 12)."""
+    from tapegrad.ops.registry import OPS
+
+    op = OPS[name]
+    x, y = tg.tensor(0.3), tg.tensor(0.6)
+    with pytest.raises(RuntimeError, match=rf"{name}: weight of shape \(3, 4\)"):
+        op(x, y, weight=np.ones((3, 4)), reduction="none")
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn.functional, name)(
+            torch.tensor(0.3), torch.tensor(0.6), weight=torch.ones(3, 4), reduction="none"
+        )
+    with pytest.raises(ValueError, match=rf"{name}: target shape \(2,\)"):
+        op(x, tg.tensor([0.1, 0.2]))
+    ok = op(tg.tensor([0.3, 0.4]), tg.tensor([0.6, 0.1]), weight=np.array(2.0))
+    assert np.isfinite(ok.item())

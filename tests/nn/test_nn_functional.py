@@ -206,3 +206,46 @@ def test_embedding_functional_errors():
     w = tg.randn(3, 2)
     with pytest.raises(IndexError, match=r"indices span \[-1, 1\]"):
         F.embedding(tg.tensor([-1, 1]), w)
+
+
+# ---------------------------------------------------------------- issue 12 edge inputs
+def test_embedding_of_an_empty_weight_with_a_padding_idx(torch):
+    """padding_idx=0 on a weight of no rows: PyTorch takes it (no lookups, no gradient)."""
+    weight = _t(np.zeros((0, 2)))
+    idx = np.zeros((0, 3), dtype=np.int64)
+    out = F.embedding(tg.tensor(idx), weight, padding_idx=0)
+    ref = torch.nn.functional.embedding(torch.from_numpy(idx), torch.zeros(0, 2), padding_idx=0)
+    assert out.shape == tuple(ref.shape) == (0, 3, 2)
+    (g,) = tg.autograd.grad(out.sum(), [weight])
+    assert g.shape == (0, 2)
+
+
+def _pattern(a):
+    return np.isnan(a), np.isposinf(a), np.isneginf(a)
+
+
+@pytest.mark.parametrize("which", ["batch_norm", "batch_norm_eval", "group_norm"])
+def test_norms_with_an_inf_weight_give_torchs_nan_pattern(torch, which):
+    """An inf affine weight: x * (rstd w) + (b - mean rstd w), PyTorch's fused form, gives
+    inf - inf = NaN where x is below the mean (and +-inf elsewhere), not -inf."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 4, 3))
+    w = np.array([np.inf, 1.5, -np.inf, 0.7])
+    b = rng.standard_normal(4)
+    tf = torch.nn.functional
+    if which == "group_norm":
+        ours = F.group_norm(tg.tensor(x), 2, tg.tensor(w), tg.tensor(b))
+        ref = tf.group_norm(torch.tensor(x), 2, torch.tensor(w), torch.tensor(b))
+    else:
+        training = which == "batch_norm"
+        rm, rv = rng.standard_normal(4), rng.uniform(0.5, 2, 4)
+        ours = F.batch_norm(
+            tg.tensor(x), tg.tensor(rm), tg.tensor(rv), tg.tensor(w), tg.tensor(b), training
+        )
+        ref = tf.batch_norm(*(torch.tensor(a) for a in (x, rm, rv, w, b)), training=training)
+    ours, ref = ours.numpy(), ref.numpy()
+    for a, r in zip(_pattern(ours), _pattern(ref), strict=True):
+        np.testing.assert_array_equal(a, r)
+    assert np.isnan(ref).any()  # the case is the one that matters
+    fin = np.isfinite(ref)
+    np.testing.assert_allclose(ours[fin], ref[fin], rtol=1e-10, atol=1e-12)

@@ -239,3 +239,77 @@ def test_linalg_errors():
         tg.linalg.solve(tg.eye(3), tg.ones(2, 2))
     with pytest.raises(NotImplementedError, match="'nuc'"):
         tg.linalg.norm(tg.ones(2, 2), "nuc")
+
+
+def _nonfinite_matrices(rng, count):
+    """Well-conditioned matrices (and batches of them) with some entries inf, -inf or NaN."""
+    out = []
+    while len(out) < count:
+        n = int(rng.integers(1, 5))
+        a = rng.standard_normal((2, n, n)) + 3 * np.eye(n)
+        hit = rng.random(a.shape) < 0.3
+        a[hit] = rng.choice([np.nan, np.inf, -np.inf], hit.sum())
+        if hit.any():
+            out.append(a)
+    return out
+
+
+def _same_pattern(ours, theirs):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_array_equal(np.isposinf(ours), np.isposinf(theirs))
+    np.testing.assert_array_equal(np.isneginf(ours), np.isneginf(theirs))
+    fin = np.isfinite(theirs)
+    np.testing.assert_allclose(ours[fin], theirs[fin], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore")  # PyTorch's own, on some of these
+def test_linalg_spreads_inf_and_nan_as_torch(rng):
+    """Matrices holding inf or NaN: inv, det, slogdet and solve (values and first-order
+    gradients) put NaN, +-inf and finite values where PyTorch's LU does (issue 12)."""
+    torch = pytest.importorskip("torch")
+    cases = [
+        (lambda m, b: tg.linalg.inv(m), lambda m, b: torch.linalg.inv(m)),
+        (lambda m, b: tg.linalg.det(m), lambda m, b: torch.linalg.det(m)),
+        (lambda m, b: tg.linalg.slogdet(m)[1], lambda m, b: torch.linalg.slogdet(m)[1]),
+        (lambda m, b: tg.linalg.solve(m, b), lambda m, b: torch.linalg.solve(m, b)),
+    ]
+    for a in _nonfinite_matrices(rng, 150):
+        b = rng.standard_normal(a.shape[:-1] + (2,))
+        sign = tg.linalg.slogdet(tg.tensor(a)).sign
+        _same_pattern(sign.numpy(), torch.linalg.slogdet(torch.tensor(a)).sign.numpy())
+        for ours_fn, ref_fn in cases:
+            m, t = _leaf(a), _leaf(b)
+            mt, tt = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+            try:
+                ref = ref_fn(mt, tt)
+            except RuntimeError:  # a zero pivot: singular for PyTorch, and for tapegrad
+                with pytest.raises(RuntimeError, match="singular"):
+                    ours_fn(m, t)
+                continue
+            out = ours_fn(m, t)
+            _same_pattern(out.detach().numpy(), ref.detach().numpy())
+            g1 = tg.autograd.grad(out, [m, t], tg.ones_like(out), allow_unused=True)
+            g2 = torch.autograd.grad(ref, [mt, tt], torch.ones_like(ref), allow_unused=True)
+            for x, y in zip(g1, g2, strict=True):
+                if y is not None:
+                    _same_pattern(x.numpy(), y.numpy())
+
+
+def test_lu_pattern_matches_numpy_on_finite_matrices(rng):
+    """The NumPy LU that the non-finite path runs agrees with LAPACK where all is finite."""
+    from tapegrad.ops import lu_pattern
+
+    a = rng.standard_normal((3, 4, 4)) + 2 * np.eye(4)
+    b = rng.standard_normal((3, 4, 2))
+    never = lambda: AssertionError("not singular")  # noqa: E731
+    np.testing.assert_allclose(lu_pattern.inv(a, never), np.linalg.inv(a), rtol=1e-10)
+    np.testing.assert_allclose(lu_pattern.solve(a, b, never), np.linalg.solve(a, b), rtol=1e-10)
+    np.testing.assert_allclose(lu_pattern.det(a), np.linalg.det(a), rtol=1e-10)
+    sign, logabs = np.linalg.slogdet(a)
+    np.testing.assert_allclose(lu_pattern.logabsdet(a), logabs, rtol=1e-10)
+    np.testing.assert_array_equal(lu_pattern.sign_of_det(a), sign)
+    at_inv = np.swapaxes(np.linalg.inv(a), -1, -2)
+    np.testing.assert_allclose(lu_pattern.adjoint_solve(a, b), at_inv @ b, rtol=1e-10)
+    scaled = lu_pattern.transposed_solve_scaled_identity(a, np.array([1.0, 2.0, 3.0]), False)
+    np.testing.assert_allclose(scaled, at_inv * np.array([1.0, 2.0, 3.0])[:, None, None])

@@ -117,3 +117,18 @@ def test_lerp_and_dist(rng):
     assert c.lerp_(tg.tensor([2.0, 4.0]), 0.5) is c and c.tolist() == [1.0, 3.0]
     with pytest.raises(RuntimeError, match=r"lerp\(\): the shapes .* don't broadcast"):
         tg.lerp(tg.ones(2), tg.ones(3), 0.5)
+
+
+def test_diagonal_backward_refuses_values_of_another_shape():
+    """As torch.diagonal_scatter: one value per diagonal element, no broadcasting (the fuzz's
+    0-d values used to fill the whole diagonal)."""
+    from tapegrad.ops.registry import OPS
+
+    op = OPS["diagonal_backward"]
+    np.testing.assert_array_equal(op(tg.tensor([1.0, 2.0]), shape=(2, 2)).numpy(), np.diag([1, 2]))
+    for bad in (tg.tensor(1.0), tg.tensor([1.0, 2.0, 3.0])):
+        with pytest.raises(RuntimeError, match=r"diagonal_backward: .*has shape \(2,\)"):
+            op(bad, shape=(2, 2))
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        torch.diagonal_scatter(torch.zeros(2, 2), torch.tensor(1.0))

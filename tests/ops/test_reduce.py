@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import tapegrad as tg
 from tapegrad.autograd import gradcheck, gradgradcheck
+from tapegrad.ops.registry import OPS
 
 
 def _f64(a, requires_grad=False):
@@ -359,3 +360,99 @@ def test_reductions_agree_with_numpy(case):
     out = tg.sum(x * x, dim=dims, keepdim=keep)
     out.backward(tg.ones(*out.shape, dtype="float64"))
     np.testing.assert_allclose(x.grad._data, 2 * a)
+
+
+# ------------------------------------------------ the op table's reductions on a 0-d input
+def _zero_d_pair(torch, value=1.7):
+    return (
+        tg.tensor(np.float64(value), requires_grad=True),
+        torch.tensor(value, dtype=torch.float64, requires_grad=True),
+    )
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("sum", {}),
+        ("mean", {}),
+        ("prod", {}),
+        ("amax", {}),
+        ("logsumexp", {}),
+        ("var", {"ddof": 0}),
+        ("var", {"ddof": 1}),  # one element, correction 1: NaN, as PyTorch
+        ("std", {"ddof": 0}),
+        ("std", {"ddof": 1}),
+    ],
+)
+@pytest.mark.parametrize("axis", [0, -1, (0,), (-1,)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")  # PyTorch's, for ddof=1
+def test_table_reductions_take_dim_0_and_minus_1_of_a_0d_input(name, params, axis, keepdims):
+    """PyTorch lends a 0-d tensor one dimension (dim 0 or -1): the internal ops, which take
+    axes unmapped when rules or the fuzz call them, accept it too (issue 12)."""
+    torch = pytest.importorskip("torch")
+    op = OPS[name]
+    x, t = _zero_d_pair(torch)
+    out = op(x, axis=axis, keepdims=keepdims, **params)
+    ref = op.torch_ref(torch, t, axis=axis, keepdims=keepdims, **params)
+    assert out.shape == tuple(ref.shape) == ()
+    np.testing.assert_allclose(out._data, ref.detach().numpy())
+    (g,) = tg.autograd.grad(out, [x])
+    (h,) = torch.autograd.grad(ref, [t])
+    np.testing.assert_allclose(g._data, h.numpy())
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "var", "std", "cumsum", "cumprod"])
+def test_table_ops_refuse_other_dims_of_a_0d_input(name):
+    op = OPS[name]
+    x = tg.tensor(np.float64(1.5))
+    with pytest.raises(IndexError, match=rf"{name}.*range of \[-1, 0\].*got 1.*0-d"):
+        op(x, axis=1)
+    if name not in ("cumsum", "cumprod"):  # those take one int
+        with pytest.raises(RuntimeError, match="appears multiple times"):
+            op(x, axis=(0, -1))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_table_scans_keep_a_0d_input_0d(name, axis):
+    torch = pytest.importorskip("torch")
+    x, t = _zero_d_pair(torch, -0.6)
+    out = OPS[name](x, axis=axis)
+    ref = getattr(torch, name)(t, dim=axis)
+    assert out.shape == () and np.isclose(out.item(), ref.item())
+    (g,) = tg.autograd.grad(out, [x])
+    assert g.item() == torch.autograd.grad(ref, [t])[0].item() == 1.0
+
+
+def _patterns_agree(ours, theirs):
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_array_equal(np.isposinf(ours), np.isposinf(theirs))
+    np.testing.assert_array_equal(np.isneginf(ours), np.isneginf(theirs))
+    fin = np.isfinite(theirs)
+    np.testing.assert_allclose(ours[fin], theirs[fin], rtol=1e-12, atol=1e-12)
+
+
+def test_cumprod_gradient_spreads_inf_and_nan_as_torch(rng):
+    """Rows holding zeros beside infs or NaNs: the gradient is PyTorch's term by term (its
+    O(n) formula masks what lies past the first zero), not NaN all along the row."""
+    torch = pytest.importorskip("torch")
+    values = [0.0, 0.0, np.inf, -np.inf, np.nan, 0.5, -2.0, 1.3]
+    x = rng.choice(values, (400, 5))
+    x[:, 0] = rng.choice([0.0, 0.7], 400)  # plenty of rows with a zero
+    g = rng.choice([1.0, -0.5, 2.0, 0.0], x.shape)
+    ours = tg.tensor(x, requires_grad=True)
+    (gx,) = tg.autograd.grad(tg.cumprod(ours, 1), [ours], tg.tensor(g))
+    t = torch.tensor(x, requires_grad=True)
+    (gt,) = torch.autograd.grad(torch.cumprod(t, 1), [t], torch.tensor(g))
+    _patterns_agree(gx._data, gt.numpy())
+    # one-element slices pass g through, inf and NaN included (x / x would be NaN)
+    one = tg.tensor(np.array([[np.inf], [np.nan]]), requires_grad=True)
+    (g1,) = tg.autograd.grad(tg.cumprod(one, 1), [one], tg.ones(2, 1, dtype="float64"))
+    np.testing.assert_array_equal(g1._data, [[1.0], [1.0]])
+
+
+def test_cumprod_with_zeros_stays_twice_differentiable():
+    x = _f64([[0.7, 0.0, 1.3, -0.8], [1.1, 0.9, 0.0, 1.2], [0.0, 0.0, 2.0, 1.5]], True)
+    assert gradcheck(lambda t: tg.cumprod(t, 1), (x,))
+    assert gradgradcheck(lambda t: tg.cumprod(t, 1), (x,))

@@ -276,3 +276,43 @@ def test_numpy_style_positional_parameters_in_rules():
     out = T.transpose(T.reshape(x, (1, 2, 3)), (2, 0, 1))
     (g,) = tg.autograd.grad(out.sum(), [x])
     np.testing.assert_array_equal(g.numpy(), np.ones(6))
+
+
+# ------------------------------------------------ the op table's shape ops on a 0-d input
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("flip", {"axis": -1}),
+        ("flip", {"axis": 0}),
+        ("flip", {"axis": (0,)}),
+        ("moveaxis", {"source": 0, "destination": -1}),
+        ("moveaxis", {"source": (-1,), "destination": (0,)}),
+    ],
+)
+def test_table_shape_ops_take_dim_0_and_minus_1_of_a_0d_input(name, params):
+    """As torch.flip(x, [-1]) and torch.movedim(x, 0, -1) on a 0-d x: the value itself, and
+    a gradient of 1 (issue 12)."""
+    from tapegrad.ops.registry import OPS
+
+    x = _leaf(2.5)
+    out = OPS[name](x, **params)
+    assert out.shape == () and out.item() == 2.5
+    (g,) = tg.autograd.grad(out * 3.0, [x])
+    assert g.item() == 3.0
+    with pytest.raises(IndexError, match=rf"{name}.*got 1.*0-d"):
+        OPS[name](x, **{k: 1 for k in params})
+
+
+def test_table_expand_dims_and_transpose_on_a_0d_input_match_torch():
+    torch = pytest.importorskip("torch")
+    from tapegrad.ops.registry import OPS
+
+    x, t = _leaf(2.5), torch.tensor(2.5, dtype=torch.float64)
+    for axis in (0, -1):
+        assert OPS["expand_dims"](x, axis=axis).shape == tuple(t.unsqueeze(axis).shape) == (1,)
+    for axis in (1, -2):  # PyTorch's range for a 0-d input is [-1, 0]
+        with pytest.raises(IndexError):
+            t.unsqueeze(axis)
+        with pytest.raises(IndexError, match="expand_dims"):
+            OPS["expand_dims"](x, axis=axis)
+    assert OPS["transpose"](x, axes=None).shape == tuple(t.permute(()).shape) == ()

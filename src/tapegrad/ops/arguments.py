@@ -21,6 +21,24 @@ def norm_axes(axis: Any, ndim: int) -> Any:
     return _axis(axis, ndim)
 
 
+def check_scalar_dims(name: str, axis: Any) -> None:
+    """Check `axis` (an int or a sequence of ints) given for a 0-d input. PyTorch lends a 0-d
+    tensor one dimension: dim 0 and dim -1 name it (a reduction, flip, scan or move over it
+    leaves the one value as it is), anything else is out of range, and naming it twice is an
+    error (NumPy refuses them all, or turns a scan's result 1-d)."""
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    for a in axes:
+        try:
+            _axis(a, 0)
+        except IndexError as e:
+            raise IndexError(f"{name}: {e}; the input is 0-d") from None
+    if len(axes) > 1:
+        raise RuntimeError(
+            f"{name}: dim 0 appears multiple times in the list of dims {axis!r} "
+            "(a 0-d input has one dimension, 0 or -1)"
+        )
+
+
 def dims_arg(dims: tuple[Any, ...]) -> tuple[int, ...]:
     """`f(x, 2, 3)` or `f(x, (2, 3))` or `f(x, [2, 3])` -> (2, 3)."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import lu_pattern
 from .registry import defop
 
 
@@ -15,6 +16,12 @@ def _linalg_error(what, shape, e) -> RuntimeError:
         f"linalg.{what}: the matrix (shape {tuple(shape)}) is singular or not invertible ({e}); "
         "check for linearly dependent rows, or use a least-squares or pseudo-inverse method"
     )
+
+
+def _numpy(xp):
+    """Whether the arrays are NumPy's: the forward gets the module, a rule its namespace (and
+    a recorded backward the tensor namespace, whose module is None: the SVD path stays)."""
+    return xp is np or getattr(xp, "module", None) is np
 
 
 def _check_square(what, shape):
@@ -29,6 +36,8 @@ def _check_square(what, shape):
 def _inv(xp, x):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("inv", x.shape)
+        if _numpy(xp) and lu_pattern.has_nonfinite(x):  # PyTorch's NaN/inf pattern
+            return lu_pattern.inv(x, lambda: _linalg_error("inv", x.shape, "a zero pivot"))
         try:
             return xp.linalg.inv(x)
         except xp.linalg.LinAlgError as e:
@@ -38,13 +47,15 @@ def _inv(xp, x):
 @_inv.vjp
 def _(xp, g, out):
     out_t = xp.swapaxes(out, -1, -2)
-    return (-xp.matmul(xp.matmul(out_t, g), out_t),)
+    return (-xp.matmul(out_t, xp.matmul(g, out_t)),)  # PyTorch's order (its inf/NaN pattern)
 
 
 @defop(saves=("x", "out"), array_twin=True)
 def _det(xp, x):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("det", x.shape)
+        if _numpy(xp) and lu_pattern.has_nonfinite(x):  # PyTorch's NaN/inf pattern
+            return lu_pattern.det(x)
         return xp.linalg.det(x)
 
 
@@ -55,6 +66,12 @@ def _as_matrix_scale(xp, s):
 @_det.vjp
 def _(xp, g, x, out):
     # the cofactor matrix, not det * inv^T: it is also the gradient at a singular matrix
+    if _numpy(xp) and lu_pattern.has_nonfinite(x):  # PyTorch's: A^T X = g det(A) I
+        if x.shape[-1] == 1:  # the derivative of a 1 x 1 det is 1, inf or NaN in A (PyTorch)
+            return (_as_matrix_scale(xp, g) * xp.ones_like(x),)
+        with np.errstate(all="ignore"):
+            scale = g * out
+        return (lu_pattern.transposed_solve_scaled_identity(x, scale, perturb=True),)
     return (_as_matrix_scale(xp, g) * xp.cofactor(x),)
 
 
@@ -65,7 +82,15 @@ def _cofactor_values(xp, x):
     if n == 0 or x.size == 0:
         return xp.zeros_like(x)
     finite = xp.all(xp.isfinite(x), axis=(-2, -1))
-    if not xp.all(finite):  # an inf or NaN: NaN cofactors (PyTorch's), not a failed SVD
+    if not xp.all(finite):  # an inf or NaN: det(A) inv(A)^T as PyTorch computes them
+        if _numpy(xp):
+            try:
+                inv = lu_pattern.inv(x, lambda: _linalg_error("det", x.shape, "a zero pivot"))
+            except RuntimeError:  # a zero pivot too: no inverse to scale, NaN cofactors below
+                pass
+            else:
+                with np.errstate(all="ignore"):
+                    return _as_matrix_scale(xp, lu_pattern.det(x)) * xp.swapaxes(inv, -1, -2)
         out = _cofactor_values(xp, xp.where(finite[..., None, None], x, 0.0))
         return xp.where(finite[..., None, None], out, xp.nan)
     u, s, vh = xp.linalg.svd(x)
@@ -96,6 +121,8 @@ def _(xp, h, x):
 def _logabsdet(xp, x):
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         _check_square("slogdet", x.shape)
+        if _numpy(xp) and lu_pattern.has_nonfinite(x):  # PyTorch's NaN/inf pattern
+            return lu_pattern.logabsdet(x)
         return xp.linalg.slogdet(x)[1]
 
 
@@ -103,6 +130,8 @@ def _logabsdet(xp, x):
 def _(xp, g, x):
     # inv(x)^T, written as cofactor / det so that a singular matrix gives +-inf (PyTorch's)
     # instead of a failed inversion
+    if _numpy(xp) and lu_pattern.has_nonfinite(x):  # PyTorch's: A^T X = g I
+        return (lu_pattern.transposed_solve_scaled_identity(x, g, perturb=False),)
     return (_as_matrix_scale(xp, g / xp.det(x)) * xp.cofactor(x),)
 
 
@@ -115,6 +144,8 @@ def _solve(xp, a, b):
                 f"linalg.solve: A has shape {tuple(a.shape)}, so B must have shape (..., "
                 f"{a.shape[-1]}, k) or ({a.shape[-1]},), got {tuple(b.shape)}"
             )
+        if _numpy(xp) and lu_pattern.has_nonfinite(a):  # PyTorch's NaN/inf pattern
+            return lu_pattern.solve(a, b, lambda: _linalg_error("solve", a.shape, "a zero pivot"))
         try:
             return xp.linalg.solve(a, b)
         except xp.linalg.LinAlgError as e:
@@ -123,6 +154,11 @@ def _solve(xp, a, b):
 
 @_solve.vjp
 def _(xp, g, a, out, needs):
+    if _numpy(xp) and lu_pattern.has_nonfinite(a):  # PyTorch's: A's LU, solved for A^T
+        with np.errstate(all="ignore"):
+            gb = lu_pattern.adjoint_solve(a, g)
+            ga = -xp.matmul(gb, xp.swapaxes(out, -1, -2)) if needs[0] else None
+        return ga, (gb if needs[1] else None)
     gb = xp.solve(xp.swapaxes(a, -1, -2), g)
     ga = -xp.matmul(gb, xp.swapaxes(out, -1, -2)) if needs[0] else None
     return ga, (gb if needs[1] else None)

@@ -57,6 +57,14 @@ def _diagonal_backward(xp, g, *, shape, offset=0, axis1=0, axis2=1):
     """Zeros of `shape` with `g` written on diagonal `offset` of axes (axis1, axis2)."""
     out = xp.zeros(tuple(shape), dtype=g.dtype)
     rows, cols = _diagonal_key(xp, shape, offset, axis1, axis2)
+    nd = len(shape)
+    kept = tuple(n for i, n in enumerate(shape) if i not in (axis1 % nd, axis2 % nd))
+    if tuple(g.shape) != kept + (len(rows),):  # as diagonal_scatter: g is not broadcast
+        raise RuntimeError(
+            f"diagonal_backward: the values have shape {tuple(g.shape)}, but diagonal {offset} "
+            f"of dims ({axis1}, {axis2}) of shape {tuple(shape)} has shape "
+            f"{kept + (len(rows),)}; pass one value per diagonal element"
+        )
     xp.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = g
     return out
 

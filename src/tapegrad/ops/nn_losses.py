@@ -316,6 +316,29 @@ def _shape(a):
     return getattr(a, "shape", ())  # a Python number has none
 
 
+def _check_shapes(what, x, y, **weights):
+    """The target matches the input's shape, and each weight broadcasts to it without growing
+    it (as PyTorch checks; the public functions check too, with the user's argument names)."""
+    shape = tuple(_shape(x))
+    if tuple(_shape(y)) != shape:
+        raise ValueError(
+            f"{what}: target shape {tuple(_shape(y))} must match the input shape {shape}"
+        )
+    for name, w in weights.items():
+        if w is None:
+            continue
+        w_shape = tuple(_shape(w))
+        try:
+            ok = np.broadcast_shapes(w_shape, shape) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"{what}: {name} of shape {w_shape} doesn't broadcast to the input shape "
+                f"{shape}; give one weight per element (or per class)"
+            )
+
+
 def _scale(g, n, reduction):
     """The incoming gradient spread over the elements of a reduced loss."""
     return g / n if reduction == "mean" else g
@@ -323,6 +346,7 @@ def _scale(g, n, reduction):
 
 @defop(saves=("x", "y"), name="binary_cross_entropy_with_logits")
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    _check_shapes("binary_cross_entropy_with_logits", x, y, weight=weight, pos_weight=pos_weight)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
         lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
@@ -380,6 +404,7 @@ _BCE_EPS = 1e-12
 
 @defop(saves=("x", "y"), name="binary_cross_entropy")
 def _bce(xp, x, y, *, weight=None, reduction="mean"):
+    _check_shapes("binary_cross_entropy", x, y, weight=weight)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         with np.errstate(divide="ignore"):
             log_p = xp.maximum(xp.log(x), _LOG_FLOOR)

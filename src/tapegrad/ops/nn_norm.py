@@ -7,6 +7,8 @@ backward runs them on the tensor namespace and second derivatives come for free.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .registry import defop
@@ -44,6 +46,24 @@ def _affine(out, w, b, shape=None):
     if b is not None:
         out += b if shape is None else b.reshape(shape)
     return out
+
+
+def _infinite(xp, w):
+    """Whether the weight holds an inf (or NaN): its sum first, the cheap test (an overflow
+    of the sum alone sends it to the exact one)."""
+    if w is None or math.isfinite(float(w.sum())):
+        return False
+    return not bool(xp.isfinite(w).all())
+
+
+def _scale_shift(x, mu, rstd, w, b, shape):
+    """x * (rstd w) + (b - mu rstd w): the affine normalisation in PyTorch's fused form, used
+    where a weight is inf. There (x - mu) * rstd * inf gives -inf where x < mu, the fused
+    form inf - inf = NaN, as PyTorch: the pattern its users see. Elsewhere the two agree to
+    rounding and (x - mu) first is the more accurate (no cancellation when |mu| >> std)."""
+    scale = rstd * w.reshape(shape)
+    shift = -mu * scale if b is None else b.reshape(shape) - mu * scale
+    return x * scale + shift
 
 
 def _affine_grads(xp, g, xhat, axes, needs, shape=None):
@@ -131,8 +151,13 @@ def _batch_norm(
                 running_mean += momentum * mu.reshape(-1)
                 running_var *= 1 - momentum
                 running_var += (momentum * n / max(n - 1, 1)) * var.reshape(-1)
+            if _infinite(xp, w):
+                return _scale_shift(x, mu, (var + eps) ** -0.5, w, b, cshape)
         else:
-            out = (x - running_mean.reshape(cshape)) * (running_var.reshape(cshape) + eps) ** -0.5
+            mu, rstd = running_mean.reshape(cshape), (running_var.reshape(cshape) + eps) ** -0.5
+            if _infinite(xp, w):
+                return _scale_shift(x, mu, rstd, w, b, cshape)
+            out = (x - mu) * rstd
         return _affine(out, w, b, cshape)
 
 
@@ -199,10 +224,15 @@ def _group_norm(xp, x, w=None, b=None, *, num_groups=1, eps=1e-5):
         n = x.shape[0]
         if x.size == 0:  # an empty batch (the -1 below would be undetermined)
             return _affine(x.copy(), w, b, _channel_shape(x))
-        out, _, _ = _forward_standardize(x.reshape(n, num_groups, -1), (2,), eps)
-        out = out.reshape(x.shape)
+        grouped = x.reshape(n, num_groups, -1)
+        out, mu, var = _forward_standardize(grouped, (2,), eps)
         cshape = _channel_shape(x)
-        return _affine(out, w, b, cshape)
+        if _infinite(xp, w):  # per (sample, channel): its group's statistics, its own weight
+            per_channel = x.reshape(n, num_groups, x.shape[1] // num_groups, -1)
+            rstd = (var[..., None] + eps) ** -0.5
+            out = _scale_shift(per_channel, mu[..., None], rstd, w, b, (1, num_groups, -1, 1))
+            return out.reshape(x.shape)
+        return _affine(out.reshape(x.shape), w, b, cshape)
 
 
 @_group_norm.vjp

@@ -286,15 +286,21 @@ def _embedding_backward(xp, g, indices, *, num_weights, padding_idx=None):
             import cupyx
 
             cupyx.scatter_add(gw, flat, rows)
-        if padding_idx is not None:
+        if _has_row(padding_idx, num_weights):
             gw[padding_idx] = 0
         return gw
+
+
+def _has_row(padding_idx, num_weights):
+    """Whether the padding row exists: PyTorch drops the gradient of the lookups that equal
+    padding_idx, so with no such row (an empty weight) there is nothing to drop."""
+    return padding_idx is not None and -num_weights <= padding_idx < num_weights
 
 
 @_embedding_backward.vjp
 def _(xp, h, indices, *, num_weights, padding_idx=None):
     # the adjoint of a scatter-add is a gather (with the padding row's gradient held at zero)
-    if padding_idx is not None:
+    if _has_row(padding_idx, num_weights):
         keep = np.ones((num_weights,) + (1,) * (h.ndim - 1), dtype=h.dtype)
         keep[padding_idx] = 0
         h = h * keep

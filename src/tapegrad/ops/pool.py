@@ -408,6 +408,12 @@ def _adaptive_backward_forward(xp, g, in_size):
 
 @defop(saves="x", name="adaptive_avg_pool", array_twin=True)
 def _adaptive_avg_pool(xp, x, *, out_size):
+    if x.ndim != len(out_size) + 2:  # the public function adds the batch dim where missing
+        raise RuntimeError(
+            f"adaptive_avg_pool: expected a (batch, channels, *spatial) input with "
+            f"{len(out_size)} spatial dim(s) for out_size {tuple(out_size)}, got shape "
+            f"{tuple(x.shape)}"
+        )
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return _adaptive_forward(xp, x, out_size)
 

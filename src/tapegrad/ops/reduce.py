@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from .arguments import check_scalar_dims
 from .quiet import quiet
 from .registry import NumpyStyleOp, defop
 from .xp import linear_jvp
@@ -40,6 +41,9 @@ class _ReductionOp(NumpyStyleOp):
         axis = params.get("axis")
         if isinstance(axis, list):
             params["axis"] = tuple(axis)
+        if axis is not None and getattr(args[0], "ndim", None) == 0:
+            check_scalar_dims(self.name, axis)  # dim 0 or -1 of a 0-d input: all of it
+            params["axis"] = None
         return args, params
 
 
@@ -48,9 +52,12 @@ _REDUCTION = {"params": ("axis", "keepdims"), "in_shape": True, "op_class": _Red
 
 
 def _axes(axis, ndim):
-    """Reduced axes as a sorted tuple of non-negative ints."""
+    """Reduced axes as a sorted tuple of non-negative ints (none for a 0-d input)."""
     if axis is None:
         return tuple(range(ndim))
+    if ndim == 0:
+        check_scalar_dims("reduction", axis)
+        return ()
     if isinstance(axis, tuple):
         return tuple(sorted(a % ndim for a in axis))
     return (axis % ndim,)
@@ -85,6 +92,10 @@ def _reduce_samples(rng, positive=False):
         ((a(),), {}),
         ((a(3, 4),), {"axis": 0, "keepdims": True}),
     ]
+
+
+def _torch_dims_list(axis):
+    return list(axis) if isinstance(axis, tuple) else [axis]
 
 
 def _torch_dim(axis):
@@ -177,7 +188,9 @@ _mean.reference(
 def _torch_prod(torch, x, axis=None, keepdims=False):
     if axis is None:
         return torch.prod(x)
-    for a in sorted(_axes(axis, x.ndim), reverse=True):
+    # torch.prod takes one dim: a 0-d input's (0 or -1) goes to it as given, to be checked
+    axes = sorted(_axes(axis, x.ndim), reverse=True) if x.ndim else _torch_dims_list(axis)
+    for a in axes:
         x = torch.prod(x, dim=a, keepdim=keepdims)
     return x
 

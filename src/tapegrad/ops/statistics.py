@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .arguments import check_scalar_dims
 from .reduce import (
     _REDUCTION,
     _axes,
@@ -26,6 +27,7 @@ from .reduce import (
     _torch_dim,
 )
 from .registry import defop
+from .xp import T
 
 
 # ------------------------------------------------------------ var, std, logsumexp, norm
@@ -172,6 +174,9 @@ _vector_norm.reference(
 
 @defop(name="cumsum")
 def _cumsum(xp, x, *, axis):
+    if x.ndim == 0:  # dim 0 / -1 of a 0-d input, as PyTorch (NumPy would return shape (1,))
+        check_scalar_dims("cumsum", axis)
+        return x.copy()
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return xp.cumsum(x, axis=axis)
 
@@ -194,29 +199,64 @@ _cumsum.reference(lambda torch, x, axis: torch.cumsum(x, dim=axis))
 def _revcumsum(xp, t, axis):
     """Sum over positions j >= i along `axis` (the adjoint of cumsum): a cumulative sum of
     the reversed values, not total - prefix + own (an inf there gives inf - inf = NaN)."""
+    if t.ndim == 0:
+        return t
     return xp.flip(xp.cumsum(xp.flip(t, axis=axis), axis=axis), axis=axis)
 
 
 @defop(saves=("x", "out"), name="cumprod")
 def _cumprod(xp, x, *, axis):
+    if x.ndim == 0:  # as cumsum
+        check_scalar_dims("cumprod", axis)
+        return x.copy()
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
         return xp.cumprod(x, axis=axis)
 
 
 @_cumprod.vjp
 def _(xp, g, x, out, axis):
-    # d out_j / d x_i = out_j / x_i for j >= i: exact wherever x_i != 0, and also right (zero)
-    # at every position after the first zero. The first zero z needs the products on its two
-    # sides: prod_{k<z} x_k * sum_{j>=z} g_j prod_{z<k<=j} x_k.
+    # d out_j / d x_i = out_j / x_i for j >= i: exact wherever x_i != 0. A slice of one
+    # element is its own product (g itself, also where x is inf or NaN, as in PyTorch).
+    if x.ndim == 0 or x.shape[axis] == 1:
+        return (g,)
     zero = x == 0
+    with np.errstate(all="ignore"):  # inf / inf, 0 * inf: NaN where PyTorch has it
+        if not zero.any():
+            return (_revcumsum(xp, g * out, axis) / x,)
+        if xp is T:
+            return (_cumprod_zeros_differentiable(xp, g, x, out, axis, zero),)
+        return (_cumprod_zeros(xp, g, x, out, axis, zero),)
+
+
+def _cumprod_zeros(xp, g, x, out, axis, zero):
+    """The first-order gradient of a cumprod over slices holding zeros, term by term as
+    PyTorch's O(n) formula, so that an inf or NaN spreads to the same places: before the first
+    zero z, the reversed sum of g * out over positions before z only (out is 0, or NaN from
+    0 * inf, from z on), over x; at z, prod_{k<z} x_k * sum_{z<=j<z2} g_j prod_{z<k<=j} x_k
+    (z2 the second zero; the running product goes on, as 1s, past z2, where g counts as 0,
+    so an inf in it gives 0 * inf = NaN there, as in PyTorch); after z, 0."""
+    n_zeros = xp.cumsum(zero, axis=axis)
+    before = n_zeros == 0
+    first = zero & (n_zeros == 1)
+    between = (n_zeros == 1) & ~first
+    early = _revcumsum(xp, xp.where(before, g * out, 0.0), axis) / xp.where(before, x, 1.0)
+    prefix = xp.cumprod(xp.where(before, x, 1.0), axis=axis)  # at z: prod_{k<z} x_k
+    running = xp.cumprod(xp.where(between, x, 1.0), axis=axis)
+    at_zero = prefix * xp.sum(running * xp.where(n_zeros == 1, g, 0.0), axis=axis, keepdims=True)
+    return xp.where(first, at_zero, xp.where(before, early, 0.0))
+
+
+def _cumprod_zeros_differentiable(xp, g, x, out, axis, zero):
+    """As _cumprod_zeros, as a function of x that has the right derivative too (a backward
+    being recorded: PyTorch switches formula there as well): out_j / x_i is exact wherever
+    x_i != 0, and also right (zero) at every position after the first zero. The first zero z
+    needs the products on its two sides: prod_{k<z} x_k * sum_{j>=z} g_j prod_{z<k<=j} x_k."""
     regular = _revcumsum(xp, g * out, axis) / xp.where(zero, 1.0, x)
-    if not zero.any():
-        return (regular,)
     n_zeros = xp.cumsum(zero, axis=axis)
     first = zero & (n_zeros == 1)
     prefix = xp.cumprod(xp.where(n_zeros == 0, x, 1.0), axis=axis)  # at z: prod_{k<z} x_k
     after = xp.cumprod(xp.where((n_zeros == 0) | first, 1.0, x), axis=axis)
-    return (xp.where(first, prefix * _revcumsum(xp, g * after, axis), regular),)
+    return xp.where(first, prefix * _revcumsum(xp, g * after, axis), regular)
 
 
 _cumprod.sample(

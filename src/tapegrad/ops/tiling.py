@@ -10,7 +10,7 @@ import builtins
 import numpy as np
 
 from ..tensor import Tensor, _axis
-from .arguments import dims_arg, norm_axes, pick
+from .arguments import check_scalar_dims, dims_arg, norm_axes, pick
 from .registry import defop, dispatch
 
 _slice = builtins.slice
@@ -19,12 +19,15 @@ _slice = builtins.slice
 # ------------------------------------------------------------------ copies
 @defop(params=("axis",))
 def _flip(xp, x, *, axis=None):
+    if x.ndim == 0 and axis is not None:  # dim 0 / -1 of a 0-d input, as PyTorch
+        check_scalar_dims("flip", axis)
+        axis = None
     return xp.flip(x, axis).copy()  # PyTorch's flip copies; a write to it must not reach x
 
 
 @_flip.vjp
 def _(xp, g, axis=None):
-    return (xp.flip(g, axis),)
+    return (xp.flip(g, None if g.ndim == 0 else axis),)
 
 
 @_flip.sample

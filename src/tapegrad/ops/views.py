@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..tensor import _axis
-from .arguments import dims_arg, need_dim, norm_axes, pick
+from .arguments import check_scalar_dims, dims_arg, need_dim, norm_axes, pick
 from .quiet import quiet
 from .registry import defop, dispatch
 from .xp import linear_jvp, sum_to_axes
@@ -124,10 +124,13 @@ def _(rng):
 
 @_expand_dims.reference
 def _(torch, x, axis):
-    axes = (axis,) if isinstance(axis, int) else axis
-    nd = x.ndim + len(axes)
-    for a in sorted(a % nd for a in axes):
-        x = x.unsqueeze(a)
+    if isinstance(axis, int):
+        return x.unsqueeze(axis)  # PyTorch checks the range itself ([-1, 0] for a 0-d x)
+    nd = x.ndim + len(axis)
+    for a in sorted(axis, key=lambda a: a % nd):
+        if not -nd <= a < nd:  # the unsqueezes below see wrapped axes: check as NumPy does
+            raise IndexError(f"axis {a} out of range for {nd} dimensions")
+        x = x.unsqueeze(a % nd)
     return x
 
 
@@ -184,8 +187,8 @@ def _(rng):
     ]
 
 
-_transpose.reference(
-    lambda torch, x, axes=None: x.permute(*(reversed(range(x.ndim)) if axes is None else axes))
+_transpose.reference(  # a tuple, not *dims: x.permute() with no dims is a TypeError for 0-d x
+    lambda torch, x, axes=None: x.permute(tuple(reversed(range(x.ndim))) if axes is None else axes)
 )
 
 
@@ -215,12 +218,16 @@ _swapaxes.reference(lambda torch, x, axis1, axis2: x.transpose(axis1, axis2))
 
 @defop(params=("source", "destination"), view=True)
 def _moveaxis(xp, x, *, source, destination):
+    if x.ndim == 0:  # dim 0 / -1 of a 0-d input, as PyTorch: nothing moves
+        check_scalar_dims("moveaxis", source)
+        check_scalar_dims("moveaxis", destination)
+        return x[...]
     return xp.moveaxis(x, source, destination)
 
 
 @_moveaxis.vjp
 def _(xp, g, source, destination):
-    return (xp.moveaxis(g, destination, source),)
+    return (g if g.ndim == 0 else xp.moveaxis(g, destination, source),)
 
 
 @_moveaxis.sample
