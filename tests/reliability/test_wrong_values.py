@@ -392,3 +392,17 @@ def test_slogdet_gradient_at_a_singular_matrix_is_infinite_not_an_error(rng):
     a = rng.standard_normal((3, 3)) + 3 * np.eye(3)  # invertible: inv(x)^T exactly
     _, (g,) = _grad(lambda t: tg.linalg.slogdet(t)[1], a)
     np.testing.assert_allclose(g, np.linalg.inv(a).T, rtol=1e-10)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_in_place_inf_minus_inf_is_nan_without_a_warning(requires_grad):
+    # the in-place path runs the op's forward itself; it too computes with warnings off
+    x = tg.tensor([np.inf, 1.0], requires_grad=requires_grad)
+    y = x * 1 if requires_grad else x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y -= float("inf")
+        z = tg.tensor([-np.inf]) + np.inf  # the out-of-place path as well
+    values = y.detach().numpy()
+    assert np.isnan(values[0]) and values[1] == -np.inf
+    assert np.isnan(z.numpy()).all()

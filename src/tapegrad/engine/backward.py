@@ -201,33 +201,38 @@ def _run_backward(
                         writes.append((targets[target_keys[node, nr][0]], gi, False))
         if not node.tapes & own_mask:
             continue  # a target snapshotted by this tape: its history is not ours to follow
-        op = node.op
-        if higher or (op.wants_needs and useful is not None):
-            grads = _apply_rule(node, g, higher, seen, useful)
+        # the node's rule, inline (it runs once per node): first order on the saved arrays,
+        # a recorded (higher-order) backward on tensors through the tensor namespace
+        saved = node.saved
+        if saved is FREED:
+            raise _freed_error(node)
+        for counter, expected, index in node.checks:
+            if counter[0] != expected:
+                raise _version_error(node, counter, expected, index)
+        args: list[Any] = []
+        if higher:
+            xp = TENSOR_NS
+            g = _as_tensor(g)
+            for s in saved:
+                args.append(_rebuild_output(node) if s is OUT else s)
         else:
-            # _apply_rule's first-order path, inlined: it runs once per node
-            saved = node.saved
-            if saved is FREED:
-                raise _freed_error(node)
-            for counter, expected, index in node.checks:
-                if counter[0] != expected:
-                    raise _version_error(node, counter, expected, index)
+            xp = node.xp
             if type(g) is not _ndarray and isinstance(g, _Tensor):
                 g = g._data
-            args = []
             for s in saved:
                 args.append(
                     node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
                 )
-            if op.wants_needs:  # which inputs get a gradient (edges this backward follows)
-                needs = []
-                for e in node.next:
-                    needs.append(e is not None and e[0] in seen)
-                grads = op.rule(node.xp, g, *args, needs=tuple(needs), **node.params)
-            else:
-                grads = op.rule(node.xp, g, *args, **node.params)
-            if len(grads) != len(node.next):
-                raise _arity_error(node, grads)
+        op = node.op
+        if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
+            needs = []
+            for e in node.next:
+                needs.append(e is not None and e[0] in seen and (useful is None or e[0] in useful))
+            grads = op.rule(xp, g, *args, needs=tuple(needs), **node.params)
+        else:
+            grads = op.rule(xp, g, *args, **node.params)
+        if len(grads) != len(node.next):
+            raise _arity_error(node, grads)
         if not retain_graph:
             if node.saved:
                 node.saved = FREED
@@ -276,46 +281,6 @@ def _deposit(buffers: dict[Node, Any], node: Node, nr: int, g: Grad) -> None:
         if slots is None:
             slots = buffers[node] = [None] * node.n_out
         slots[nr] = _add(slots[nr], g)
-
-
-def _apply_rule(
-    node: Node, g: Grad, higher: bool, seen: set[Node], useful: set[Node] | None
-) -> Sequence[Grad]:
-    saved = node.saved
-    if saved is FREED:
-        raise _freed_error(node)
-    for counter, expected, index in node.checks:
-        if counter[0] != expected:
-            raise _version_error(node, counter, expected, index)
-    op = node.op
-    args: Sequence[Any]
-    if higher:
-        xp = TENSOR_NS
-        g = _as_tensor(g)
-        args = [_rebuild_output(node) if s is OUT else s for s in saved]
-    else:
-        xp = node.xp
-        if isinstance(g, _Tensor):
-            g = g._data
-        args = (
-            [
-                node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
-                for s in saved
-            ]
-            if saved
-            else ()
-        )
-    grads: Sequence[Grad]
-    if op.wants_needs:
-        needs = tuple(
-            e is not None and e[0] in seen and (useful is None or e[0] in useful) for e in node.next
-        )
-        grads = op.rule(xp, g, *args, needs=needs, **node.params)
-    else:
-        grads = op.rule(xp, g, *args, **node.params)
-    if len(grads) != len(node.next):
-        raise _arity_error(node, grads)
-    return grads
 
 
 def _arity_error(node: Node, grads: Sequence[Grad]) -> RuntimeError:

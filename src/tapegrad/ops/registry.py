@@ -70,7 +70,7 @@ from ..engine.state import FORWARD, state
 from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 from .promotion import FLOAT64, drop_unasked_float64, result_type, weak_scalar
-from .quiet import ERROR_STATE, IGNORE_ALL, contexts
+from .quiet import ERROR_STATE, IGNORE_ALL, call_quietly, contexts
 from .xp import array_ns, register_array_twin
 
 Forward = Callable[..., Any]
@@ -509,9 +509,8 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     recording = bool(mask & state.active) and op.differentiable
     if not recording:
         arrays = [a._data if isinstance(a, Tensor) else weak_scalar(a) for a in args]
-        out = op.forward(
-            _MODULES.get(type(t._data)) or _array_module(t._data), t._data, *arrays, **params
-        )
+        xp = _MODULES.get(type(t._data)) or _array_module(t._data)
+        out = call_quietly(op.forward, xp, t._data, *arrays, **params)
         _write_into(t, out, op.name)
         return t
     # the rule reads t's old value: give it a copy
