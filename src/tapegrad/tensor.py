@@ -24,6 +24,8 @@ from .engine.state import AMBIENT, FORWARD, RECORD
 from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
+    from collections.abc import Callable
+
     import numpy.typing as npt  # annotations only: importing it costs ms (bench W7)
 
     from ._tensor_surface import TensorSurface as _Surface
@@ -76,7 +78,9 @@ class Tensor(_Surface):
     _vc: list[int]  # version counter, shared with views and detach() (engine/versions.py)
     _grad: Tensor | None
     _grad_req: str  # "write", "add" or "null"
-    _accum: Node | None  # its AccumulateGrad node, made on first use (engine/node.py)
+    # a weak reference to its AccumulateGrad node (engine/node.py); a forward-AD shadow of a
+    # leaf holds a function returning that leaf's node instead (called the same way)
+    _accum: Callable[[], Node | None] | None
     _hooks: dict[int, TensorHook] | None  # handle id -> hook, from register_hook on a leaf
     _post_hooks: dict[int, PostAccumulateHook] | None
     _record_var: bool  # a record-scope variable switched off by grad_req="null"

@@ -84,3 +84,31 @@ def test_clip_grad_norm_below_the_limit_leaves_the_version():
     v0 = p.grad._version
     tg.nn.utils.clip_grad_norm_([p], max_norm=1.0)
     assert p.grad._version == v0
+
+
+def test_a_product_saves_a_factor_only_for_the_other_factors_gradient():
+    # as PyTorch: a * c with a constant c keeps nothing of a, so changing a afterwards is fine
+    x = tg.ones(3, requires_grad=True)
+    a = x + 0.0
+    z = a * tg.full((3,), 2.0)
+    a.add_(1.0)
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+    # ... but when c wants a gradient, a is saved for it and the change is caught
+    a = x + 0.0
+    z = a * tg.full((3,), 2.0, requires_grad=True)
+    a.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_a_graph_keeps_its_leaves_alive():
+    # as PyTorch: the AccumulateGrad node holds its leaf, so a hook on a leaf that only the
+    # graph still references runs
+    seen = []
+    x = tg.ones(2, requires_grad=True)
+    x.register_hook(lambda g: seen.append(g.numpy().copy()))
+    y = (x * 3.0).sum()
+    del x
+    y.backward()
+    np.testing.assert_array_equal(seen[0], [3.0, 3.0])

@@ -219,7 +219,8 @@ def _shadow(t: Tensor, tapes: int) -> Tensor:
     if t.grad_fn is not None:
         s.grad_fn, s._out_nr = t.grad_fn, t._out_nr
     elif t._tapes & ~FORWARD:  # a tracked leaf: gradients through s must reach t
-        s._accum = t._accum or accumulator(t)
+        # s resolves to t's own accumulator (alive or made anew), never to one of its own
+        s._accum = lambda: accumulator(t)
     return s
 
 

@@ -186,7 +186,7 @@ def _run_backward(
                 if capture is not None:
                     continue
             leaf = leaf_of(node)
-            if leaf is not None and (capture is None) and leaf._tapes & own_mask:
+            if capture is None and leaf._tapes & own_mask:
                 writes.append((leaf, g, True))
             continue
         if node.hooks or node.retained:

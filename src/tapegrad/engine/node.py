@@ -114,26 +114,32 @@ _accum_lock = threading.Lock()
 
 
 def accumulator(leaf: Tensor) -> Node:
-    """The AccumulateGrad node of a leaf, made once and cached on the leaf.
+    """The AccumulateGrad node of a leaf: the one alive while any graph holds it, or a new one.
+
+    As in PyTorch, the node holds its leaf (a graph keeps its leaves alive: a hook on a leaf
+    nothing else references still runs) and the leaf holds the node weakly (no cycle: the
+    node goes with the last graph through it, and the next graph gets a fresh one).
 
     Thread-safe: graphs built at once in several threads from a fresh leaf must all end
     in the *same* node, or a backward that looks for the leaf (`inputs=`, `autograd.grad`)
     misses the gradients that reached the other one. The lock is taken only while the
-    node does not exist yet, so the common path stays one attribute read.
+    node does not exist yet, so the common path stays two attribute reads and a call.
     """
-    node = leaf._accum
+    ref = leaf._accum
+    node = ref() if ref is not None else None
     if node is None:
         with _accum_lock:
-            node = leaf._accum  # another thread may have made it while we waited
+            ref = leaf._accum  # another thread may have made it while we waited
+            node = ref() if ref is not None else None
             if node is None:
-                node = Node(ACCUMULATE, None, (weakref.ref(leaf),), (), (), (), ALL_TAPES, None)
-                leaf._accum = node
+                node = Node(ACCUMULATE, None, (leaf,), (), (), (), ALL_TAPES, None)
+                leaf._accum = weakref.ref(node)
     return node
 
 
-def leaf_of(node: Node) -> Tensor | None:
-    """The live leaf tensor of an AccumulateGrad node, or None."""
-    leaf: Tensor | None = node.saved[0]()
+def leaf_of(node: Node) -> Tensor:
+    """The leaf tensor of an AccumulateGrad node."""
+    leaf: Tensor = node.saved[0]
     return leaf
 
 

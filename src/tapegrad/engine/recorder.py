@@ -89,7 +89,11 @@ def record_node(
             meta.append((data.shape, data.dtype))
             if a._tapes & mask:
                 fn = a.grad_fn
-                nxt.append((fn, a._out_nr) if fn is not None else (a._accum or accumulator(a), 0))
+                if fn is not None:
+                    nxt.append((fn, a._out_nr))
+                else:
+                    ref = a._accum  # a weak reference (node.accumulator)
+                    nxt.append(((ref and ref()) or accumulator(a), 0))
                 continue
         else:
             meta.append(None)

@@ -106,6 +106,9 @@ def _(xp, tangents, x, y, *, out):
     return plus_tangents(None if ta is None else ta * y, None if tb is None else x * tb)
 
 
+# each factor only serves the other's gradient: `x * 2` keeps nothing of x (as PyTorch), so a
+# chain of products holds no intermediate tensors alive and `y = x * c; x += 1` stays legal
+_mul.saves_only_for(x=(1,), y=(0,))
 _mul.sample(_binary_samples)
 
 

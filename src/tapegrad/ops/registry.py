@@ -64,7 +64,7 @@ import numpy as np
 
 from .. import backend
 from ..compile.hook import TRACING, traced_call
-from ..engine.node import ACCUMULATE, OUT
+from ..engine.node import ACCUMULATE, OUT, leaf_of
 from ..engine.recorder import record_node
 from ..engine.state import FORWARD, state
 from ..engine.versions import bump_version
@@ -484,8 +484,8 @@ def check_inplace_allowed(t: Tensor) -> None:
             return
         node = edge[0]
         if node.op is ACCUMULATE:
-            leaf = node.saved[0]()
-            if leaf is not None and leaf._tapes & active:
+            leaf = leaf_of(node)
+            if leaf._tapes & active:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
