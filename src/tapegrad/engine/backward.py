@@ -189,6 +189,8 @@ def _run_backward(
             if capture is None and leaf._tapes & own_mask:
                 writes.append((leaf, g, True))
             continue
+        if node.in_meta is None:  # the output's shape and dtype (heads are validated)
+            out_shape, out_dtype = g.shape, g.dtype
         if node.hooks or node.retained:
             g = _run_tensor_hooks(node, g, writes, capture is None)
         if target_nodes and node in target_nodes:
@@ -237,18 +239,23 @@ def _run_backward(
             if node.saved:
                 node.saved = FREED
             node.out_data = None
+        metas = node.in_meta
+        if metas is None:  # every input it has an edge to is shaped and typed as its output
+            shape, dtype = out_shape, out_dtype
         i = -1
-        for gi, edge, meta in zip(grads, node.next, node.in_meta):
+        for gi, edge in zip(grads, node.next):
             i += 1
-            if gi is None or edge is None or meta is None:  # meta is None only with edge
+            if gi is None or edge is None:
                 continue
             child = edge[0]
             if child not in seen or (useful is not None and child not in useful):
                 continue
-            if gi.shape != meta[0]:
-                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, meta[0])
-            if gi.dtype != meta[1]:
-                gi = gi.astype(meta[1])
+            if metas is not None:
+                shape, dtype = metas[i]  # type: ignore[misc]  # None only without an edge
+            if gi.shape != shape:
+                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
+            if gi.dtype != dtype:
+                gi = gi.astype(dtype)
             if anomaly:
                 _check_finite(node, i, gi)
             if child.n_out == 1:

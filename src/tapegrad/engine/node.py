@@ -60,7 +60,7 @@ class Node:
         saved: Any,
         checks: tuple[VersionCheck, ...],
         nxt: tuple[Edge | None, ...],
-        in_meta: tuple[InputMeta | None, ...],
+        in_meta: tuple[InputMeta | None, ...] | None,
         tapes: int,
         xp: Any,
         n_out: int = 1,
@@ -71,7 +71,9 @@ class Node:
         self.saved = saved
         self.checks = checks  # versions to verify before the rule runs
         self.next = nxt  # per input: (Node, output index) or None for a constant
-        self.in_meta = in_meta  # per input: (shape, dtype) or None for a constant
+        # per input: (shape, dtype), None where there is no edge; None for the whole tuple when
+        # every input with an edge is shaped and typed as the output (recorder.py)
+        self.in_meta = in_meta
         self.tapes = tapes
         self.xp = xp  # array namespace the forward ran on
         self.out_data: Array = None

@@ -71,6 +71,7 @@ def record_node(
     xp: Any,
     tensor_type: type[Tensor],
     n_out: int = 1,
+    out: Any = None,
 ) -> Node:
     """A Node for `op` applied to `inputs`, tracked by tapes `mask`.
 
@@ -79,25 +80,40 @@ def record_node(
     tracked by a tape in `mask`; anything that is not a `tensor_type` (passed in: the engine
     does not import `tensor.py`) is a constant. The caller fills in `node.saved` and
     `node.checks` (what its rule needs may depend on which edges exist).
+
+    `out`, the one output array when the caller has it (the dispatcher): when every tracked
+    input has the output's shape and dtype (elementwise ops, the common case), the node keeps
+    no per-input record at all (`in_meta` is None) and backward checks each gradient against
+    the output's gradient instead.
     """
     global _countdown
     nxt: list[Edge | None] = []
-    meta: list[InputMeta | None] = []
+    same = out is not None
+    if same:
+        out_shape, out_dtype = out.shape, out.dtype
     for a in inputs:
-        if isinstance(a, tensor_type):
-            data = a._data
-            meta.append((data.shape, data.dtype))
-            if a._tapes & mask:
-                fn = a.grad_fn
-                if fn is not None:
-                    nxt.append((fn, a._out_nr))
-                else:
-                    ref = a._accum  # a weak reference (node.accumulator)
-                    nxt.append(((ref and ref()) or accumulator(a), 0))
-                continue
+        if isinstance(a, tensor_type) and a._tapes & mask:
+            fn = a.grad_fn
+            if fn is not None:
+                nxt.append((fn, a._out_nr))
+            else:
+                ref = a._accum  # a weak reference (node.accumulator)
+                nxt.append(((ref and ref()) or accumulator(a), 0))
+            if same:
+                data = a._data
+                same = data.shape == out_shape and data.dtype == out_dtype
         else:
-            meta.append(None)
-        nxt.append(None)
+            nxt.append(None)
+    meta: tuple[InputMeta | None, ...] | None = None
+    if not same:
+        # per input (shape, dtype); a Function (no `out`) keeps it for untracked tensors too
+        keep_all = out is None
+        meta = tuple(
+            (a._data.shape, a._data.dtype)
+            if isinstance(a, tensor_type) and (keep_all or e is not None)
+            else None
+            for a, e in zip(inputs, nxt)
+        )
     # Node.__init__'s body, inlined: a Python __init__ called from type() costs about as much
     # as all of these stores together, and this runs once per recorded op
     node = _new_node(Node)
@@ -106,7 +122,7 @@ def record_node(
     node.saved = ()
     node.checks = ()
     node.next = tuple(nxt)
-    node.in_meta = tuple(meta)
+    node.in_meta = meta
     node.tapes = mask
     node.xp = xp
     node.out_data = None

@@ -374,7 +374,7 @@ def _record(
     save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
         save_idx = range(len(args))
-    node = record_node(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor)
+    node = record_node(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, 1, out)
     if save_idx:
         saved, node.checks = _save(save_idx, args, result, op.save_for, node.next)
         node.saved = saved
