@@ -226,6 +226,95 @@ skipped; pass `in_shape=` yourself when the op wants it)."""
 
 _BACKEND_ERRORS = (ValueError, IndexError, ArithmeticError, np.linalg.LinAlgError)
 
+# The two fast entries. The Tensor operators and the elementwise functions call them; they
+# do what `dispatch` does for the common case (NumPy arrays, plain or one facade class,
+# Python numbers, no tracing, no dual tensors, no view ops) with fewer steps, and hand
+# everything else to `dispatch` before running anything. About a fifth of a small recorded
+# op's time is the generic argument loop (bench/NOTES.md, stop 18).
+_SLOW_TAPES = TRACING | FORWARD  # tg.compile tracing, forward AD: the generic path only
+
+
+def _result_class(cls: type[Tensor]) -> type[Tensor]:
+    """What `promotion.result_type` makes of one class: its array class (a Parameter's
+    result is a plain Tensor, a facade array's is that array type)."""
+    return cls if cls is Tensor else getattr(cls, "_array_class", Tensor)
+
+
+def dispatch_unary(op: Op, x: Any) -> Tensor:
+    """`dispatch(op, x)` for a one-input op called without parameters."""
+    if not isinstance(x, Tensor) or x._tapes & _SLOW_TAPES or op.view:
+        return dispatch(op, x)
+    data = x._data
+    if type(data) is not np.ndarray:
+        return dispatch(op, x)
+    try:
+        if ERROR_STATE.get(None) is IGNORE_ALL:
+            out = op.forward(np, data)
+        else:
+            out = contexts.context.run(op.forward, np, data)
+    except _BACKEND_ERRORS as e:
+        raise _op_error(op.name, e, [data]) from None
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype is FLOAT64:
+        out = drop_unasked_float64(out, [data], _NO_PARAMS)
+    mask = x._tapes & state.active
+    cls = type(x)
+    if cls is not Tensor:
+        cls = _result_class(cls)
+    if mask and op.differentiable and out.dtype.kind in _FLOAT_KINDS:
+        return _record(op, (x,), _NO_PARAMS, out, mask, np, cls)
+    return _wrap(out, 0, cls)
+
+
+def dispatch_binary(op: Op, a: Any, b: Any) -> Tensor:
+    """`dispatch(op, a, b)` for a two-input op called without parameters."""
+    if isinstance(a, Tensor):
+        cls = type(a)
+        mask = a._tapes
+        da = a._data
+        if isinstance(b, Tensor):
+            if type(b) is not cls:
+                return dispatch(op, a, b)  # which class wins: promotion.result_type
+            mask |= b._tapes
+            db = b._data
+            if type(db) is not np.ndarray:
+                return dispatch(op, a, b)
+        elif type(b) in _PY_NUMBERS:
+            db = b
+        else:
+            return dispatch(op, a, b)
+        if type(da) is not np.ndarray:
+            return dispatch(op, a, b)
+    elif isinstance(b, Tensor) and type(a) in _PY_NUMBERS:
+        cls = type(b)
+        mask = b._tapes
+        da = a
+        db = b._data
+        if type(db) is not np.ndarray:
+            return dispatch(op, a, b)
+    else:
+        return dispatch(op, a, b)
+    if mask & _SLOW_TAPES or op.view:
+        return dispatch(op, a, b)
+    try:
+        if ERROR_STATE.get(None) is IGNORE_ALL:
+            out = op.forward(np, da, db)
+        else:
+            out = contexts.context.run(op.forward, np, da, db)
+    except _BACKEND_ERRORS as e:
+        raise _op_error(op.name, e, [da, db]) from None
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype is FLOAT64:
+        out = drop_unasked_float64(out, [da, db], _NO_PARAMS)
+    mask &= state.active
+    if cls is not Tensor:
+        cls = _result_class(cls)
+    if mask and op.differentiable and out.dtype.kind in _FLOAT_KINDS:
+        return _record(op, (a, b), _NO_PARAMS, out, mask, np, cls)
+    return _wrap(out, 0, cls)
+
 
 def _op_error(name: str, e: Exception, arrays: list[Any]) -> Exception:
     """A NumPy error raised inside op `name`, with the op and its inputs' shapes and dtypes

@@ -37,7 +37,7 @@ from . import (
     unary,
     views,
 )
-from .registry import OPS, Op, apply_inplace, dispatch
+from .registry import OPS, Op, apply_inplace, dispatch, dispatch_binary, dispatch_unary
 
 # ------------------------------------------------------------------ methods named as functions
 # module -> names: `Tensor.<name>` is `<module>.<name>` (aliases such as `multiply` included).
@@ -146,57 +146,57 @@ def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fals
 # ------------------------------------------------------------------ Python operators
 def __add__(self, other):
     """self + other (broadcasting)."""
-    return dispatch(arith._add, self, other)
+    return dispatch_binary(arith._add, self, other)
 
 
 def __radd__(self, other):
     """other + self."""
-    return dispatch(arith._add, other, self)
+    return dispatch_binary(arith._add, other, self)
 
 
 def __sub__(self, other):
     """self - other (broadcasting)."""
-    return dispatch(arith._sub, self, other)
+    return dispatch_binary(arith._sub, self, other)
 
 
 def __rsub__(self, other):
     """other - self."""
-    return dispatch(arith._sub, other, self)
+    return dispatch_binary(arith._sub, other, self)
 
 
 def __mul__(self, other):
     """self * other (broadcasting)."""
-    return dispatch(arith._mul, self, other)
+    return dispatch_binary(arith._mul, self, other)
 
 
 def __rmul__(self, other):
     """other * self."""
-    return dispatch(arith._mul, other, self)
+    return dispatch_binary(arith._mul, other, self)
 
 
 def __truediv__(self, other):
     """self / other (true division; integers give floats)."""
-    return dispatch(arith._div, self, other)
+    return dispatch_binary(arith._div, self, other)
 
 
 def __rtruediv__(self, other):
     """other / self."""
-    return dispatch(arith._div, other, self)
+    return dispatch_binary(arith._div, other, self)
 
 
 def __pow__(self, other):
     """self ** other."""
-    return dispatch(arith._pow, self, other)
+    return dispatch_binary(arith._pow, self, other)
 
 
 def __rpow__(self, other):
     """other ** self."""
-    return dispatch(arith._pow, other, self)
+    return dispatch_binary(arith._pow, other, self)
 
 
 def __neg__(self):
     """-self."""
-    return dispatch(arith._neg, self)
+    return dispatch_unary(arith._neg, self)
 
 
 def __pos__(self):

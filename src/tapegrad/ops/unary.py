@@ -20,7 +20,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor
 from .quiet import quiet
-from .registry import defop, dispatch
+from .registry import defop, dispatch_unary
 
 _LN2 = math.log(2.0)
 
@@ -151,7 +151,7 @@ _exp.jvp(lambda xp, tangents, *, out: tangents[0] * out)
 
 def exp(input: Tensor) -> Tensor:
     """e ** input, elementwise."""
-    return dispatch(_exp, input)
+    return dispatch_unary(_exp, input)
 
 
 @defop(saves="out")
@@ -165,7 +165,7 @@ _expm1.vjp(lambda xp, g, out: (g * (out + 1.0),))
 
 def expm1(input: Tensor) -> Tensor:
     """exp(input) - 1, accurate near 0."""
-    return dispatch(_expm1, input)
+    return dispatch_unary(_expm1, input)
 
 
 @defop(saves="x")
@@ -180,7 +180,7 @@ _log.jvp(lambda xp, tangents, x, *, out: tangents[0] / x)
 
 def log(input: Tensor) -> Tensor:
     """The natural logarithm, elementwise."""
-    return dispatch(_log, input)
+    return dispatch_unary(_log, input)
 
 
 @defop(saves="x")
@@ -194,7 +194,7 @@ _log1p.vjp(lambda xp, g, x: (g / (x + 1.0),))
 
 def log1p(input: Tensor) -> Tensor:
     """log(1 + input), accurate near 0."""
-    return dispatch(_log1p, input)
+    return dispatch_unary(_log1p, input)
 
 
 @defop(saves="x")
@@ -208,7 +208,7 @@ _log2.vjp(lambda xp, g, x: (g / (x * _LN2),))
 
 def log2(input: Tensor) -> Tensor:
     """The base-2 logarithm, elementwise."""
-    return dispatch(_log2, input)
+    return dispatch_unary(_log2, input)
 
 
 @defop(saves="out")
@@ -223,7 +223,7 @@ _sqrt.jvp(lambda xp, tangents, *, out: tangents[0] / (out * 2.0))
 
 def sqrt(input: Tensor) -> Tensor:
     """The square root, elementwise."""
-    return dispatch(_sqrt, input)
+    return dispatch_unary(_sqrt, input)
 
 
 @defop(saves="out")
@@ -237,7 +237,7 @@ _rsqrt.vjp(lambda xp, g, out: (g * (out * out * out) * -0.5,))
 
 def rsqrt(input: Tensor) -> Tensor:
     """1 / sqrt(input), elementwise."""
-    return dispatch(_rsqrt, input)
+    return dispatch_unary(_rsqrt, input)
 
 
 @defop(saves="x")
@@ -254,7 +254,7 @@ _square.jvp(lambda xp, tangents, x, *, out: tangents[0] * x * 2.0)
 
 def square(input: Tensor) -> Tensor:
     """input * input, elementwise."""
-    return dispatch(_square, input)
+    return dispatch_unary(_square, input)
 
 
 @defop(saves="out")
@@ -268,7 +268,7 @@ _reciprocal.vjp(lambda xp, g, out: (-g * out * out,))
 
 def reciprocal(input: Tensor) -> Tensor:
     """1 / input, elementwise."""
-    return dispatch(_reciprocal, input)
+    return dispatch_unary(_reciprocal, input)
 
 
 @defop(saves="x")
@@ -283,7 +283,7 @@ _sin.jvp(lambda xp, tangents, x, *, out: tangents[0] * xp.cos(x))
 
 def sin(input: Tensor) -> Tensor:
     """The sine, elementwise (radians)."""
-    return dispatch(_sin, input)
+    return dispatch_unary(_sin, input)
 
 
 @defop(saves="x")
@@ -298,7 +298,7 @@ _cos.jvp(lambda xp, tangents, x, *, out: -tangents[0] * xp.sin(x))
 
 def cos(input: Tensor) -> Tensor:
     """The cosine, elementwise (radians)."""
-    return dispatch(_cos, input)
+    return dispatch_unary(_cos, input)
 
 
 @defop(saves="out")
@@ -312,7 +312,7 @@ _tan.vjp(lambda xp, g, out: (g * (out * out + 1.0),))
 
 def tan(input: Tensor) -> Tensor:
     """The tangent, elementwise (radians)."""
-    return dispatch(_tan, input)
+    return dispatch_unary(_tan, input)
 
 
 @defop(saves="out")
@@ -326,7 +326,7 @@ _tanh.jvp(lambda xp, tangents, *, out: tangents[0] * (1.0 - out * out))
 
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent, elementwise."""
-    return dispatch(_tanh, input)
+    return dispatch_unary(_tanh, input)
 
 
 # hyperbolic and inverse trigonometric functions (PyTorch's names; NumPy's arc* aliases below)
@@ -420,42 +420,42 @@ def _(xp, g, x):
 
 def sinh(input):
     """Elementwise hyperbolic sine of `input` (differentiable)."""
-    return dispatch(_sinh, input)
+    return dispatch_unary(_sinh, input)
 
 
 def cosh(input):
     """Elementwise hyperbolic cosine of `input` (differentiable)."""
-    return dispatch(_cosh, input)
+    return dispatch_unary(_cosh, input)
 
 
 def asin(input):
     """Elementwise arcsine of `input` (differentiable inside (-1, 1))."""
-    return dispatch(_asin, input)
+    return dispatch_unary(_asin, input)
 
 
 def acos(input):
     """Elementwise arccosine of `input` (differentiable inside (-1, 1))."""
-    return dispatch(_acos, input)
+    return dispatch_unary(_acos, input)
 
 
 def atan(input):
     """Elementwise arctangent of `input` (differentiable)."""
-    return dispatch(_atan, input)
+    return dispatch_unary(_atan, input)
 
 
 def asinh(input):
     """Elementwise inverse hyperbolic sine of `input` (differentiable)."""
-    return dispatch(_asinh, input)
+    return dispatch_unary(_asinh, input)
 
 
 def acosh(input):
     """Elementwise inverse hyperbolic cosine of `input` (differentiable for input > 1)."""
-    return dispatch(_acosh, input)
+    return dispatch_unary(_acosh, input)
 
 
 def atanh(input):
     """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
-    return dispatch(_atanh, input)
+    return dispatch_unary(_atanh, input)
 
 
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
@@ -472,7 +472,7 @@ _sigmoid.jvp(lambda xp, tangents, *, out: tangents[0] * out * (1.0 - out))
 
 def sigmoid(input: Tensor) -> Tensor:
     """1 / (1 + exp(-input)), computed without overflow."""
-    return dispatch(_sigmoid, input)
+    return dispatch_unary(_sigmoid, input)
 
 
 @defop(saves="x", array_twin=True)
@@ -485,7 +485,7 @@ _erf.vjp(lambda xp, g, x: (g * xp.exp(-x * x) * (2.0 / math.sqrt(math.pi)),))
 
 def erf(input: Tensor) -> Tensor:
     """The error function (no SciPy needed; relative error < 1e-14 in float64)."""
-    return dispatch(_erf, input)
+    return dispatch_unary(_erf, input)
 
 
 @defop(saves="x")
@@ -499,7 +499,7 @@ _abs.vjp(lambda xp, g, x: (g * xp.where(x != x, 0.0, xp.sign(x)),))
 
 def abs(input: Tensor) -> Tensor:  # noqa: A001
     """|input|, elementwise; the gradient at 0 is 0."""
-    return dispatch(_abs, input)
+    return dispatch_unary(_abs, input)
 
 
 @defop(saves="out")
@@ -521,7 +521,7 @@ _relu.jvp(lambda xp, tangents, *, out: tangents[0] * ~(out <= 0))
 
 def relu(input: Tensor) -> Tensor:
     """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
-    return dispatch(_relu, input)
+    return dispatch_unary(_relu, input)
 
 
 @defop()
@@ -537,7 +537,7 @@ _sign.vjp(lambda xp, g: (xp.zeros_like(g),))
 
 def sign(input: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of input; the gradient is zero."""
-    return dispatch(_sign, input)
+    return dispatch_unary(_sign, input)
 
 
 @defop()
@@ -550,7 +550,7 @@ _floor.vjp(lambda xp, g: (xp.zeros_like(g),))
 
 def floor(input: Tensor) -> Tensor:
     """The largest integer <= input, elementwise; the gradient is zero."""
-    return dispatch(_floor, input)
+    return dispatch_unary(_floor, input)
 
 
 @defop()
@@ -563,7 +563,7 @@ _ceil.vjp(lambda xp, g: (xp.zeros_like(g),))
 
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer >= input, elementwise; the gradient is zero."""
-    return dispatch(_ceil, input)
+    return dispatch_unary(_ceil, input)
 
 
 @defop()
@@ -576,7 +576,7 @@ _trunc.vjp(lambda xp, g: (xp.zeros_like(g),))
 
 def trunc(input: Tensor) -> Tensor:
     """input rounded toward zero, elementwise; the gradient is zero."""
-    return dispatch(_trunc, input)
+    return dispatch_unary(_trunc, input)
 
 
 @defop()
@@ -591,7 +591,7 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even (as PyTorch and NumPy); `decimals` shifts the rounding position.
     The gradient is zero."""
     if decimals == 0:
-        return dispatch(_round, input)
+        return dispatch_unary(_round, input)
     scale = 10.0**decimals
     return _round(input * scale) / scale
 
