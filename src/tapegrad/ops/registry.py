@@ -448,6 +448,7 @@ _MODULES: dict[type, Any] = {np.ndarray: np}
 _array_module: Callable[[Any], Any] = backend.array_module  # typed at the boundary
 _PY_NUMBERS = frozenset((float, int, bool))
 _NO_PARAMS: dict[str, Any] = {}  # shared by every node of an op without parameters (read only)
+_OUT_ONLY = (OUT,)  # Node.saved of every op that saves its output alone (replaced, never changed)
 
 
 def _record(
@@ -460,18 +461,30 @@ def _record(
     cls: type[Tensor] = Tensor,
 ) -> Tensor:
     result = _wrap(out, mask, cls)
+    node = record_node(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, 1, out)
     save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
         save_idx = range(len(args))
-    node = record_node(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, 1, out)
+    elif len(save_idx) == 1 and op.save_for is None:  # one value, always kept: most ops
+        i = save_idx[0]
+        if i == -1:
+            node.saved = _OUT_ONLY
+            node.checks = ((result._vc, 0, -1),)
+            node.out_data = out
+            node.out_counter = result._vc
+        else:
+            a = args[i]
+            node.saved = (a,)
+            if isinstance(a, Tensor):
+                node.checks = ((a._vc, a._vc[0], i),)
+        result.grad_fn = node
+        return result
     if save_idx:
         saved, node.checks = _save(save_idx, args, result, op.save_for, node.next)
         node.saved = saved
-    else:
-        saved = ()
-    if op.saves_out and (op.save_for is None or any(s is OUT for s in saved)):
-        node.out_data = out
-        node.out_counter = result._vc
+        if op.saves_out and any(s is OUT for s in saved):
+            node.out_data = out
+            node.out_counter = result._vc
     result.grad_fn = node
     return result
 
@@ -504,10 +517,16 @@ def _save(
     saved: list[Any] = []
     checks: list[Any] = []
     for j, i in enumerate(save_idx):
-        needed_by = save_for[j] if save_for is not None else None
-        if needed_by is not None and all(edges[k] is None for k in needed_by):
-            saved.append(None)
-        elif i == -1:
+        if save_for is not None:
+            needed_by = save_for[j]
+            if needed_by is not None:
+                for k in needed_by:
+                    if edges[k] is not None:
+                        break
+                else:  # no input whose gradient needs it has an edge
+                    saved.append(None)
+                    continue
+        if i == -1:
             saved.append(OUT)
             checks.append((result._vc, 0, -1))
         else:
