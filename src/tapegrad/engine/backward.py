@@ -191,7 +191,7 @@ def _run_backward(
             continue
         if node.in_meta is None:  # the output's shape and dtype (heads are validated)
             out_shape, out_dtype = g.shape, g.dtype
-        if node.hooks or node.retained:
+        if node.extra is not None and (node.hooks or node.retained):
             g = _run_tensor_hooks(node, g, writes, capture is None)
         if target_nodes and node in target_nodes:
             for nr in range(node.n_out):
@@ -211,39 +211,40 @@ def _run_backward(
         for counter, expected, index in node.checks:
             if counter[0] != expected:
                 raise _version_error(node, counter, expected, index)
-        args: list[Any] = []
         if higher:
             xp = TENSOR_NS
             g = _as_tensor(g)
-            for s in saved:
-                args.append(_rebuild_output(node) if s is OUT else s)
+            args = [_rebuild_output(node) if s is OUT else s for s in saved]
         else:
             xp = node.xp
             if type(g) is not _ndarray and isinstance(g, _Tensor):
                 g = g._data
+            args = []
             for s in saved:
                 args.append(
                     node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
                 )
         op = node.op
+        edges = node.next
         if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
             needs = []
-            for e in node.next:
+            for e in edges:
                 needs.append(e is not None and e[0] in seen and (useful is None or e[0] in useful))
             grads = op.rule(xp, g, *args, needs=tuple(needs), **node.params)
-        else:
+        elif node.params:
             grads = op.rule(xp, g, *args, **node.params)
-        if len(grads) != len(node.next):
+        else:
+            grads = op.rule(xp, g, *args)
+        if len(grads) != len(edges):
             raise _arity_error(node, grads)
-        if not retain_graph:
-            if node.saved:
-                node.saved = FREED
+        if saved and not retain_graph:
+            node.saved = FREED
             node.out_data = None
         metas = node.in_meta
         if metas is None:  # every input it has an edge to is shaped and typed as its output
             shape, dtype = out_shape, out_dtype
         i = -1
-        for gi, edge in zip(grads, node.next):
+        for gi, edge in zip(grads, edges):
             i += 1
             if gi is None or edge is None:
                 continue

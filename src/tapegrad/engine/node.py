@@ -32,9 +32,24 @@ OUT = object()
 FREED = object()
 
 
+class _Extras:
+    """What few nodes have: hooks, retained gradients, a creation traceback."""
+
+    __slots__ = ("hooks", "retained", "trace")
+
+    def __init__(self) -> None:
+        # {output index: {handle id: hook}} from Tensor.register_hook
+        self.hooks: dict[int, dict[int, Hook]] | None = None
+        # {output index: weakref to tensor} from retain_grad()
+        self.retained: dict[int, weakref.ReferenceType[Tensor]] | None = None
+        self.trace: str | None = None  # creation traceback, in anomaly mode
+
+
 class Node:
     """One recorded op. Public face: `grad_fn` of a tensor (`name()`, `next_functions`)."""
 
+    # `extra` holds what few nodes have (hooks, retained gradients, a traceback; None until
+    # the first is set): a recorded op stores two fields fewer, and backward tests one
     __slots__ = (
         "op",
         "params",
@@ -47,9 +62,7 @@ class Node:
         "out_data",
         "out_counter",
         "n_out",
-        "hooks",
-        "retained",
-        "trace",
+        "extra",
         "__weakref__",
     )
 
@@ -67,7 +80,7 @@ class Node:
     ) -> None:
         self.op = op  # an ops.registry.Op, a custom Function's op, or ACCUMULATE
         self.params = params  # the op's keyword parameters, passed to its rule
-        # input Tensors, constants, or OUT; FREED after backward; a leaf's weakref (ACCUMULATE)
+        # input Tensors, constants, or OUT; FREED after backward; (leaf,) for an ACCUMULATE
         self.saved = saved
         self.checks = checks  # versions to verify before the rule runs
         self.next = nxt  # per input: (Node, output index) or None for a constant
@@ -79,11 +92,40 @@ class Node:
         self.out_data: Array = None
         self.out_counter: list[int] | None = None  # the output's version counter (Tensor._vc)
         self.n_out = n_out
-        # {output index: {handle id: hook}} from Tensor.register_hook
-        self.hooks: dict[int, dict[int, Hook]] | None = None
-        # {output index: weakref to tensor} from retain_grad()
-        self.retained: dict[int, weakref.ReferenceType[Tensor]] | None = None
-        self.trace: str | None = None  # creation traceback, in anomaly mode
+        self.extra: _Extras | None = None
+
+    def _extras(self) -> _Extras:
+        extra = self.extra
+        if extra is None:
+            extra = self.extra = _Extras()
+        return extra
+
+    @property
+    def hooks(self) -> dict[int, dict[int, Hook]] | None:
+        """{output index: {handle id: hook}} from Tensor.register_hook, or None."""
+        return None if self.extra is None else self.extra.hooks
+
+    @hooks.setter
+    def hooks(self, value: dict[int, dict[int, Hook]] | None) -> None:
+        self._extras().hooks = value
+
+    @property
+    def retained(self) -> dict[int, weakref.ReferenceType[Tensor]] | None:
+        """{output index: weakref to the tensor} from retain_grad(), or None."""
+        return None if self.extra is None else self.extra.retained
+
+    @retained.setter
+    def retained(self, value: dict[int, weakref.ReferenceType[Tensor]] | None) -> None:
+        self._extras().retained = value
+
+    @property
+    def trace(self) -> str | None:
+        """Where the op was recorded (a formatted stack), in anomaly mode; else None."""
+        return None if self.extra is None else self.extra.trace
+
+    @trace.setter
+    def trace(self, value: str | None) -> None:
+        self._extras().trace = value
 
     # --- the PyTorch-style grad_fn interface ---------------------------------------
     def name(self) -> str:

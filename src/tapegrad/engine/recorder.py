@@ -128,9 +128,7 @@ def record_node(
     node.out_data = None
     node.out_counter = None
     node.n_out = n_out
-    node.hooks = None
-    node.retained = None
-    node.trace = None
+    node.extra = None
     if mask & _logged:
         ref = weakref.ref(node)
         for bit, log in tuple(_history.items()):  # a copy: other threads may add a log
