@@ -14,6 +14,8 @@ across calls), tensors among the keyword arguments, and `mark_dirty` (an in-plac
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..tensor import Tensor, _wrap
@@ -116,10 +118,7 @@ def traced_apply(trace: Trace, original, cls, ctx, args, kwargs):
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             continue
-        slot = trace._slot_of[id(o)] = trace._new_slot(OP, o)
-        trace._marked[id(o)] = (o, o._tapes & ~TRACING)
-        trace._storage.setdefault(id(o._data), o)
-        o._tapes |= TRACING
+        slot = trace.output_slot(o)
         op.items[i] = slot
         trace.instrs.append(Instr(FunctionOutput(cls, i), (call,), {}, slot, xp, None, (False,)))
     return out
@@ -134,12 +133,38 @@ def _wrapped_apply(original):
             or not any(isinstance(a, Tensor) and a._tapes & TRACING for a in args)
         ):
             return original(cls, ctx, args, kwargs)
-        return traced_apply(trace, original, cls, ctx, args, kwargs)
+        return trace.apply_function(original, cls, ctx, args, kwargs)
 
     return apply
 
 
-def targets():
-    from ..autograd import function
+_lock = threading.Lock()
+_depth = 0
+_saved: list = []
 
-    return [(function, "_apply", _wrapped_apply)]
+
+class apply_guard:
+    """While entered (by any thread), `Function.apply` on traced tensors goes to the
+    thread's trace (`Trace.apply_function`). One count for every user (`tg.compile`'s
+    step guard, `tg.onnx.export`), so the patch is made once and undone by the last."""
+
+    def __enter__(self) -> apply_guard:
+        from ..autograd import function
+
+        global _depth
+        with _lock:
+            if _depth == 0:
+                original = function.__dict__["_apply"]
+                _saved.append(original)
+                function._apply = _wrapped_apply(original)
+            _depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from ..autograd import function
+
+        global _depth
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                function._apply = _saved.pop()

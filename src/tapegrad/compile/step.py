@@ -19,7 +19,7 @@ import numpy as np
 from ..engine.node import ACCUMULATE, leaf_of
 from ..engine.state import AMBIENT, RECORD
 from ..tensor import Tensor, _wrap
-from . import hook
+from . import functions, hook
 from .program import boundary_slots, build_backward, build_forward
 from .replay import split
 from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
@@ -193,7 +193,7 @@ def _targets():
     from ..autograd import engine_api
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
-    from . import effects, functions, random_draws
+    from . import effects, random_draws
 
     return [
         (engine_api, "run_backward", _wrapped_backward),
@@ -202,12 +202,12 @@ def _targets():
         (Module, "zero_grad", _wrapped_call),
         *effects.targets(),
         *random_draws.targets(),
-        *functions.targets(),
     ]
 
 
 class step_guard:
-    """While entered (by any thread), backward() and optimizer calls are noted as events."""
+    """While entered (by any thread), backward() and optimizer calls are noted as events
+    (and custom Functions are opaque calls: `functions.apply_guard`)."""
 
     def __enter__(self):
         global _depth
@@ -218,10 +218,12 @@ class step_guard:
                     _saved.append((owner, name, original))
                     setattr(owner, name, wrap(original))
             _depth += 1
+        functions.apply_guard().__enter__()  # custom Functions: a guard shared with tg.onnx
         return self
 
     def __exit__(self, *exc):
         global _depth
+        functions.apply_guard().__exit__(*exc)
         with _lock:
             _depth -= 1
             if _depth == 0:

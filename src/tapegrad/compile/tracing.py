@@ -168,6 +168,22 @@ class Trace:
         out._tapes |= TRACING
         self.instrs.append(Instr(ALIAS, ins, {}, slot, _array_module(out), None, (False,)))
 
+    def output_slot(self, t: Tensor) -> int:
+        """A slot for `t`, an output of an opaque call the caller appends an instruction
+        for (a custom Function's): later ops on `t` are traced."""
+        slot = self._slot_of[id(t)] = self._new_slot(OP, t)
+        self._marked[id(t)] = (t, t._tapes & ~TRACING)
+        self._storage.setdefault(id(t._data), t)
+        t._tapes |= TRACING
+        return slot
+
+    def apply_function(self, original, cls, ctx, args, kwargs):
+        """A custom Function applied to traced tensors: one opaque call (`functions.py`).
+        A trace for another purpose (ONNX export) overrides it."""
+        from .functions import traced_apply
+
+        return traced_apply(self, original, cls, ctx, args, kwargs)
+
     def effect_slot(self) -> int:
         """A slot for an effect pseudo-instruction (it produces nothing)."""
         return self._new_slot(CONST, None)

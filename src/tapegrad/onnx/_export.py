@@ -11,6 +11,7 @@ from ..compile.tracing import ARG, CONST, EXTERNAL
 from ..tensor import Tensor
 from . import _ops
 from ._graph import Graph
+from ._symbolic import Pick, SymbolicCall, write_call
 from ._trace import trace_forward
 
 OPSET = 17
@@ -74,8 +75,11 @@ def export(
     parameters and buffers become initializers named after their place in the module
     (`0.weight`), every traced op becomes ONNX nodes. Put the module in eval mode first
     (dropout and batch norm in training mode are not exported). An op without an ONNX
-    mapping raises a RuntimeError naming the op and the layer that ran it. Recurrent
-    layers are unrolled over the traced sequence length.
+    mapping raises a RuntimeError naming the op and the layer that ran it. RNN, LSTM and
+    GRU layers become ONNX's `RNN`/`LSTM`/`GRU` operators (weights converted to ONNX's
+    layout and gate order); a custom `tg.autograd.Function` with a static
+    `symbolic(g, *args)` method writes its nodes through `g` (`tg.onnx.SymbolicContext`),
+    one without is traced through.
 
     Args:
         module: a `tg.nn.Module` (or any callable of tensors made of tapegrad ops).
@@ -110,7 +114,7 @@ def export(
     traced = trace_forward(module, tuple(args))
     trace = traced.trace
     dynamic = dict(dynamic_axes or {})
-    g = Graph(onnx)
+    g = Graph(onnx, OPSET)
     names: dict[int, str | None] = {}
     in_names = _names(input_names, len(traced.inputs), "input", "input_names")
     out_names = _names(output_names, len(traced.outputs), "output", "output_names")
@@ -128,7 +132,7 @@ def export(
     for instr in trace.instrs:
         for s in instr.ins:
             first_user.setdefault(s, instr)
-    taken = set(in_names) | set(out_names)
+    g.taken.update(in_names, out_names)
     dynamic_sizes = {
         trace.values[slot].shape[int(a)]
         for slot, name in zip(traced.inputs, in_names)
@@ -144,25 +148,30 @@ def export(
                 owner = traced.owner.get(first_user[slot].out, "(top level)")
                 raise RuntimeError(
                     f"tg.onnx.export: layer {owner} reads a tensor it made itself (shape "
-                    f"{tuple(t.shape)}, such as an RNN's zero initial state) with the traced "
+                    f"{tuple(t.shape)}, such as a zero initial state) with the traced "
                     "size of a dynamic axis, which would stay fixed in the model. Pass that "
                     "tensor as an input (e.g. args=(x, h0)) or export without dynamic_axes."
                 )
             name = g.fresh("constant")
-        while name in taken:
-            name = name + "_"
-        taken.add(name)
-        names[slot] = g.initializer(name, t._data)
+        names[slot] = g.initializer(g.unique(name), t._data)
+    calls: dict[int, list[str]] = {}  # a symbolic call's slot -> the names of its outputs
     for instr in trace.instrs:
-        names[instr.out] = _convert(g, trace, instr, names, traced.owner)
+        op = instr.op
+        if isinstance(op, SymbolicCall):
+            layer = traced.owner.get(instr.out, "(top level)")
+            calls[instr.out] = write_call(g, op, trace.values, names, layer)
+        elif isinstance(op, Pick):
+            names[instr.out] = calls[instr.ins[0]][op.index]
+        else:
+            names[instr.out] = _convert(g, trace, instr, names, traced.owner)
     outputs = []
     for slot, name in zip(traced.outputs, out_names):
         g.node("Identity", [names[slot]], [name])
         outputs.append(_value_info(onnx, name, trace.values[slot]._data, dynamic.get(name)))
     graph = onnx.helper.make_graph(g.nodes, type(module).__name__, inputs, outputs, g.initializers)
-    model = onnx.helper.make_model(
-        graph, producer_name="tapegrad", opset_imports=[onnx.helper.make_opsetid("", OPSET)]
-    )
+    opsets = [onnx.helper.make_opsetid("", OPSET)]
+    opsets += [onnx.helper.make_opsetid(d, 1) for d in sorted(g.domains)]
+    model = onnx.helper.make_model(graph, producer_name="tapegrad", opset_imports=opsets)
     model.ir_version = min(model.ir_version, 8)  # what onnxruntime releases of opset 17 read
     onnx.checker.check_model(model)
     if hasattr(path, "write"):

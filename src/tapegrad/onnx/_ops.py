@@ -319,7 +319,8 @@ def _silu(g: Graph, ins, p, arrays, out):
 
 
 def _dropout(g: Graph, ins, p, arrays, out):
-    if p.get("training", True) and p.get("p", 0):
+    # the op runs only in training (with a drawn mask): eval-mode dropout dispatches nothing
+    if p.get("mask") is not None or (p.get("training", True) and p.get("p", 0)):
         raise Unsupported("dropout in training mode; call module.eval() before exporting")
     return g.node("Identity", [ins[0]])
 

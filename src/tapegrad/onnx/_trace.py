@@ -1,16 +1,25 @@
 """The forward of a module traced for export: `tg.compile`'s trace (a flat list of ops on
-slots), plus the layer that dispatched each op, so an error can name it."""
+slots), plus the layer that dispatched each op, so an error can name it.
+
+Two kinds of call are not traced into but kept whole, to be written by a `symbolic`
+(`_symbolic.py`): a custom Function whose class defines `symbolic`, and a recurrent
+layer (RNN, LSTM, GRU: ONNX's own operators, `_recurrent.py`). A Function without
+`symbolic` is traced through: the ops of its `forward` are exported."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile import hook
 from ..compile.discovery import discover
+from ..compile.functions import apply_guard
 from ..compile.replay import split
-from ..compile.tracing import Trace, value_read_guard
+from ..compile.tracing import CONST, Instr, Trace, value_read_guard
 from ..tensor import Tensor
+from . import _recurrent
+from ._symbolic import Pick, SymbolicCall
 
 
 class _OwnedTrace(Trace):
@@ -31,6 +40,46 @@ class _OwnedTrace(Trace):
     def alias(self, source, out) -> None:
         super().alias(source, out)
         self._note()
+
+    def apply_function(self, original, cls, ctx, args, kwargs):
+        symbolic = getattr(cls, "symbolic", None)
+        if symbolic is None:
+            return original(cls, ctx, args, kwargs)  # traced through, op by op
+        return self.symbolic_call(
+            cls.__name__, symbolic, args, kwargs, lambda: original(cls, ctx, args, kwargs)
+        )
+
+    def symbolic_call(
+        self,
+        name: str,
+        symbolic: Callable[..., Any],
+        args: tuple[Any, ...] | list[Any],
+        kwargs: dict[str, Any],
+        run: Callable[[], Any],
+    ) -> Any:
+        """`run()` eagerly, untraced; note one call for `symbolic` to write, taking `args`
+        (tensors as their slots) and giving the tensors of its result, flattened."""
+        hook.local.trace = None
+        try:
+            result = run()
+        finally:
+            hook.local.trace = self
+        outs: list = []
+        split(result, outs)
+        spec = [("slot", self.slot_of(a)) if isinstance(a, Tensor) else ("value", a) for a in args]
+        for o in outs:
+            if id(o) in self._slot_of:
+                self.fail(f"{name} returns one of its inputs (or a tensor traced before)")
+        call = SymbolicCall(name, symbolic, spec, dict(kwargs), len(outs))
+        ins = tuple(x for kind, x in spec if kind == "slot")
+        slot = self._new_slot(CONST, None)
+        self.instrs.append(Instr(call, ins, {}, slot, None, None, (False,) * len(ins)))
+        self._note()
+        for i, o in enumerate(outs):
+            out = self.output_slot(o)
+            self.instrs.append(Instr(Pick(name, i), (slot,), {}, out, None, None, (False,)))
+            self._note()
+        return result
 
 
 def _check_eval(module) -> None:
@@ -63,6 +112,7 @@ def trace_forward(module, args: tuple) -> Traced:
 
     names: dict[int, str] = {}
     handles = []
+    recurrent: list = []  # (layer, path): their forward is one call while tracing
     trace = _OwnedTrace()
     if isinstance(module, Module):
         _check_eval(module)
@@ -80,6 +130,8 @@ def trace_forward(module, args: tuple) -> Traced:
 
             handles.append(sub.register_forward_pre_hook(enter))
             handles.append(sub.register_forward_hook(leave))
+            if _recurrent.is_recurrent(sub):
+                recurrent.append((sub, path))
     elif callable(getattr(module, "collect_params", None)):  # a Gluon Block
         for path, p in module.collect_params().items():
             t = getattr(p, "_var", None)
@@ -92,13 +144,17 @@ def trace_forward(module, args: tuple) -> Traced:
         trace.mark(t)  # its array then counts as its storage (batch norm's statistics)
     hook.local.trace = trace
     try:
-        with value_read_guard(), no_grad():
+        for sub, path in recurrent:  # an instance attribute shadows the class's forward
+            sub.__dict__["forward"] = _recurrent.traced_forward(trace, sub, path)
+        with value_read_guard(), apply_guard(), no_grad():
             result = module(*args)
     finally:
         hook.local.trace = None
         trace.unmark_all()
         for h in handles:
             h.remove()
+        for sub, _ in recurrent:
+            sub.__dict__.pop("forward", None)
     name = type(module).__name__
     why = trace.value_read or trace.problem
     if why is not None:
