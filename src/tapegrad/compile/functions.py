@@ -15,12 +15,21 @@ across calls), tensors among the keyword arguments, and `mark_dirty` (an in-plac
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..engine.node import Node
 from ..tensor import Tensor, _wrap
 from . import hook
 from .tracing import OP, TRACING, Instr, Trace, _array_module
+
+if TYPE_CHECKING:
+    from ..autograd.function import Function
+
+# autograd.function._apply(cls, ctx, args, kwargs): one application of a Function class
+ApplyFn = Callable[[type["Function"], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
 class _Packed:
@@ -31,7 +40,7 @@ class _Packed:
     _data = np.empty(0)
     _version = None
 
-    def __init__(self, node, arrays) -> None:
+    def __init__(self, node: Node | None, arrays: list[Any]) -> None:
         self.node, self.arrays = node, arrays
 
 
@@ -43,22 +52,29 @@ class FunctionCall:
     wants_needs = False
     exact = True
 
-    def __init__(self, cls, tapes: tuple, kwargs: dict, n_out: int) -> None:
+    def __init__(
+        self,
+        cls: type[Function],
+        tapes: tuple[int | None, ...],
+        kwargs: dict[str, Any],
+        n_out: int,
+    ) -> None:
         self.cls, self.tapes, self.kwargs, self.n_out = cls, tapes, kwargs, n_out
         self.name = cls.__name__
-        self.items: list = [None] * n_out  # per output: the slot of its FunctionOutput
+        self.items: list[int | None] = [None] * n_out  # per output: its FunctionOutput's slot
 
-    def saved_indices(self, n_inputs: int):
+    def saved_indices(self, n_inputs: int) -> tuple[int, ...]:
         return self.save_idx
 
-    def forward(self, xp, *args):
+    def forward(self, xp: Any, *args: Any) -> _Packed:
         from ..autograd import function
         from ..autograd.function import FunctionCtx
 
         wrapped = [a if tapes is None else _wrap(a, tapes) for a, tapes in zip(args, self.tapes)]
-        ctx = FunctionCtx()
+        ctx: Any = FunctionCtx()  # the machinery's `_tg_` attributes live in its dict
         ctx._tg_cls = self.cls
-        out = function._apply(self.cls, ctx, wrapped, self.kwargs)
+        apply: ApplyFn = function._apply  # typed at the boundary
+        out = apply(self.cls, ctx, tuple(wrapped), self.kwargs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         node = next(
             (o.grad_fn for o in outs if isinstance(o, Tensor) and o.grad_fn is not None), None
@@ -66,8 +82,9 @@ class FunctionCall:
         return _Packed(node, [o._data if isinstance(o, Tensor) else None for o in outs])
 
     @staticmethod
-    def rule(xp, g, packed):
+    def rule(xp: Any, g: Any, packed: _Packed) -> Any:
         node = packed.node
+        assert node is not None  # a call without gradients has no rule to run
         return node.op.rule(xp, g, *node.saved)
 
 
@@ -78,15 +95,22 @@ class FunctionOutput:
     view = True  # the Function's output array, as eager's output tensor holds it
     exact = True
 
-    def __init__(self, cls, index: int) -> None:
+    def __init__(self, cls: type[Function], index: int) -> None:
         self.name = f"{cls.__name__}[{index}]"
         self.index = index
 
-    def forward(self, xp, packed):
+    def forward(self, xp: Any, packed: _Packed) -> Any:
         return packed.arrays[self.index]
 
 
-def traced_apply(trace: Trace, original, cls, ctx, args, kwargs):
+def traced_apply(
+    trace: Trace,
+    original: ApplyFn,
+    cls: type[Function],
+    ctx: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
     """Run the Function as eager does (its inside not traced), then record the call."""
     why = None
     if cls._tg_instance_style:
@@ -124,8 +148,8 @@ def traced_apply(trace: Trace, original, cls, ctx, args, kwargs):
     return out
 
 
-def _wrapped_apply(original):
-    def apply(cls, ctx, args, kwargs):
+def _wrapped_apply(original: ApplyFn) -> ApplyFn:
+    def apply(cls: type[Function], ctx: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         trace = hook.local.trace
         if (
             trace is None
@@ -140,7 +164,7 @@ def _wrapped_apply(original):
 
 _lock = threading.Lock()
 _depth = 0
-_saved: list = []
+_saved: list[ApplyFn] = []
 
 
 class apply_guard:

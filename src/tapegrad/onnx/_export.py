@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..compile.tracing import ARG, CONST, EXTERNAL
+from ..compile.tracing import ARG, CONST, EXTERNAL, Instr, Trace
 from ..tensor import Tensor
 from . import _ops
 from ._graph import Graph
@@ -17,7 +18,7 @@ from ._trace import trace_forward
 OPSET = 17
 
 
-def _onnx():
+def _onnx() -> Any:
     try:
         import onnx
     except ImportError:
@@ -29,9 +30,15 @@ def _onnx():
     return onnx
 
 
-def _dims(shape, axes, name: str) -> list:
+# per input or output name: {axis: "label"} or [axis, ...]
+DynamicAxes = Mapping[str, Mapping[int, str] | Sequence[int]]
+
+
+def _dims(
+    shape: Sequence[int], axes: Mapping[int, str] | Sequence[int], name: str
+) -> list[int | str]:
     """The shape with the dynamic axes named (`{0: "batch"}` or `[0]`)."""
-    dims: list = list(shape)
+    dims: list[int | str] = list(shape)
     named = axes if isinstance(axes, dict) else {a: f"{name}_dim{a}" for a in axes}
     for a, label in named.items():
         if not -len(dims) <= int(a) < len(dims):
@@ -43,31 +50,36 @@ def _dims(shape, axes, name: str) -> list:
     return dims
 
 
-def _value_info(onnx, name: str, array: np.ndarray, axes) -> Any:
+def _value_info(
+    onnx: Any,
+    name: str,
+    array: np.ndarray[Any, Any],
+    axes: Mapping[int, str] | Sequence[int] | None,
+) -> Any:
     elem = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
     return onnx.helper.make_tensor_value_info(name, elem, _dims(array.shape, axes or (), name))
 
 
-def _names(given, count: int, prefix: str, what: str) -> list:
+def _names(given: Iterable[str] | None, count: int, prefix: str, what: str) -> list[str]:
     if given is None:
         return [f"{prefix}{i}" if count > 1 else prefix for i in range(count)]
-    given = list(given)
-    if len(given) != count or len(set(given)) != count:
+    names = list(given)
+    if len(names) != count or len(set(names)) != count:
         raise ValueError(
-            f"tg.onnx.export: {what} has {len(given)} names {given}, but the "
+            f"tg.onnx.export: {what} has {len(names)} names {names}, but the "
             f"model has {count} {what.split('_')[0]}s; give one distinct name each"
         )
-    return given
+    return names
 
 
 def export(
-    module,
-    args,
-    path,
+    module: Any,
+    args: Any,
+    path: Any,
     opset_version: int = OPSET,
-    input_names=None,
-    output_names=None,
-    dynamic_axes=None,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    dynamic_axes: DynamicAxes | None = None,
 ) -> Any:
     """Write `module`'s forward on `args` as an ONNX model (opset 17) at `path`.
 
@@ -115,7 +127,7 @@ def export(
     trace = traced.trace
     dynamic = dict(dynamic_axes or {})
     g = Graph(onnx, OPSET)
-    names: dict[int, str | None] = {}
+    names: dict[int, str] = {}  # slot -> its value's name in the graph
     in_names = _names(input_names, len(traced.inputs), "input", "input_names")
     out_names = _names(output_names, len(traced.outputs), "output", "output_names")
     unknown = set(dynamic) - set(in_names) - set(out_names)
@@ -142,8 +154,8 @@ def export(
         if kind != EXTERNAL:
             continue
         t = trace.values[slot]
-        name = traced.params.get(id(t))
-        if name is None:
+        known = traced.params.get(id(t))
+        if known is None:
             if slot in first_user and dynamic_sizes & set(t.shape):
                 owner = traced.owner.get(first_user[slot].out, "(top level)")
                 raise RuntimeError(
@@ -152,8 +164,8 @@ def export(
                     "size of a dynamic axis, which would stay fixed in the model. Pass that "
                     "tensor as an input (e.g. args=(x, h0)) or export without dynamic_axes."
                 )
-            name = g.fresh("constant")
-        names[slot] = g.initializer(g.unique(name), t._data)
+            known = g.fresh("constant")
+        names[slot] = g.initializer(g.unique(known), t._data)
     calls: dict[int, list[str]] = {}  # a symbolic call's slot -> the names of its outputs
     for instr in trace.instrs:
         op = instr.op
@@ -181,7 +193,9 @@ def export(
     return model
 
 
-def _input_name(g: Graph, trace, slot: int, names: dict, dtype) -> str | None:
+def _input_name(
+    g: Graph, trace: Trace, slot: int, names: dict[int, str], dtype: np.dtype[Any]
+) -> str | None:
     if trace.kinds[slot] == CONST:
         value = trace.values[slot]
         if value is None:
@@ -190,7 +204,9 @@ def _input_name(g: Graph, trace, slot: int, names: dict, dtype) -> str | None:
     return names[slot]
 
 
-def _convert(g: Graph, trace, instr, names: dict, owner: dict) -> str:
+def _convert(
+    g: Graph, trace: Trace, instr: Instr, names: dict[int, str], owner: dict[int, str]
+) -> str:
     op = instr.op.name
     out = trace.values[instr.out]._data
     arrays = [
@@ -216,7 +232,7 @@ def _convert(g: Graph, trace, instr, names: dict, owner: dict) -> str:
             return g.node(_ops.BINARY[op], cast)
         if op in _ops.NEEDS_PARAM_NAMES:
 
-            def param_name(key):
+            def param_name(key: str) -> str:
                 slot = instr.param_slots.get(key)
                 return names[slot] if slot is not None else g.const(p[key])
 

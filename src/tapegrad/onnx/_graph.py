@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,17 @@ class Graph:
         return name
 
     def node(
-        self, op_type: str, inputs: list[str], outputs: list[str] | None = None, **attrs: Any
+        self,
+        op_type: str,
+        inputs: Sequence[str | None],
+        outputs: list[str] | None = None,
+        **attrs: Any,
     ) -> str:
-        """Append a node; returns its (first) output name."""
+        """Append a node; returns its (first) output name. A None input is an absent
+        optional one (ONNX's empty name)."""
         outputs = outputs or [self.fresh(op_type.lower())]
-        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), list(outputs), **attrs))
+        names = ["" if i is None else i for i in inputs]
+        self.nodes.append(self.onnx.helper.make_node(op_type, names, list(outputs), **attrs))
         return outputs[0]
 
     def initializer(self, name: str, array: np.ndarray[Any, Any]) -> str:

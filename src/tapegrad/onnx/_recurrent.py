@@ -54,7 +54,7 @@ def _exported_whole(module: RNNBase, input: object) -> bool:
 
 def traced_forward(trace: _OwnedTrace, module: RNNBase, path: str) -> Callable[..., Any]:
     """The layer's forward while exporting: one call of the trace, for `symbolic`."""
-    original = module.forward
+    original: Callable[[Any, Any], Any] = module.forward  # typed at the boundary (nn isn't)
 
     def forward(input: Any, hx: Any = None) -> Any:
         if not _exported_whole(module, input):
@@ -76,7 +76,8 @@ def _gates(array: np.ndarray[Any, Any], mode: str) -> np.ndarray[Any, Any]:
     if order is None:
         return array
     blocks = array.reshape(len(order), -1, *array.shape[1:])
-    return blocks[order].reshape(array.shape)
+    reordered: np.ndarray[Any, Any] = blocks[order].reshape(array.shape)
+    return reordered
 
 
 def _weights(
@@ -86,7 +87,7 @@ def _weights(
     dirs = 2 if module.bidirectional else 1
     w, r, b = [], [], []
     for d in range(dirs):
-        w_ih, b_ih, w_hh, b_hh = module._layer_params(layer, d)
+        w_ih, b_ih, w_hh, b_hh = _layer_params(module, layer, d)
         w.append(_gates(w_ih._data, module.mode))
         r.append(_gates(w_hh._data, module.mode))
         if b_ih is not None and b_hh is not None:
@@ -97,6 +98,17 @@ def _weights(
         g.constant(np.stack(r), name=name.format("R")),
         g.constant(np.stack(b), name=name.format("B")) if b else None,
     )
+
+
+def _layer_params(
+    module: RNNBase, layer: int, d: int
+) -> tuple[Tensor, Tensor | None, Tensor, Tensor | None]:
+    """(weight_ih, bias_ih, weight_hh, bias_hh) of a layer and direction (biases None
+    without bias)."""
+    params: Callable[[int, int], tuple[Tensor, Tensor | None, Tensor, Tensor | None]] = (
+        module._layer_params  # typed at the boundary
+    )
+    return params(layer, d)
 
 
 def _axes(g: SymbolicContext, *axes: int) -> Value:

@@ -21,7 +21,7 @@ the Python value itself for the others (PyTorch's convention). `symbolic` writes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,7 +163,7 @@ def write_call(
     g: Graph,
     call: SymbolicCall,
     values: Sequence[Any],
-    names: dict[int, str | None],
+    names: Mapping[int, str],
     layer: str,
 ) -> list[str]:
     """Run the call's `symbolic` on the graph; the names of its tensor outputs."""
@@ -172,7 +172,7 @@ def write_call(
     for kind, x in call.args:
         if kind == "slot":
             t = values[x]
-            args.append(Value(str(names[x]), tuple(t.shape), t._data.dtype))
+            args.append(Value(names[x], tuple(t.shape), t._data.dtype))
         else:
             args.append(x)
     out = call.symbolic(SymbolicContext(g, g.opset, who), *args, **call.kwargs)

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compile import hook
 from ..compile.discovery import discover
-from ..compile.functions import apply_guard
+from ..compile.functions import ApplyFn, apply_guard
 from ..compile.replay import split
 from ..compile.tracing import CONST, Instr, Trace, value_read_guard
 from ..tensor import Tensor
 from . import _recurrent
 from ._symbolic import Pick, SymbolicCall
+
+if TYPE_CHECKING:
+    from ..nn.module import Module
 
 
 class _OwnedTrace(Trace):
@@ -33,15 +36,24 @@ class _OwnedTrace(Trace):
     def _note(self) -> None:
         self.owner[self.instrs[-1].out] = self.stack[-1] if self.stack else "(top level)"
 
-    def append(self, op, args, params, result) -> None:
+    def append(
+        self, op: Any, args: tuple[Any, ...], params: dict[str, Any], result: Tensor
+    ) -> None:
         super().append(op, args, params, result)
         self._note()
 
-    def alias(self, source, out) -> None:
+    def alias(self, source: Tensor, out: Tensor) -> None:
         super().alias(source, out)
         self._note()
 
-    def apply_function(self, original, cls, ctx, args, kwargs):
+    def apply_function(
+        self,
+        original: ApplyFn,
+        cls: Any,
+        ctx: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         symbolic = getattr(cls, "symbolic", None)
         if symbolic is None:
             return original(cls, ctx, args, kwargs)  # traced through, op by op
@@ -64,9 +76,11 @@ class _OwnedTrace(Trace):
             result = run()
         finally:
             hook.local.trace = self
-        outs: list = []
+        outs: list[Tensor] = []
         split(result, outs)
-        spec = [("slot", self.slot_of(a)) if isinstance(a, Tensor) else ("value", a) for a in args]
+        spec: list[tuple[str, Any]] = [
+            ("slot", self.slot_of(a)) if isinstance(a, Tensor) else ("value", a) for a in args
+        ]
         for o in outs:
             if id(o) in self._slot_of:
                 self.fail(f"{name} returns one of its inputs (or a tensor traced before)")
@@ -82,7 +96,7 @@ class _OwnedTrace(Trace):
         return result
 
 
-def _check_eval(module) -> None:
+def _check_eval(module: Module) -> None:
     """Dropout and batch norm in training mode have no inference graph to write."""
     from ..nn.layers import Dropout, _BatchNorm
 
@@ -98,21 +112,21 @@ def _check_eval(module) -> None:
 @dataclass
 class Traced:
     trace: Trace
-    owner: dict
-    inputs: list  # the argument slots, in order
-    outputs: list  # the output slots, in order
-    params: dict = field(default_factory=dict)  # id(tensor) -> its name in the module
+    owner: dict[int, str]  # output slot -> the layer that made it
+    inputs: list[int]  # the argument slots, in order
+    outputs: list[int]  # the output slots, in order
+    params: dict[int, str] = field(default_factory=dict)  # id(tensor) -> its name
     template: Any = None  # the result with each output tensor a `replay._Leaf` (split)
 
 
-def trace_forward(module, args: tuple) -> Traced:
+def trace_forward(module: Any, args: tuple[Any, ...]) -> Traced:
     """Run `module(*args)` once without recording gradients, tracing every op it dispatches."""
     from ..autograd.modes import no_grad
     from ..nn.module import Module
 
     names: dict[int, str] = {}
-    handles = []
-    recurrent: list = []  # (layer, path): their forward is one call while tracing
+    handles: list[Any] = []  # the forward hooks' handles
+    recurrent: list[tuple[Any, str]] = []  # (layer, path): their forward is one call while tracing
     trace = _OwnedTrace()
     if isinstance(module, Module):
         _check_eval(module)
@@ -122,10 +136,10 @@ def trace_forward(module, args: tuple) -> Traced:
         for path, sub in module.named_modules():
             label = f"{path or '(root)'} ({type(sub).__name__})"
 
-            def enter(m, a, label=label):
+            def enter(m: Module, a: Any, label: str = label) -> None:
                 trace.stack.append(label)
 
-            def leave(m, a, out):
+            def leave(m: Module, a: Any, out: Any) -> None:
                 trace.stack.pop()
 
             handles.append(sub.register_forward_pre_hook(enter))
@@ -137,7 +151,7 @@ def trace_forward(module, args: tuple) -> Traced:
             t = getattr(p, "_var", None)
             if isinstance(t, Tensor):
                 names.setdefault(id(t), path)
-    flat: list = []
+    flat: list[Tensor] = []
     split(args, flat)
     inputs = [trace.add_arg(t, pos) for pos, t in enumerate(flat)]
     for t in discover(module, flat)[1]:  # parameters and buffers (a Gluon Block's too)
@@ -162,7 +176,7 @@ def trace_forward(module, args: tuple) -> Traced:
             f"tg.onnx.export: {name}'s forward can't be traced for export: {why}. "
             "Export a forward made of tapegrad ops only, with no value reads."
         )
-    outs: list = []
+    outs: list[Tensor] = []
     template = split(result, outs)
     if not outs:
         raise ValueError(f"tg.onnx.export: {name}'s forward returned no tensor")
