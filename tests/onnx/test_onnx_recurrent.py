@@ -226,3 +226,55 @@ def test_torch_facade_exports_an_lstm_as_an_onnx_node(tmp_path, rng):
         y, (h, c) = lstm(x)
     for g, w in zip(got, (y, h, c), strict=True):
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+class _ReversedLSTM(nn.LSTM):
+    """A subclass with a forward of its own: its code is traced (the layer unrolled)."""
+
+    def forward(self, input, hx=None):
+        out, state = super().forward(input * -1.0, hx)
+        return out * 2.0, state
+
+
+def test_subclass_with_its_own_forward_is_traced(rng):
+    tg.manual_seed(0)
+    layer = _ReversedLSTM(3, 4).eval()
+    x = _randn(rng, 5, 2, 3)
+    model, graph = _export(layer, [x])
+    assert "LSTM" not in [n.op_type for n in graph.node]
+    _check(model, layer, [x])
+
+
+class _GRUInside(tg.autograd.Function):
+    """A Function with symbolic whose forward runs a GRU: nothing of it is traced."""
+
+    gru = None
+
+    @staticmethod
+    def forward(ctx, x):
+        return _GRUInside.gru(x)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        raise NotImplementedError
+
+    @staticmethod
+    def symbolic(g, x):
+        return g.op("Neg", x)  # any node: it only shows what was written
+
+
+def test_recurrent_layer_inside_a_symbolic_function_is_not_traced(rng):
+    tg.manual_seed(0)
+    _GRUInside.gru = nn.GRU(3, 3).eval()
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = _GRUInside.gru
+
+        def forward(self, x):
+            return _GRUInside.apply(x) + 1.0
+
+    _, graph = _export(Net().eval(), [_randn(rng, 5, 2, 3)])
+    ops = [n.op_type for n in graph.node]
+    assert "Neg" in ops and not {"GRU", "Gemm", "MatMul", "Sigmoid"} & set(ops)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..compile import hook
 from ..tensor import Tensor
 from ._symbolic import SymbolicContext, Value
 
@@ -35,9 +36,11 @@ _GATE_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2]}
 
 
 def is_recurrent(module: object) -> bool:
+    """An RNN, LSTM or GRU whose forward is tapegrad's own (a subclass with a forward of its
+    own is traced: its code may do anything around the layer)."""
     from ..nn.rnn import RNNBase
 
-    return isinstance(module, RNNBase)
+    return isinstance(module, RNNBase) and type(module).forward is RNNBase.forward
 
 
 def _exported_whole(module: RNNBase, input: object) -> bool:
@@ -57,8 +60,8 @@ def traced_forward(trace: _OwnedTrace, module: RNNBase, path: str) -> Callable[.
     original: Callable[[Any, Any], Any] = module.forward  # typed at the boundary (nn isn't)
 
     def forward(input: Any, hx: Any = None) -> Any:
-        if not _exported_whole(module, input):
-            return original(input, hx)
+        if hook.local.trace is not trace or not _exported_whole(module, input):
+            return original(input, hx)  # inside an untraced call, or left to the ops
         states = [] if hx is None else list(hx) if isinstance(hx, (tuple, list)) else [hx]
         return trace.symbolic_call(
             type(module).__name__,
