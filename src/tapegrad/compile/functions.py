@@ -15,7 +15,7 @@ across calls), tensors among the keyword arguments, and `mark_dirty` (an in-plac
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..autograd.function import Function
 
 # autograd.function._apply(cls, ctx, args, kwargs): one application of a Function class
-ApplyFn = Callable[[type["Function"], Any, tuple[Any, ...], dict[str, Any]], Any]
+ApplyFn = Callable[[type["Function"], Any, Sequence[Any], dict[str, Any]], Any]
 
 
 class _Packed:
@@ -74,7 +74,7 @@ class FunctionCall:
         ctx: Any = FunctionCtx()  # the machinery's `_tg_` attributes live in its dict
         ctx._tg_cls = self.cls
         apply: ApplyFn = function._apply  # typed at the boundary
-        out = apply(self.cls, ctx, tuple(wrapped), self.kwargs)
+        out = apply(self.cls, ctx, wrapped, self.kwargs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         node = next(
             (o.grad_fn for o in outs if isinstance(o, Tensor) and o.grad_fn is not None), None
@@ -108,7 +108,7 @@ def traced_apply(
     original: ApplyFn,
     cls: type[Function],
     ctx: Any,
-    args: tuple[Any, ...],
+    args: Sequence[Any],
     kwargs: dict[str, Any],
 ) -> Any:
     """Run the Function as eager does (its inside not traced), then record the call."""
@@ -149,7 +149,7 @@ def traced_apply(
 
 
 def _wrapped_apply(original: ApplyFn) -> ApplyFn:
-    def apply(cls: type[Function], ctx: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def apply(cls: type[Function], ctx: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         trace = hook.local.trace
         if (
             trace is None

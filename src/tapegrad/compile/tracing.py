@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -201,7 +201,7 @@ class Trace:
         original: Callable[..., Any],
         cls: Any,
         ctx: Any,
-        args: tuple[Any, ...],
+        args: Sequence[Any],
         kwargs: dict[str, Any],
     ) -> Any:
         """A custom Function applied to traced tensors: one opaque call (`functions.py`).

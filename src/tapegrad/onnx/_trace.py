@@ -8,7 +8,7 @@ layer (RNN, LSTM, GRU: ONNX's own operators, `_recurrent.py`). A Function withou
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,7 @@ class _OwnedTrace(Trace):
         original: ApplyFn,
         cls: Any,
         ctx: Any,
-        args: tuple[Any, ...],
+        args: Sequence[Any],
         kwargs: dict[str, Any],
     ) -> Any:
         symbolic = getattr(cls, "symbolic", None)
@@ -65,7 +65,7 @@ class _OwnedTrace(Trace):
         self,
         name: str,
         symbolic: Callable[..., Any],
-        args: tuple[Any, ...] | list[Any],
+        args: Sequence[Any],
         kwargs: dict[str, Any],
         run: Callable[[], Any],
     ) -> Any:
