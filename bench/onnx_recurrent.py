@@ -35,8 +35,9 @@ def _export(layer: tg.nn.LSTM, x: tg.Tensor, unrolled: bool) -> bytes:
 
 
 def main() -> None:
-    import onnx
     import onnxruntime as ort
+
+    import onnx
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seq", type=int, default=50)
