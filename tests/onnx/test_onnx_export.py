@@ -161,23 +161,15 @@ def test_embedding_with_a_dynamic_batch(rng):
     _assert_runs_like_eager(emb, [idx], [0], [tg.tensor(rng.integers(0, 10, (7, 3)))])
 
 
-@pytest.mark.parametrize("cls", [nn.RNN, nn.LSTM, nn.GRU])
-def test_recurrent_layers_unrolled(cls, rng):
-    module = _prepare(lambda: cls(3, 4, num_layers=2, bidirectional=True), rng)
-    _assert_runs_like_eager(module, [_randn(rng, 5, 2, 3)])
+class _ZeroState(nn.Module):
+    def forward(self, x):
+        return x + tg.zeros(x.shape[0], 4)  # made inside at the traced batch size
 
 
-def test_recurrent_layer_with_its_state_as_an_input_has_a_dynamic_batch(rng):
-    module = _prepare(lambda: nn.GRU(3, 4, batch_first=True), rng)
-    args = [_randn(rng, 2, 5, 3), _randn(rng, 1, 2, 4)]
-    _assert_runs_like_eager(module, args, [0, 1], [_randn(rng, 6, 5, 3), _randn(rng, 1, 6, 4)])
-
-
-def test_recurrent_zero_state_and_a_dynamic_batch_says_what_to_do(rng):
-    lstm = nn.LSTM(3, 4).eval()
-    with pytest.raises(RuntimeError, match=r"(?s)LSTM.*initial state.*as an input"):
+def test_a_tensor_made_at_the_traced_batch_size_says_what_to_do(rng):
+    with pytest.raises(RuntimeError, match=r"(?s)_ZeroState.*made itself.*as an input"):
         tg.onnx.export(
-            lstm, _randn(rng, 5, 2, 3), io.BytesIO(), dynamic_axes={"input": {1: "batch"}}
+            _ZeroState(), _randn(rng, 2, 4), io.BytesIO(), dynamic_axes={"input": {0: "batch"}}
         )
 
 
@@ -252,3 +244,13 @@ def test_missing_onnx_gives_the_install_hint(monkeypatch, rng):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match=r"tapegrad\[onnx\]"):
         tg.onnx.export(nn.Linear(2, 2), _randn(rng, 1, 2), io.BytesIO())
+
+
+class _FunctionalDropout(nn.Module):
+    def forward(self, x):
+        return tg.nn.functional.dropout(x, 0.5, training=True)  # no Dropout layer to check
+
+
+def test_functional_dropout_in_training_is_refused(rng):
+    with pytest.raises(RuntimeError, match=r"op 'dropout'.*training mode.*eval\(\)"):
+        tg.onnx.export(_FunctionalDropout(), _randn(rng, 2, 4), io.BytesIO())

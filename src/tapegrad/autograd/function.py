@@ -186,6 +186,10 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     `backward` runs on tensors: under `create_graph=True` it is recorded, so its result can be
     differentiated again (unless it is decorated with `@once_differentiable`).
+
+    ONNX export (`tg.onnx.export`): an optional static `symbolic(g, *args)` writes the
+    Function as ONNX nodes (`g.op("Clip", x, ...)`, see `tg.onnx.SymbolicContext`), as in
+    PyTorch; without it the ops of `forward` are exported one by one.
     """
 
     @staticmethod

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -27,6 +29,15 @@ from . import hook, random_draws, step
 from .discovery import discover
 from .replay import Program
 from .tracing import CONST, Trace, value_read_guard
+
+if TYPE_CHECKING:
+    from ..nn.module import Module
+
+Key = tuple[Any, ...]  # a call's signature (hashable)
+# per watched tensor before the call: it, its version, its .grad and a copy of its values
+Snapshot = list[tuple[Tensor, int, Tensor | None, Any]]
+# the thread generator's state (None before its first use), the global NumPy stream's
+RngState = tuple[Mapping[str, Any] | None, Any, Any]
 
 
 class CompileWarning(UserWarning):
@@ -44,10 +55,15 @@ class _Unsupported(Exception):
     pass
 
 
-_EAGER = object()  # a cache entry: this signature runs eagerly (its trace had side effects)
+class _Eager(enum.Enum):
+    EAGER = "eager"  # a cache entry: this signature runs eagerly (its trace had side effects)
 
 
-def _key_of(obj, leaves: list):
+_EAGER = _Eager.EAGER
+_Entry = Program | step.StepProgram | _Eager
+
+
+def _key_of(obj: Any, leaves: list[Tensor]) -> Any:
     """The hashable signature of one argument (tensors collected into `leaves`)."""
     if isinstance(obj, Tensor):
         leaves.append(obj)
@@ -68,7 +84,7 @@ def _key_of(obj, leaves: list):
 class CompiledFunction:
     """`fn` compiled by `tg.compile`: call it like `fn`. See `tg.compile`."""
 
-    def __init__(self, fn, maxsize: int = 64, fullgraph: bool = False) -> None:
+    def __init__(self, fn: Callable[..., Any], maxsize: int = 64, fullgraph: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"tg.compile: expected a function or Module, got {type(fn).__name__}")
         if maxsize < 1:
@@ -76,12 +92,13 @@ class CompiledFunction:
         self._fn = fn
         self._maxsize = maxsize
         self._fullgraph = fullgraph
-        self._cache: OrderedDict = OrderedDict()
+        self._cache: OrderedDict[Key, _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self._hits = self._misses = 0
         self._eager_reason: str | None = None
-        self._warned: set = set()  # reasons already warned about
-        self._found = None  # (modules, tensors) the function reads, found at the first trace
+        self._warned: set[str] = set()  # reasons already warned about
+        # (modules, tensors) the function reads, found at the first trace
+        self._found: tuple[list[Module], list[Tensor]] | None = None
         functools.update_wrapper(self, fn, updated=())
 
     # ------------------------------------------------------------------ public
@@ -99,15 +116,15 @@ class CompiledFunction:
         """Why this function now always runs eagerly (None while it is compiled)."""
         return self._eager_reason
 
-    def __get__(self, obj, objtype=None):
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
         return functools.partial(self, obj)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._eager_reason is not None or hook.local.trace is not None:
             return self._fn(*args, **kwargs)  # eager, or inside an outer trace (inlined)
-        leaves: list = []
+        leaves: list[Tensor] = []
         try:
             key = self._key(args, kwargs, leaves)
         except _Unsupported as e:
@@ -128,7 +145,14 @@ class CompiledFunction:
         return self._trace(key, leaves, args, kwargs)
 
     # ------------------------------------------------------------------ internals
-    def _first_replay(self, program, key, leaves, args, kwargs):
+    def _first_replay(
+        self,
+        program: Program | step.StepProgram,
+        key: Key,
+        leaves: list[Tensor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         """The first replay of a trace is checked against an eager run (no gradients) on the
         same arguments: a value the trace took for a constant but that depends on the
         inputs (an array computed outside the op table) shows up here, and that signature
@@ -137,16 +161,16 @@ class CompiledFunction:
         from ..random import generator
 
         rng = generator() if program.draws else None
-        start = rng.bit_generator.state if rng is not None else None
+        start = end = None if rng is None else rng.bit_generator.state
         result = program.run(leaves, args, kwargs)
-        if rng is not None:  # the eager run draws the same masks again: from the same state
-            end, rng.bit_generator.state = rng.bit_generator.state, start
+        if rng is not None and start is not None:  # the eager run draws the same masks
+            end, rng.bit_generator.state = rng.bit_generator.state, start  # from the same state
         with no_grad():
             expected = self._fn(*args, **kwargs)
         if _same_values(result, expected) and (rng is None or rng.bit_generator.state == end):
             program.verified = True
             return result
-        if rng is not None:
+        if rng is not None and start is not None:
             rng.bit_generator.state = start
         self._hits -= 1
         self._go_eager(
@@ -156,7 +180,7 @@ class CompiledFunction:
         )
         return self._fn(*args, **kwargs)
 
-    def _key(self, args, kwargs, leaves):
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Key:
         key = [_key_of(a, leaves) for a in args]
         if kwargs:
             key.append(tuple((k, _key_of(v, leaves)) for k, v in kwargs.items()))
@@ -173,11 +197,11 @@ class CompiledFunction:
             key.append(tuple(m.training for m in self._found[0]))
             key.append(tuple(t._tapes for t in self._found[1]))
         if len(leaves) > 1 and len({id(t) for t in leaves}) != len(leaves):
-            first: dict = {}
+            first: dict[int, int] = {}
             key.append(tuple(first.setdefault(id(t), i) for i, t in enumerate(leaves)))
         return tuple(key)
 
-    def _go_eager(self, reason: str, key=None) -> None:
+    def _go_eager(self, reason: str, key: Key | None = None) -> None:
         """Run eagerly from now on (key None), or for this signature only (key given)."""
         name = getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
         if self._fullgraph:
@@ -199,12 +223,14 @@ class CompiledFunction:
             f"tg.compile: {name} runs eagerly {scope}: {reason}", CompileWarning, stacklevel=4
         )
 
-    def _store(self, key, entry) -> None:
+    def _store(self, key: Key, entry: _Entry) -> None:
         self._cache[key] = entry
         while len(self._cache) > self._maxsize:
             self._cache.popitem(last=False)
 
-    def _trace(self, key, leaves, args, kwargs):
+    def _trace(
+        self, key: Key, leaves: list[Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         if self._found is None:
             self._found = discover(self._fn, list(args) + list(kwargs.values()))
             key = self._key(args, kwargs, [])  # now with the modules' training flags
@@ -247,6 +273,7 @@ class CompiledFunction:
             return result
         from ..ops.registry import _NAMESPACES
 
+        program: Program | step.StepProgram
         if is_step:
             program = step.StepProgram(trace, result, _NAMESPACES[np])
         else:
@@ -258,11 +285,11 @@ class CompiledFunction:
         return result
 
 
-def _same_values(a, b) -> bool:
+def _same_values(a: Any, b: Any) -> bool:
     from .replay import split
 
-    left: list = []
-    right: list = []
+    left: list[Tensor] = []
+    right: list[Tensor] = []
     if type(split(a, left)) is not type(split(b, right)) or len(left) != len(right):
         return False
     for x, y in zip(left, right, strict=True):
@@ -274,24 +301,21 @@ def _same_values(a, b) -> bool:
     return True
 
 
-def _snapshot(tensors) -> list:
+def _snapshot(tensors: Iterable[Tensor]) -> Snapshot:
     """Version and gradient of each tensor, to see whether `fn` changed them."""
-    out = []
+    out: Snapshot = []
     for t in tensors:
         g = t._grad
         out.append((t, t._version, g, None if g is None else g._data.copy()))
     return out
 
 
-def _rng_state():
+def _rng_state() -> RngState:
     from .. import random
 
     rng = getattr(random._local, "rng", None)
-    return (
-        None if rng is None else rng.bit_generator.state,
-        np.random.get_state()[1].sum(),
-        np.random.get_state()[2],
-    )
+    legacy = np.random.get_state(legacy=False)["state"]  # NumPy's global stream (MT19937)
+    return (None if rng is None else rng.bit_generator.state, legacy["key"].sum(), legacy["pos"])
 
 
 _IN_PLACE = (
@@ -304,7 +328,9 @@ _GRADIENTS = (
 )
 
 
-def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -> str | None:
+def _side_effects(
+    before: Snapshot, trace: Trace, rng_before: RngState, stepped: set[int], graded: set[int]
+) -> str | None:
     """Why `fn` is not free of side effects, or None. `stepped`, `graded`: ids of tensors
     whose version (an optimizer step) or `.grad` (zero_grad, backward) the step may change."""
     for t, version, g, g_data in before:
@@ -314,8 +340,8 @@ def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -
             t._grad is not g or (g is not None and not np.array_equal(g._data, g_data))
         ):
             return _GRADIENTS
-    for kind, value, version in zip(trace.kinds, trace.values, trace.versions, strict=True):
-        if kind != CONST and value._version != version and id(value) not in stepped:
+    for kind, value, first in zip(trace.kinds, trace.values, trace.versions, strict=True):
+        if kind != CONST and value._version != first and id(value) not in stepped:
             return _IN_PLACE
     for t, g, g_data in trace.external_grads:
         if id(t) not in graded and (
@@ -328,10 +354,10 @@ def _side_effects(before, trace: Trace, rng_before, stepped: set, graded: set) -
     return None
 
 
-def _unreplayable_outputs(trace: Trace, result) -> str | None:
+def _unreplayable_outputs(trace: Trace, result: Any) -> str | None:
     from .replay import split
 
-    tensors: list = []
+    tensors: list[Tensor] = []
     split(result, tensors)
     for t in tensors:
         if id(t) not in trace._slot_of:
@@ -342,7 +368,9 @@ def _unreplayable_outputs(trace: Trace, result) -> str | None:
     return None
 
 
-def compile(fn=None, *, maxsize: int = 64, fullgraph: bool = False) -> Any:  # noqa: A001 - tg.compile, as torch.compile
+def compile(  # noqa: A001 - tg.compile, as torch.compile
+    fn: Callable[..., Any] | None = None, *, maxsize: int = 64, fullgraph: bool = False
+) -> Any:
     """Compile `fn` (a function or Module): trace it at its first call for each signature,
     then replay later calls as straight-line array code, without per-op dispatch.
 

@@ -5,11 +5,16 @@ objects its closure holds and the globals it names, one level into plain functio
 from __future__ import annotations
 
 import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..tensor import Tensor
 
+if TYPE_CHECKING:
+    from ..nn.module import Module
 
-def _candidates(fn, depth: int = 0):
+
+def _candidates(fn: Any, depth: int = 0) -> Iterator[Any]:
     yield fn
     owner = getattr(fn, "__self__", None)
     if owner is not None:
@@ -32,7 +37,7 @@ def _candidates(fn, depth: int = 0):
             yield from _expand(scope[name], depth)
 
 
-def _expand(value, depth):
+def _expand(value: Any, depth: int) -> Iterator[Any]:
     if isinstance(value, (list, tuple)):
         for v in value[:256]:
             if isinstance(v, (Tensor, types.FunctionType)) or _is_stateful(v):
@@ -47,14 +52,14 @@ def _expand(value, depth):
     yield value
 
 
-def _is_stateful(value) -> bool:
+def _is_stateful(value: object) -> bool:
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
 
     return isinstance(value, (Module, Optimizer))
 
 
-def discover(fn, flat_args) -> tuple[list, list]:
+def discover(fn: Any, flat_args: Sequence[Any]) -> tuple[list[Module], list[Tensor]]:
     """(modules, tensors) that `fn` may read: modules' training flags join the cache key,
     the tensors are traced like arguments."""
     from ..nn.module import Module
@@ -64,7 +69,7 @@ def discover(fn, flat_args) -> tuple[list, list]:
     tensors: dict[int, Tensor] = {}
     for value in list(_candidates(fn)) + [a for a in flat_args if isinstance(a, Module)]:
         if isinstance(value, Module):
-            for m in value.modules():
+            for m in _submodules(value):
                 modules.setdefault(id(m), m)
             for t in list(value.parameters()) + list(value.buffers()):
                 if t is not None:
@@ -85,7 +90,12 @@ def discover(fn, flat_args) -> tuple[list, list]:
     return list(modules.values()), list(tensors.values())
 
 
-def _gluon_tensors(block) -> list:
+def _submodules(module: Module) -> Iterator[Module]:
+    walk: Callable[[], Iterator[Module]] = module.modules  # typed at the boundary (nn isn't)
+    return walk()
+
+
+def _gluon_tensors(block: Any) -> list[Tensor]:
     """The initialised parameters' tensors of a Gluon Block (running statistics included)."""
     out = []
     for p in block.collect_params().values():

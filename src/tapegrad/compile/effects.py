@@ -17,9 +17,17 @@ parameters in the graph) is not replayed: such a wrapper keeps the function eage
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from ..engine.versions import bump_version
+from ..tensor import Tensor
 from . import hook
-from .tracing import Instr, Trace
+from .tracing import Instr, PatchTarget, Trace
+
+if TYPE_CHECKING:
+    from ..distributed.ddp import DistributedDataParallel
+    from ..nn.layers import _BatchNorm
 
 
 class BatchNormCount:
@@ -30,24 +38,24 @@ class BatchNormCount:
     view = False
     effect = True  # kept by dead-code elimination, never inlined, no conversion
 
-    def __init__(self, module) -> None:
+    def __init__(self, module: _BatchNorm) -> None:
         self.module = module
 
-    def forward(self, xp):
+    def forward(self, xp: Any) -> None:
         m = self.module
         m.num_batches_tracked._data += 1
         bump_version(m.running_mean)
         bump_version(m.running_var)
 
-    def changed(self) -> list:
+    def changed(self) -> list[Tensor]:
         m = self.module
         return [m.num_batches_tracked, m.running_mean, m.running_var]
 
 
-def _wrapped_batch_norm(original):
+def _wrapped_batch_norm(original: Callable[..., Any]) -> Callable[..., Any]:
     from .step import _untouched_since_last_event, fingerprint
 
-    def forward(self, input):
+    def forward(self: _BatchNorm, input: Any) -> Any:
         trace = hook.local.trace
         if (
             trace is None
@@ -86,10 +94,10 @@ class ArmReducer:
     view = False
     effect = True
 
-    def __init__(self, ddp) -> None:
+    def __init__(self, ddp: DistributedDataParallel) -> None:
         self.ddp = ddp
 
-    def forward(self, xp):
+    def forward(self, xp: Any) -> None:
         from ..autograd.modes import is_grad_enabled
 
         ddp = self.ddp
@@ -97,12 +105,12 @@ class ArmReducer:
         if ddp.require_backward_grad_sync and is_grad_enabled():  # no_sync() is read live
             ddp.reducer.prepare([], False)
 
-    def changed(self) -> list:
+    def changed(self) -> list[Tensor]:
         return []
 
 
-def _wrapped_ddp_forward(original):
-    def forward(self, *args, **kwargs):
+def _wrapped_ddp_forward(original: Callable[..., Any]) -> Callable[..., Any]:
+    def forward(self: DistributedDataParallel, *args: Any, **kwargs: Any) -> Any:
         trace = hook.local.trace
         if trace is None or trace.in_call or self.reducer is None:
             return original(self, *args, **kwargs)
@@ -126,18 +134,18 @@ def _wrapped_ddp_forward(original):
     return forward
 
 
-def targets():
+def targets() -> list[PatchTarget]:
     import sys
 
     from ..nn.layers import _BatchNorm
 
-    found = [(_BatchNorm, "forward", _wrapped_batch_norm)]
+    found: list[PatchTarget] = [(_BatchNorm, "forward", _wrapped_batch_norm)]
     ddp = sys.modules.get("tapegrad.distributed.ddp")  # not imported: no wrapper exists
     if ddp is not None:
         found.append((ddp.DistributedDataParallel, "forward", _wrapped_ddp_forward))
     return found
 
 
-def explained(trace: Trace) -> set:
+def explained(trace: Trace) -> set[int]:
     """ids of the tensors the trace's effects change (their versions and values)."""
     return {id(t) for e in trace.effects for t in e.changed()}

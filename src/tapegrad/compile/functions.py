@@ -14,11 +14,22 @@ across calls), tensors among the keyword arguments, and `mark_dirty` (an in-plac
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from ..engine.node import Node
 from ..tensor import Tensor, _wrap
 from . import hook
 from .tracing import OP, TRACING, Instr, Trace, _array_module
+
+if TYPE_CHECKING:
+    from ..autograd.function import Function
+
+# autograd.function._apply(cls, ctx, args, kwargs): one application of a Function class
+ApplyFn = Callable[[type["Function"], Any, Sequence[Any], dict[str, Any]], Any]
 
 
 class _Packed:
@@ -29,7 +40,7 @@ class _Packed:
     _data = np.empty(0)
     _version = None
 
-    def __init__(self, node, arrays) -> None:
+    def __init__(self, node: Node | None, arrays: list[Any]) -> None:
         self.node, self.arrays = node, arrays
 
 
@@ -41,22 +52,29 @@ class FunctionCall:
     wants_needs = False
     exact = True
 
-    def __init__(self, cls, tapes: tuple, kwargs: dict, n_out: int) -> None:
+    def __init__(
+        self,
+        cls: type[Function],
+        tapes: tuple[int | None, ...],
+        kwargs: dict[str, Any],
+        n_out: int,
+    ) -> None:
         self.cls, self.tapes, self.kwargs, self.n_out = cls, tapes, kwargs, n_out
         self.name = cls.__name__
-        self.items: list = [None] * n_out  # per output: the slot of its FunctionOutput
+        self.items: list[int | None] = [None] * n_out  # per output: its FunctionOutput's slot
 
-    def saved_indices(self, n_inputs: int):
+    def saved_indices(self, n_inputs: int) -> tuple[int, ...]:
         return self.save_idx
 
-    def forward(self, xp, *args):
+    def forward(self, xp: Any, *args: Any) -> _Packed:
         from ..autograd import function
         from ..autograd.function import FunctionCtx
 
         wrapped = [a if tapes is None else _wrap(a, tapes) for a, tapes in zip(args, self.tapes)]
-        ctx = FunctionCtx()
+        ctx: Any = FunctionCtx()  # the machinery's `_tg_` attributes live in its dict
         ctx._tg_cls = self.cls
-        out = function._apply(self.cls, ctx, wrapped, self.kwargs)
+        apply: ApplyFn = function._apply  # typed at the boundary
+        out = apply(self.cls, ctx, wrapped, self.kwargs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         node = next(
             (o.grad_fn for o in outs if isinstance(o, Tensor) and o.grad_fn is not None), None
@@ -64,8 +82,9 @@ class FunctionCall:
         return _Packed(node, [o._data if isinstance(o, Tensor) else None for o in outs])
 
     @staticmethod
-    def rule(xp, g, packed):
+    def rule(xp: Any, g: Any, packed: _Packed) -> Any:
         node = packed.node
+        assert node is not None  # a call without gradients has no rule to run
         return node.op.rule(xp, g, *node.saved)
 
 
@@ -76,15 +95,22 @@ class FunctionOutput:
     view = True  # the Function's output array, as eager's output tensor holds it
     exact = True
 
-    def __init__(self, cls, index: int) -> None:
+    def __init__(self, cls: type[Function], index: int) -> None:
         self.name = f"{cls.__name__}[{index}]"
         self.index = index
 
-    def forward(self, xp, packed):
+    def forward(self, xp: Any, packed: _Packed) -> Any:
         return packed.arrays[self.index]
 
 
-def traced_apply(trace: Trace, original, cls, ctx, args, kwargs):
+def traced_apply(
+    trace: Trace,
+    original: ApplyFn,
+    cls: type[Function],
+    ctx: Any,
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+) -> Any:
     """Run the Function as eager does (its inside not traced), then record the call."""
     why = None
     if cls._tg_instance_style:
@@ -116,17 +142,14 @@ def traced_apply(trace: Trace, original, cls, ctx, args, kwargs):
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             continue
-        slot = trace._slot_of[id(o)] = trace._new_slot(OP, o)
-        trace._marked[id(o)] = (o, o._tapes & ~TRACING)
-        trace._storage.setdefault(id(o._data), o)
-        o._tapes |= TRACING
+        slot = trace.output_slot(o)
         op.items[i] = slot
         trace.instrs.append(Instr(FunctionOutput(cls, i), (call,), {}, slot, xp, None, (False,)))
     return out
 
 
-def _wrapped_apply(original):
-    def apply(cls, ctx, args, kwargs):
+def _wrapped_apply(original: ApplyFn) -> ApplyFn:
+    def apply(cls: type[Function], ctx: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         trace = hook.local.trace
         if (
             trace is None
@@ -134,12 +157,38 @@ def _wrapped_apply(original):
             or not any(isinstance(a, Tensor) and a._tapes & TRACING for a in args)
         ):
             return original(cls, ctx, args, kwargs)
-        return traced_apply(trace, original, cls, ctx, args, kwargs)
+        return trace.apply_function(original, cls, ctx, args, kwargs)
 
     return apply
 
 
-def targets():
-    from ..autograd import function
+_lock = threading.Lock()
+_depth = 0
+_saved: list[ApplyFn] = []
 
-    return [(function, "_apply", _wrapped_apply)]
+
+class apply_guard:
+    """While entered (by any thread), `Function.apply` on traced tensors goes to the
+    thread's trace (`Trace.apply_function`). One count for every user (`tg.compile`'s
+    step guard, `tg.onnx.export`), so the patch is made once and undone by the last."""
+
+    def __enter__(self) -> apply_guard:
+        from ..autograd import function
+
+        global _depth
+        with _lock:
+            if _depth == 0:
+                original = function.__dict__["_apply"]
+                _saved.append(original)
+                function._apply = _wrapped_apply(original)
+            _depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from ..autograd import function
+
+        global _depth
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                function._apply = _saved.pop()

@@ -11,7 +11,15 @@ never different. The same holds for the derivative rules written as expressions
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .tracing import Instr
+
+Binder = Callable[[str, Any], str]  # bind(prefix, value): the name the program gives value
 
 ENABLED = True  # bench/compile_bench.py measures the program with and without it
 GRADIENTS = True  # the derivative rules as expressions (bench/NOTES.md measured it alone)
@@ -29,7 +37,13 @@ _UFUNCS = {
 }
 
 
-def expression(instr, args: list[str], arrays: list, final: np.ndarray, bind) -> str | None:
+def expression(
+    instr: Instr,
+    args: list[str],
+    arrays: list[Any],
+    final: np.ndarray[Any, Any],
+    bind: Binder,
+) -> str | None:
     """The inline expression for `instr` on argument names `args`, or None to keep the call.
 
     `arrays` are the traced inputs, `final` the traced output, `bind(prefix, value)` names a
@@ -81,7 +95,9 @@ _GRADIENTS = {
 }
 
 
-def gradients(instr, arrays: list, out, ns, params: dict) -> dict | None:
+def gradients(
+    instr: Instr, arrays: list[Any], out: Any, ns: Any, params: dict[str, Any]
+) -> dict[int, str] | None:
     """Per input with an edge, a template of the NumPy expression of its gradient, to write
     instead of calling `instr`'s rule (see `gradient_line`); or None.
 
@@ -99,7 +115,7 @@ def gradients(instr, arrays: list, out, ns, params: dict) -> dict | None:
     scope = {"g": probe, "COS": np.cos, **{f"a{i}": a for i, a in enumerate(arrays)}}
     with np.errstate(all="ignore"):
         want = instr.op.rule(ns, probe, *arrays, **params)
-        found = {}
+        found: dict[int, str] = {}
         for j, (edge, template) in enumerate(zip(instr.edges, templates, strict=True)):
             if not edge:
                 continue
@@ -117,6 +133,6 @@ def gradients(instr, arrays: list, out, ns, params: dict) -> dict | None:
     return found
 
 
-def gradient_line(template: str, g: str, args: list[str], bind) -> str:
+def gradient_line(template: str, g: str, args: list[str], bind: Binder) -> str:
     """The expression of a `gradients` template on names `g` and `args` of the program."""
     return template.format(*args, g=g, COS=bind("U", np.cos))

@@ -10,22 +10,27 @@ variables; ops, parameters and constants become default arguments (local lookups
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 import numpy as np
 
 from . import inline
-from .tracing import ARG, CONST, EXTERNAL, Trace
+from .tracing import ARG, CONST, EXTERNAL, Instr, Trace
+
+Generated = Callable[..., Any]  # a function the program wrote (its source exec'd)
 
 _F64 = np.dtype(np.float64)
 
 
-class _Env(dict):
+class _Env(dict[str, Any]):
     """Names the generated code reads, each bound once as a default argument."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._names: dict = {}  # id(value) -> name (every value stays alive in self)
+        self._names: dict[tuple[str, int], str] = {}  # (prefix, id(value)) -> name
 
-    def bind(self, prefix: str, value) -> str:
+    def bind(self, prefix: str, value: Any) -> str:
         name = self._names.get((prefix, id(value)))
         if name is None:
             name = self._names[prefix, id(value)] = f"{prefix}{len(self)}"
@@ -33,7 +38,7 @@ class _Env(dict):
         return name
 
 
-def _arrays_of(trace: Trace, slots) -> list:
+def _arrays_of(trace: Trace, slots: Iterable[int]) -> list[Any]:
     from ..tensor import Tensor
 
     return [v._data if isinstance(v, Tensor) else v for v in (trace.values[s] for s in slots)]
@@ -42,7 +47,7 @@ def _arrays_of(trace: Trace, slots) -> list:
 _RERUN_LIMIT = 4096  # elements: above it a forward is not run again, its result is checked
 
 
-def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
+def _conversion(trace: Trace, instr: Instr, env: _Env, var: str) -> list[str]:
     """Lines that redo what the dispatcher does to a forward's result (an array from a
     NumPy scalar, float64 nobody asked for cast back). A small forward is run once more on
     the traced arrays to see which apply (then the replay pays nothing); a large one, or
@@ -70,7 +75,14 @@ def _conversion(trace: Trace, instr, env: _Env, var: str) -> list[str]:
     return lines
 
 
-def _call(env: _Env, fn, first: str, args: list[str], params: dict, slots=None) -> str:
+def _call(
+    env: _Env,
+    fn: Callable[..., Any],
+    first: str,
+    args: list[str],
+    params: dict[str, Any],
+    slots: dict[str, int] | None = None,
+) -> str:
     """`fn(first, *args, **params)`; parameters in `slots` (name -> slot) are read from
     slot variables (an array parameter that is a traced tensor's storage)."""
     slots = slots or {}
@@ -81,7 +93,7 @@ def _call(env: _Env, fn, first: str, args: list[str], params: dict, slots=None) 
     return f"{env.bind('F', fn)}({first}{''.join(', ' + a for a in args)}{kw})"
 
 
-def op_saved(instr) -> list[int]:
+def op_saved(instr: Instr) -> list[int]:
     """The slots whose values an instruction's rule reads, in order."""
     return [instr.out if i == -1 else instr.ins[i] for i in instr.op.saved_indices(len(instr.ins))]
 
@@ -92,7 +104,7 @@ def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
     return f"v{slot}"
 
 
-def _define(name: str, params: list[str], body: list[str], env: _Env):
+def _define(name: str, params: list[str], body: list[str], env: _Env) -> tuple[Generated, str]:
     signature = list(params) + (["*"] + [f"{k}={k}" for k in env] if env else [])
     head = f"def {name}({', '.join(signature)}):"
     source = "\n".join([head, *body]) + "\n"
@@ -103,14 +115,14 @@ def _define(name: str, params: list[str], body: list[str], env: _Env):
 
 def boundary_slots(trace: Trace) -> list[int]:
     """Arguments first (by position), then externals, as the generated functions take them."""
-    args = sorted((s for s, k in enumerate(trace.kinds) if k == ARG), key=trace.arg_pos.get)
+    args = sorted((s for s, k in enumerate(trace.kinds) if k == ARG), key=trace.arg_pos.__getitem__)
     return args + [s for s, k in enumerate(trace.kinds) if k == EXTERNAL]
 
 
 _FREE_BYTES = 1 << 16  # intermediates this large are dropped after their last use
 
 
-def _live_instrs(trace: Trace, kept: set) -> list:
+def _live_instrs(trace: Trace, kept: set[int]) -> list[Instr]:
     """Dead-code elimination: the instructions whose result reaches a kept slot (traced
     ops are free of side effects, or the function would not have compiled)."""
     needed = set(kept)
@@ -124,7 +136,7 @@ def _live_instrs(trace: Trace, kept: set) -> list:
     return live[::-1]
 
 
-def _drops(trace: Trace, instrs: list, kept: set) -> dict:
+def _drops(trace: Trace, instrs: list[Instr], kept: set[int]) -> dict[int, list[int]]:
     """instruction index -> large intermediates whose last use it is (freed right after,
     as eager frees a tensor nobody holds: big arrays then reuse memory instead of faulting
     in fresh pages)."""
@@ -132,7 +144,7 @@ def _drops(trace: Trace, instrs: list, kept: set) -> dict:
     for k, instr in enumerate(instrs):
         for s in (*instr.ins, *instr.param_slots.values()):
             last[s] = k
-    out: dict[int, list] = {}
+    out: dict[int, list[int]] = {}
     for instr in instrs:
         s = instr.out
         if s in kept or s not in last or trace.values[s]._data.nbytes < _FREE_BYTES:
@@ -141,9 +153,11 @@ def _drops(trace: Trace, instrs: list, kept: set) -> dict:
     return out
 
 
-def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]):
+def build_forward(
+    trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]
+) -> tuple[Generated, str]:
     env = _Env()
-    body = []
+    body: list[str] = []
     kept = set(outputs) | set(saved)
     instrs = _live_instrs(trace, kept)
     drops = _drops(trace, instrs, kept)
@@ -175,14 +189,14 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
 
 def build_backward(
     trace: Trace,
-    order: list,
+    order: list[Instr],
     diff_outputs: list[int],
     wanted: list[int],
-    ns,
-    keep: set | None = None,
-    fired: set | None = None,
-    inlined: dict | None = None,
-):
+    ns: Any,
+    keep: set[int] | None = None,
+    fired: set[int] | None = None,
+    inlined: dict[int, dict[int, str] | None] | None = None,
+) -> tuple[Generated, list[int], str]:
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
     of the trace is intact: a GradManager's backward releases it).
@@ -200,7 +214,7 @@ def build_backward(
     env = _Env()
     xp = env.bind("X", ns)
     note = env.bind("FIRED", fired) if fired is not None else None
-    body = []
+    body: list[str] = []
     deposits: dict[int, int] = {}
     for instr in order:
         for s, e in zip(instr.ins, instr.edges, strict=True):
@@ -288,6 +302,6 @@ def build_backward(
             body.append(f"{ind}g{instr.out} = r = t = None  # used: free it, as eager does")
             sure.discard(instr.out)
     body.append(f"    return ({''.join(f'g{s}, ' for s in wanted)})")
-    params = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
-    fn, source = _define("backward", params, body, env)
+    signature = [f"o{k}" for k in range(len(diff_outputs))] + [f"v{s}" for s in reads]
+    fn, source = _define("backward", signature, body, env)
     return fn, reads, source

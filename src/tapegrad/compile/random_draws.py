@@ -12,9 +12,14 @@ the signature eager: `explained_draws` tells the two apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from ..tensor import _wrap
 from . import hook
-from .tracing import OP, TRACING, Instr, Trace, _array_module
+from .tracing import OP, TRACING, Instr, PatchTarget, Trace, _array_module
+
+Draw = Callable[[Any, float], Any]  # _dropout_mask(x, p): the mask for array x
 
 
 class DropoutMask:
@@ -26,21 +31,21 @@ class DropoutMask:
     keep = True  # it advances the generator: dead-code elimination must not drop it
     exact = True  # it returns what eager's draw returns: no dispatcher conversion
 
-    def __init__(self, draw, p: float) -> None:
+    def __init__(self, draw: Draw, p: float) -> None:
         self.draw, self.p = draw, p
 
-    def forward(self, xp, x):
+    def forward(self, xp: Any, x: Any) -> Any:
         return self.draw(x, self.p)
 
 
-def _state():
+def _state() -> Mapping[str, Any]:
     from ..random import generator
 
     return generator().bit_generator.state
 
 
-def _wrapped_mask(original):
-    def draw(x, p):
+def _wrapped_mask(original: Draw) -> Draw:
+    def draw(x: Any, p: float) -> Any:
         trace = hook.local.trace
         source = None if trace is None else trace._storage.get(id(x))
         if source is None or trace.in_call or not source._tapes & TRACING:
@@ -61,13 +66,13 @@ def _wrapped_mask(original):
     return draw
 
 
-def targets():
+def targets() -> list[PatchTarget]:
     from ..nn import functional_core
 
     return [(functional_core, "_dropout_mask", _wrapped_mask)]
 
 
-def explained_draws(trace: Trace, start, end) -> bool:
+def explained_draws(trace: Trace, start: Any, end: Any) -> bool:
     """The generator went from `start` to `end` (its states; `start` None: it did not exist)
     through the recorded draws only, one after another."""
     state = start
@@ -75,4 +80,4 @@ def explained_draws(trace: Trace, start, end) -> bool:
         if state is not None and before != state:
             return False
         state = after
-    return state == end
+    return bool(state == end)

@@ -4,15 +4,22 @@ backward replays the traced backward (or, for higher order, runs `fn` eagerly ag
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
 
 from ..engine.recorder import record_node
 from ..engine.state import also_recording
 from ..tensor import Tensor, _wrap
-from .program import boundary_slots, build_backward, build_forward
-from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
+from .program import Generated, boundary_slots, build_backward, build_forward
+from .tracing import ARG, EXTERNAL, OP, Instr, Trace, backward_order
+
+# what `specialize` rebuilds the backward from: build_backward's arguments
+_LeanArgs = tuple[Trace, list[Instr], list[int], list[int], Any]
 
 
-def _generator():
+def _generator() -> np.random.Generator:
     from ..random import generator
 
     return generator()
@@ -23,14 +30,14 @@ class _ArrayMeta:
 
     __slots__ = ("shape", "dtype", "nbytes")
 
-    def __init__(self, a) -> None:
+    def __init__(self, a: Any) -> None:
         self.shape, self.dtype, self.nbytes = a.shape, a.dtype, a.nbytes
 
 
 class _TensorMeta:
     __slots__ = ("_data",)
 
-    def __init__(self, t) -> None:
+    def __init__(self, t: Tensor) -> None:
         self._data = _ArrayMeta(t._data)
 
 
@@ -59,7 +66,7 @@ class _Leaf:
         self.index = index
 
 
-def split(obj, tensors: list):
+def split(obj: Any, tensors: list[Tensor]) -> Any:
     """A template of `obj` with each Tensor replaced by a `_Leaf` (tensors collected)."""
     if isinstance(obj, Tensor):
         tensors.append(obj)
@@ -71,7 +78,7 @@ def split(obj, tensors: list):
     return obj
 
 
-def rebuild(template, values: list):
+def rebuild(template: Any, values: Sequence[Any]) -> Any:
     if type(template) is _Leaf:
         return values[template.index]
     if type(template) in (tuple, list):
@@ -93,7 +100,7 @@ class _CompiledOp:
     saves_out = False
 
     @staticmethod
-    def rule(xp, g, call):
+    def rule(xp: Any, g: Any, call: _Call) -> Any:
         return call.backward(xp, g)
 
 
@@ -105,18 +112,27 @@ class _Call:
 
     __slots__ = ("program", "saved", "inputs", "args", "kwargs", "rng_state")
 
-    def __init__(self, program, saved, inputs, args, kwargs, rng_state=None):
+    def __init__(
+        self,
+        program: Program,
+        saved: tuple[Any, ...],
+        inputs: list[Tensor],
+        args: Any,
+        kwargs: Any,
+        rng_state: Any = None,
+    ) -> None:
         self.program, self.saved, self.inputs = program, saved, inputs
         self.args, self.kwargs = args, kwargs
         self.rng_state = rng_state  # the generator before the call's dropout draws
 
-    def backward(self, xp, g):
+    def backward(self, xp: Any, g: Any) -> Any:
         prog = self.program
         if xp is prog.ns:
             gs = (g,) if prog.n_out == 1 else tuple(g)
             as_traced = prog.heads_as_traced(gs)
             if prog.lean is not None and as_traced:
                 return prog.lean(*gs, *self.saved)
+            assert prog.backward is not None  # a call is recorded only with a backward
             grads = prog.backward(*gs, *self.saved)
             if prog.lean is None and as_traced:
                 prog.specialize()  # the fix-ups this call needed are the ones every call needs
@@ -127,16 +143,17 @@ class _Call:
 class Program:
     """The replayable form of one trace (see `program.py` for the generated code)."""
 
-    def __init__(self, fn, trace: Trace, result, ns) -> None:
+    def __init__(self, fn: Callable[..., Any], trace: Trace, result: Any, ns: Any) -> None:
         self.fn = fn
         self.ns = ns
-        tensors: list = []
+        tensors: list[Tensor] = []
         self.template = split(result, tensors)
         boundary = boundary_slots(trace)
         self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
         self.externals = [trace.values[s] for s in boundary if trace.kinds[s] == EXTERNAL]
         op_outputs: list[int] = []
-        self.outputs = []  # per output: ("op", index, tapes, cls, diff nr); inputs: see below
+        # per output: ("op", index, tapes, cls, diff nr); inputs: see below
+        self.outputs: list[tuple[Any, ...]] = []
         diff: list[int] = []
         for t in tensors:
             slot = trace._slot_of[id(t)]
@@ -152,8 +169,8 @@ class Program:
                 nr = diff.index(slot)
             self.outputs.append(("op", op_outputs.index(slot), t._tapes, type(t), nr))
         self.n_out = len(diff)
-        self.backward = None
-        self.lean = None  # the backward without the fix-ups that never fire (after one call)
+        self.backward: Generated | None = None
+        self.lean: Generated | None = None  # without the fix-ups that never fire (one call on)
         reads: list[int] = []
         self.backward_source = ""
         self.mask = 0
@@ -164,13 +181,14 @@ class Program:
                 self.mask |= trace.values[s]._tapes
             edged = {s for i in trace.instrs for s, e in zip(i.ins, i.edges, strict=True) if e}
             self.wanted = [s for s in boundary if s in edged]
-            self._fired: set = set()
-            self._inlined: dict = {}  # rules written as expressions, decided on the arrays
+            self._fired: set[int] = set()
+            # rules written as expressions, decided on the arrays
+            self._inlined: dict[int, dict[int, str] | None] = {}
             order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
                 trace, order, diff, self.wanted, ns, fired=self._fired, inlined=self._inlined
             )
-            self._lean_args = (_skeleton(trace), order, diff, self.wanted, ns)
+            self._lean_args: _LeanArgs | None = (_skeleton(trace), order, diff, self.wanted, ns)
             self.heads = [(trace.values[s]._data.shape, trace.values[s]._data.dtype) for s in diff]
         saved_positions = {s: k for k, s in enumerate(reads)}
         self.reads = reads
@@ -178,11 +196,11 @@ class Program:
         self._saved_positions = saved_positions
         self.boundary = boundary
         # where each wanted input lives at call time: argument position or external tensor
-        self.wanted_from = [
+        self.wanted_from: list[tuple[str, Any]] = [
             ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
             for s in self.wanted
         ]
-        self.input_from = [
+        self.input_from: list[tuple[str, Any]] = [
             ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
             for s in boundary
         ]
@@ -195,7 +213,7 @@ class Program:
             for spec in self.outputs
         ]
 
-    def run(self, leaves: list, args, kwargs):
+    def run(self, leaves: list[Any], args: Any, kwargs: Any) -> Any:
         arrays = [leaves[p]._data for p in self.arg_positions]
         if self.externals:
             arrays += [t._data for t in self.externals]
@@ -208,7 +226,7 @@ class Program:
             node = record_node(COMPILED, {}, inputs, self.mask, self.ns, Tensor, self.n_out)
             node.saved = (_Call(self, saved, inputs, args, kwargs, rng_state),)
             node.checks = checks
-        values = []
+        values: list[Any] = []
         for spec in self.outputs:
             if spec[0] != "op":  # an input returned as it is
                 values.append(leaves[spec[1]] if spec[0] == "arg" else spec[1])
@@ -225,6 +243,7 @@ class Program:
 
     def specialize(self) -> None:
         """After a first backward: the same program with only the fix-ups that fired."""
+        assert self._lean_args is not None, "specialize() runs once, after the first backward"
         trace, order, diff, wanted, ns = self._lean_args
         self.lean, reads, self.lean_source = build_backward(
             trace, order, diff, wanted, ns, keep=set(self._fired), inlined=self._inlined
@@ -232,7 +251,7 @@ class Program:
         assert reads == self.reads, "the lean backward must read what the forward saves"
         self._lean_args = None  # the trace is no longer needed
 
-    def heads_as_traced(self, gs) -> bool:
+    def heads_as_traced(self, gs: Sequence[Any]) -> bool:
         """Incoming gradients have the outputs' traced shapes and dtypes (so the lean
         backward's fix-ups are the ones needed)."""
         for g, (shape, dtype) in zip(gs, self.heads, strict=True):
@@ -240,10 +259,12 @@ class Program:
                 return False
         return True
 
-    def eager_backward(self, call: _Call, g):
+    def eager_backward(self, call: _Call, g: Any) -> tuple[Any, ...]:
         """A backward that must itself be recorded (create_graph, higher order): run `fn`
         eagerly again on the same inputs and differentiate that graph with the engine."""
-        from ..autograd.engine_api import grad
+        from ..autograd.engine_api import grad as untyped_grad
+
+        grad: Callable[..., Any] = untyped_grad  # typed at the boundary (autograd isn't)
 
         rng = _generator() if call.rng_state is not None else None
         if rng is not None:  # the same dropout masks as the call, the stream left as it is
@@ -254,10 +275,12 @@ class Program:
         finally:
             if rng is not None:
                 rng.bit_generator.state = now
-        tensors: list = []
+        tensors: list[Tensor] = []
         split(result, tensors)
         gs = (g,) if self.n_out == 1 else tuple(g)
-        outs, heads, seen = [], [], set()
+        outs: list[Tensor] = []
+        heads: list[Any] = []
+        seen: set[int] = set()
         for spec, t in zip(self.outputs, tensors, strict=True):
             if (
                 spec[0] == "op"

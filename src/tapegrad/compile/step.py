@@ -13,27 +13,43 @@ explicit head gradients, ops after the backward) leaves the step eager.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
-from ..engine.node import ACCUMULATE, leaf_of
+from ..engine.node import ACCUMULATE, Node, leaf_of
 from ..engine.state import AMBIENT, RECORD
 from ..tensor import Tensor, _wrap
-from . import hook
+from . import functions, hook
 from .program import boundary_slots, build_backward, build_forward
 from .replay import split
-from .tracing import ARG, EXTERNAL, OP, Trace, backward_order
+from .tracing import ARG, EXTERNAL, OP, Instr, PatchTarget, Trace, backward_order
 
 _OWN = AMBIENT | RECORD  # the tapes Tensor.backward follows
+_T = TypeVar("_T")
+Head = tuple[int, tuple[int, ...], np.dtype[Any]]  # a backward root: slot, gradient shape, dtype
+# per watched tensor: it, its version, its array, a summary of the values, its .grad and
+# a summary of the gradient's values (None without one)
+Fingerprint = list[tuple[Tensor, int, Any, Any, Tensor | None, Any]]
 
 
 class BackwardEvent:
-    def __init__(self, position, roots, heads, order, leaves):
+    def __init__(
+        self,
+        position: int,
+        roots: Sequence[Tensor],
+        heads: list[Head],
+        order: list[Instr],
+        leaves: list[Tensor],
+    ) -> None:
         self.position, self.roots, self.heads = position, roots, heads
         self.order, self.leaves = order, leaves  # instrs in engine order; leaf tensors written
 
 
-def _note_backward(trace: Trace, roots, grads, options) -> None:
+def _note_backward(
+    trace: Trace, roots: Sequence[Tensor], grads: Sequence[Any], options: dict[str, Any]
+) -> None:
     """Check a backward during the trace can be replayed, and keep what its replay needs
     (taken now: the engine frees saved values as it goes)."""
     if trace.backward is not None:
@@ -49,12 +65,14 @@ def _note_backward(trace: Trace, roots, grads, options) -> None:
         return trace.fail(
             "its backward() is of a kind not replayed (create_graph, inputs=, a GradManager)"
         )
-    heads = []
+    heads: list[Head] = []
+    root_nodes: list[Node] = []
     for root, g in zip(roots, grads, strict=True):
         g = g._data if isinstance(g, Tensor) else g
         slot = trace._slot_of.get(id(root))
         if slot is None or trace.kinds[slot] != OP or root.grad_fn is None:
             return trace.fail("it calls backward() on a tensor the trace did not compute")
+        root_nodes.append(root.grad_fn)
         if (
             type(g) is not np.ndarray
             or g.shape != root.shape
@@ -65,7 +83,7 @@ def _note_backward(trace: Trace, roots, grads, options) -> None:
         heads.append((slot, g.shape, g.dtype))
     from ..engine.backward import _order
 
-    nodes, _, _ = _order([r.grad_fn for r in roots], _OWN, set())
+    nodes, _, _ = _order(root_nodes, _OWN, set())
     known = {id(i.node) for i in trace.instrs if i.node is not None}
     leaves = []
     for node in reversed(nodes):
@@ -81,11 +99,11 @@ def _note_backward(trace: Trace, roots, grads, options) -> None:
             return trace.fail("its backward() writes a leaf the trace does not know")
     if any(i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs):
         return trace.fail("it registers tensor hooks or retain_grad() inside the step")
-    order = backward_order(trace.instrs, [r.grad_fn for r in roots], _OWN)
+    order = backward_order(trace.instrs, root_nodes, _OWN)
     trace.backward = BackwardEvent(len(trace.instrs), roots, heads, order, leaves)
 
 
-def fingerprint(trace: Trace) -> list:
+def fingerprint(trace: Trace) -> Fingerprint:
     """Version, values and gradient (object and values) of every tensor the trace watches:
     the arguments, the tensors found in `fn`, the externals seen so far. (Values too: code
     may write into an array without bumping the version.)"""
@@ -93,7 +111,7 @@ def fingerprint(trace: Trace) -> list:
     tensors.update(
         (id(v), v) for k, v in zip(trace.kinds, trace.values, strict=True) if k == EXTERNAL
     )
-    out = []
+    out: Fingerprint = []
     for t in tensors.values():
         g = t._grad
         out.append(
@@ -105,7 +123,7 @@ def fingerprint(trace: Trace) -> list:
 _SUMMED = 1 << 16  # bytes: a larger contiguous array is summarised by checksums, not copied
 
 
-def _summary(a):
+def _summary(a: Any) -> Any:
     """What `_same` compares `a` with later: a copy, or for a large contiguous array two
     checksums of its 64-bit words (a wrapping sum and an xor: any change of one element
     changes both; copying and comparing every parameter at every event was about 40 % of
@@ -116,11 +134,13 @@ def _summary(a):
     return a.copy()
 
 
-def _same(a, summary) -> bool:
+def _same(a: Any, summary: Any) -> bool:
     if type(summary) is tuple:
         now = _summary(a)
-        return type(now) is tuple and now == summary
-    return a.shape == summary.shape and np.array_equal(a, summary, equal_nan=a.dtype.kind in "fc")
+        return type(now) is tuple and bool(now == summary)
+    return bool(
+        a.shape == summary.shape and np.array_equal(a, summary, equal_nan=a.dtype.kind in "fc")
+    )
 
 
 def check_untouched(trace: Trace) -> None:
@@ -147,7 +167,7 @@ def _untouched_since_last_event(trace: Trace) -> None:
             return
 
 
-def _event(trace: Trace, run):
+def _event(trace: Trace, run: Callable[[], _T]) -> _T:
     _untouched_since_last_event(trace)
     trace.in_call += 1
     try:
@@ -160,11 +180,11 @@ def _event(trace: Trace, run):
 # ---------------------------------------------------------------- interception
 _lock = threading.Lock()
 _depth = 0
-_saved: list = []
+_saved: list[tuple[Any, str, Any]] = []  # (owner, name, the original attribute)
 
 
-def _wrapped_backward(original):
-    def run_backward(roots, grads, **options):
+def _wrapped_backward(original: Callable[..., Any]) -> Callable[..., Any]:
+    def run_backward(roots: Sequence[Tensor], grads: Sequence[Any], **options: Any) -> Any:
         trace = hook.local.trace
         if trace is None or trace.in_call:
             return original(roots, grads, **options)
@@ -174,8 +194,8 @@ def _wrapped_backward(original):
     return run_backward
 
 
-def _wrapped_call(original):
-    def call(self, *args, **kwargs):
+def _wrapped_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         trace = hook.local.trace
         if trace is None or trace.in_call:
             return original(self, *args, **kwargs)
@@ -189,11 +209,11 @@ def _wrapped_call(original):
     return call
 
 
-def _targets():
+def _targets() -> list[PatchTarget]:
     from ..autograd import engine_api
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
-    from . import effects, functions, random_draws
+    from . import effects, random_draws
 
     return [
         (engine_api, "run_backward", _wrapped_backward),
@@ -202,14 +222,14 @@ def _targets():
         (Module, "zero_grad", _wrapped_call),
         *effects.targets(),
         *random_draws.targets(),
-        *functions.targets(),
     ]
 
 
 class step_guard:
-    """While entered (by any thread), backward() and optimizer calls are noted as events."""
+    """While entered (by any thread), backward() and optimizer calls are noted as events
+    (and custom Functions are opaque calls: `functions.apply_guard`)."""
 
-    def __enter__(self):
+    def __enter__(self) -> step_guard:
         global _depth
         with _lock:
             if _depth == 0:
@@ -218,10 +238,12 @@ class step_guard:
                     _saved.append((owner, name, original))
                     setattr(owner, name, wrap(original))
             _depth += 1
+        functions.apply_guard().__enter__()  # custom Functions: a guard shared with tg.onnx
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         global _depth
+        functions.apply_guard().__exit__(*exc)
         with _lock:
             _depth -= 1
             if _depth == 0:
@@ -231,14 +253,14 @@ class step_guard:
 
 
 # ---------------------------------------------------------------- the program
-def explained(trace: Trace) -> tuple[set, set]:
+def explained(trace: Trace) -> tuple[set[int], set[int]]:
     """ids of tensors whose version (optimizer steps) or `.grad` (zero_grad, backward) the
     step's events may change."""
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
     from . import effects
 
-    versions, grads = effects.explained(trace), set()
+    versions, grads = effects.explained(trace), set[int]()
     for _, _, fn, obj, _, _ in trace.calls:
         params = (
             list(obj.parameters())
@@ -272,10 +294,12 @@ class StepProgram:
     """One compiled training step (see the module docstring)."""
 
     verified = True  # no eager rerun to compare with: that would step twice
+    draws = False  # (never replayed unverified: its dropout draws need no comparison)
 
-    def __init__(self, trace: Trace, result, ns) -> None:
+    def __init__(self, trace: Trace, result: Any, ns: Any) -> None:
         event = trace.backward
-        tensors: list = []
+        assert event is not None, "step_problem() lets only a step with a backward through"
+        tensors: list[Tensor] = []
         self.template = split(result, tensors)
         boundary = boundary_slots(trace)
         self.arg_positions = [trace.arg_pos[s] for s in boundary if trace.kinds[s] == ARG]
@@ -283,28 +307,30 @@ class StepProgram:
         roots = [slot for slot, _, _ in event.heads]
         self.heads = [(shape, dtype) for _, shape, dtype in event.heads]
         wanted = [trace._slot_of[id(t)] for t in event.leaves]
-        self.leaves = [
-            ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
-            for s in wanted
+        # per leaf written: its position among the arguments, or the external tensor itself
+        self.leaves: list[int | Tensor] = [
+            trace.arg_pos[s] if trace.kinds[s] == ARG else trace.values[s] for s in wanted
         ]
         self.backward, reads, self.backward_source = build_backward(
             trace, event.order, roots, wanted, ns, inlined={}
         )
         slots = [trace._slot_of[id(t)] for t in tensors]
         op_outputs = list(dict.fromkeys(s for s in slots if trace.kinds[s] == OP))
-        self.outputs = []  # per output tensor: where its value comes from at a replay
+        # per output tensor: where its value comes from at a replay ("op": an output of the
+        # forward program, of that array class; "arg": an argument's position; "ext": itself)
+        self.outputs: list[tuple[str, Any, type[Tensor]]] = []
         for t, s in zip(tensors, slots, strict=True):
             if trace.kinds[s] == OP:
                 self.outputs.append(("op", op_outputs.index(s), type(t)))
             elif trace.kinds[s] == ARG:
-                self.outputs.append(("arg", trace.arg_pos[s], None))
+                self.outputs.append(("arg", trace.arg_pos[s], type(t)))
             else:
-                self.outputs.append(("ext", t, None))
+                self.outputs.append(("ext", t, type(t)))
         self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
         self.before = [(fn, obj, a, k) for _, bw, fn, obj, a, k in trace.calls if bw is None]
         self.after = [(fn, obj, a, k) for _, bw, fn, obj, a, k in trace.calls if bw is not None]
 
-    def run(self, leaves: list, args, kwargs):
+    def run(self, leaves: list[Any], args: Any, kwargs: Any) -> Any:
         from ..engine.backward import _apply_writes
 
         for fn, obj, a, k in self.before:
@@ -314,16 +340,16 @@ class StepProgram:
         outs, saved = self.forward(*arrays)
         heads = [np.ones(shape, dtype) for shape, dtype in self.heads]
         grads = self.backward(*heads, *saved)
-        writes = []
-        for (kind, where), g in zip(self.leaves, grads, strict=True):
+        writes: list[tuple[Tensor, Any, bool]] = []
+        for where, g in zip(self.leaves, grads, strict=True):
             if g is not None:
-                writes.append((leaves[where] if kind == "arg" else where, g, True))
+                writes.append((where if isinstance(where, Tensor) else leaves[where], g, True))
         _apply_writes(writes, {id(h) for h in heads}, False, False)
         for fn, obj, a, k in self.after:
             fn(obj, *a, **k)
         from .replay import rebuild
 
-        values = []
+        values: list[Any] = []
         for kind, where, cls in self.outputs:
             if kind == "op":  # eager's loss has a freed graph; this one has none
                 values.append(_wrap(outs[where], 0, cls))

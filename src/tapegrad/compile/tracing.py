@@ -10,31 +10,43 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine.node import ACCUMULATE
+from ..engine.node import ACCUMULATE, Node
 from ..tensor import Tensor
 from . import hook
 from .hook import TRACING
 
+if TYPE_CHECKING:
+    from .step import BackwardEvent
+
+__all__ = ["ALIAS", "ARG", "CONST", "EXTERNAL", "OP", "TRACING", "Instr", "PatchTarget", "Trace"]
+
 ARG, EXTERNAL, CONST, OP = "arg", "external", "const", "op"
+# a module-level function or method a guard replaces while tracing: (owner, attribute name,
+# the wrapper factory taking the original)
+PatchTarget = tuple[Any, str, Callable[[Any], Any]]
 
 
 @dataclass
 class Instr:
     """One traced op: `slots[out] = op.forward(xp, *slots[ins], **params)`."""
 
+    # a registry `Op` or a pseudo-op (an alias, a Function call, an effect, a draw): duck
+    # typed on `name`, `forward`, `save_idx`/`saved_indices`, `view` and optional flags
     op: Any
-    ins: tuple
-    params: dict
+    ins: tuple[int, ...]
+    params: dict[str, Any]
     out: int
-    xp: Any
-    node: Any  # the eager graph node made while tracing (None when nothing recorded)
-    edges: tuple  # per input: does the node have an edge to it (it gets a gradient)
-    param_slots: dict = field(default_factory=dict)  # array parameter -> the slot it is
+    xp: Any  # the array module (NumPy), None for a pseudo-instruction without arrays
+    node: Node | None  # the eager graph node made while tracing (None when nothing recorded)
+    edges: tuple[bool, ...]  # per input: does the node have an edge to it (it gets a gradient)
+    param_slots: dict[str, int] = field(default_factory=dict)  # array parameter -> its slot
 
 
 class _Alias:
@@ -45,14 +57,14 @@ class _Alias:
     view = True
 
     @staticmethod
-    def forward(xp, x):
+    def forward(xp: Any, x: Any) -> Any:
         return x
 
 
 ALIAS = _Alias()
 
 
-def _array_module(t: Tensor):
+def _array_module(t: Tensor) -> Any:
     from ..ops.registry import _MODULES
 
     return _MODULES.get(type(t._data))
@@ -60,28 +72,33 @@ def _array_module(t: Tensor):
 
 @dataclass
 class Trace:
-    kinds: list = field(default_factory=list)  # per slot: ARG, EXTERNAL, CONST or OP
-    values: list = field(default_factory=list)  # per slot: the Tensor (or constant) it held
-    versions: list = field(default_factory=list)  # per slot: a tensor's version when first seen
-    arg_pos: dict = field(default_factory=dict)  # slot -> position among the flat arguments
-    instrs: list = field(default_factory=list)
-    external_grads: list = field(default_factory=list)  # (tensor, grad, its values) first seen
+    kinds: list[str] = field(default_factory=list)  # per slot: ARG, EXTERNAL, CONST or OP
+    values: list[Any] = field(default_factory=list)  # per slot: the Tensor (or constant)
+    versions: list[int | None] = field(default_factory=list)  # a tensor's version first seen
+    arg_pos: dict[int, int] = field(default_factory=dict)  # slot -> position among the args
+    instrs: list[Instr] = field(default_factory=list)
+    # (tensor, grad, a copy of its values) when first seen
+    external_grads: list[tuple[Tensor, Tensor | None, Any]] = field(default_factory=list)
     problem: str | None = None  # why this trace can't be replayed, if it can't
-    backward: Any = None  # the backward() fn called (step.BackwardEvent), if any
-    calls: list = field(default_factory=list)  # optimizer / zero_grad calls (step.py)
+    backward: BackwardEvent | None = None  # the backward() call, if any
+    # optimizer / zero_grad calls (step.py): (instruction count, the backward before it,
+    # the unwrapped method, its object, args, kwargs)
+    calls: list[tuple[int, Any, Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]]] = field(
+        default_factory=list
+    )
     in_call: int = 0  # inside backward() or an optimizer call: their own work isn't traced
-    watched: list = field(default_factory=list)  # arguments and found tensors (step.py)
-    effects: list = field(default_factory=list)  # bookkeeping the replay redoes (effects.py)
+    watched: list[Tensor] = field(default_factory=list)  # arguments and found tensors (step.py)
+    effects: list[Any] = field(default_factory=list)  # bookkeeping the replay redoes (effects.py)
     in_batch_norm: int = 0  # inside a BatchNorm layer whose bookkeeping effects.py records
     last_print: Any = None  # their state after the last event (step.fingerprint)
     value_read: str | None = None  # the first value read (which makes fn eager for good)
-    draws: list = field(default_factory=list)  # generator states around each dropout draw
-    _slot_of: dict = field(default_factory=dict)  # id(tensor) -> slot
-    _marked: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its tapes before)
-    _storage: dict = field(default_factory=dict)  # id(array) -> the traced tensor holding it
+    draws: list[tuple[Any, Any]] = field(default_factory=list)  # generator states around draws
+    _slot_of: dict[int, int] = field(default_factory=dict)  # id(tensor) -> slot
+    _marked: dict[int, tuple[Tensor, int]] = field(default_factory=dict)  # id -> (t, tapes)
+    _storage: dict[int, Tensor] = field(default_factory=dict)  # id(array) -> its tensor
 
     # ---------------------------------------------------------------- slots
-    def _new_slot(self, kind: str, value) -> int:
+    def _new_slot(self, kind: str, value: Any) -> int:
         self.kinds.append(kind)
         self.values.append(value)
         self.versions.append(value._version if isinstance(value, Tensor) else None)
@@ -102,13 +119,13 @@ class Trace:
             self.mark(t)
         return slot
 
-    def slot_of(self, a) -> int:
+    def slot_of(self, a: Any) -> int:
         """The slot an op input lives in, made on first sight for externals and constants."""
         if not isinstance(a, Tensor):
             return self._new_slot(CONST, a)
-        slot = self._slot_of.get(id(a))
-        if slot is not None:
-            return slot
+        found = self._slot_of.get(id(a))
+        if found is not None:
+            return found
         if a._tapes & TRACING and id(a) not in self._marked:
             self.fail("it changes a traced tensor in place (a shadow of it reached an op)")
         elif a.grad_fn is not None and id(a) not in self._marked:
@@ -123,10 +140,10 @@ class Trace:
         return slot
 
     # ---------------------------------------------------------------- ops
-    def _param_slots(self, params: dict) -> dict:
+    def _param_slots(self, params: dict[str, Any]) -> dict[str, int]:
         """Array parameters that are a traced tensor's storage (batch norm's running
         statistics, a loss's weight): the replay passes that tensor's array of the call."""
-        found = {}
+        found: dict[str, int] = {}
         for k, v in params.items():
             if isinstance(v, np.ndarray):
                 t = self._storage.get(id(v))
@@ -134,7 +151,9 @@ class Trace:
                     found[k] = self.slot_of(t)
         return found
 
-    def append(self, op, args, params, result: Tensor) -> None:
+    def append(
+        self, op: Any, args: tuple[Any, ...], params: dict[str, Any], result: Tensor
+    ) -> None:
         if self.in_call:
             self.fail(f"op {op.name} ran inside backward() or an optimizer call")
         if (
@@ -168,6 +187,29 @@ class Trace:
         out._tapes |= TRACING
         self.instrs.append(Instr(ALIAS, ins, {}, slot, _array_module(out), None, (False,)))
 
+    def output_slot(self, t: Tensor) -> int:
+        """A slot for `t`, an output of an opaque call the caller appends an instruction
+        for (a custom Function's): later ops on `t` are traced."""
+        slot = self._slot_of[id(t)] = self._new_slot(OP, t)
+        self._marked[id(t)] = (t, t._tapes & ~TRACING)
+        self._storage.setdefault(id(t._data), t)
+        t._tapes |= TRACING
+        return slot
+
+    def apply_function(
+        self,
+        original: Callable[..., Any],
+        cls: Any,
+        ctx: Any,
+        args: Sequence[Any],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """A custom Function applied to traced tensors: one opaque call (`functions.py`).
+        A trace for another purpose (ONNX export) overrides it."""
+        from .functions import traced_apply
+
+        return traced_apply(self, original, cls, ctx, args, kwargs)
+
     def effect_slot(self) -> int:
         """A slot for an effect pseudo-instruction (it produces nothing)."""
         return self._new_slot(CONST, None)
@@ -196,7 +238,7 @@ _READS = (
 )
 _guard_lock = threading.Lock()
 _guard_depth = 0
-_originals: dict = {}
+_originals: dict[str, Any] = {}
 
 
 def _caller_line() -> str:
@@ -204,8 +246,8 @@ def _caller_line() -> str:
     import os
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame = sys._getframe(2)
-    first = frame
+    first = sys._getframe(2)
+    frame: FrameType | None = first
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith(here + os.sep):
@@ -214,8 +256,8 @@ def _caller_line() -> str:
     return f"{first.f_code.co_filename}:{first.f_lineno}"
 
 
-def _guarded(name, original):
-    def read(self, *args, **kwargs):
+def _guarded(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    def read(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         trace = hook.local.trace
         if (
             trace is not None
@@ -233,8 +275,8 @@ def _guarded(name, original):
     return read
 
 
-def _detach_traced(original):
-    def detach(self):
+def _detach_traced(original: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    def detach(self: Tensor) -> Tensor:
         out = original(self)
         trace = hook.local.trace
         if trace is not None and self._tapes & TRACING:
@@ -246,8 +288,10 @@ def _detach_traced(original):
 
 
 def _data_traced(original: property) -> property:
-    def data(self):
-        out = original.fget(self)
+    fget = _getter(original)
+
+    def data(self: Tensor) -> Any:
+        out = fget(self)
         trace = hook.local.trace
         if trace is not None and self._tapes & TRACING:
             trace.alias(self, out)
@@ -257,8 +301,10 @@ def _data_traced(original: property) -> property:
 
 
 def _grad_read_noticed(original: property) -> property:
-    def grad(self):
-        out = original.fget(self)
+    fget = _getter(original)
+
+    def grad(self: Tensor) -> Any:
+        out = fget(self)
         trace = hook.local.trace
         if trace is not None and out is not None and not trace.in_call:
             trace.fail("it reads a .grad (a tensor that backward() replaces between calls)")
@@ -267,9 +313,19 @@ def _grad_read_noticed(original: property) -> property:
     return property(grad, original.fset, original.fdel, original.__doc__)
 
 
+def _getter(p: property) -> Callable[[Any], Any]:
+    if p.fget is None:
+        raise TypeError(f"{p!r} has no getter")
+    return p.fget
+
+
 def _requires_grad_ignoring_trace(original: property) -> property:
     """`requires_grad` that does not count the tracing bit (fn must see what eager sees)."""
-    return property(lambda t: t._tapes & ~TRACING != 0, original.fset, None, original.__doc__)
+
+    def requires_grad(t: Tensor) -> bool:
+        return t._tapes & ~TRACING != 0
+
+    return property(requires_grad, original.fset, None, original.__doc__)
 
 
 class value_read_guard:
@@ -278,7 +334,7 @@ class value_read_guard:
     `requires_grad` ignores the tracing bit. (Patched on the class only while some thread
     traces: eager code never pays for it.)"""
 
-    def __enter__(self):
+    def __enter__(self) -> value_read_guard:
         global _guard_depth
         with _guard_lock:
             if _guard_depth == 0:
@@ -287,19 +343,20 @@ class value_read_guard:
                     if original is not None:
                         _originals[name] = original
                         setattr(Tensor, name, _guarded(name, original))
-                for name, wrap in (
+                wrappers: tuple[tuple[str, Callable[[Any], Any]], ...] = (
                     ("requires_grad", _requires_grad_ignoring_trace),
                     ("detach", _detach_traced),
                     ("data", _data_traced),
                     ("grad", _grad_read_noticed),
-                ):
+                )
+                for name, wrap in wrappers:
                     original = Tensor.__dict__[name]
                     _originals[name] = original
                     setattr(Tensor, name, wrap(original))
             _guard_depth += 1
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         global _guard_depth
         with _guard_lock:
             _guard_depth -= 1
@@ -309,7 +366,7 @@ class value_read_guard:
                 _originals.clear()
 
 
-def backward_order(instrs: list, roots: list, own_mask: int = -1) -> list:
+def backward_order(instrs: list[Instr], roots: list[Node], own_mask: int = -1) -> list[Instr]:
     """The traced instructions with a node, in the order the eager engine would run their
     rules for a backward following tapes `own_mask` (so gradients are summed in the same
     order, bit for bit)."""

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..compile.tracing import ARG, CONST, EXTERNAL
+from ..compile.tracing import ARG, CONST, EXTERNAL, Instr, Trace
 from ..tensor import Tensor
 from . import _ops
 from ._graph import Graph
+from ._symbolic import Pick, SymbolicCall, write_call
 from ._trace import trace_forward
 
 OPSET = 17
 
 
-def _onnx():
+def _onnx() -> Any:
     try:
         import onnx
     except ImportError:
@@ -28,9 +30,15 @@ def _onnx():
     return onnx
 
 
-def _dims(shape, axes, name: str) -> list:
+# per input or output name: {axis: "label"} or [axis, ...]
+DynamicAxes = Mapping[str, Mapping[int, str] | Sequence[int]]
+
+
+def _dims(
+    shape: Sequence[int], axes: Mapping[int, str] | Sequence[int], name: str
+) -> list[int | str]:
     """The shape with the dynamic axes named (`{0: "batch"}` or `[0]`)."""
-    dims: list = list(shape)
+    dims: list[int | str] = list(shape)
     named = axes if isinstance(axes, dict) else {a: f"{name}_dim{a}" for a in axes}
     for a, label in named.items():
         if not -len(dims) <= int(a) < len(dims):
@@ -42,31 +50,36 @@ def _dims(shape, axes, name: str) -> list:
     return dims
 
 
-def _value_info(onnx, name: str, array: np.ndarray, axes) -> Any:
+def _value_info(
+    onnx: Any,
+    name: str,
+    array: np.ndarray[Any, Any],
+    axes: Mapping[int, str] | Sequence[int] | None,
+) -> Any:
     elem = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
     return onnx.helper.make_tensor_value_info(name, elem, _dims(array.shape, axes or (), name))
 
 
-def _names(given, count: int, prefix: str, what: str) -> list:
+def _names(given: Iterable[str] | None, count: int, prefix: str, what: str) -> list[str]:
     if given is None:
         return [f"{prefix}{i}" if count > 1 else prefix for i in range(count)]
-    given = list(given)
-    if len(given) != count or len(set(given)) != count:
+    names = list(given)
+    if len(names) != count or len(set(names)) != count:
         raise ValueError(
-            f"tg.onnx.export: {what} has {len(given)} names {given}, but the "
+            f"tg.onnx.export: {what} has {len(names)} names {names}, but the "
             f"model has {count} {what.split('_')[0]}s; give one distinct name each"
         )
-    return given
+    return names
 
 
 def export(
-    module,
-    args,
-    path,
+    module: Any,
+    args: Any,
+    path: Any,
     opset_version: int = OPSET,
-    input_names=None,
-    output_names=None,
-    dynamic_axes=None,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    dynamic_axes: DynamicAxes | None = None,
 ) -> Any:
     """Write `module`'s forward on `args` as an ONNX model (opset 17) at `path`.
 
@@ -74,8 +87,11 @@ def export(
     parameters and buffers become initializers named after their place in the module
     (`0.weight`), every traced op becomes ONNX nodes. Put the module in eval mode first
     (dropout and batch norm in training mode are not exported). An op without an ONNX
-    mapping raises a RuntimeError naming the op and the layer that ran it. Recurrent
-    layers are unrolled over the traced sequence length.
+    mapping raises a RuntimeError naming the op and the layer that ran it. RNN, LSTM and
+    GRU layers become ONNX's `RNN`/`LSTM`/`GRU` operators (weights converted to ONNX's
+    layout and gate order); a custom `tg.autograd.Function` with a static
+    `symbolic(g, *args)` method writes its nodes through `g` (`tg.onnx.SymbolicContext`),
+    one without is traced through.
 
     Args:
         module: a `tg.nn.Module` (or any callable of tensors made of tapegrad ops).
@@ -110,8 +126,8 @@ def export(
     traced = trace_forward(module, tuple(args))
     trace = traced.trace
     dynamic = dict(dynamic_axes or {})
-    g = Graph(onnx)
-    names: dict[int, str | None] = {}
+    g = Graph(onnx, OPSET)
+    names: dict[int, str] = {}  # slot -> its value's name in the graph
     in_names = _names(input_names, len(traced.inputs), "input", "input_names")
     out_names = _names(output_names, len(traced.outputs), "output", "output_names")
     unknown = set(dynamic) - set(in_names) - set(out_names)
@@ -128,7 +144,7 @@ def export(
     for instr in trace.instrs:
         for s in instr.ins:
             first_user.setdefault(s, instr)
-    taken = set(in_names) | set(out_names)
+    g.taken.update(in_names, out_names)
     dynamic_sizes = {
         trace.values[slot].shape[int(a)]
         for slot, name in zip(traced.inputs, in_names)
@@ -138,31 +154,36 @@ def export(
         if kind != EXTERNAL:
             continue
         t = trace.values[slot]
-        name = traced.params.get(id(t))
-        if name is None:
+        known = traced.params.get(id(t))
+        if known is None:
             if slot in first_user and dynamic_sizes & set(t.shape):
                 owner = traced.owner.get(first_user[slot].out, "(top level)")
                 raise RuntimeError(
                     f"tg.onnx.export: layer {owner} reads a tensor it made itself (shape "
-                    f"{tuple(t.shape)}, such as an RNN's zero initial state) with the traced "
+                    f"{tuple(t.shape)}, such as a zero initial state) with the traced "
                     "size of a dynamic axis, which would stay fixed in the model. Pass that "
                     "tensor as an input (e.g. args=(x, h0)) or export without dynamic_axes."
                 )
-            name = g.fresh("constant")
-        while name in taken:
-            name = name + "_"
-        taken.add(name)
-        names[slot] = g.initializer(name, t._data)
+            known = g.fresh("constant")
+        names[slot] = g.initializer(g.unique(known), t._data)
+    calls: dict[int, list[str]] = {}  # a symbolic call's slot -> the names of its outputs
     for instr in trace.instrs:
-        names[instr.out] = _convert(g, trace, instr, names, traced.owner)
+        op = instr.op
+        if isinstance(op, SymbolicCall):
+            layer = traced.owner.get(instr.out, "(top level)")
+            calls[instr.out] = write_call(g, op, trace.values, names, layer)
+        elif isinstance(op, Pick):
+            names[instr.out] = calls[instr.ins[0]][op.index]
+        else:
+            names[instr.out] = _convert(g, trace, instr, names, traced.owner)
     outputs = []
     for slot, name in zip(traced.outputs, out_names):
         g.node("Identity", [names[slot]], [name])
         outputs.append(_value_info(onnx, name, trace.values[slot]._data, dynamic.get(name)))
     graph = onnx.helper.make_graph(g.nodes, type(module).__name__, inputs, outputs, g.initializers)
-    model = onnx.helper.make_model(
-        graph, producer_name="tapegrad", opset_imports=[onnx.helper.make_opsetid("", OPSET)]
-    )
+    opsets = [onnx.helper.make_opsetid("", OPSET)]
+    opsets += [onnx.helper.make_opsetid(d, 1) for d in sorted(g.domains)]
+    model = onnx.helper.make_model(graph, producer_name="tapegrad", opset_imports=opsets)
     model.ir_version = min(model.ir_version, 8)  # what onnxruntime releases of opset 17 read
     onnx.checker.check_model(model)
     if hasattr(path, "write"):
@@ -172,7 +193,9 @@ def export(
     return model
 
 
-def _input_name(g: Graph, trace, slot: int, names: dict, dtype) -> str | None:
+def _input_name(
+    g: Graph, trace: Trace, slot: int, names: dict[int, str], dtype: np.dtype[Any]
+) -> str | None:
     if trace.kinds[slot] == CONST:
         value = trace.values[slot]
         if value is None:
@@ -181,7 +204,9 @@ def _input_name(g: Graph, trace, slot: int, names: dict, dtype) -> str | None:
     return names[slot]
 
 
-def _convert(g: Graph, trace, instr, names: dict, owner: dict) -> str:
+def _convert(
+    g: Graph, trace: Trace, instr: Instr, names: dict[int, str], owner: dict[int, str]
+) -> str:
     op = instr.op.name
     out = trace.values[instr.out]._data
     arrays = [
@@ -207,7 +232,7 @@ def _convert(g: Graph, trace, instr, names: dict, owner: dict) -> str:
             return g.node(_ops.BINARY[op], cast)
         if op in _ops.NEEDS_PARAM_NAMES:
 
-            def param_name(key):
+            def param_name(key: str) -> str:
                 slot = instr.param_slots.get(key)
                 return names[slot] if slot is not None else g.const(p[key])
 

@@ -7,10 +7,18 @@ returns the name of the value it computes."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ._graph import Graph
+
+Ins = list[str | None]  # input value names, None for an absent optional input
+Params = dict[str, Any]  # the op's parameters
+Arrays = list[Any]  # the traced inputs (arrays, or Python constants)
+Array = np.ndarray[Any, Any]  # the traced output
+Converter = Callable[[Graph, Ins, Params, Arrays, Array], str]
 
 
 class Unsupported(Exception):
@@ -48,12 +56,12 @@ _BINARY = {
 }
 
 
-def _pads(padding) -> list:
+def _pads(padding: Any) -> list[int]:
     """tapegrad's ((lo, hi), ...) per spatial axis -> ONNX's [lo..., hi...]."""
     return [lo for lo, _ in padding] + [hi for _, hi in padding]
 
 
-def _linear(g: Graph, ins, p, arrays, out):
+def _linear(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x, w, b = (list(ins) + [None])[:3]
     if arrays[0].ndim == 2:
         return g.node("Gemm", [x, w] + ([b] if b else []), transB=1)
@@ -61,7 +69,7 @@ def _linear(g: Graph, ins, p, arrays, out):
     return g.node("Add", [y, b]) if b else y
 
 
-def _conv(g: Graph, ins, p, arrays, out):
+def _conv(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x, w, b = (list(ins) + [None])[:3]
     return g.node(
         "Conv",
@@ -74,7 +82,7 @@ def _conv(g: Graph, ins, p, arrays, out):
     )
 
 
-def _conv_transpose(g: Graph, ins, p, arrays, out):
+def _conv_transpose(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x, w, b = (list(ins) + [None])[:3]
     k = arrays[1].shape[2:]
     extra = []
@@ -97,7 +105,7 @@ def _conv_transpose(g: Graph, ins, p, arrays, out):
     )
 
 
-def _max_pool(g: Graph, ins, p, arrays, out):
+def _max_pool(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     return g.node(
         "MaxPool",
         [ins[0]],
@@ -108,7 +116,7 @@ def _max_pool(g: Graph, ins, p, arrays, out):
     )
 
 
-def _avg_pool(g: Graph, ins, p, arrays, out):
+def _avg_pool(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     if p.get("divisor_override") or any(p.get("ceil_extra") or ()):
         raise Unsupported("ceil_mode=True and divisor_override have no ONNX AveragePool twin")
     if any(d != 1 for d in p.get("dilation") or ()):
@@ -123,7 +131,7 @@ def _avg_pool(g: Graph, ins, p, arrays, out):
     )
 
 
-def _adaptive_avg_pool(g: Graph, ins, p, arrays, out):
+def _adaptive_avg_pool(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     sizes = arrays[0].shape[2:]
     if all(o == 1 for o in p["out_size"]):
         return g.node("GlobalAveragePool", [ins[0]])
@@ -136,14 +144,16 @@ def _adaptive_avg_pool(g: Graph, ins, p, arrays, out):
     return g.node("AveragePool", [ins[0]], kernel_shape=kernel, strides=kernel)
 
 
-def _affine(g: Graph, ins, arrays, channels, dtype):
+def _affine(g: Graph, ins: Ins, arrays: Arrays, channels: Any, dtype: Any) -> tuple[str, str]:
     """Scale and bias names; ones and zeros when the layer has none (affine=False)."""
     w = ins[1] if len(ins) > 1 and ins[1] else g.const(np.ones(channels, dtype))
     b = ins[2] if len(ins) > 2 and ins[2] else g.const(np.zeros(channels, dtype))
     return w, b
 
 
-def _batch_norm(g: Graph, ins, p, arrays, out, param_names):
+def _batch_norm(
+    g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array, param_names: Callable[[str], str]
+) -> str:
     if p.get("training") or p.get("running_mean") is None:
         raise Unsupported(
             "batch norm in training mode (batch statistics); call module.eval() before exporting"
@@ -154,13 +164,13 @@ def _batch_norm(g: Graph, ins, p, arrays, out, param_names):
     return g.node("BatchNormalization", [ins[0], w, b, mean, var], epsilon=float(p["eps"]))
 
 
-def _layer_norm(g: Graph, ins, p, arrays, out):
+def _layer_norm(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x = arrays[0]
     w, b = _affine(g, ins, arrays, x.shape[-p["ndim"] :], x.dtype)
     return g.node("LayerNormalization", [ins[0], w, b], axis=-p["ndim"], epsilon=float(p["eps"]))
 
 
-def _group_norm(g: Graph, ins, p, arrays, out):
+def _group_norm(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x = arrays[0]
     groups = p["num_groups"]
     grouped = g.node("Reshape", [ins[0], g.ints([0, groups, -1])])
@@ -178,14 +188,14 @@ def _group_norm(g: Graph, ins, p, arrays, out):
     return y
 
 
-def _embedding(g: Graph, ins, p, arrays, out):
+def _embedding(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     idx = ins[0]
     if arrays[0].dtype != np.int64:
         idx = g.node("Cast", [idx], to=g.onnx.TensorProto.INT64)
     return g.node("Gather", [ins[1], idx], axis=0)
 
 
-def _gelu(g: Graph, ins, p, arrays, out):
+def _gelu(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x, dt = ins[0], arrays[0].dtype
     half = g.node("Mul", [x, g.const(0.5, dt)])
     if p.get("approximate", "none") == "tanh":
@@ -197,7 +207,7 @@ def _gelu(g: Graph, ins, p, arrays, out):
     return g.node("Mul", [half, g.node("Add", [t, g.const(1.0, dt)])])
 
 
-def _softplus(g: Graph, ins, p, arrays, out):
+def _softplus(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     x, dt = ins[0], arrays[0].dtype
     beta, threshold = float(p.get("beta", 1.0)), float(p.get("threshold", 20.0))
     bx = x if beta == 1.0 else g.node("Mul", [x, g.const(beta, dt)])
@@ -207,7 +217,7 @@ def _softplus(g: Graph, ins, p, arrays, out):
     return g.node("Where", [g.node("Greater", [bx, g.const(threshold, dt)]), x, soft])
 
 
-def _reshape(g: Graph, ins, p, arrays, out):
+def _reshape(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     # leading sizes kept from the input are written 0 ("copy"): a dynamic batch stays dynamic
     shape, in_shape = list(out.shape), list(arrays[0].shape)
     target = list(p["shape"]) if -1 in p["shape"] else shape
@@ -218,22 +228,22 @@ def _reshape(g: Graph, ins, p, arrays, out):
     return g.node("Reshape", [ins[0], g.ints(target)])
 
 
-def _swapaxes(g: Graph, ins, p, arrays, out):
+def _swapaxes(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     perm = list(range(arrays[0].ndim))
     a, b = p["axis1"] % len(perm), p["axis2"] % len(perm)
     perm[a], perm[b] = perm[b], perm[a]
     return g.node("Transpose", [ins[0]], perm=perm)
 
 
-def _permute(g: Graph, ins, p, arrays, out):
+def _permute(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     axes = p.get("axes", p.get("dims"))
     if axes is None:
         axes = list(range(arrays[0].ndim))[::-1]
     return g.node("Transpose", [ins[0]], perm=[int(a) % arrays[0].ndim for a in axes])
 
 
-def _reduce(onnx_op):
-    def convert(g: Graph, ins, p, arrays, out):
+def _reduce(onnx_op: str) -> Converter:
+    def convert(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
         axis = p.get("axis")
         ndim = arrays[0].ndim
         axes = (
@@ -249,18 +259,18 @@ def _reduce(onnx_op):
     return convert
 
 
-def _stack(g: Graph, ins, p, arrays, out):
+def _stack(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     axis = p.get("axis", 0) % out.ndim
     parts = [g.node("Unsqueeze", [x, g.ints([axis])]) for x in ins]
     return parts[0] if len(parts) == 1 else g.node("Concat", parts, axis=axis)
 
 
-def _concat(g: Graph, ins, p, arrays, out):
+def _concat(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     axis = p.get("axis", 0) % out.ndim
     return g.node("Concat", list(ins), axis=axis)
 
 
-def _getitem(g: Graph, ins, p, arrays, out):
+def _getitem(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     key = p["key"]
     key = key if isinstance(key, tuple) else (key,)
     ndim = arrays[0].ndim
@@ -268,9 +278,13 @@ def _getitem(g: Graph, ins, p, arrays, out):
         i = key.index(Ellipsis)
         fill = ndim - (len(key) - 1 - sum(k is None for k in key))
         key = key[:i] + (slice(None),) * fill + key[i + 1 :]
-    starts, ends, axes, steps, drop = [], [], [], [], []
+    starts: list[int] = []
+    ends: list[int] = []
+    axes: list[int] = []
+    steps: list[int] = []
+    drop: list[int] = []
     axis = 0
-    unsqueeze = []
+    unsqueeze: list[int] = []
     for k in key:
         if k is None:
             unsqueeze.append(axis + len(unsqueeze) - len(drop))
@@ -303,28 +317,31 @@ def _getitem(g: Graph, ins, p, arrays, out):
         y = g.node("Squeeze", [y, g.ints(drop)])
     if unsqueeze:
         y = g.node("Unsqueeze", [y, g.ints(unsqueeze)])
-    return y if y != ins[0] else g.node("Identity", [y])
+    if y is None or y == ins[0]:  # no slicing at all: a value of its own still
+        return g.node("Identity", [y])
+    return y
 
 
-def _simple(onnx_op, **fixed):
-    def convert(g: Graph, ins, p, arrays, out):
+def _simple(onnx_op: str, **fixed: Any) -> Converter:
+    def convert(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
         attrs = {name: (p[key] if not callable(key) else key(p)) for name, key in fixed.items()}
         return g.node(onnx_op, [ins[0]], **attrs)
 
     return convert
 
 
-def _silu(g: Graph, ins, p, arrays, out):
+def _silu(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
     return g.node("Mul", [ins[0], g.node("Sigmoid", [ins[0]])])
 
 
-def _dropout(g: Graph, ins, p, arrays, out):
-    if p.get("training", True) and p.get("p", 0):
+def _dropout(g: Graph, ins: Ins, p: Params, arrays: Arrays, out: Array) -> str:
+    # the op runs only in training (with a drawn mask): eval-mode dropout dispatches nothing
+    if p.get("mask") is not None or (p.get("training", True) and p.get("p", 0)):
         raise Unsupported("dropout in training mode; call module.eval() before exporting")
     return g.node("Identity", [ins[0]])
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Converter] = {
     "linear": _linear,
     "conv": _conv,
     "conv_transpose": _conv_transpose,
@@ -354,5 +371,5 @@ CONVERTERS = {
     "elu": _simple("Elu", alpha=lambda p: float(p["alpha"])),
     "dropout": _dropout,
 }
-NEEDS_PARAM_NAMES = {"batch_norm": _batch_norm}
+NEEDS_PARAM_NAMES: dict[str, Callable[..., str]] = {"batch_norm": _batch_norm}
 UNARY, BINARY = _UNARY, _BINARY

@@ -1,16 +1,28 @@
 """The forward of a module traced for export: `tg.compile`'s trace (a flat list of ops on
-slots), plus the layer that dispatched each op, so an error can name it."""
+slots), plus the layer that dispatched each op, so an error can name it.
+
+Two kinds of call are not traced into but kept whole, to be written by a `symbolic`
+(`_symbolic.py`): a custom Function whose class defines `symbolic`, and a recurrent
+layer (RNN, LSTM, GRU: ONNX's own operators, `_recurrent.py`). A Function without
+`symbolic` is traced through: the ops of its `forward` are exported."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compile import hook
 from ..compile.discovery import discover
+from ..compile.functions import ApplyFn, apply_guard
 from ..compile.replay import split
-from ..compile.tracing import Trace, value_read_guard
+from ..compile.tracing import CONST, Instr, Trace, value_read_guard
 from ..tensor import Tensor
+from . import _recurrent
+from ._symbolic import Pick, SymbolicCall
+
+if TYPE_CHECKING:
+    from ..nn.module import Module
 
 
 class _OwnedTrace(Trace):
@@ -24,16 +36,67 @@ class _OwnedTrace(Trace):
     def _note(self) -> None:
         self.owner[self.instrs[-1].out] = self.stack[-1] if self.stack else "(top level)"
 
-    def append(self, op, args, params, result) -> None:
+    def append(
+        self, op: Any, args: tuple[Any, ...], params: dict[str, Any], result: Tensor
+    ) -> None:
         super().append(op, args, params, result)
         self._note()
 
-    def alias(self, source, out) -> None:
+    def alias(self, source: Tensor, out: Tensor) -> None:
         super().alias(source, out)
         self._note()
 
+    def apply_function(
+        self,
+        original: ApplyFn,
+        cls: Any,
+        ctx: Any,
+        args: Sequence[Any],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        symbolic = getattr(cls, "symbolic", None)
+        if symbolic is None:
+            return original(cls, ctx, args, kwargs)  # traced through, op by op
+        return self.symbolic_call(
+            cls.__name__, symbolic, args, kwargs, lambda: original(cls, ctx, args, kwargs)
+        )
 
-def _check_eval(module) -> None:
+    def symbolic_call(
+        self,
+        name: str,
+        symbolic: Callable[..., Any],
+        args: Sequence[Any],
+        kwargs: dict[str, Any],
+        run: Callable[[], Any],
+    ) -> Any:
+        """`run()` eagerly, untraced; note one call for `symbolic` to write, taking `args`
+        (tensors as their slots) and giving the tensors of its result, flattened."""
+        hook.local.trace = None
+        try:
+            result = run()
+        finally:
+            hook.local.trace = self
+        outs: list[Tensor] = []
+        split(result, outs)
+        spec: list[tuple[str, Any]] = [
+            ("slot", self.slot_of(a)) if isinstance(a, Tensor) else ("value", a) for a in args
+        ]
+        for o in outs:
+            if id(o) in self._slot_of:
+                self.fail(f"{name} returns one of its inputs (or a tensor traced before)")
+        call = SymbolicCall(name, symbolic, spec, dict(kwargs), len(outs))
+        ins = tuple(x for kind, x in spec if kind == "slot")
+        slot = self._new_slot(CONST, None)
+        self.instrs.append(Instr(call, ins, {}, slot, None, None, (False,) * len(ins)))
+        self._note()
+        for i, o in enumerate(outs):
+            out = self.output_slot(o)
+            self.instrs.append(Instr(Pick(name, i), (slot,), {}, out, None, None, (False,)))
+            self._note()
+        return result
+
+
+def _check_eval(module: Module) -> None:
     """Dropout and batch norm in training mode have no inference graph to write."""
     from ..nn.layers import Dropout, _BatchNorm
 
@@ -49,20 +112,21 @@ def _check_eval(module) -> None:
 @dataclass
 class Traced:
     trace: Trace
-    owner: dict
-    inputs: list  # the argument slots, in order
-    outputs: list  # the output slots, in order
-    params: dict = field(default_factory=dict)  # id(tensor) -> its name in the module
+    owner: dict[int, str]  # output slot -> the layer that made it
+    inputs: list[int]  # the argument slots, in order
+    outputs: list[int]  # the output slots, in order
+    params: dict[int, str] = field(default_factory=dict)  # id(tensor) -> its name
     template: Any = None  # the result with each output tensor a `replay._Leaf` (split)
 
 
-def trace_forward(module, args: tuple) -> Traced:
+def trace_forward(module: Any, args: tuple[Any, ...]) -> Traced:
     """Run `module(*args)` once without recording gradients, tracing every op it dispatches."""
     from ..autograd.modes import no_grad
     from ..nn.module import Module
 
     names: dict[int, str] = {}
-    handles = []
+    handles: list[Any] = []  # the forward hooks' handles
+    recurrent: list[tuple[Any, str]] = []  # (layer, path): their forward is one call while tracing
     trace = _OwnedTrace()
     if isinstance(module, Module):
         _check_eval(module)
@@ -72,33 +136,39 @@ def trace_forward(module, args: tuple) -> Traced:
         for path, sub in module.named_modules():
             label = f"{path or '(root)'} ({type(sub).__name__})"
 
-            def enter(m, a, label=label):
+            def enter(m: Module, a: Any, label: str = label) -> None:
                 trace.stack.append(label)
 
-            def leave(m, a, out):
+            def leave(m: Module, a: Any, out: Any) -> None:
                 trace.stack.pop()
 
             handles.append(sub.register_forward_pre_hook(enter))
             handles.append(sub.register_forward_hook(leave))
+            if _recurrent.is_recurrent(sub):
+                recurrent.append((sub, path))
     elif callable(getattr(module, "collect_params", None)):  # a Gluon Block
         for path, p in module.collect_params().items():
             t = getattr(p, "_var", None)
             if isinstance(t, Tensor):
                 names.setdefault(id(t), path)
-    flat: list = []
+    flat: list[Tensor] = []
     split(args, flat)
     inputs = [trace.add_arg(t, pos) for pos, t in enumerate(flat)]
     for t in discover(module, flat)[1]:  # parameters and buffers (a Gluon Block's too)
         trace.mark(t)  # its array then counts as its storage (batch norm's statistics)
     hook.local.trace = trace
     try:
-        with value_read_guard(), no_grad():
+        for sub, path in recurrent:  # an instance attribute shadows the class's forward
+            sub.__dict__["forward"] = _recurrent.traced_forward(trace, sub, path)
+        with value_read_guard(), apply_guard(), no_grad():
             result = module(*args)
     finally:
         hook.local.trace = None
         trace.unmark_all()
         for h in handles:
             h.remove()
+        for sub, _ in recurrent:
+            sub.__dict__.pop("forward", None)
     name = type(module).__name__
     why = trace.value_read or trace.problem
     if why is not None:
@@ -106,7 +176,7 @@ def trace_forward(module, args: tuple) -> Traced:
             f"tg.onnx.export: {name}'s forward can't be traced for export: {why}. "
             "Export a forward made of tapegrad ops only, with no value reads."
         )
-    outs: list = []
+    outs: list[Tensor] = []
     template = split(result, outs)
     if not outs:
         raise ValueError(f"tg.onnx.export: {name}'s forward returned no tensor")

@@ -3,6 +3,8 @@
 As PyTorch's exporter (its default `training=TrainingMode.EVAL`), the model is exported in
 eval mode and put back in the mode it had. Opset 17 is written (`opset_version=None` means
 it); options that only tune PyTorch's own exporter are accepted and change nothing.
+The path is `tg.onnx.export`'s: RNN/LSTM/GRU as ONNX operators, and a custom
+`torch.autograd.Function`'s static `symbolic(g, *args)` writing its nodes with `g.op`.
 """
 
 from __future__ import annotations
