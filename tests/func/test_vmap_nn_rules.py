@@ -113,6 +113,7 @@ _DIMS = {
     "weight and bias": (None, 0, 0),
     "all": (0, 0, 0),
     "bias": (None, None, 0),
+    "input and bias": (0, None, 0),
     "moved dims": (2, 1, 0),
 }
 
@@ -232,7 +233,9 @@ _NORMS = [
 ]
 
 
-@pytest.mark.parametrize("dims", ["input", "weight and bias", "all", "bias", "moved dims"])
+@pytest.mark.parametrize(
+    "dims", ["input", "weight and bias", "all", "bias", "input and bias", "moved dims"]
+)
 @pytest.mark.parametrize("name", _NORMS)
 def test_normalisations(name, dims, rng):
     g, t, shapes = _norm_case(name)
@@ -411,3 +414,35 @@ def test_batch_norm_updating_running_statistics_runs_per_sample(rng):
     want = np.stack([ref(x[i]).detach().numpy() for i in range(B)])
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
     np.testing.assert_allclose(bn.running_var.numpy(), ref.running_var.numpy(), rtol=1e-12)
+
+
+def test_batch_norm_buffers_passed_to_functional_call_stay_batched(rng):
+    """Eval-mode batch norm whose running statistics come in as buffers (functional_call's
+    (params, buffers) pattern) runs batched; per-model buffers (in_dims 0) run per sample."""
+    model = _cnn("batch").eval()
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() + 0.5 for k, v in model.named_buffers() if v.dtype.kind == "f"}
+    x = _t(rng.standard_normal((4, 2, 8, 8)))
+    y = tg.tensor(np.array([0, 2, 1, 1]))
+
+    def loss(p, b, xb, yb):
+        return tnf.cross_entropy(F.functional_call(model, (p, b), (xb[None],)), yb[None])
+
+    got = F.vmap(F.grad(loss), in_dims=(None, None, 0, 0))(params, buffers, x, y)
+    assert batched_replay.fallback_reason() is None, batched_replay.fallback_reason()
+    for k in params:
+        want = np.stack([F.grad(loss)(params, buffers, x[i], y[i])[k].numpy() for i in range(4)])
+        np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-10, atol=1e-12, err_msg=k)
+    per_model = {
+        k: _t(np.stack([v.numpy() * (1 + 0.1 * m) for m in range(4)])) for k, v in buffers.items()
+    }
+
+    def model_loss(b, xb, yb):
+        return loss(params, b, xb, yb)
+
+    got = F.vmap(model_loss, in_dims=(0, 0, 0))(per_model, x, y)
+    assert "batched tensor as a parameter" in batched_replay.fallback_reason()
+    want = [
+        model_loss({k: v[i] for k, v in per_model.items()}, x[i], y[i]).item() for i in range(4)
+    ]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)

@@ -168,8 +168,6 @@ def _why_not_batched(trace, drew_random, randomness, outer):
     if trace.problem or trace.value_read:
         return trace.value_read or trace.problem, False
     for i in trace.instrs:
-        if i.param_slots:
-            return f"op {i.op.name} reads a traced tensor as a parameter", False
         if not has_rule(i.op.name):
             return f"op {i.op.name} has no batching rule and can't be looped", False
     for slot, kind in enumerate(trace.kinds):
@@ -192,6 +190,11 @@ def _replay(trace, batched, size, out, out_dims):
 
     for instr in trace.instrs:
         args = [value(s) for s in instr.ins]
+        # an array parameter that is a traced tensor's storage (batch norm's running
+        # statistics passed to functional_call as buffers): shared, it is the very array the
+        # params hold; per sample, the op would need it batched
+        if any(value(s)[1] for s in instr.param_slots.values()):
+            return f"op {instr.op.name} reads a batched tensor as a parameter"
         if not any(b for _, b in args):
             continue  # the same for every sample: the traced value stands
         expected = trace.values[instr.out]._data
