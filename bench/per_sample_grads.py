@@ -22,7 +22,7 @@ from tapegrad import func as F
 from tapegrad.func import batched_replay, batching, batching_nn
 
 BATCH, D_IN, HIDDEN, D_OUT, REPEATS = 32, 64, 128, 10, 5
-CNN_REPEATS = 7
+CNN_REPEATS = 15
 
 
 def _best(fn):
