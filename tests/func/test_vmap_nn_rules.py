@@ -274,6 +274,10 @@ def test_nested_vmap_over_inputs_and_over_weights(rng):
     w = rng.standard_normal((2, 3, 4, 3, 3))  # 2 models
     inner = F.vmap(lambda x, w: tnf.max_pool2d(tnf.conv2d(x, w, padding=1).relu(), 2), (0, None))
     got = F.vmap(inner, in_dims=(None, 0))(_t(x), _t(w))
+    # the outer vmap runs batched; the inner one, inside its trace, loops over the samples
+    # (traced as getitem and stack, which have rules)
+    assert batched_replay.fallback_reason() is None
+    assert batched_replay.looped_ops() == []
     want = np.stack(
         [
             np.stack(

@@ -24,6 +24,7 @@ from .. import random as _random
 from ..engine.backward import observing_rebuilt_outputs
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
+from . import batching_nn  # noqa: F401  (registers the conv, pooling and norm rules)
 from ._tree import flatten, unflatten
 from .batching import RULES, has_rule, run_batched
 
@@ -137,6 +138,7 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
     if why is None:
         result = _replay(trace, batched, size, out, out_dims)
         if not isinstance(result, str):
+            _active.why = None  # (a vmap nested inside func fell back, this one did not)
             return result
         why = result
     # the traced run was a real run of func on sample 0: the loop reuses it (func's effects

@@ -462,7 +462,3 @@ def _concatenate(op, xp, arrays, batched, params, size):
     if axis is None:
         raise NoRule(op.name, "axis=None flattens the sample")
     return xp.concatenate(arrays, _axis(axis, arrays[0].ndim - 1, op.name))
-
-
-# the convolution, pooling and normalisation rules (registered on import)
-from . import batching_nn  # noqa: E402, F401
