@@ -11,9 +11,7 @@ forward-over-reverse), checks what it returns and gives each output its tangent.
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import dtypes
+from .. import backend, dtypes
 from ..engine.state import FORWARD, not_recording, state
 from ..tensor import Tensor, _wrap
 
@@ -83,7 +81,7 @@ def attach_output_tangents(cls, ctx, args, tangents, originals, fwd_outs, result
     given = []
     for a, t in zip(args, tangents, strict=True):
         if t is None and isinstance(a, Tensor) and materialize:
-            t = _wrap(np.zeros_like(a._data))
+            t = _zeros_like(a._data)
         given.append(t)
     ctx._tg_fwd_saved = _jvp_saved(ctx, originals, fwd_outs, result)
     try:
@@ -121,10 +119,14 @@ def attach_output_tangents(cls, ctx, args, tangents, originals, fwd_outs, result
         level.by_node[node] = per_output[0] if len(per_output) == 1 else tuple(per_output)
 
 
+def _zeros_like(data) -> Tensor:
+    return _wrap(backend.array_module(data).zeros_like(data))
+
+
 def _checked(name, i, out, tangent) -> Tensor:
     """Output i's tangent as a tensor of its shape and dtype (zeros for None)."""
     if tangent is None:
-        return _wrap(np.zeros_like(out._data))
+        return _zeros_like(out._data)
     if not isinstance(tangent, Tensor):
         raise TypeError(
             f"{name}.jvp must return Tensors (or None), but output {i}'s tangent is of type "
