@@ -405,6 +405,21 @@ def test_per_model_gradients_of_an_ensemble_batch_the_weights(rng):
             [F.grad(loss)({n: v[m] for n, v in stacked.items()}, x, y)[k].numpy() for m in range(B)]
         )
         np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-10, atol=1e-12, err_msg=k)
+    torch = pytest.importorskip("torch")
+    tm = _torch_twin(model)
+
+    def tloss(p, xb, yb):
+        return torch.nn.functional.cross_entropy(torch.func.functional_call(tm, p, (xb,)), yb)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tgot = torch.func.vmap(torch.func.grad(tloss), in_dims=(0, None, None))(
+            {k: _torch(v.numpy()) for k, v in stacked.items()},
+            _torch(x.numpy()),
+            torch.from_numpy(y.numpy()),
+        )
+    for k in params:
+        np.testing.assert_allclose(got[k].numpy(), tgot[k].numpy(), rtol=1e-9, atol=1e-12)
 
 
 def test_batch_norm_updating_running_statistics_runs_per_sample(rng):
