@@ -103,7 +103,9 @@ def _cpu_ms(fn):
     return (time.thread_time() - t0) * 1e3
 
 
-def cnn() -> None:
+def cnn(norm: str) -> None:
+    """norm "group": GroupNorm(4, 32); "batch": BatchNorm2d(32) in eval mode (without the
+    rules, vmap ran that whole function per sample)."""
     tg.set_num_threads(1)  # CPU time of this thread is then all the work (BLAS included)
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32)
@@ -114,12 +116,14 @@ def cnn() -> None:
         tg.nn.ReLU(),
         tg.nn.MaxPool2d(2),
         tg.nn.Conv2d(16, 32, 3, padding=1),
-        tg.nn.GroupNorm(4, 32),
+        tg.nn.GroupNorm(4, 32) if norm == "group" else tg.nn.BatchNorm2d(32),
         tg.nn.ReLU(),
         tg.nn.AdaptiveAvgPool2d(4),
         tg.nn.Flatten(),
         tg.nn.Linear(32 * 16, D_OUT),
     )
+    if norm == "batch":
+        model.eval()
     params = {k: v.detach() for k, v in model.named_parameters()}
     x, y = tg.tensor(x_np), tg.tensor(y_np)
 
@@ -141,6 +145,11 @@ def cnn() -> None:
     assert batched_replay.fallback_reason() is None and batched_replay.looped_ops() == []
     before()
     looped = sorted(set(batched_replay.looped_ops()))
+    how = (
+        f"per sample: {batched_replay.fallback_reason()}"
+        if batched_replay.fallback_reason()
+        else f"looped {', '.join(looped)}"
+    )
     times = {"rules": [], "no rules": [], "loop": []}
     for _ in range(CNN_REPEATS):  # alternating, so drifting load hits both alike
         times["rules"].append(_cpu_ms(lambda: per_sample(params, x, y)))
@@ -154,7 +163,7 @@ def cnn() -> None:
 
     t_step = min(_cpu_ms(batch_step) for _ in range(CNN_REPEATS))
     print(
-        f"CNN tg vmap(grad) with rules: {t_new:.1f} ms   without (looped {', '.join(looped)}): "
+        f"CNN ({norm} norm) tg vmap(grad) with rules: {t_new:.1f} ms   without ({how}): "
         f"{t_old:.1f} ms   speed-up {t_old / t_new:.1f}x   tg loop: {t_loop:.1f} ms   "
         f"vmap/loop = {t_new / t_loop:.2f}   one batch gradient: {t_step:.1f} ms  "
         "(CPU ms of this thread, 1 BLAS thread)"
@@ -162,6 +171,8 @@ def cnn() -> None:
     try:
         import torch
     except ImportError:
+        return
+    if norm != "group":
         return
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     torch.set_num_threads(1)
@@ -188,9 +199,12 @@ def cnn() -> None:
     t_per_sample = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))
     t_per_sample(tp, tx, ty)
     t_torch = min(_cpu_ms(lambda: t_per_sample(tp, tx, ty)) for _ in range(CNN_REPEATS))
-    print(f"CNN torch.func vmap(grad): {t_torch:.1f} ms   tg vmap / torch = {t_new / t_torch:.1f}")
+    print(
+        f"CNN (group norm) torch.func vmap(grad): {t_torch:.1f} ms   tg vmap / torch = {t_new / t_torch:.1f}"
+    )
 
 
 if __name__ == "__main__":
     main()
-    cnn()
+    cnn("group")
+    cnn("batch")
