@@ -133,7 +133,7 @@ def test_out_dims_and_unbatched_outputs(rng):
     "f, op",
     [
         (lambda x: x[tg.tensor([0, 2])] * 2, "index"),  # an index array: no rule
-        (lambda x: tg.cat([x, x.exp()]).sum(0), "concatenate"),
+        (lambda x: tg.flip(x, dims=(0,)) * x, "flip"),
     ],
 )
 def test_ops_without_a_rule_are_looped_inside_the_batched_run(f, op, rng):
@@ -144,7 +144,7 @@ def test_ops_without_a_rule_are_looped_inside_the_batched_run(f, op, rng):
     np.testing.assert_allclose(got, _loop(f, (0,), x), rtol=1e-12)
 
 
-def test_per_sample_gradients_of_a_cnn_loop_only_the_conv_ops(rng):
+def test_per_sample_gradients_of_a_cnn_loop_no_op(rng):
     tg.manual_seed(0)
     cnn = tg.nn.Sequential(
         tg.nn.Conv2d(1, 2, 3), tg.nn.Tanh(), tg.nn.Flatten(), tg.nn.Linear(2 * 4 * 4, 2)
@@ -158,7 +158,7 @@ def test_per_sample_gradients_of_a_cnn_loop_only_the_conv_ops(rng):
         return _nnf.mse_loss(F.functional_call(cnn, p, (xb[None],)), yb[None])
 
     got = _batched(F.grad(loss), (None, 0, 0), params, x, y)
-    assert set(batched_replay.looped_ops()) == {"conv", "conv_weight_grad"}
+    assert batched_replay.looped_ops() == []
     want = _loop(F.grad(loss), (None, 0, 0), params, x, y)
     for k in want:
         np.testing.assert_allclose(got[k].numpy(), want[k], rtol=1e-12, atol=1e-14)

@@ -85,14 +85,14 @@ class _Level:
         node = t.grad_fn
         if node is not None:
             tangent = self.by_node.get(node)
-            if tangent is not None:
-                return tangent
+            if tangent is not None:  # a custom Function's node holds one per output
+                return tangent[t._out_nr] if isinstance(tangent, tuple) else tangent
             if not isinstance(node.op, Op):
                 raise RuntimeError(
                     f"forward AD: this tensor comes from the custom Function {node.name()}, "
-                    "which has no forward-mode rule; forward AD does not go through "
-                    "tg.autograd.Function (compute the tangent with tg.func.jvp's reverse "
-                    "fallback, or write the function with tapegrad ops)"
+                    "which gave it no tangent (it was made outside this dual level, or its "
+                    "jvp returned none); define the Function's jvp(ctx, *tangents) and call "
+                    "it inside the level"
                 )
         return None
 

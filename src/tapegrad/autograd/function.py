@@ -12,7 +12,7 @@ adapter: the engine calls its `rule` like any op's derivative rule, and the rule
 user's `backward` on tensors, so that backward is itself recorded (differentiable) under
 `create_graph=True`. That backward side (running the user's backward, checking what it
 returns, `once_differentiable`) lives in function_backward.py; its names are importable from
-here too.
+here too. Forward mode goes through the user's `jvp` (function_forward.py).
 
     >>> class MultiplyAdd(tg.autograd.Function):
     ...     @staticmethod
@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..engine.recorder import record_node
-from ..engine.state import state
+from ..engine.state import FORWARD, state
 from ..ops.xp import array_ns
 from ..tensor import Tensor, _wrap
 from .function_backward import (  # noqa: F401  (re-exported: this module's names before the split)
@@ -50,6 +50,7 @@ from .function_backward import (  # noqa: F401  (re-exported: this module's name
     _run_backward,
     once_differentiable,
 )
+from .function_forward import attach_output_tangents, input_tangents
 from .modes import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -79,12 +80,28 @@ class FunctionCtx:
                 )
         self._tg_to_save = tensors
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keep `tensors` (Tensors or None) for `jvp` (forward mode); inside `jvp` they are
+        `saved_tensors`. Call it from `forward` (or `setup_context`)."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_forward expects all arguments to be tensors (or None), but "
+                    f"argument {i} is of type {type(t).__name__}; keep other values as "
+                    "attributes: ctx.name = value"
+                )
+        self._tg_to_save_fwd = tensors
+
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to `save_for_backward`, as the graph saw them.
+        """The tensors given to `save_for_backward`, as the graph saw them (inside `jvp`:
+        those given to `save_for_forward`).
 
         Raises if one of them was modified in place after it was saved.
         """
+        in_jvp = self.__dict__.get("_tg_fwd_saved")
+        if in_jvp is not None:
+            return in_jvp
         packed = self.__dict__.get("_tg_saved")
         if packed is None:  # inside forward, or the function was not recorded
             return tuple(self.__dict__.get("_tg_to_save", ()))
@@ -190,6 +207,10 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     ONNX export (`tg.onnx.export`): an optional static `symbolic(g, *args)` writes the
     Function as ONNX nodes (`g.op("Clip", x, ...)`, see `tg.onnx.SymbolicContext`), as in
     PyTorch; without it the ops of `forward` are exported one by one.
+
+    Forward mode (`forward_ad`, `tg.func.jvp`, `jacfwd`, `hessian`): define
+    `jvp(ctx, *tangents)` too, with `ctx.save_for_forward(...)` for what it reads
+    (function_forward.py); without it a tangent reaching `apply` raises.
     """
 
     @staticmethod
@@ -203,6 +224,18 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         """Return one gradient per `forward` input (None where there is none), given
         one gradient per output; override it."""
         raise NotImplementedError("subclasses of Function must define backward()")
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Forward mode (optional): given one tangent per `forward` input (None for an
+        argument that is not a tensor; zeros for a tensor without one, or None after
+        `ctx.set_materialize_grads(False)`), return one tangent per output, J.t. Read what
+        `forward` kept with `ctx.save_for_forward(...)` as `ctx.saved_tensors`. Without it,
+        a tangent reaching the function (`forward_ad`, `tg.func.jvp`, `jacfwd`) raises."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -244,17 +277,21 @@ def _call_forward(cls, ctx, args, kwargs):
 
 def _apply(cls, ctx, args, kwargs):
     active = state.active
+    tangents = input_tangents(cls, args) if active & FORWARD else None  # (jvp or raise)
+    if tangents is None:
+        active &= ~FORWARD
     mask = 0
     needs = []
     for a in args:
         if isinstance(a, Tensor):
             m = a._tapes & active
             mask |= m
-            needs.append(bool(m))
+            needs.append(bool(m & ~FORWARD))  # a tangent alone wants no gradient
         else:
             needs.append(False)
     ctx._tg_needs = tuple(needs)
     ctx._tg_to_save = ()
+    ctx._tg_to_save_fwd = ()
     ctx._tg_dirty = ()
     ctx._tg_nondiff = ()
     ctx._tg_materialize = True
@@ -297,7 +334,7 @@ def _apply(cls, ctx, args, kwargs):
         return _same_kind(out, result) if is_tuple else result[0]
 
     for t in dirty:
-        if t.grad_fn is None and t._tapes & active:
+        if t.grad_fn is None and t._tapes & active & ~FORWARD:
             raise RuntimeError(
                 f"{cls.__name__}.forward: a leaf Variable that requires grad has been used in an "
                 "in-place operation (marked dirty). Apply the function to a copy (x.clone()) or "
@@ -305,7 +342,10 @@ def _apply(cls, ctx, args, kwargs):
             )
 
     xp = next((backend.array_module(a._data) for a in args if isinstance(a, Tensor)), None)
-    node = record_node(cls._tg_op, {}, args, mask, array_ns(xp), Tensor, n_out=len(outs))
+    # edges only to inputs a reverse tape tracks (a tangent is not a gradient edge); the
+    # node carries every bit, so its outputs are dual too
+    node = record_node(cls._tg_op, {}, args, mask & ~FORWARD, array_ns(xp), Tensor, len(outs))
+    node.tapes = mask
     node.saved = (ctx,)
 
     nondiff_ids = {id(originals.get(id(t), t)) for t in ctx._tg_nondiff}
@@ -363,6 +403,18 @@ def _apply(cls, ctx, args, kwargs):
     ctx._tg_node = weakref.ref(node)
     ctx._tg_out_meta = out_meta
     ctx._tg_in_meta = node.in_meta
+    if tangents is not None:
+        if not mask & ~FORWARD:  # forward mode only: the outputs are dual, with no graph
+            for t in result:
+                if isinstance(t, Tensor) and t.grad_fn is node:
+                    t.grad_fn, t._out_nr = None, 0
+            node = None
+        dirty_inputs = {
+            id(a): i for i, a in enumerate(args) if isinstance(a, Tensor) and id(a) in dirty_ids
+        }
+        attach_output_tangents(
+            cls, ctx, args, tangents, originals, outs, result, node, dirty_inputs
+        )
     ctx._tg_dirty = ctx._tg_nondiff = ()  # only needed during apply
     return _same_kind(out, result) if is_tuple else result[0]
 

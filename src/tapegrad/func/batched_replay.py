@@ -24,6 +24,7 @@ from .. import random as _random
 from ..engine.backward import observing_rebuilt_outputs
 from ..engine.state import state
 from ..tensor import Tensor, _wrap
+from . import batching_nn  # noqa: F401  (registers the conv, pooling and norm rules)
 from ._tree import flatten, unflatten
 from .batching import RULES, has_rule, run_batched
 
@@ -137,6 +138,7 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
     if why is None:
         result = _replay(trace, batched, size, out, out_dims)
         if not isinstance(result, str):
+            _active.why = None  # (a vmap nested inside func fell back, this one did not)
             return result
         why = result
     # the traced run was a real run of func on sample 0: the loop reuses it (func's effects
@@ -168,8 +170,6 @@ def _why_not_batched(trace, drew_random, randomness, outer):
     if trace.problem or trace.value_read:
         return trace.value_read or trace.problem, False
     for i in trace.instrs:
-        if i.param_slots:
-            return f"op {i.op.name} reads a traced tensor as a parameter", False
         if not has_rule(i.op.name):
             return f"op {i.op.name} has no batching rule and can't be looped", False
     for slot, kind in enumerate(trace.kinds):
@@ -192,6 +192,11 @@ def _replay(trace, batched, size, out, out_dims):
 
     for instr in trace.instrs:
         args = [value(s) for s in instr.ins]
+        # an array parameter that is a traced tensor's storage (batch norm's running
+        # statistics passed to functional_call as buffers): shared, it is the very array the
+        # params hold; per sample, the op would need it batched
+        if any(value(s)[1] for s in instr.param_slots.values()):
+            return f"op {instr.op.name} reads a batched tensor as a parameter"
         if not any(b for _, b in args):
             continue  # the same for every sample: the traced value stands
         expected = trace.values[instr.out]._data

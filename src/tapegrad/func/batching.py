@@ -12,7 +12,8 @@ A rule that can't handle a call (an index array, a weighted loss) raises `NoRule
 then runs the function once per sample instead. Rules never see a call where no input is
 batched: that result is the same for every sample. Elementwise ops broadcast; ops with an
 axis or a shape shift it past the batch dimension; a few (matmul, linear and its gradient
-helpers, cross-entropy) are written out.
+helpers, cross-entropy) are written out; convolution, pooling and normalisation fold the
+batch into the op's own batch or channel dimension (batching_nn.py).
 
 An op without a rule is *looped*: its forward runs once per sample inside the batched
 replay and the results are stacked (PyTorch's vmap does the same). That is slower than a
@@ -366,9 +367,20 @@ def _matmul(op, xp, arrays, batched, params, size):
 
 @batching_rule("linear", "linear_grad_input")
 def _linear(op, xp, arrays, batched, params, size):
-    if any(batched[1:]):
-        raise NoRule(op.name, "per-sample weights")
-    return op.forward(xp, *arrays, **params)  # acts on the last dimension only
+    if not batched[1]:  # shared weights: the op acts on the last dimension only
+        if len(arrays) > 2 and batched[2]:  # a per-sample bias alone
+            out = op.forward(xp, arrays[0], arrays[1], None, **params)
+            return _pad_to(xp, arrays[2], out.ndim - (1 if batched[0] else 0)) + out
+        return op.forward(xp, *arrays, **params)
+    # per-sample weights (an ensemble): one batched GEMM, rows of each sample against its own
+    x, w = _materialize(xp, arrays[0], batched[0], size), arrays[1]
+    rows = x.reshape(size, -1, x.shape[-1])
+    # linear: x @ w.T, (B, out, in); linear_grad_input: g @ w, (B, out, in) with g's last = out
+    out = xp.matmul(rows, xp.swapaxes(w, -1, -2) if op.name == "linear" else w)
+    out = out.reshape(x.shape[:-1] + out.shape[-1:])
+    if len(arrays) > 2 and arrays[2] is not None:
+        out = out + _pad_to(xp, _materialize(xp, arrays[2], batched[2], size), out.ndim - 1)
+    return out
 
 
 @batching_rule("linear_grad_weight")
@@ -434,3 +446,19 @@ def _cross_entropy_backward(op, xp, arrays, batched, params, size):
         **{**params, "reduction": "none"},
     )
     return out.reshape(x.shape)
+
+
+@batching_rule("stack")
+def _stack(op, xp, arrays, batched, params, size):
+    arrays = [_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True)]
+    axis = params.get("axis", 0)
+    return xp.stack(arrays, _axis(axis, arrays[0].ndim, op.name))  # the result has one more dim
+
+
+@batching_rule("concatenate")
+def _concatenate(op, xp, arrays, batched, params, size):
+    arrays = [_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True)]
+    axis = params.get("axis", 0)
+    if axis is None:
+        raise NoRule(op.name, "axis=None flattens the sample")
+    return xp.concatenate(arrays, _axis(axis, arrays[0].ndim - 1, op.name))

@@ -40,6 +40,10 @@ class _Unbind(Function):
         return tuple(x[t] for t in range(x.shape[0]))
 
     @staticmethod
+    def jvp(ctx, tangent):  # linear: the tangent splits the same way
+        return tuple(tangent[t] for t in range(tangent.shape[0]))
+
+    @staticmethod
     def backward(ctx, *grads):
         return stack(grads, 0)
 
@@ -47,8 +51,14 @@ class _Unbind(Function):
 class _Chunk(Function):
     @staticmethod
     def forward(ctx, x, k):
+        ctx.k = k
         n = x.shape[-1] // k
         return tuple(x[..., i * n : (i + 1) * n] for i in range(k))
+
+    @staticmethod
+    def jvp(ctx, tangent, _):  # linear: the tangent splits the same way
+        n = tangent.shape[-1] // ctx.k
+        return tuple(tangent[..., i * n : (i + 1) * n] for i in range(ctx.k))
 
     @staticmethod
     def backward(ctx, *grads):
