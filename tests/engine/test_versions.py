@@ -1,6 +1,8 @@
 """Version counters: `t._version` is an int; views and detach() share the counter; every
 in-place write outside the dispatcher goes through `bump_version`."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -112,3 +114,16 @@ def test_a_graph_keeps_its_leaves_alive():
     del x
     y.backward()
     np.testing.assert_array_equal(seen[0], [3.0, 3.0])
+
+
+def test_a_backward_that_frees_the_graph_lets_go_of_its_leaves():
+    # MegEngine's GradManager frees a tensor attached for one step once the step is done,
+    # while the step's result lives on; retain_graph=True keeps holding it
+    x = tg.ones(2, requires_grad=True)
+    ref = weakref.ref(x)
+    y = (x * 3.0).sum()
+    y.backward(retain_graph=True)
+    del x
+    assert ref() is not None
+    y.backward()
+    assert ref() is None

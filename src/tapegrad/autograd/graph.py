@@ -104,7 +104,9 @@ def to_dot(t, params=None, show_tapes=True) -> str:
         nid = node_id(node)
         if node.op is ACCUMULATE:
             leaf = leaf_of(node)
-            label = _leaf_label(leaf, names) + tapes_line(leaf._tapes)
+            label = _leaf_label(leaf, names) if leaf is not None else "(freed leaf)"
+            if leaf is not None:
+                label += tapes_line(leaf._tapes)
             lines.append(f'  {nid} [label={_q(label)}, style=filled, fillcolor="lightblue"];')
             continue
         label = node.name() + tapes_line(node.tapes)

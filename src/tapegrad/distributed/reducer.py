@@ -77,7 +77,9 @@ def reached_leaves(outputs) -> set:
             continue
         seen.add(node)
         if node.op is ACCUMULATE:
-            ids.add(id(leaf_of(node)))
+            leaf = leaf_of(node)
+            if leaf is not None:
+                ids.add(id(leaf))
             continue
         for edge in node.next:
             if edge is not None and edge[0] not in seen:

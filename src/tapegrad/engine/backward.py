@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import collector
-from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of
+from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of, release_leaf
 from .state import AMBIENT, FORWARD, RECORD, state
 
 if TYPE_CHECKING:
@@ -181,12 +181,14 @@ def _run_backward(
         if g is None:
             continue
         if node.op is ACCUMULATE:
+            leaf = leaf_of(node)
+            if not retain_graph:
+                release_leaf(node)
             if targets is not None and node in target_nodes:
                 captured[node, 0] = g
                 if capture is not None:
                     continue
-            leaf = leaf_of(node)
-            if capture is None and leaf._tapes & own_mask:
+            if leaf is not None and capture is None and leaf._tapes & own_mask:
                 writes.append((leaf, g, True))
             continue
         if node.in_meta is None:  # the output's shape and dtype (heads are validated)

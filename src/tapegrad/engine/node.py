@@ -160,9 +160,12 @@ _accum_lock = threading.Lock()
 def accumulator(leaf: Tensor) -> Node:
     """The AccumulateGrad node of a leaf: the one alive while any graph holds it, or a new one.
 
-    As in PyTorch, the node holds its leaf (a graph keeps its leaves alive: a hook on a leaf
-    nothing else references still runs) and the leaf holds the node weakly (no cycle: the
-    node goes with the last graph through it, and the next graph gets a fresh one).
+    As in PyTorch, the node holds its leaf until a backward has gone through it (a graph
+    keeps its leaves alive: a hook on a leaf nothing else references still runs), and the
+    leaf holds the node weakly (no cycle: the node goes with the last graph through it, and
+    the next graph gets a fresh one). A backward that frees the graph's saved values lets go
+    of the leaf too (`release_leaf`): MegEngine frees a tensor attached for one step once
+    the step is done, even while its result lives on.
 
     Thread-safe: graphs built at once in several threads from a fresh leaf must all end
     in the *same* node, or a backward that looks for the leaf (`inputs=`, `autograd.grad`)
@@ -181,10 +184,19 @@ def accumulator(leaf: Tensor) -> Node:
     return node
 
 
-def leaf_of(node: Node) -> Tensor:
-    """The leaf tensor of an AccumulateGrad node."""
-    leaf: Tensor = node.saved[0]
-    return leaf
+def leaf_of(node: Node) -> Tensor | None:
+    """The leaf tensor of an AccumulateGrad node; None once released and freed."""
+    leaf = node.saved[0]
+    if type(leaf) is weakref.ReferenceType:
+        leaf = leaf()
+    return leaf  # type: ignore[no-any-return]
+
+
+def release_leaf(node: Node) -> None:
+    """Hold an AccumulateGrad node's leaf weakly from now on (after a freeing backward)."""
+    leaf = node.saved[0]
+    if type(leaf) is not weakref.ReferenceType:
+        node.saved = (weakref.ref(leaf),)
 
 
 _handle_ids = itertools.count()  # next() on a count is atomic under the GIL

@@ -593,7 +593,7 @@ def check_inplace_allowed(t: Tensor) -> None:
         node = edge[0]
         if node.op is ACCUMULATE:
             leaf = leaf_of(node)
-            if leaf._tapes & active:
+            if leaf is not None and leaf._tapes & active:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation. Wrap the update in `with tg.no_grad():`, or write into a copy "
