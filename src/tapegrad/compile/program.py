@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.quiet import quiet
 from . import inline
 from .tracing import ARG, CONST, EXTERNAL, Trace
 
@@ -93,6 +94,9 @@ def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
 
 
 def _define(name: str, params: list[str], body: list[str], env: _Env):
+    # the whole program runs with NumPy's warnings off, as each op and the engine's
+    # backward do (inlined `x / y` warned at a zero divisor where eager does not)
+    body = [f"    with {env.bind('Q', quiet)}():", *("    " + line for line in body)]
     signature = list(params) + (["*"] + [f"{k}={k}" for k in env] if env else [])
     head = f"def {name}({', '.join(signature)}):"
     source = "\n".join([head, *body]) + "\n"
@@ -141,12 +145,56 @@ def _drops(trace: Trace, instrs: list, kept: set) -> dict:
     return out
 
 
+IN_PLACE = True  # the in-place pass below (bench/NOTES.md, stop 18, measured it alone)
+
+
+def _last_uses(instrs: list) -> dict:
+    """slot -> the index of the last instruction that reads it."""
+    last: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        for s in (*instr.ins, *instr.param_slots.values()):
+            last[s] = k
+    return last
+
+
+def _shared(instrs: list) -> set:
+    """Slots whose buffer something else may still hold after reading them: an input of
+    an op that can return a view or its input (reshape, detach, ...), an array parameter."""
+    shared: set[int] = set()
+    for instr in instrs:
+        shared.update(instr.param_slots.values())
+        if instr.op.name not in inline.FRESH:
+            shared.update(instr.ins)
+    return shared
+
+
+def _reusable(instr, k: int, last: dict, owned: set, blocked: set) -> list[int]:
+    """Inputs of instruction `k` whose buffer its result may be written into: an
+    intermediate the program itself allocated (`owned`), read by nothing after `k` and
+    only by ops with fresh results, not an output or saved for the backward (`blocked`),
+    passed once."""
+    ins = instr.ins
+    return [
+        j
+        for j, s in enumerate(ins)
+        if s in owned and last.get(s) == k and s not in blocked and ins.count(s) == 1
+    ]
+
+
 def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]):
+    """The forward program. Large intermediates are dropped after their last use; with
+    `IN_PLACE`, an elementwise op whose input is such an intermediate, dead after it, of
+    the result's shape and dtype, writes its result into that input (`z = x @ w; z += b`,
+    as hand-written NumPy does): one allocation less, and the bytes just written by the
+    op before are the ones read and written again."""
     env = _Env()
     body = []
     kept = set(outputs) | set(saved)
     instrs = _live_instrs(trace, kept)
     drops = _drops(trace, instrs, kept)
+    last = _last_uses(instrs)
+    blocked = kept | _shared(instrs)
+    owned: set[int] = set()  # slots holding an array this program allocated (see inline.FRESH)
     for k, instr in enumerate(instrs):
         if k - 1 in drops:
             body.append(f"    del {', '.join(f'v{s}' for s in drops[k - 1])}")
@@ -155,11 +203,20 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
             body.append(f"    {env.bind('E', instr.op.forward)}(None)")
             continue
         args = [_slot_name(trace, env, s) for s in instr.ins]
-        inlined = inline.expression(
-            instr, args, _arrays_of(trace, instr.ins), trace.values[instr.out]._data, env.bind
-        )
+        arrays = _arrays_of(trace, instr.ins)
+        final = trace.values[instr.out]._data
+        inlined = None
+        if IN_PLACE:
+            for j in _reusable(instr, k, last, owned, blocked):
+                inlined = inline.in_place(instr, j, args, arrays, final, env.bind)
+                if inlined is not None:
+                    break
+        if inlined is None:
+            inlined = inline.expression(instr, args, arrays, final, env.bind)
         if inlined is not None:
             body.append(f"    {var} = {inlined}")
+            if instr.op.name in inline.FRESH:
+                owned.add(instr.out)
             continue
         call = _call(
             env, instr.op.forward, env.bind("X", instr.xp), args, instr.params, instr.param_slots
@@ -214,6 +271,7 @@ def build_backward(
         deposits[s] = deposits.get(s, 0) + 1
     reads: list[int] = []
     check = 0
+    owned: set[int] = set()  # slots whose gradient is an array this program made, unshared
     # gradients certainly set here: a single output's, and what inlined rules deposit
     sure = set(diff_outputs) if len(diff_outputs) == 1 else set()
     for k, instr in enumerate(order):
@@ -238,7 +296,15 @@ def build_backward(
                 arrays = _arrays_of(trace, op_saved(instr))
                 out = trace.values[instr.out]._data
                 inlined[k] = inline.gradients(instr, arrays, out, ns, params)
+                inlined[k, "in place"] = (
+                    inline.gradient_in_place(instr, arrays, out, ns, params)
+                    if IN_PLACE and inlined[k] is not None
+                    else None
+                )
             exprs = inlined[k]
+            if exprs is not None and instr.out in owned and inlined[k, "in place"] is not None:
+                # the incoming gradient is this program's own array, read here last
+                exprs = {0: inlined[k, "in place"]}
         ind = "        "
         if outs is not None:  # the engine's buffer of a node with several outputs: a list
             grads = [f"g{s}" if s is not None else "None" for s in outs]
@@ -282,6 +348,8 @@ def build_backward(
                 check += 1
             if deposits[slot] == 1:  # its only gradient: nothing to add it to
                 body.append(f"{inner}g{slot} = t")
+                if exprs is not None and inline.fresh(exprs[j]):
+                    owned.add(slot)  # a new array (a fix-up would make another new one)
             else:
                 body.append(f"{inner}g{slot} = t if g{slot} is None else g{slot} + t")
         if trace.values[instr.out]._data.nbytes >= _FREE_BYTES and instr.out not in wanted:
