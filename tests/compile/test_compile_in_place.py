@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from numpy.testing import assert_array_equal
 
 import tapegrad as tg
@@ -38,14 +39,24 @@ def _mlp_step(arrays, compiled):
     return (tg.compile(step) if compiled else step), P
 
 
-def test_the_bench_mlp_step_runs_in_place_and_equals_eager_bitwise(rng):
-    arrays = _params(rng)
+@pytest.mark.parametrize(
+    ("sizes", "batch", "forward_writes", "backward_writes"),
+    [
+        ((12, 16, 16, 5), 32, 5, 2),
+        # large enough for the aligned GEMM results: two forward, two input gradients
+        ((64, 256, 256, 5), 128, 7, 4),
+    ],
+)
+def test_the_bench_mlp_step_runs_in_place_and_equals_eager_bitwise(
+    rng, sizes, batch, forward_writes, backward_writes
+):
+    arrays = _params(rng, sizes)
     data = [
         (
-            tg.tensor(rng.standard_normal((32, 12)).astype(np.float32)),
-            tg.tensor(rng.integers(0, 5, 32)),
+            tg.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32)),
+            tg.tensor(rng.integers(0, sizes[-1], batch)),
         )
-        for _ in range(8)
+        for _ in range(6)
     ]
     eager, want_p = _mlp_step(arrays, compiled=False)
     fast, got_p = _mlp_step(arrays, compiled=True)
@@ -55,13 +66,23 @@ def test_the_bench_mlp_step_runs_in_place_and_equals_eager_bitwise(rng):
             assert_array_equal(g.detach().numpy(), w.detach().numpy())
             assert_array_equal(g.grad.numpy(), w.grad.numpy())
     (program,) = fast._cache.values()
-    # two bias adds and two relus in the forward (the last bias add too), relu's rule twice
-    assert program.forward_source.count("out=") == 5
-    assert program.backward_source.count("out=") == 2
-    # the gradients the optimizer and the user see are the program's fresh arrays
+    # bias adds and relus into the GEMM results, relu's rule into its gradient
+    assert program.forward_source.count("out=") == forward_writes
+    assert program.backward_source.count("out=") == backward_writes
+    # the gradients the optimizer and the user see are plain arrays of their own
     grads = [p.grad.numpy() for p in got_p]
     assert len({id(g) for g in grads}) == len(grads)
     assert all(g.base is None for g in grads)
+
+
+def test_aligned_arrays_start_on_a_cache_line():
+    from tapegrad.compile.inline import aligned_empty
+
+    for shape in [(3,), (5, 7), (256, 1024)]:
+        a = aligned_empty(shape, np.float32)
+        assert a.shape == shape and a.dtype == np.float32 and a.flags.c_contiguous
+        assert a.__array_interface__["data"][0] % 64 == 0
+        a[...] = 1.0  # writable
 
 
 def _compare(fn, arrays, rng):

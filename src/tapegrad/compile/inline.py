@@ -112,7 +112,36 @@ def in_place(instr, target: int, args: list[str], arrays: list, final, bind) -> 
     return _checked(instr, template, funcs, args, arrays, final, bind, run_on=copies)
 
 
-def _checked(instr, template, funcs, args, arrays, final, bind, run_on=None) -> str | None:
+def aligned_empty(shape: tuple, dtype) -> np.ndarray:
+    """An uninitialised array whose data starts on a 64-byte boundary (a cache line: a GEMM
+    storing into it does not split lines; malloc gives 16-byte alignment). A view of a
+    slightly larger byte buffer."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    raw = np.empty(nbytes + 64, np.uint8)
+    start = -raw.__array_interface__["data"][0] % 64
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_matmul(instr, args: list[str], arrays: list, final, bind) -> str | None:
+    """`matmul` writing into a fresh cache-line-aligned array (see `aligned_empty`), checked
+    like `expression`; or None."""
+    if not ENABLED or instr.op.name != "matmul" or instr.params or instr.xp is not np:
+        return None
+    if type(final) is not np.ndarray or final.ndim != 2:
+        return None
+    shape, dtype = bind("S", final.shape), bind("D", final.dtype)
+    template = "{MATMUL}({0}, {1}, out={AL}(" + shape + ", " + dtype + "))"
+    scope_shape = {shape: final.shape, dtype: final.dtype}
+    funcs = {"AL": aligned_empty}
+    return _checked(instr, template, funcs, args, arrays, final, bind, extra=scope_shape)
+
+
+def _checked(
+    instr, template, funcs, args, arrays, final, bind, run_on=None, extra=None
+) -> str | None:
     """`template` on `args` if, evaluated on the traced arrays (`run_on`: on these
     instead), it gives an array of the traced dtype and shape, bit for bit what the op's
     forward gives; else None."""
@@ -123,6 +152,7 @@ def _checked(instr, template, funcs, args, arrays, final, bind, run_on=None) -> 
     values = run_on if run_on is not None else arrays
     scope = {f"a{i}": a for i, a in enumerate(values)}
     scope.update((n, table[k]) for k, n in names.items())
+    scope.update(extra or {})
     code = template.format(*[f"a{i}" for i in range(len(values))], **names)
     with np.errstate(all="ignore"):  # the op ran on these values already; only compare
         # the op again, on the same arrays: in a training step the optimizer has changed
@@ -212,6 +242,21 @@ def gradient_in_place(instr, arrays: list, out, ns, params: dict) -> str | None:
     return template
 
 
+def aligned_gradient(instr, arrays: list, out, ns, params: dict, names: tuple, meta: tuple):
+    """matmul's first-input gradient written into a fresh cache-line-aligned array (see
+    `aligned_empty`; `names` are the program's names of its shape and dtype, `meta` their
+    values), checked on the probe gradient against the rule; or None."""
+    found = gradients(instr, arrays, out, ns, params)
+    if instr.op.name != "matmul" or not found or 0 not in found:
+        return None
+    template = "{MATMUL}({g}, {1}.T, out={AL}(" + names[0] + ", " + names[1] + "))"
+    probe = _probe(out)
+    with np.errstate(all="ignore"):
+        want = instr.op.rule(ns, probe, *arrays, **params)[0]
+        value = _evaluate(template, probe, arrays, dict(zip(names, meta)))
+    return template if _same(value, want) and value.shape == meta[0] else None
+
+
 def _usable(instr, arrays: list, out, params: dict):
     spec = _GRADIENTS.get(instr.op.name)
     if not (ENABLED and GRADIENTS) or spec is None or instr.param_slots or set(params) - {"needs"}:
@@ -227,8 +272,8 @@ def _probe(out):
     return np.asarray(np.random.default_rng(0).standard_normal(out.shape)).astype(out.dtype)
 
 
-def _evaluate(template: str, g, arrays: list):
-    scope = {"g": g, **_FUNCS, **{f"a{i}": a for i, a in enumerate(arrays)}}
+def _evaluate(template: str, g, arrays: list, extra: dict | None = None):
+    scope = {"g": g, **_FUNCS, **{f"a{i}": a for i, a in enumerate(arrays)}, **(extra or {})}
     code = template.format(*[f"a{i}" for i in range(len(arrays))], g="g", **_NAMES)
     try:
         return eval(code, scope)  # noqa: S307 - our own template
@@ -253,3 +298,7 @@ def gradient_line(template: str, g: str, args: list[str], bind) -> str:
     """The expression of a `gradients` template on names `g` and `args` of the program."""
     names = {k: bind("U", f) for k, f in _FUNCS.items() if "{" + k + "}" in template}
     return template.format(*args, g=g, **names)
+
+
+_FUNCS["AL"] = aligned_empty
+_NAMES["AL"] = "AL"

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ops.quiet import quiet
 from . import inline
-from .tracing import ARG, CONST, EXTERNAL, Trace
+from .tracing import ARG, CONST, EXTERNAL, OP, Trace
 
 _F64 = np.dtype(np.float64)
 
@@ -145,6 +145,7 @@ def _drops(trace: Trace, instrs: list, kept: set) -> dict:
     return out
 
 
+ALIGN = True  # large internal GEMM results in cache-line-aligned arrays (bench/NOTES.md)
 IN_PLACE = True  # the in-place pass below (bench/NOTES.md, stop 18, measured it alone)
 
 
@@ -211,6 +212,8 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
                 inlined = inline.in_place(instr, j, args, arrays, final, env.bind)
                 if inlined is not None:
                     break
+        if inlined is None and ALIGN and instr.out not in outputs and final.nbytes >= _FREE_BYTES:
+            inlined = inline.aligned_matmul(instr, args, arrays, final, env.bind)
         if inlined is None:
             inlined = inline.expression(instr, args, arrays, final, env.bind)
         if inlined is not None:
@@ -228,6 +231,23 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
     keep = "".join(f"v{s}, " for s in saved)
     body.append(f"    return ({outs}), ({keep})")
     return _define("forward", [f"v{s}" for s in boundary], body, env)
+
+
+def _aligned_gradient(trace: Trace, instr, exprs, wanted: list, ns, params: dict):
+    """(template, (shape, dtype)) of matmul's first-input gradient into an aligned array
+    (`inline.aligned_gradient`) when that input is a large intermediate of the program (a
+    leaf's gradient stays a plain array: the engine would copy a view); or None."""
+    if not ALIGN or exprs is None or instr.op.name != "matmul" or 0 not in exprs:
+        return None
+    slot = instr.ins[0]
+    data = trace.values[slot]._data
+    if trace.kinds[slot] != OP or slot in wanted or data.nbytes < _FREE_BYTES:
+        return None
+    arrays = _arrays_of(trace, op_saved(instr))
+    out = trace.values[instr.out]._data
+    meta = (data.shape, data.dtype)
+    found = inline.aligned_gradient(instr, arrays, out, ns, params, ("SHAPE", "DTYPE"), meta)
+    return None if found is None else (found, meta)
 
 
 def build_backward(
@@ -305,6 +325,12 @@ def build_backward(
             if exprs is not None and instr.out in owned and inlined[k, "in place"] is not None:
                 # the incoming gradient is this program's own array, read here last
                 exprs = {0: inlined[k, "in place"]}
+            if (k, "aligned") not in inlined:
+                inlined[k, "aligned"] = _aligned_gradient(trace, instr, exprs, wanted, ns, params)
+            if inlined[k, "aligned"] is not None:
+                template, meta = inlined[k, "aligned"]
+                shape, dtype = env.bind("S", meta[0]), env.bind("D", meta[1])
+                exprs = {**exprs, 0: template.replace("SHAPE", shape).replace("DTYPE", dtype)}
         ind = "        "
         if outs is not None:  # the engine's buffer of a node with several outputs: a list
             grads = [f"g{s}" if s is not None else "None" for s in outs]
