@@ -103,6 +103,12 @@ def main() -> None:
     ap.add_argument("variants", nargs="*", default=["np", "eager", "compiled"])
     ap.add_argument("--mode", choices=["step", "no-gemm", "gemms"], default="step")
     ap.add_argument("-n", type=int, default=60, help="repeats of each variant")
+    ap.add_argument(
+        "--timer",
+        choices=["thread", "wall"],
+        default="thread",
+        help="thread_time (default) or perf_counter (for several BLAS threads)",
+    )
     args = ap.parse_args()
     if args.mode == "no-gemm":
         np.matmul = _fake_matmul  # before the programs bind it
@@ -143,16 +149,17 @@ def main() -> None:
         for _ in range(3):
             s()
     samples: dict = {v: [] for v in steps}
+    clock = time.perf_counter if args.timer == "wall" else time.thread_time
     for _ in range(args.n):
         for v, s in steps.items():
             _gemm_time[0] = 0.0
-            t0 = time.thread_time()
+            t0 = clock()
             s()
-            dt = time.thread_time() - t0
+            dt = clock() - t0
             samples[v].append(_gemm_time[0] if args.mode == "gemms" else dt)
     first = min(samples[args.variants[0]])
     what = "GEMM ms per step" if args.mode == "gemms" else "ms per step"
-    print(f"{args.mode}: {what}, thread_time over {args.n} alternated repeats")
+    print(f"{args.mode}: {what}, {args.timer} time over {args.n} alternated repeats")
     for v, r in samples.items():
         r = sorted(r)
         print(
