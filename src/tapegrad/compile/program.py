@@ -169,16 +169,20 @@ def _shared(instrs: list) -> set:
     return shared
 
 
-def _reusable(instr, k: int, last: dict, owned: set, blocked: set) -> list[int]:
-    """Inputs of instruction `k` whose buffer its result may be written into: an
+def _reusable(trace: Trace, instr, k: int, last: dict, owned: set, blocked: set) -> list[int]:
+    """Inputs of instruction `k` whose buffer its result may be written into: a large
     intermediate the program itself allocated (`owned`), read by nothing after `k` and
     only by ops with fresh results, not an output or saved for the backward (`blocked`),
-    passed once."""
+    passed once. (On a small array `out=` costs more than the allocation it saves.)"""
     ins = instr.ins
     return [
         j
         for j, s in enumerate(ins)
-        if s in owned and last.get(s) == k and s not in blocked and ins.count(s) == 1
+        if s in owned
+        and last.get(s) == k
+        and s not in blocked
+        and ins.count(s) == 1
+        and trace.values[s]._data.nbytes >= _FREE_BYTES
     ]
 
 
@@ -208,7 +212,7 @@ def build_forward(trace: Trace, boundary: list[int], outputs: list[int], saved: 
         final = trace.values[instr.out]._data
         inlined = None
         if IN_PLACE:
-            for j in _reusable(instr, k, last, owned, blocked):
+            for j in _reusable(trace, instr, k, last, owned, blocked):
                 inlined = inline.in_place(instr, j, args, arrays, final, env.bind)
                 if inlined is not None:
                     break
@@ -322,7 +326,12 @@ def build_backward(
                     else None
                 )
             exprs = inlined[k]
-            if exprs is not None and instr.out in owned and inlined[k, "in place"] is not None:
+            if (
+                exprs is not None
+                and instr.out in owned
+                and inlined[k, "in place"] is not None
+                and trace.values[instr.out]._data.nbytes >= _FREE_BYTES
+            ):
                 # the incoming gradient is this program's own array, read here last
                 exprs = {0: inlined[k, "in place"]}
             if (k, "aligned") not in inlined:
