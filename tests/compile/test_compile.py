@@ -446,7 +446,7 @@ def test_dead_ops_are_left_out_of_the_replay():
     assert_array_equal(fast(tg.full((4,), 2.0)).numpy(), np.exp(np.full(4, 2.0, np.float32)))
     (program,) = fast._cache.values()
     assert program.n_ops == 3
-    assert program.forward_source.count("\n    v") == 1  # only exp is computed
+    assert program.forward_source.count(" = ") == 1  # only exp is computed
 
 
 class _ScaledSplit(tg.autograd.Function):

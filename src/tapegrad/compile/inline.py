@@ -11,6 +11,7 @@ never different. The same holds for the derivative rules written as expressions
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from .tracing import Instr
 
 Binder = Callable[[str, Any], str]  # bind(prefix, value): the name the program gives value
+_SLOT = re.compile(r"\{(\d+)\}")
 
 ENABLED = True  # bench/compile_bench.py measures the program with and without it
 GRADIENTS = True  # the derivative rules as expressions (bench/NOTES.md measured it alone)
@@ -35,6 +37,40 @@ _UFUNCS = {
     name: getattr(np, name)
     for name in ("exp", "sin", "cos", "tanh", "log", "sqrt", "log1p", "expm1")
 }
+# NumPy functions the templates below name in capitals ({MATMUL}, ...)
+_FUNCS = {
+    "COS": np.cos,
+    "MATMUL": np.matmul,
+    "MAX": np.maximum,
+    "MUL": np.multiply,
+    "NE": np.not_equal,
+}
+# other ops whose forward is one NumPy call (the op's own function adds frames, a dtype
+# check and an error-state switch; the program runs under warnings-off as a whole)
+_CALLS = {
+    "matmul": "{MATMUL}({0}, {1})",
+    "relu": "{MAX}({0}, 0)",
+}
+# the same forwards writing into an input's buffer (`{out}`: its name), for the program's
+# in-place pass (program.py): the operator or ufunc itself, so the bits are the same
+_IN_PLACE = {
+    "mul": "{UF}({0}, {1}, out={out})",
+    "add": "{UF}({0}, {1}, out={out})",
+    "sub": "{UF}({0}, {1}, out={out})",
+    "div": "{UF}({0}, {1}, out={out})",
+    "neg": "{UF}({0}, out={out})",
+    "relu": "{MAX}({0}, 0, out={out})",
+    **{name: "{UF}({0}, out={out})" for name in _UFUNCS},
+}
+_OPERATOR_UFUNCS = {
+    "mul": np.multiply,
+    "add": np.add,
+    "sub": np.subtract,
+    "div": np.true_divide,
+    "neg": np.negative,
+}
+# results that are always a fresh array the program owns (no view, no input returned)
+FRESH = frozenset(_OPERATORS) | frozenset(_UFUNCS) | frozenset(_CALLS)
 
 
 def expression(
@@ -51,24 +87,90 @@ def expression(
     if not ENABLED or instr.params or type(final) is not np.ndarray:
         return None
     name = instr.op.name
+    funcs: dict = {}
     if name in _OPERATORS:
         template = _OPERATORS[name]
-        ufunc_name = None
     elif name in _UFUNCS:
-        ufunc_name = bind("U", _UFUNCS[name])
-        template = ufunc_name + "({0})"
+        template = "{UF}({0})"
+        funcs["UF"] = _UFUNCS[name]
+    elif name in _CALLS and instr.xp is np:
+        template = _CALLS[name]
     else:
         return None
-    if len(arrays) != template.count("{"):
+    return _checked(instr, template, funcs, args, arrays, final, bind)
+
+
+def in_place(instr, target: int, args: list[str], arrays: list, final, bind) -> str | None:
+    """The expression of `instr` writing its result into input `target`'s buffer (that
+    input is an intermediate whose last use this is), checked like `expression` on copies
+    of the traced arrays; or None."""
+    name = instr.op.name
+    template = _IN_PLACE.get(name)
+    if (
+        not ENABLED
+        or template is None
+        or instr.params
+        or instr.xp is not np
+        or type(final) is not np.ndarray
+    ):
         return None
-    scope = {f"a{i}": a for i, a in enumerate(arrays)}
-    if ufunc_name is not None:
-        scope[ufunc_name] = _UFUNCS[name]
+    a = arrays[target]
+    if type(a) is not np.ndarray or a.shape != final.shape or a.dtype != final.dtype:
+        return None
+    funcs = {"UF": _OPERATOR_UFUNCS[name] if name in _OPERATOR_UFUNCS else _UFUNCS.get(name)}
+    template = template.replace("{out}", "{" + str(target) + "}")
+    copies = [x.copy() if type(x) is np.ndarray else x for x in arrays]
+    # the check runs on copies (the in-place write must not change a traced value)
+    return _checked(instr, template, funcs, args, arrays, final, bind, run_on=copies)
+
+
+def aligned_empty(shape: tuple, dtype) -> np.ndarray:
+    """An uninitialised array whose data starts on a 64-byte boundary (a cache line: a GEMM
+    storing into it does not split lines; malloc gives 16-byte alignment). A view of a
+    slightly larger byte buffer."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    raw = np.empty(nbytes + 64, np.uint8)
+    start = -raw.__array_interface__["data"][0] % 64
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_matmul(instr, args: list[str], arrays: list, final, bind) -> str | None:
+    """`matmul` writing into a fresh cache-line-aligned array (see `aligned_empty`), checked
+    like `expression`; or None."""
+    if not ENABLED or instr.op.name != "matmul" or instr.params or instr.xp is not np:
+        return None
+    if type(final) is not np.ndarray or final.ndim != 2:
+        return None
+    shape, dtype = bind("S", final.shape), bind("D", final.dtype)
+    template = "{MATMUL}({0}, {1}, out={AL}(" + shape + ", " + dtype + "))"
+    scope_shape = {shape: final.shape, dtype: final.dtype}
+    funcs = {"AL": aligned_empty}
+    return _checked(instr, template, funcs, args, arrays, final, bind, extra=scope_shape)
+
+
+def _checked(
+    instr, template, funcs, args, arrays, final, bind, run_on=None, extra=None
+) -> str | None:
+    """`template` on `args` if, evaluated on the traced arrays (`run_on`: on these
+    instead), it gives an array of the traced dtype and shape, bit for bit what the op's
+    forward gives; else None."""
+    if len(arrays) != len({int(k) for k in _SLOT.findall(template)}):
+        return None
+    table = {**_FUNCS, **funcs}
+    names = {k: bind("U", f) for k, f in table.items() if "{" + k + "}" in template}
+    values = run_on if run_on is not None else arrays
+    scope = {f"a{i}": a for i, a in enumerate(values)}
+    scope.update((n, table[k]) for k, n in names.items())
+    scope.update(extra or {})
+    code = template.format(*[f"a{i}" for i in range(len(values))], **names)
     with np.errstate(all="ignore"):  # the op ran on these values already; only compare
         # the op again, on the same arrays: in a training step the optimizer has changed
         # the parameters since the trace, so the traced result is not what to compare with
         want = instr.op.forward(instr.xp, *arrays)
-        value = eval(template.format(*scope), scope)  # noqa: S307 - our own template
+        value = eval(code, scope)  # noqa: S307 - our own template
     if (
         type(want) is not np.ndarray  # the dispatcher would convert it: keep the call
         or want.dtype != final.dtype
@@ -78,11 +180,11 @@ def expression(
         or not np.array_equal(value, want, equal_nan=final.dtype.kind in "fc")
     ):
         return None
-    return template.format(*args)
+    return template.format(*args, **names)
 
 
 # derivative rules as NumPy expressions, per input: `{g}` the output's gradient, `{0}`,
-# `{1}` the rule's saved values (as the op saves them), `{COS}` numpy's cosine
+# `{1}` the rule's saved values (as the op saves them), `{COS}` numpy's cosine (see _FUNCS)
 _GRADIENTS = {
     "mul": (2, ("{g} * {1}", "{g} * {0}")),
     "div": (2, ("{g} / {1}", "-({g} / {1}) * ({0} / {1})")),
@@ -92,7 +194,23 @@ _GRADIENTS = {
     "exp": (1, ("{g} * {0}",)),
     "tanh": (1, ("{g} * (1.0 - {0} * {0})",)),
     "sin": (1, ("{g} * {COS}({0})",)),
+    "relu": (1, ("{g} * ({0} != 0)",)),
+    # 2-D operands only (`.T` is the rule's swapaxes there; other ranks keep the rule)
+    "matmul": (2, ("{MATMUL}({g}, {1}.T)", "{MATMUL}({0}.T, {g})")),
 }
+# unary rules written into the incoming gradient's buffer, when the program owns it and
+# this is its last use (program.py): the same ufunc, so the same bits
+_GRADIENTS_IN_PLACE = {
+    "exp": "{MUL}({g}, {0}, out={g})",
+    "tanh": "{MUL}({g}, 1.0 - {0} * {0}, out={g})",
+    "sin": "{MUL}({g}, {COS}({0}), out={g})",
+    "relu": "{MUL}({g}, {0} != 0, out={g})",
+}
+
+
+def fresh(template: str) -> bool:
+    """Whether a gradient template gives a new array (not the incoming gradient itself)."""
+    return template != "{g}"
 
 
 def gradients(
@@ -103,36 +221,98 @@ def gradients(
 
     Checked as the forward expressions are: the rule and the expression, on the traced
     values and a probe gradient, must give the same type, dtype, shape and bits."""
-    spec = _GRADIENTS.get(instr.op.name)
-    if not (ENABLED and GRADIENTS) or spec is None or instr.param_slots or set(params) - {"needs"}:
+    spec = _usable(instr, arrays, out, params)
+    if spec is None:
         return None
     n_saved, templates = spec
-    if len(arrays) != n_saved or len(templates) != len(instr.ins) or type(out) is not np.ndarray:
+    if len(templates) != len(instr.ins):
         return None
-    if out.dtype.kind != "f":
-        return None
-    probe = np.asarray(np.random.default_rng(0).standard_normal(out.shape)).astype(out.dtype)
-    scope = {"g": probe, "COS": np.cos, **{f"a{i}": a for i, a in enumerate(arrays)}}
+    probe = _probe(out)
     with np.errstate(all="ignore"):
         want = instr.op.rule(ns, probe, *arrays, **params)
         found: dict[int, str] = {}
         for j, (edge, template) in enumerate(zip(instr.edges, templates, strict=True)):
             if not edge:
                 continue
-            code = template.format(*[f"a{i}" for i in range(n_saved)], g="g", COS="COS")
-            value = eval(code, scope)  # noqa: S307 - our own template
-            w = want[j]
-            if (
-                type(value) is not type(w)
-                or getattr(value, "dtype", None) != getattr(w, "dtype", None)
-                or np.shape(value) != np.shape(w)
-                or not np.array_equal(value, w, equal_nan=True)
-            ):
+            if not _same(_evaluate(template, probe, arrays), want[j]):
                 return None
             found[j] = template
     return found
 
 
+def gradient_in_place(instr, arrays: list, out, ns, params: dict) -> str | None:
+    """The template of a unary rule that writes into the incoming gradient (see
+    `_GRADIENTS_IN_PLACE`), checked on a copy of the probe gradient; or None."""
+    template = _GRADIENTS_IN_PLACE.get(instr.op.name)
+    spec = _usable(instr, arrays, out, params)
+    if template is None or spec is None or len(instr.ins) != 1 or not instr.edges[0]:
+        return None
+    probe = _probe(out)
+    with np.errstate(all="ignore"):
+        want = instr.op.rule(ns, probe.copy(), *arrays, **params)[0]
+        value = _evaluate(template, probe, arrays)
+    if value is not probe or not _same(value, want):
+        return None
+    return template
+
+
+def aligned_gradient(instr, arrays: list, out, ns, params: dict, names: tuple, meta: tuple):
+    """matmul's first-input gradient written into a fresh cache-line-aligned array (see
+    `aligned_empty`; `names` are the program's names of its shape and dtype, `meta` their
+    values), checked on the probe gradient against the rule; or None."""
+    found = gradients(instr, arrays, out, ns, params)
+    if instr.op.name != "matmul" or not found or 0 not in found:
+        return None
+    template = "{MATMUL}({g}, {1}.T, out={AL}(" + names[0] + ", " + names[1] + "))"
+    probe = _probe(out)
+    with np.errstate(all="ignore"):
+        want = instr.op.rule(ns, probe, *arrays, **params)[0]
+        value = _evaluate(template, probe, arrays, dict(zip(names, meta)))
+    return template if _same(value, want) and value.shape == meta[0] else None
+
+
+def _usable(instr, arrays: list, out, params: dict):
+    spec = _GRADIENTS.get(instr.op.name)
+    if not (ENABLED and GRADIENTS) or spec is None or instr.param_slots or set(params) - {"needs"}:
+        return None
+    if len(arrays) != spec[0] or type(out) is not np.ndarray or out.dtype.kind != "f":
+        return None
+    if instr.op.name == "matmul" and not all(type(a) is np.ndarray and a.ndim == 2 for a in arrays):
+        return None
+    return spec
+
+
+def _probe(out):
+    return np.asarray(np.random.default_rng(0).standard_normal(out.shape)).astype(out.dtype)
+
+
+def _evaluate(template: str, g, arrays: list, extra: dict | None = None):
+    scope = {"g": g, **_FUNCS, **{f"a{i}": a for i, a in enumerate(arrays)}, **(extra or {})}
+    code = template.format(*[f"a{i}" for i in range(len(arrays))], g="g", **_NAMES)
+    try:
+        return eval(code, scope)  # noqa: S307 - our own template
+    except (ValueError, TypeError):  # shapes the template does not cover: keep the rule
+        return None
+
+
+def _same(value, w) -> bool:
+    return (
+        value is not None
+        and type(value) is type(w)
+        and getattr(value, "dtype", None) == getattr(w, "dtype", None)
+        and np.shape(value) == np.shape(w)
+        and bool(np.array_equal(value, w, equal_nan=True))
+    )
+
+
+_NAMES = {k: k for k in _FUNCS}
+
+
 def gradient_line(template: str, g: str, args: list[str], bind: Binder) -> str:
     """The expression of a `gradients` template on names `g` and `args` of the program."""
-    return template.format(*args, g=g, COS=bind("U", np.cos))
+    names = {k: bind("U", f) for k, f in _FUNCS.items() if "{" + k + "}" in template}
+    return template.format(*args, g=g, **names)
+
+
+_FUNCS["AL"] = aligned_empty
+_NAMES["AL"] = "AL"

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.quiet import quiet
 from . import inline
-from .tracing import ARG, CONST, EXTERNAL, Instr, Trace
+from .tracing import ARG, CONST, EXTERNAL, OP, Instr, Trace
 
 Generated = Callable[..., Any]  # a function the program wrote (its source exec'd)
 
@@ -105,6 +106,9 @@ def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
 
 
 def _define(name: str, params: list[str], body: list[str], env: _Env) -> tuple[Generated, str]:
+    # the whole program runs with NumPy's warnings off, as each op and the engine's
+    # backward do (inlined `x / y` warned at a zero divisor where eager does not)
+    body = [f"    with {env.bind('Q', quiet)}():", *("    " + line for line in body)]
     signature = list(params) + (["*"] + [f"{k}={k}" for k in env] if env else [])
     head = f"def {name}({', '.join(signature)}):"
     source = "\n".join([head, *body]) + "\n"
@@ -153,14 +157,70 @@ def _drops(trace: Trace, instrs: list[Instr], kept: set[int]) -> dict[int, list[
     return out
 
 
+ALIGN = True  # large internal GEMM results in cache-line-aligned arrays (bench/NOTES.md)
+IN_PLACE = True  # the in-place pass below (bench/NOTES.md, stop 18, measured it alone)
+
+
+def _last_uses(instrs: list[Instr]) -> dict[int, int]:
+    """slot -> the index of the last instruction that reads it."""
+    last: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        for s in (*instr.ins, *instr.param_slots.values()):
+            last[s] = k
+    return last
+
+
+def _shared(instrs: list[Instr]) -> set[int]:
+    """Slots whose buffer something else may still hold after reading them: an input of
+    an op that can return a view or its input (reshape, detach, ...), an array parameter."""
+    shared: set[int] = set()
+    for instr in instrs:
+        shared.update(instr.param_slots.values())
+        if instr.op.name not in inline.FRESH:
+            shared.update(instr.ins)
+    return shared
+
+
+def _reusable(
+    trace: Trace,
+    instr: Instr,
+    k: int,
+    last: dict[int, int],
+    owned: set[int],
+    blocked: set[int],
+) -> list[int]:
+    """Inputs of instruction `k` whose buffer its result may be written into: a large
+    intermediate the program itself allocated (`owned`), read by nothing after `k` and
+    only by ops with fresh results, not an output or saved for the backward (`blocked`),
+    passed once. (On a small array `out=` costs more than the allocation it saves.)"""
+    ins = instr.ins
+    return [
+        j
+        for j, s in enumerate(ins)
+        if s in owned
+        and last.get(s) == k
+        and s not in blocked
+        and ins.count(s) == 1
+        and trace.values[s]._data.nbytes >= _FREE_BYTES
+    ]
+
+
 def build_forward(
     trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]
 ) -> tuple[Generated, str]:
+    """The forward program. Large intermediates are dropped after their last use; with
+    `IN_PLACE`, an elementwise op whose input is such an intermediate, dead after it, of
+    the result's shape and dtype, writes its result into that input (`z = x @ w; z += b`,
+    as hand-written NumPy does): one allocation less, and the bytes just written by the
+    op before are the ones read and written again."""
     env = _Env()
     body: list[str] = []
     kept = set(outputs) | set(saved)
     instrs = _live_instrs(trace, kept)
     drops = _drops(trace, instrs, kept)
+    last = _last_uses(instrs)
+    blocked = kept | _shared(instrs)
+    owned: set[int] = set()  # slots holding an array this program allocated (see inline.FRESH)
     for k, instr in enumerate(instrs):
         if k - 1 in drops:
             body.append(f"    del {', '.join(f'v{s}' for s in drops[k - 1])}")
@@ -169,11 +229,22 @@ def build_forward(
             body.append(f"    {env.bind('E', instr.op.forward)}(None)")
             continue
         args = [_slot_name(trace, env, s) for s in instr.ins]
-        inlined = inline.expression(
-            instr, args, _arrays_of(trace, instr.ins), trace.values[instr.out]._data, env.bind
-        )
+        arrays = _arrays_of(trace, instr.ins)
+        final = trace.values[instr.out]._data
+        inlined = None
+        if IN_PLACE:
+            for j in _reusable(trace, instr, k, last, owned, blocked):
+                inlined = inline.in_place(instr, j, args, arrays, final, env.bind)
+                if inlined is not None:
+                    break
+        if inlined is None and ALIGN and instr.out not in outputs and final.nbytes >= _FREE_BYTES:
+            inlined = inline.aligned_matmul(instr, args, arrays, final, env.bind)
+        if inlined is None:
+            inlined = inline.expression(instr, args, arrays, final, env.bind)
         if inlined is not None:
             body.append(f"    {var} = {inlined}")
+            if instr.op.name in inline.FRESH:
+                owned.add(instr.out)
             continue
         call = _call(
             env, instr.op.forward, env.bind("X", instr.xp), args, instr.params, instr.param_slots
@@ -185,6 +256,23 @@ def build_forward(
     keep = "".join(f"v{s}, " for s in saved)
     body.append(f"    return ({outs}), ({keep})")
     return _define("forward", [f"v{s}" for s in boundary], body, env)
+
+
+def _aligned_gradient(trace: Trace, instr, exprs, wanted: list, ns, params: dict):
+    """(template, (shape, dtype)) of matmul's first-input gradient into an aligned array
+    (`inline.aligned_gradient`) when that input is a large intermediate of the program (a
+    leaf's gradient stays a plain array: the engine would copy a view); or None."""
+    if not ALIGN or exprs is None or instr.op.name != "matmul" or 0 not in exprs:
+        return None
+    slot = instr.ins[0]
+    data = trace.values[slot]._data
+    if trace.kinds[slot] != OP or slot in wanted or data.nbytes < _FREE_BYTES:
+        return None
+    arrays = _arrays_of(trace, op_saved(instr))
+    out = trace.values[instr.out]._data
+    meta = (data.shape, data.dtype)
+    found = inline.aligned_gradient(instr, arrays, out, ns, params, ("SHAPE", "DTYPE"), meta)
+    return None if found is None else (found, meta)
 
 
 def build_backward(
@@ -228,6 +316,7 @@ def build_backward(
         deposits[s] = deposits.get(s, 0) + 1
     reads: list[int] = []
     check = 0
+    owned: set[int] = set()  # slots whose gradient is an array this program made, unshared
     # gradients certainly set here: a single output's, and what inlined rules deposit
     sure = set(diff_outputs) if len(diff_outputs) == 1 else set()
     for k, instr in enumerate(order):
@@ -252,7 +341,26 @@ def build_backward(
                 arrays = _arrays_of(trace, op_saved(instr))
                 out = trace.values[instr.out]._data
                 inlined[k] = inline.gradients(instr, arrays, out, ns, params)
+                inlined[k, "in place"] = (
+                    inline.gradient_in_place(instr, arrays, out, ns, params)
+                    if IN_PLACE and inlined[k] is not None
+                    else None
+                )
             exprs = inlined[k]
+            if (
+                exprs is not None
+                and instr.out in owned
+                and inlined[k, "in place"] is not None
+                and trace.values[instr.out]._data.nbytes >= _FREE_BYTES
+            ):
+                # the incoming gradient is this program's own array, read here last
+                exprs = {0: inlined[k, "in place"]}
+            if (k, "aligned") not in inlined:
+                inlined[k, "aligned"] = _aligned_gradient(trace, instr, exprs, wanted, ns, params)
+            if inlined[k, "aligned"] is not None:
+                template, meta = inlined[k, "aligned"]
+                shape, dtype = env.bind("S", meta[0]), env.bind("D", meta[1])
+                exprs = {**exprs, 0: template.replace("SHAPE", shape).replace("DTYPE", dtype)}
         ind = "        "
         if outs is not None:  # the engine's buffer of a node with several outputs: a list
             grads = [f"g{s}" if s is not None else "None" for s in outs]
@@ -296,6 +404,8 @@ def build_backward(
                 check += 1
             if deposits[slot] == 1:  # its only gradient: nothing to add it to
                 body.append(f"{inner}g{slot} = t")
+                if exprs is not None and inline.fresh(exprs[j]):
+                    owned.add(slot)  # a new array (a fix-up would make another new one)
             else:
                 body.append(f"{inner}g{slot} = t if g{slot} is None else g{slot} + t")
         if trace.values[instr.out]._data.nbytes >= _FREE_BYTES and instr.out not in wanted:

@@ -79,7 +79,9 @@ def _sum_to(xp, x, *, shape, in_shape=None):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         axes = sum_to_axes(x.shape, shape)
         out = x.sum(axis=axes) if axes else x
-        return out.reshape(shape)
+        # a sum that has the shape already is returned as it is: a reshaped view would be
+        # copied again by the engine before it becomes a leaf's .grad (a bias gradient)
+        return out if type(out) is np.ndarray and out.shape == shape else out.reshape(shape)
 
 
 @_sum_to.vjp
