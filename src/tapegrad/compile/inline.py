@@ -12,10 +12,11 @@ never different. The same holds for the derivative rules written as expressions
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 if TYPE_CHECKING:
     from .tracing import Instr
@@ -38,7 +39,7 @@ _UFUNCS = {
     for name in ("exp", "sin", "cos", "tanh", "log", "sqrt", "log1p", "expm1")
 }
 # NumPy functions the templates below name in capitals ({MATMUL}, ...)
-_FUNCS = {
+_FUNCS: dict[str, Callable[..., Any]] = {
     "COS": np.cos,
     "MATMUL": np.matmul,
     "MAX": np.maximum,
@@ -87,7 +88,7 @@ def expression(
     if not ENABLED or instr.params or type(final) is not np.ndarray:
         return None
     name = instr.op.name
-    funcs: dict = {}
+    funcs: dict[str, Callable[..., Any]] = {}
     if name in _OPERATORS:
         template = _OPERATORS[name]
     elif name in _UFUNCS:
@@ -100,7 +101,14 @@ def expression(
     return _checked(instr, template, funcs, args, arrays, final, bind)
 
 
-def in_place(instr, target: int, args: list[str], arrays: list, final, bind) -> str | None:
+def in_place(
+    instr: Instr,
+    target: int,
+    args: list[str],
+    arrays: list[Any],
+    final: np.ndarray[Any, Any],
+    bind: Binder,
+) -> str | None:
     """The expression of `instr` writing its result into input `target`'s buffer (that
     input is an intermediate whose last use this is), checked like `expression` on copies
     of the traced arrays; or None."""
@@ -124,20 +132,22 @@ def in_place(instr, target: int, args: list[str], arrays: list, final, bind) -> 
     return _checked(instr, template, funcs, args, arrays, final, bind, run_on=copies)
 
 
-def aligned_empty(shape: tuple, dtype) -> np.ndarray:
+def aligned_empty(shape: tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray[Any, Any]:
     """An uninitialised array whose data starts on a 64-byte boundary (a cache line: a GEMM
     storing into it does not split lines; malloc gives 16-byte alignment). A view of a
     slightly larger byte buffer."""
-    dtype = np.dtype(dtype)
-    nbytes = dtype.itemsize
+    dt = np.dtype(dtype)
+    nbytes = dt.itemsize
     for n in shape:
         nbytes *= n
     raw = np.empty(nbytes + 64, np.uint8)
-    start = -raw.__array_interface__["data"][0] % 64
-    return raw[start : start + nbytes].view(dtype).reshape(shape)
+    start: int = -raw.__array_interface__["data"][0] % 64
+    return raw[start : start + nbytes].view(dt).reshape(shape)
 
 
-def aligned_matmul(instr, args: list[str], arrays: list, final, bind) -> str | None:
+def aligned_matmul(
+    instr: Instr, args: list[str], arrays: list[Any], final: np.ndarray[Any, Any], bind: Binder
+) -> str | None:
     """`matmul` writing into a fresh cache-line-aligned array (see `aligned_empty`), checked
     like `expression`; or None."""
     if not ENABLED or instr.op.name != "matmul" or instr.params or instr.xp is not np:
@@ -152,7 +162,15 @@ def aligned_matmul(instr, args: list[str], arrays: list, final, bind) -> str | N
 
 
 def _checked(
-    instr, template, funcs, args, arrays, final, bind, run_on=None, extra=None
+    instr: Instr,
+    template: str,
+    funcs: Mapping[str, Callable[..., Any] | None],  # None: a name the template does not use
+    args: list[str],
+    arrays: list[Any],
+    final: np.ndarray[Any, Any],
+    bind: Binder,
+    run_on: list[Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> str | None:
     """`template` on `args` if, evaluated on the traced arrays (`run_on`: on these
     instead), it gives an array of the traced dtype and shape, bit for bit what the op's
@@ -185,7 +203,7 @@ def _checked(
 
 # derivative rules as NumPy expressions, per input: `{g}` the output's gradient, `{0}`,
 # `{1}` the rule's saved values (as the op saves them), `{COS}` numpy's cosine (see _FUNCS)
-_GRADIENTS = {
+_GRADIENTS: dict[str, tuple[int, tuple[str, ...]]] = {
     "mul": (2, ("{g} * {1}", "{g} * {0}")),
     "div": (2, ("{g} / {1}", "-({g} / {1}) * ({0} / {1})")),
     "add": (0, ("{g}", "{g}")),
@@ -240,7 +258,9 @@ def gradients(
     return found
 
 
-def gradient_in_place(instr, arrays: list, out, ns, params: dict) -> str | None:
+def gradient_in_place(
+    instr: Instr, arrays: list[Any], out: Any, ns: Any, params: dict[str, Any]
+) -> str | None:
     """The template of a unary rule that writes into the incoming gradient (see
     `_GRADIENTS_IN_PLACE`), checked on a copy of the probe gradient; or None."""
     template = _GRADIENTS_IN_PLACE.get(instr.op.name)
@@ -256,7 +276,15 @@ def gradient_in_place(instr, arrays: list, out, ns, params: dict) -> str | None:
     return template
 
 
-def aligned_gradient(instr, arrays: list, out, ns, params: dict, names: tuple, meta: tuple):
+def aligned_gradient(
+    instr: Instr,
+    arrays: list[Any],
+    out: Any,
+    ns: Any,
+    params: dict[str, Any],
+    names: tuple[str, str],
+    meta: tuple[tuple[int, ...], np.dtype[Any]],
+) -> str | None:
     """matmul's first-input gradient written into a fresh cache-line-aligned array (see
     `aligned_empty`; `names` are the program's names of its shape and dtype, `meta` their
     values), checked on the probe gradient against the rule; or None."""
@@ -271,7 +299,11 @@ def aligned_gradient(instr, arrays: list, out, ns, params: dict, names: tuple, m
     return template if _same(value, want) and value.shape == meta[0] else None
 
 
-def _usable(instr, arrays: list, out, params: dict):
+def _usable(
+    instr: Instr, arrays: list[Any], out: Any, params: dict[str, Any]
+) -> tuple[int, tuple[str, ...]] | None:
+    """`_GRADIENTS`' (number of saved values, templates) for `instr` when its rule may be
+    written as expressions on these values; else None."""
     spec = _GRADIENTS.get(instr.op.name)
     if not (ENABLED and GRADIENTS) or spec is None or instr.param_slots or set(params) - {"needs"}:
         return None
@@ -282,11 +314,13 @@ def _usable(instr, arrays: list, out, params: dict):
     return spec
 
 
-def _probe(out):
+def _probe(out: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.asarray(np.random.default_rng(0).standard_normal(out.shape)).astype(out.dtype)
 
 
-def _evaluate(template: str, g, arrays: list, extra: dict | None = None):
+def _evaluate(
+    template: str, g: Any, arrays: list[Any], extra: dict[str, Any] | None = None
+) -> Any:  # what the expression gives (an array, a scalar), or None
     scope = {"g": g, **_FUNCS, **{f"a{i}": a for i, a in enumerate(arrays)}, **(extra or {})}
     code = template.format(*[f"a{i}" for i in range(len(arrays))], g="g", **_NAMES)
     try:
@@ -295,7 +329,7 @@ def _evaluate(template: str, g, arrays: list, extra: dict | None = None):
         return None
 
 
-def _same(value, w) -> bool:
+def _same(value: Any, w: Any) -> bool:
     return (
         value is not None
         and type(value) is type(w)

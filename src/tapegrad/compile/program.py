@@ -11,7 +11,7 @@ variables; ops, parameters and constants become default arguments (local lookups
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -20,6 +20,16 @@ from . import inline
 from .tracing import ARG, CONST, EXTERNAL, OP, Instr, Trace
 
 Generated = Callable[..., Any]  # a function the program wrote (its source exec'd)
+# matmul's first-input gradient into an aligned array: (template, (shape, dtype)) (see
+# `_aligned_gradient`)
+AlignedGradient = tuple[str, tuple[tuple[int, ...], np.dtype[Any]]]
+# what `build_backward` decides on the traced arrays, per rule `k` of its order, kept for
+# the rebuilds: `k` -> `inline.gradients`' templates, `(k, "in place")` ->
+# `inline.gradient_in_place`'s template, `(k, "aligned")` -> `_aligned_gradient`'s result
+InlinedRules = dict[
+    int | tuple[int, Literal["in place", "aligned"]],
+    dict[int, str] | str | AlignedGradient | None,
+]
 
 _F64 = np.dtype(np.float64)
 
@@ -258,7 +268,14 @@ def build_forward(
     return _define("forward", [f"v{s}" for s in boundary], body, env)
 
 
-def _aligned_gradient(trace: Trace, instr, exprs, wanted: list, ns, params: dict):
+def _aligned_gradient(
+    trace: Trace,
+    instr: Instr,
+    exprs: dict[int, str] | None,
+    wanted: list[int],
+    ns: Any,
+    params: dict[str, Any],
+) -> AlignedGradient | None:
     """(template, (shape, dtype)) of matmul's first-input gradient into an aligned array
     (`inline.aligned_gradient`) when that input is a large intermediate of the program (a
     leaf's gradient stays a plain array: the engine would copy a view); or None."""
@@ -283,7 +300,7 @@ def build_backward(
     ns: Any,
     keep: set[int] | None = None,
     fired: set[int] | None = None,
-    inlined: dict[int, dict[int, str] | None] | None = None,
+    inlined: InlinedRules | None = None,
 ) -> tuple[Generated, list[int], str]:
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
@@ -296,7 +313,8 @@ def build_backward(
     the same shapes and dtypes every call, so the others never fire.
 
     `inlined` (a dict, filled on the first build, which has the traced arrays): per rule,
-    the NumPy expressions of `inline.gradients` that replace its call, or None.
+    the NumPy expressions of `inline.gradients` that replace its call, or None (and the
+    in-place and aligned variants: see `InlinedRules`).
 
     Returns (function, the slots whose forward values it reads, source)."""
     env = _Env()
@@ -335,30 +353,35 @@ def build_backward(
         if op.wants_needs:
             params["needs"] = instr.edges
         outs = getattr(op, "items", None)  # a custom Function: its outputs' slots
-        exprs = None
+        exprs: dict[int, str] | None = None
         if outs is None and inlined is not None:
             if k not in inlined:  # decided once, on the traced arrays (a lean rebuild has none)
                 arrays = _arrays_of(trace, op_saved(instr))
                 out = trace.values[instr.out]._data
-                inlined[k] = inline.gradients(instr, arrays, out, ns, params)
+                found = inline.gradients(instr, arrays, out, ns, params)
+                inlined[k] = found
                 inlined[k, "in place"] = (
                     inline.gradient_in_place(instr, arrays, out, ns, params)
-                    if IN_PLACE and inlined[k] is not None
+                    if IN_PLACE and found is not None
                     else None
                 )
-            exprs = inlined[k]
+            # each key holds what its comment on `InlinedRules` says (the checks narrow)
+            rule = inlined[k]
+            exprs = rule if isinstance(rule, dict) else None
+            in_place = inlined[k, "in place"]
             if (
                 exprs is not None
                 and instr.out in owned
-                and inlined[k, "in place"] is not None
+                and isinstance(in_place, str)
                 and trace.values[instr.out]._data.nbytes >= _FREE_BYTES
             ):
                 # the incoming gradient is this program's own array, read here last
-                exprs = {0: inlined[k, "in place"]}
+                exprs = {0: in_place}
             if (k, "aligned") not in inlined:
                 inlined[k, "aligned"] = _aligned_gradient(trace, instr, exprs, wanted, ns, params)
-            if inlined[k, "aligned"] is not None:
-                template, meta = inlined[k, "aligned"]
+            aligned = inlined[k, "aligned"]
+            if isinstance(aligned, tuple) and exprs is not None:  # (it has exprs[0])
+                template, meta = aligned
                 shape, dtype = env.bind("S", meta[0]), env.bind("D", meta[1])
                 exprs = {**exprs, 0: template.replace("SHAPE", shape).replace("DTYPE", dtype)}
         ind = "        "

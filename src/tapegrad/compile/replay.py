@@ -12,7 +12,7 @@ import numpy as np
 from ..engine.recorder import record_node
 from ..engine.state import also_recording
 from ..tensor import Tensor, _wrap
-from .program import Generated, boundary_slots, build_backward, build_forward
+from .program import Generated, InlinedRules, boundary_slots, build_backward, build_forward
 from .tracing import ARG, EXTERNAL, OP, Instr, Trace, backward_order
 
 # what `specialize` rebuilds the backward from: build_backward's arguments
@@ -183,7 +183,7 @@ class Program:
             self.wanted = [s for s in boundary if s in edged]
             self._fired: set[int] = set()
             # rules written as expressions, decided on the arrays
-            self._inlined: dict[int, dict[int, str] | None] = {}
+            self._inlined: InlinedRules = {}
             order = backward_order(trace.instrs, roots)
             self.backward, reads, self.backward_source = build_backward(
                 trace, order, diff, self.wanted, ns, fired=self._fired, inlined=self._inlined
