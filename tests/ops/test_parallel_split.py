@@ -84,3 +84,19 @@ def test_errors_in_a_worker_reach_the_caller(split_everything):
 
     with pytest.raises(RuntimeError, match="worker half failed"):
         parallel.for_slices(np, 4, body, elements=10**6)
+
+
+def test_relu_split_matches_the_plain_pass(split_everything, monkeypatch):
+    x = np.random.default_rng(3).standard_normal((5, 3, 4)).astype(np.float32)
+    x[0, 0, :3] = [np.nan, 0.0, -0.0]
+    results = []
+    for smallest in (10**9, 0):  # the plain NumPy expressions, then the split passes
+        monkeypatch.setattr(parallel, "MIN_ELEMENTS", smallest)
+        split_everything(3)
+        xt = tg.tensor(x, requires_grad=True)
+        y = xt.relu()
+        (y * tg.tensor(x + 1)).sum().backward()
+        results.append((y.detach().numpy(), xt.grad.numpy()))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)  # NaN-equal too
+    assert np.isnan(results[1][1][0, 0, 0])  # relu(NaN) has slope 1, as in PyTorch

@@ -303,25 +303,47 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
             xp, y, w, stride=stride, padding=padding, dilation=dilation, out_shape=out_shape
         )
         return _add_bias(out, b)
-    wm = w.reshape(groups, cin // groups, -1)
-    dcols = _gemm(xp, wm.transpose(0, 2, 1), _channels_first(xp, y, groups))
-    dcols = dcols.reshape((cout,) + tuple(kernel) + (n,) + tuple(in_sizes))
+    cin_g, cout_g, nd = cin // groups, w.shape[1], len(kernel)
+    # GEMM rows ordered (k_last, k_rest..., c) per group: the col2im below adds one last-axis
+    # offset's products at a time, each a block of whole (C, N, *S) slabs
+    wk = w.reshape((groups, cin_g, cout_g) + tuple(kernel))
+    wk = wk.transpose((0, 2 + nd) + tuple(range(3, 2 + nd)) + (2, 1)).reshape(groups, -1, cin_g)
+    dcols = _gemm(xp, wk, _channels_first(xp, y, groups))
+    dcols = dcols.reshape((groups, kernel[-1]) + tuple(kernel[:-1]) + (cout_g, n) + tuple(in_sizes))
     full = _full_sizes(in_sizes, kernel, stride, padding, dilation, out_shape)
     acc = scratch(xp, "conv.acc", (cout, n) + full, dcols.dtype)
-    pairs = [
-        (sl, dcols[(slice(None),) + idx])
-        for idx, sl in zip(
-            itertools.product(*[range(k) for k in kernel]),
-            _offset_slices(kernel, stride, dilation, in_sizes),
-            strict=False,
+    rows = scratch(xp, "conv.acc_rows", (cout, n) + full[:-1] + in_sizes[-1:], dcols.dtype)
+    inner = list(
+        zip(
+            itertools.product(*[range(k) for k in kernel[:-1]]),
+            [sl + (slice(None),) for sl in _offset_slices(kernel[:-1], stride, dilation, in_sizes)],
+            strict=True,
         )
+    )
+    last = [
+        (
+            Ellipsis,
+            slice(
+                j * dilation[-1], j * dilation[-1] + (in_sizes[-1] - 1) * stride[-1] + 1, stride[-1]
+            ),
+        )
+        for j in range(kernel[-1])
     ]
 
+    # Two stages: per last-axis offset j, the other offsets' products summed on the input's
+    # own last-axis positions (runs of S[-2] * S[-1] contiguous floats at stride 1), then
+    # that sum added once at offset j (runs of S[-1]): 9 short-run adds -> 3 for 3x3
+    # (conv2's col2im 2.0 -> 1.3 ms).
     def body(lo, hi):  # samples are independent: each thread owns acc[:, lo:hi]
-        mine = acc[:, lo:hi]
-        mine.fill(0)
-        for sl, part in pairs:
-            mine[sl] += part[:, lo:hi]
+        for g in range(groups):
+            ch = slice(g * cout_g, (g + 1) * cout_g)
+            out, part = acc[ch, lo:hi], rows[ch, lo:hi]
+            out.fill(0)
+            for j in range(kernel[-1]):
+                part.fill(0)
+                for idx, sl in inner:
+                    part[sl] += dcols[(g, j) + idx][:, lo:hi]
+                out[last[j]] += part
 
     parallel.for_slices(xp, n, body, elements=dcols.size)
     return _from_acc(xp, acc[_crop(padding, out_shape)], b)
@@ -356,7 +378,11 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
         )
     cols, _ = _im2col(xp, x, kernel, stride, padding, dilation, groups)
     gm = _channels_first(xp, g, groups)
-    dw = gm[0] @ cols[0].T if groups == 1 else xp.matmul(gm, cols.transpose(0, 2, 1))
+    # (cols g^T)^T: OpenBLAS runs it faster than g cols^T (1.8 vs 2.1 ms for conv2 of W3)
+    if groups == 1:
+        dw = xp.ascontiguousarray((cols[0] @ gm[0].T).T)
+    else:
+        dw = xp.ascontiguousarray(xp.matmul(cols, gm.transpose(0, 2, 1)).transpose(0, 2, 1))
     return dw.reshape((o, c // groups) + tuple(kernel))
 
 
