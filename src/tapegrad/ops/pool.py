@@ -72,17 +72,31 @@ def _tiles(x, kernel, stride, padding, dilation):
     )
 
 
-def _tiled_stages(xp, x, kernel):
-    """[x cropped to whole windows, max over the last axis's windows, ..., the pooled max]."""
-    nd = len(kernel)
-    covered = x[
+def _whole_windows(x, kernel):
+    """x cropped to the windows that tile it (a view)."""
+    return x[
         (slice(None), slice(None))
         + tuple(slice(0, (s // k) * k) for s, k in zip(x.shape[2:], kernel, strict=True))
     ]
-    stages = [covered]
+
+
+def _tiled_stages(xp, x, kernel):
+    """[x cropped to whole windows, max over the last axis's windows, ..., the pooled max]."""
+    nd = len(kernel)
+    stages = [_whole_windows(x, kernel)]
     for axis in reversed(range(2, 2 + nd)):
         stages.append(_reduce_axis(xp, stages[-1], axis, kernel[axis - 2], xp.maximum))
     return stages
+
+
+def _tiled_max(xp, x, kernel):
+    """The pooled maximum alone (no stages for a backward): outermost axis first, so that
+    the first pass, over the most data, combines whole contiguous rows (pool1 of W3
+    0.60 -> 0.43 ms); the maximum does not depend on the order (NaN wins in any)."""
+    a = _whole_windows(x, kernel)
+    for axis in range(2, 2 + len(kernel)):
+        a = _reduce_axis(xp, a, axis, kernel[axis - 2], xp.maximum)
+    return a
 
 
 def _axis_offsets(a, axis, k):
@@ -144,7 +158,7 @@ def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
         out = xp.empty(x.shape[:2] + tuple(s // k for s, k in zip(x.shape[2:], kernel)), x.dtype)
 
         def body(lo, hi):
-            out[lo:hi] = _tiled_stages(xp, x[lo:hi], kernel)[-1]
+            out[lo:hi] = _tiled_max(xp, x[lo:hi], kernel)
 
         parallel.for_slices(xp, x.shape[0], body, elements=x.size)
         return out
