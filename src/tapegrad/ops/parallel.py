@@ -6,17 +6,18 @@ Why: NumPy runs every copy and ufunc on one thread, while its BLAS runs the GEMM
 larger part of the step (bench/NOTES.md, "Stop 18"). NumPy releases the GIL inside those
 loops, so two Python threads running the two halves of the batch run in parallel.
 
-`for_slices(xp, n, body, elements)` calls `body(lo, hi)` on consecutive slices of range(n), one per
-thread, the calling thread taking the first, and returns when all are done. The bodies
-must touch disjoint parts of their outputs (then the results are bitwise those of one
-thread: no reduction is split) and must not use ops/scratch.py (its buffers are per
-thread): the caller allocates. The number of threads is the BLAS thread count
+`for_slices(xp, n, body, elements)` calls `body(lo, hi)` on consecutive slices of range(n)
+(two per thread), each taken by whichever thread is free, the calling thread included, and
+returns when all are done. The bodies must touch disjoint parts of their outputs (then the
+results are bitwise those of one thread: no reduction is split) and must not use
+ops/scratch.py (its buffers are per thread): the caller allocates. The number of threads is the BLAS thread count
 (`tg.set_num_threads` changes both); one thread, small work or a nested call runs the
 body inline.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -28,6 +29,7 @@ import numpy as np
 __all__ = ["for_slices", "set_intra_op_threads", "intra_op_threads"]
 
 MIN_ELEMENTS = 1 << 16  # below this a thread handoff (~20-50 us) costs more than it saves
+CHUNKS_PER_THREAD = 2  # finer chunks let the caller take over a late worker's share
 
 _threads: int | None = None  # None: not read yet (the BLAS thread count, on first use)
 _pool: ThreadPoolExecutor | None = None
@@ -69,12 +71,34 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _run(body, lo, hi):
-    _inside.active = True
-    try:
-        body(lo, hi)
-    finally:
-        _inside.active = False
+class _Split:
+    """One split loop: chunks claimed one at a time by whichever thread is free (the caller
+    included), so a worker the OS has not scheduled yet delays nothing: the caller takes
+    its chunks too (on a busy machine a thread's wake-up can take milliseconds)."""
+
+    def __init__(self, body, bounds):
+        self.body, self.bounds = body, bounds
+        self.claims = itertools.count()  # next() is atomic under the GIL
+        self.lock = threading.Lock()
+        self.left = len(bounds) - 1
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+
+    def work(self):
+        chunks = len(self.bounds) - 1
+        while (i := next(self.claims)) < chunks:
+            try:
+                if self.error is None:
+                    _inside.active = True
+                    self.body(self.bounds[i], self.bounds[i + 1])
+            except BaseException as e:  # re-raised in the caller
+                self.error = self.error or e
+            finally:
+                _inside.active = False
+                with self.lock:
+                    self.left -= 1
+                    if self.left == 0:
+                        self.finished.set()
 
 
 def for_slices(xp: Any, n: int, body: Callable[[int, int], None], elements: int) -> None:
@@ -88,11 +112,12 @@ def for_slices(xp: Any, n: int, body: Callable[[int, int], None], elements: int)
     if threads <= 1 or getattr(_inside, "active", False):
         body(0, n)
         return
-    bounds = [n * i // threads for i in range(threads + 1)]
+    chunks = min(n, CHUNKS_PER_THREAD * threads)
+    split = _Split(body, [n * i // chunks for i in range(chunks + 1)])
     pool = _executor(threads - 1)
-    futures = [pool.submit(_run, body, bounds[i], bounds[i + 1]) for i in range(1, threads)]
-    try:
-        _run(body, bounds[0], bounds[1])
-    finally:
-        for f in futures:
-            f.result()
+    for _ in range(threads - 1):
+        pool.submit(split.work)
+    split.work()
+    split.finished.wait()
+    if split.error is not None:
+        raise split.error
