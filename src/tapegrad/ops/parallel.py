@@ -89,12 +89,12 @@ class _Split:
         while (i := next(self.claims)) < chunks:
             try:
                 if self.error is None:
-                    _inside.active = True
+                    _inside.running = True
                     self.body(self.bounds[i], self.bounds[i + 1])
             except BaseException as e:  # re-raised in the caller
                 self.error = self.error or e
             finally:
-                _inside.active = False
+                _inside.running = False
                 with self.lock:
                     self.left -= 1
                     if self.left == 0:
@@ -109,7 +109,7 @@ def for_slices(xp: Any, n: int, body: Callable[[int, int], None], elements: int)
         body(0, n)
         return
     threads = min(intra_op_threads(), n)
-    if threads <= 1 or getattr(_inside, "active", False):
+    if threads <= 1 or getattr(_inside, "running", False):
         body(0, n)
         return
     chunks = min(n, CHUNKS_PER_THREAD * threads)
