@@ -10,9 +10,9 @@ loops, so two Python threads running the two halves of the batch run in parallel
 (two per thread), each taken by whichever thread is free, the calling thread included, and
 returns when all are done. The bodies must touch disjoint parts of their outputs (then the
 results are bitwise those of one thread: no reduction is split) and must not use
-ops/scratch.py (its buffers are per thread): the caller allocates. The number of threads is the BLAS thread count
-(`tg.set_num_threads` changes both); one thread, small work or a nested call runs the
-body inline.
+ops/scratch.py (its buffers are per thread): the caller allocates. The number of threads
+is the BLAS thread count (`tg.set_num_threads` changes both); one thread, small work or a
+nested call runs the body inline.
 """
 
 from __future__ import annotations
