@@ -100,3 +100,24 @@ def test_relu_split_matches_the_plain_pass(split_everything, monkeypatch):
     for a, b in zip(*results, strict=True):
         np.testing.assert_array_equal(a, b)  # NaN-equal too
     assert np.isnan(results[1][1][0, 0, 0])  # relu(NaN) has slope 1, as in PyTorch
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork only")
+def test_a_forked_child_splits_with_fresh_threads(split_everything):
+    import os
+
+    split_everything(2)
+    x = np.random.default_rng(5).standard_normal((4, 2, 6, 6))
+    parallel.for_slices(np, 2, lambda lo, hi: None, elements=10**6)  # the parent's pool runs
+    expected = F.max_pool2d(tg.tensor(x), 2).numpy()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a new pool (the parent's threads are not here), same values
+        try:
+            got = F.max_pool2d(tg.tensor(x), 2).numpy()
+            os.write(write, b"1" if np.array_equal(got, expected) else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    assert os.read(read, 1) == b"1"
+    os.waitpid(pid, 0)

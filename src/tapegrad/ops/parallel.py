@@ -62,9 +62,11 @@ def _executor(workers: int) -> ThreadPoolExecutor:
     return _pool
 
 
-def _forget_pool() -> None:  # a forked child has the pool object but not its threads
-    global _pool
-    _pool = None
+def _forget_pool() -> None:
+    """In a forked child: the pool object came along but not its threads, and the thread
+    count is read again from BLAS (DataLoader workers start with one BLAS thread)."""
+    global _pool, _threads
+    _pool, _threads = None, None
 
 
 if hasattr(os, "register_at_fork"):
