@@ -97,9 +97,6 @@ def set_num_threads(n: int) -> None:
         )
     _limits = controller.limit(limits=n, user_api="blas")
     _requested = n
-    from .ops.parallel import set_intra_op_threads  # conv/pool's split loops follow BLAS
-
-    set_intra_op_threads(n)
 
 
 def get_num_threads() -> int:

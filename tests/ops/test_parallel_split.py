@@ -121,3 +121,15 @@ def test_a_forked_child_splits_with_fresh_threads(split_everything):
     os.close(write)
     assert os.read(read, 1) == b"1"
     os.waitpid(pid, 0)
+
+
+def test_off_by_default_and_bad_counts_are_named():
+    import subprocess
+    import sys
+
+    code = "from tapegrad.ops import parallel; print(parallel.intra_op_threads())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="set_intra_op_threads: expected a positive int"):
+            parallel.set_intra_op_threads(bad)

@@ -4,15 +4,20 @@ Why: NumPy runs every copy and ufunc on one thread, while its BLAS runs the GEMM
 `tg.get_num_threads()`. In a conv net step most of the time outside the GEMMs is such passes
 (window copies, col2im adds, pooling maxima and masks), so on two threads they were the
 larger part of the step (bench/NOTES.md, "Stop 18"). NumPy releases the GIL inside those
-loops, so two Python threads running the two halves of the batch run in parallel.
+loops, so two Python threads can run the two halves of a batch in parallel.
 
 `for_slices(xp, n, body, elements)` calls `body(lo, hi)` on consecutive slices of range(n)
 (two per thread), each taken by whichever thread is free, the calling thread included, and
 returns when all are done. The bodies must touch disjoint parts of their outputs (then the
 results are bitwise those of one thread: no reduction is split) and must not use
-ops/scratch.py (its buffers are per thread): the caller allocates. The number of threads
-is the BLAS thread count (`tg.set_num_threads` changes both); one thread, small work or a
-nested call runs the body inline.
+ops/scratch.py (its buffers are per thread): the caller allocates. One thread (the
+default), small work or a nested call runs the body inline.
+
+Off by default, opt-in with `set_intra_op_threads(n)`: on the 2-core benchmark VMs the
+split measured *slower* (W3 step, wall minimum: 16.5-17.5 ms unsplit vs 17.9-19.6 split
+with two BLAS threads, whose idle thread spin-waits on the core the split wants; 19.2 vs
+19.9 with one BLAS thread: the passes are memory-bound and the handoffs cost). It may pay
+on machines with more cores and memory bandwidth; measure before turning it on.
 """
 
 from __future__ import annotations
@@ -31,25 +36,27 @@ __all__ = ["for_slices", "set_intra_op_threads", "intra_op_threads"]
 MIN_ELEMENTS = 1 << 16  # below this a thread handoff (~20-50 us) costs more than it saves
 CHUNKS_PER_THREAD = 2  # finer chunks let the caller take over a late worker's share
 
-_threads: int | None = None  # None: not read yet (the BLAS thread count, on first use)
+_threads = 1  # off by default: measured slower on the 2-core VMs (bench/NOTES.md, "Stop 18")
 _pool: ThreadPoolExecutor | None = None
 _inside = threading.local()  # set while a body runs: nested calls run inline
 
 
 def set_intra_op_threads(n: int) -> None:
-    """Use `n` threads for the split loops (tg.set_num_threads calls this)."""
+    """Split conv, max-pool and relu array passes over `n` threads (1, the default: no split).
+
+    >>> from tapegrad.ops import parallel
+    >>> parallel.set_intra_op_threads(2); parallel.intra_op_threads()
+    2
+    >>> parallel.set_intra_op_threads(1)
+    """
     global _threads
-    _threads = max(1, int(n))
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_intra_op_threads: expected a positive int, got {n!r}")
+    _threads = n
 
 
 def intra_op_threads() -> int:
-    """The number of threads the split loops use: the BLAS pool's size until
-    `set_intra_op_threads` says otherwise (read once: it scans the loaded libraries)."""
-    global _threads
-    if _threads is None:
-        from ..threads import get_num_threads
-
-        _threads = max(1, get_num_threads())
+    """The number of threads the split loops use (1 unless `set_intra_op_threads` changed it)."""
     return _threads
 
 
@@ -63,10 +70,10 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def _forget_pool() -> None:
-    """In a forked child: the pool object came along but not its threads, and the thread
-    count is read again from BLAS (DataLoader workers start with one BLAS thread)."""
+    """In a forked child: the pool object came along but not its threads, and the child
+    (a DataLoader worker) starts unsplit, as it starts with one BLAS thread."""
     global _pool, _threads
-    _pool, _threads = None, None
+    _pool, _threads = None, 1
 
 
 if hasattr(os, "register_at_fork"):
