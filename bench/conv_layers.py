@@ -1,6 +1,6 @@
 """W3's layers one at a time, forward and backward, tapegrad next to PyTorch (if installed).
 
-    PYTHONPATH=src python bench/conv_layers.py [--threads 1] [--repeats 30]
+    PYTHONPATH=src python bench/conv_layers.py [--threads 1] [--repeats 30] [--clock cpu|wall]
 
 Each layer of the W3 CNN (batch 64, 28x28) alone: conv3x3 1->16, relu, max_pool 2x2,
 conv3x3 16->32, relu, max_pool 2x2, with the input requiring grad (as inside the network,
@@ -11,14 +11,17 @@ Milliseconds of CPU time of this process (`time.process_time`), minimum over the
 the frameworks interleaved call by call. CPU time, not wall time: on the shared 2-core
 machine the wall clock mostly measures the other users, and with one BLAS thread CPU time
 is the work done (page faults included, which cost 3-10 us each on these VMs). With more
-threads it also counts spin-waiting. Quote ratios from one run. For before/after, run it
-once per source tree (PYTHONPATH), alternating.
+threads it also counts spin-waiting, so `--clock wall` (perf_counter) is the one to read
+there, on a quiet machine only. The last line also gives the page faults of one W3 step
+(`getrusage` minflt; ~0 under tapegrad/malloc_policy.py). Quote ratios from one run. For
+before/after, run it once per source tree (PYTHONPATH), alternating.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import resource
 import time
 
 import numpy as np
@@ -96,25 +99,39 @@ def _step(f, p, x, y, opt):
     opt.step()
 
 
+_CLOCK = time.process_time
+
+
 def _min_ms(calls, repeats):
-    """CPU-time minimum of each call, interleaved round by round, after two warm-ups."""
+    """Minimum time of each call (CPU time unless --clock wall), interleaved round by round,
+    after two warm-ups."""
     for fn in calls.values():
         fn()
         fn()
     best = dict.fromkeys(calls, float("inf"))
     for _ in range(repeats):
         for name, fn in calls.items():
-            t0 = time.process_time()
+            t0 = _CLOCK()
             fn()
-            best[name] = min(best[name], time.process_time() - t0)
+            best[name] = min(best[name], _CLOCK() - t0)
     return {k: v * 1e3 for k, v in best.items()}
+
+
+def _faults_per_call(fn, repeats=10):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(repeats):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / repeats
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = parser.parse_args()
+    global _CLOCK
+    _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     rng = np.random.default_rng(0)
     tg.set_num_threads(args.threads)
     try:
@@ -160,6 +177,8 @@ def main() -> None:
         steps["torch"] = _step_torch(torch, rng)
     t = _min_ms(steps, args.repeats)
     print("W3 step       " + "  ".join(f"{k} {v:.2f}" for k, v in t.items()))
+    faults = {k: _faults_per_call(fn) for k, fn in steps.items()}
+    print("page faults   " + "  ".join(f"{k} {v:.0f}" for k, v in faults.items()))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..malloc_policy import apply_malloc_policy
 from . import functional, init, utils  # noqa: F401
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
@@ -11,3 +12,6 @@ from .losses import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+
+# large activations from the heap, not fresh page-faulting mmaps (tapegrad/malloc_policy.py)
+apply_malloc_policy()

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from . import parallel
 from .quiet import quiet
 from .registry import defop, dispatch_unary
 
@@ -502,9 +503,27 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001
     return dispatch_unary(_abs, input)
 
 
+def _split_numpy(xp, *arrays):
+    """Whether an elementwise pass over these same-shape NumPy arrays is split over the
+    intra-op threads (ops/parallel.py: conv nets' activations are multi-MiB)."""
+    a = arrays[0]
+    return (
+        getattr(xp, "module", xp) is np
+        and a.ndim > 0
+        and a.size >= parallel.MIN_ELEMENTS
+        and all(isinstance(b, np.ndarray) and b.shape == a.shape for b in arrays)
+    )
+
+
 @defop(saves="out")
 def _relu(xp, x):
-    return xp.maximum(x, 0)
+    if not _split_numpy(xp, x):
+        return xp.maximum(x, 0)
+    out = np.empty_like(x)
+    parallel.for_slices(
+        np, x.shape[0], lambda lo, hi: np.maximum(x[lo:hi], 0, out=out[lo:hi]), x.size
+    )
+    return out
 
 
 @_relu.vjp
@@ -513,7 +532,16 @@ def _(xp, g, out):
     # dead unit stays NaN, where PyTorch's threshold_backward would give 0). The output
     # is >= 0 or NaN, so "out != 0" is "not out <= 0" (slope 1 at relu(NaN) = NaN, as
     # PyTorch, where "out > 0" would give 0) in one comparison pass instead of two
-    return (g * (out != 0),)
+    if not (_split_numpy(xp, g, out) and g.dtype == np.result_type(g, np.bool_)):
+        return (g * (out != 0),)
+    dx = np.empty_like(g)
+
+    def body(lo, hi):
+        live = np.not_equal(out[lo:hi], 0)
+        np.multiply(g[lo:hi], live, out=dx[lo:hi])
+
+    parallel.for_slices(np, g.shape[0], body, g.size)
+    return (dx,)
 
 
 # slope 1 at relu(NaN), as the vjp
