@@ -50,6 +50,12 @@ Options of `defop` say how a rule may call the op:
   (einsum's subscripts first, concatenate's per-input sizes).
 - `view=True`: the output is a view of input 0 and shares its version counter;
   `differentiable=False`: the output never joins a graph (comparisons, argmax).
+
+Calling an op: `dispatch(op, *inputs, **params)` is the dispatcher. A public function of one
+or two inputs and no parameters (the Tensor operators, the elementwise functions) calls
+`dispatch_unary(op, x)` / `dispatch_binary(op, a, b)` instead: the same result by a shorter
+path for NumPy arrays and Python numbers, handing every other case to `dispatch`
+(tests/ops/test_dispatch_fast_paths.py holds the two to the same outcomes).
 """
 
 from __future__ import annotations
