@@ -245,9 +245,11 @@ def gradients(
     n_saved, templates = spec
     if len(templates) != len(instr.ins):
         return None
+    global _last_want
     probe = _probe(out)
     with np.errstate(all="ignore"):
         want = instr.op.rule(ns, probe, *arrays, **params)
+        _last_want = (instr, want)
         found: dict[int, str] = {}
         for j, (edge, template) in enumerate(zip(instr.edges, templates, strict=True)):
             if not edge:
@@ -267,7 +269,7 @@ def gradient_in_place(
     spec = _usable(instr, arrays, out, params)
     if template is None or spec is None or len(instr.ins) != 1 or not instr.edges[0]:
         return None
-    probe = _probe(out)
+    probe = _probe(out).copy()  # the template writes into it
     with np.errstate(all="ignore"):
         want = instr.op.rule(ns, probe.copy(), *arrays, **params)[0]
         value = _evaluate(template, probe, arrays)
@@ -287,14 +289,20 @@ def aligned_gradient(
 ) -> str | None:
     """matmul's first-input gradient written into a fresh cache-line-aligned array (see
     `aligned_empty`; `names` are the program's names of its shape and dtype, `meta` their
-    values), checked on the probe gradient against the rule; or None."""
-    found = gradients(instr, arrays, out, ns, params)
-    if instr.op.name != "matmul" or not found or 0 not in found:
+    values), checked on the probe gradient against the rule; or None. For an instruction
+    whose `gradients` include input 0 (the caller has them: not computed twice, each
+    check runs the rule's GEMMs)."""
+    if instr.op.name != "matmul" or _usable(instr, arrays, out, params) is None:
         return None
     template = "{MATMUL}({g}, {1}.T, out={AL}(" + names[0] + ", " + names[1] + "))"
     probe = _probe(out)
     with np.errstate(all="ignore"):
-        want = instr.op.rule(ns, probe, *arrays, **params)[0]
+        last = _last_want  # `gradients` ran the rule on this probe already (GEMMs)
+        want = (
+            last[1]
+            if last is not None and last[0] is instr
+            else instr.op.rule(ns, probe, *arrays, **params)
+        )[0]
         value = _evaluate(template, probe, arrays, dict(zip(names, meta)))
     return template if _same(value, want) and value.shape == meta[0] else None
 
@@ -314,8 +322,35 @@ def _usable(
     return spec
 
 
+# the last probe gradient made, by (shape, dtype): the three checks of one instruction
+# (gradients, gradient_in_place, aligned_gradient) share one draw; program.build_backward
+# forgets it when done, so no large array outlives the build
+_last_probe: tuple[tuple[tuple[int, ...], str], np.ndarray[Any, Any]] | None = None
+_last_want: tuple[Instr, Any] | None = None  # (instruction, its rule's result on the probe)
+
+
 def _probe(out: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    return np.asarray(np.random.default_rng(0).standard_normal(out.shape)).astype(out.dtype)
+    """A read-only gradient of random values shaped and typed as `out` (drawn in its own
+    dtype where NumPy can: no float64 draw and cast of every large array a trace checks)."""
+    global _last_probe
+    key = (out.shape, out.dtype.str)
+    last = _last_probe
+    if last is not None and last[0] == key:
+        return last[1]
+    rng = np.random.default_rng(0)
+    if out.dtype in (np.float32, np.float64):
+        probe = np.asarray(rng.standard_normal(out.shape, dtype=out.dtype))
+    else:
+        probe = np.asarray(rng.standard_normal(out.shape)).astype(out.dtype)
+    probe.setflags(write=False)  # shared: a rule or template writing into it fails loudly
+    _last_probe = (key, probe)
+    return probe
+
+
+def forget_probe() -> None:
+    """Drop the cached probe gradient and rule result (the end of a program build)."""
+    global _last_probe, _last_want
+    _last_probe = _last_want = None
 
 
 def _evaluate(
@@ -330,13 +365,19 @@ def _evaluate(
 
 
 def _same(value: Any, w: Any) -> bool:
-    return (
+    """Same type, dtype, shape and bits (the bits as unsigned integers on float arrays: one
+    pass, where array_equal(equal_nan=True) makes four over arrays the size of a layer)."""
+    if not (
         value is not None
         and type(value) is type(w)
         and getattr(value, "dtype", None) == getattr(w, "dtype", None)
         and np.shape(value) == np.shape(w)
-        and bool(np.array_equal(value, w, equal_nan=True))
-    )
+    ):
+        return False
+    if type(value) is np.ndarray and value.dtype.kind == "f" and value.dtype.itemsize in (4, 8):
+        bits = np.dtype(f"u{value.dtype.itemsize}")
+        return bool((value.view(bits) == w.view(bits)).all())
+    return bool(np.array_equal(value, w, equal_nan=True))
 
 
 _NAMES = {k: k for k in _FUNCS}

@@ -302,6 +302,24 @@ def build_backward(
     fired: set[int] | None = None,
     inlined: InlinedRules | None = None,
 ) -> tuple[Generated, list[int], str]:
+    """The backward program (`_build_backward`), with the inlining checks' probe gradient
+    dropped afterwards."""
+    try:
+        return _build_backward(trace, order, diff_outputs, wanted, ns, keep, fired, inlined)
+    finally:
+        inline.forget_probe()
+
+
+def _build_backward(
+    trace: Trace,
+    order: list[Instr],
+    diff_outputs: list[int],
+    wanted: list[int],
+    ns: Any,
+    keep: set[int] | None = None,
+    fired: set[int] | None = None,
+    inlined: InlinedRules | None = None,
+) -> tuple[Generated, list[int], str]:
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
     of the trace is intact: a GradManager's backward releases it).
