@@ -158,3 +158,14 @@ def test_a_replay_leaks_no_numpy_warning():
         for _ in range(3):  # trace, the checked first replay, a replay
             out = fn(x, y).numpy()
     assert np.all(np.isnan(out))  # inf + -inf
+
+
+def test_no_probe_gradient_outlives_a_program_build():
+    # the inlining checks cache one layer-sized probe gradient while a program is built
+    from tapegrad.compile import inline
+
+    f = tg.compile(lambda x, w: (x @ w).relu().sum())
+    w = tg.randn(300, 300, requires_grad=True)
+    f(tg.randn(300, 300), w).backward()
+    assert w.grad is not None
+    assert inline._last_probe is None and inline._last_want is None

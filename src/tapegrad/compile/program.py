@@ -10,8 +10,9 @@ variables; ops, parameters and constants become default arguments (local lookups
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -292,25 +293,25 @@ def _aligned_gradient(
     return None if found is None else (found, meta)
 
 
+_Build = TypeVar("_Build", bound=Callable[..., Any])
+
+
+def _forgets_probe(build: _Build) -> _Build:
+    """`build`, with the inlining checks' cached probe gradient (`inline._probe`) dropped
+    when it returns, so no layer-sized array outlives a program build."""
+
+    @functools.wraps(build)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return build(*args, **kwargs)
+        finally:
+            inline.forget_probe()
+
+    return cast(_Build, wrapper)
+
+
+@_forgets_probe
 def build_backward(
-    trace: Trace,
-    order: list[Instr],
-    diff_outputs: list[int],
-    wanted: list[int],
-    ns: Any,
-    keep: set[int] | None = None,
-    fired: set[int] | None = None,
-    inlined: InlinedRules | None = None,
-) -> tuple[Generated, list[int], str]:
-    """The backward program (`_build_backward`), with the inlining checks' probe gradient
-    dropped afterwards."""
-    try:
-        return _build_backward(trace, order, diff_outputs, wanted, ns, keep, fired, inlined)
-    finally:
-        inline.forget_probe()
-
-
-def _build_backward(
     trace: Trace,
     order: list[Instr],
     diff_outputs: list[int],
