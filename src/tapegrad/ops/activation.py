@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .quiet import quiet
 from .registry import defop
 from .unary import _erf_values, _fl, _normal, _sigmoid_values
 
@@ -43,7 +44,7 @@ _leaky_relu.reference(
 
 @defop(saves="x", name="elu")
 def _elu(xp, x, *, alpha=1.0):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         x = _fl(x)
         return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0.0)) * alpha)
 
@@ -98,7 +99,7 @@ _gelu.reference(
 
 @defop(saves="x", name="silu")
 def _silu(xp, x):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         x = _fl(x)
         return x * _sigmoid_values(xp, x)
 
@@ -115,7 +116,7 @@ _silu.reference(lambda torch, x: torch.nn.functional.silu(x))
 
 @defop(saves="x", name="softplus")
 def _softplus(xp, x, *, beta=1.0, threshold=20.0):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         x = _fl(x)
         bx = x * beta
         return xp.where(bx > threshold, x, xp.logaddexp(0.0, bx) / beta)

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .nn_ops import _log_softmax, _softmax, _torch_arr
+from .quiet import quiet
 from .registry import defop
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -66,7 +67,7 @@ def _reduce_rows(xp, prod, reduction):
 def _cross_entropy(
     xp, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"
 ):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         logp = _log_softmax.forward(xp, x, axis=1)
         if not label_smoothing:  # pick the targets' log-probabilities: no coefficient array
             return _picked_loss(xp, logp, target, weight, ignore_index, reduction)
@@ -89,9 +90,9 @@ def _plain_targets(xp, target, ignore_index):
     """(target indices with a class axis, validity mask or None when all count, count)."""
     valid = target != ignore_index
     if valid.all():
-        return xp.expand_dims(target, 1), None, target.size
+        return target[:, None], None, target.size
     safe = xp.where(valid, target, 0)
-    return xp.expand_dims(safe, 1), valid, int(valid.sum())
+    return safe[:, None], valid, int(valid.sum())
 
 
 @_cross_entropy.vjp
@@ -103,7 +104,7 @@ def _(xp, g, x, target, **params):
 def _cross_entropy_backward(
     xp, g, x, target, *, weight=None, ignore_index=-100, label_smoothing=0.0, reduction="mean"
 ):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         gx = _softmax.forward(xp, x, axis=1)
         scale = g if reduction != "none" else xp.expand_dims(g, 1)
         if weight is None and not label_smoothing:  # softmax minus one-hot, rows scaled
@@ -154,7 +155,7 @@ def _(xp, h, g, x, target, *, needs, reduction="mean", **params):
 
 @defop(saves=("x", "target"), name="nll_loss", array_twin=True)
 def _nll_loss(xp, x, target, *, weight=None, ignore_index=-100, reduction="mean"):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return _picked_loss(xp, x, target, weight, ignore_index, reduction)
 
 
@@ -162,8 +163,11 @@ def _picked_loss(xp, logp, target, weight, ignore_index, reduction):
     """-logp at each target, weighted: only the targets' entries are read, so a -inf
     log-probability of another class (a masked class) leaves the loss finite, as in PyTorch."""
     idx, valid, _ = _plain_targets(xp, target, ignore_index)
-    loss = -xp.take_along_axis(logp, idx, axis=1)[:, 0]
     safe = idx[:, 0]
+    if logp.ndim == 2:  # one class axis: a pick per row (take_along_axis's wrapper costs more)
+        loss = -logp[xp.arange(logp.shape[0]), safe]
+    else:
+        loss = -xp.take_along_axis(logp, idx, axis=1)[:, 0]
     wt = None if weight is None else weight[safe].astype(logp.dtype, copy=False)
     if wt is not None:
         loss = loss * wt
@@ -189,7 +193,7 @@ def _(xp, g, x, target, **params):
 def _nll_loss_backward(
     xp, g, target, *, num_classes, dtype, weight=None, ignore_index=-100, reduction="mean"
 ):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         coef = _class_coefficients.forward(
             xp,
             target,
@@ -347,7 +351,7 @@ def _scale(g, n, reduction):
 @defop(saves=("x", "y"), name="binary_cross_entropy_with_logits")
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
     _check_shapes("binary_cross_entropy_with_logits", x, y, weight=weight, pos_weight=pos_weight)
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         sp = xp.logaddexp(0, -x)  # softplus(-x) = -log(sigmoid(x)), stable for any x
         lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * y  # weight of the positive term
         loss = (1 - y) * x + lw * sp
@@ -405,7 +409,7 @@ _BCE_EPS = 1e-12
 @defop(saves=("x", "y"), name="binary_cross_entropy")
 def _bce(xp, x, y, *, weight=None, reduction="mean"):
     _check_shapes("binary_cross_entropy", x, y, weight=weight)
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         with np.errstate(divide="ignore"):
             log_p = xp.maximum(xp.log(x), _LOG_FLOOR)
             log_q = xp.maximum(xp.log(1 - x), _LOG_FLOOR)
@@ -447,7 +451,7 @@ def _(torch, x, y, weight=None, reduction="mean"):
 
 @defop(saves=("x", "t"), name="kl_div")
 def _kl_div(xp, x, t, *, reduction="mean", log_target=False):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         if log_target:
             loss = xp.exp(t) * (t - x)
         else:  # xlogy(t, t) - t * x: zero where t == 0, NaN where t < 0 (as PyTorch)

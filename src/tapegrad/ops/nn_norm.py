@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from .quiet import quiet
 from .registry import defop
 
 
@@ -80,7 +79,7 @@ def _affine_grads(xp, g, xhat, axes, needs, shape=None):
 @defop(saves=("x", "w"), name="layer_norm")
 def _layer_norm(xp, x, w=None, b=None, *, ndim=1, eps=1e-5):
     """Normalise over the last `ndim` axes, then scale by w and shift by b (both optional)."""
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         out, _, _ = _forward_standardize(x, tuple(range(x.ndim - ndim, x.ndim)), eps)
         return _affine(out, w, b)
 
@@ -138,7 +137,7 @@ def _batch_norm(
     are given, update them in place (momentum; unbiased variance, as PyTorch).
     Otherwise normalise with running_mean/running_var.
     """
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         cshape = _channel_shape(x)
         if x.size == 0:  # an empty batch: an empty result, running statistics untouched
             return _affine(x.copy(), w, b, cshape)
@@ -220,7 +219,7 @@ def _(
 @defop(saves=("x", "w"), name="group_norm")
 def _group_norm(xp, x, w=None, b=None, *, num_groups=1, eps=1e-5):
     """Normalise each group of channels of each sample (x is (N, C, ...))."""
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         n = x.shape[0]
         if x.size == 0:  # an empty batch (the -1 below would be undetermined)
             return _affine(x.copy(), w, b, _channel_shape(x))

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .arguments import check_scalar_dims
+from .quiet import quiet
 from .reduce import (
     _REDUCTION,
     _axes,
@@ -39,7 +40,7 @@ def _centered(xp, x, axis):
 
 def _var_values(xp, x, axis, ddof, keepdims):
     n = _count(x.shape, axis)
-    with np.errstate(all="ignore"):  # n <= ddof: inf/nan, inf - inf: nan, as PyTorch
+    with quiet():  # n <= ddof: inf/nan, inf - inf: nan, as PyTorch
         d = _centered(xp, x, axis)
         return xp.sum(d * d, axis=axis, keepdims=keepdims) / x.dtype.type(builtins.max(n - ddof, 0))
 
@@ -100,7 +101,7 @@ _std.reference(_torch_var("std"))
 
 @defop(saves=("x", "out"), name="logsumexp", **_REDUCTION)
 def _logsumexp(xp, x, *, axis=None, keepdims=False, in_shape=None):
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
         m = xp.where(xp.isfinite(m), m, 0.0)
         with np.errstate(divide="ignore"):  # log(0) = -inf for an all -inf slice
@@ -127,7 +128,7 @@ _logsumexp.reference(
 
 @defop(saves=("x", "out"), name="vector_norm", **_REDUCTION)
 def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False, in_shape=None):  # noqa: A002
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         a = xp.abs(x)
         if ord == 2:
             return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
@@ -177,7 +178,7 @@ def _cumsum(xp, x, *, axis):
     if x.ndim == 0:  # dim 0 / -1 of a 0-d input, as PyTorch (NumPy would return shape (1,))
         check_scalar_dims("cumsum", axis)
         return x.copy()
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return xp.cumsum(x, axis=axis)
 
 
@@ -209,7 +210,7 @@ def _cumprod(xp, x, *, axis):
     if x.ndim == 0:  # as cumsum
         check_scalar_dims("cumprod", axis)
         return x.copy()
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
+    with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         return xp.cumprod(x, axis=axis)
 
 
@@ -220,7 +221,7 @@ def _(xp, g, x, out, axis):
     if x.ndim == 0 or x.shape[axis] == 1:
         return (g,)
     zero = x == 0
-    with np.errstate(all="ignore"):  # inf / inf, 0 * inf: NaN where PyTorch has it
+    with quiet():  # inf / inf, 0 * inf: NaN where PyTorch has it
         if not zero.any():
             return (_revcumsum(xp, g * out, axis) / x,)
         if xp is T:
