@@ -164,6 +164,9 @@ def _delay_error(ctx, grads, res):
         _DelayedErrorOp(_fn_name(ctx)), {}, grad_inputs, mask, node.xp, Tensor, n_out=len(items)
     )
     err.next, err.in_meta = node.next + err.next, node.in_meta + err.in_meta
+    if node.next_nr is not None or err.next_nr is not None:
+        own = node.next_nr or (0,) * len(node.next)
+        err.next_nr = own + (err.next_nr or (0,) * (len(err.next) - len(own)))
     for i, r in enumerate(items):
         if isinstance(r, Tensor) and dtypes.is_floating(r.dtype):
             t = _wrap(r._data, mask)

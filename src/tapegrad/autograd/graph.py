@@ -111,10 +111,9 @@ def to_dot(t, params=None, show_tapes=True) -> str:
             continue
         label = node.name() + tapes_line(node.tapes)
         lines.append(f"  {nid} [label={_q(label)}, shape=box];")
-        for edge in node.next:
-            if edge is None:
+        for child in node.next:
+            if child is None:
                 continue
-            child = edge[0]
             lines.append(f"  {node_id(child)} -> {nid};")
             if child not in seen:
                 stack.append(child)

@@ -81,9 +81,9 @@ def reached_leaves(outputs) -> set:
             if leaf is not None:
                 ids.add(id(leaf))
             continue
-        for edge in node.next:
-            if edge is not None and edge[0] not in seen:
-                stack.append(edge[0])
+        for child in node.next:
+            if child is not None and child not in seen:
+                stack.append(child)
     return ids
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import collector
-from .node import ACCUMULATE, FREED, OUT, Array, Edge, Node, leaf_of, release_leaf
+from .node import ACCUMULATE, FREED, OUT, Array, Node, leaf_of, release_leaf
 from .state import AMBIENT, FORWARD, RECORD, state
 
 if TYPE_CHECKING:
@@ -74,13 +74,12 @@ def _order(
             continue
         seen.add(root)
         # each entry resumes its own edge iterator
-        stack: list[tuple[Node, Iterator[Edge | None]]] = [(root, iter(root.next))]
+        stack: list[tuple[Node, Iterator[Node | None]]] = [(root, iter(root.next))]
         while stack:
-            node, edges = stack[-1]
-            for edge in edges:
-                if edge is None:
+            node, children = stack[-1]
+            for child in children:
+                if child is None:
                     continue
-                child = edge[0]
                 if child in seen or not (child.tapes & own_mask or child in target_nodes):
                     continue
                 seen.add(child)
@@ -98,7 +97,7 @@ def _useful(order: list[Node], target_nodes: set[Node]) -> set[Node]:
     """Nodes from which some target can be reached (order is children first)."""
     useful: set[Node] = set()
     for node in order:
-        if node in target_nodes or any(e is not None and e[0] in useful for e in node.next):
+        if node in target_nodes or any(c is not None and c in useful for c in node.next):
             useful.add(node)
     return useful
 
@@ -230,8 +229,8 @@ def _run_backward(
         edges = node.next
         if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
             needs = []
-            for e in edges:
-                needs.append(e is not None and e[0] in seen and (useful is None or e[0] in useful))
+            for c in edges:
+                needs.append(c is not None and c in seen and (useful is None or c in useful))
             grads = op.rule(xp, g, *args, needs=tuple(needs), **node.params)
         elif node.params:
             grads = op.rule(xp, g, *args, **node.params)
@@ -246,11 +245,10 @@ def _run_backward(
         if metas is None:  # every input it has an edge to is shaped and typed as its output
             shape, dtype = out_shape, out_dtype
         i = -1
-        for gi, edge in zip(grads, edges):
+        for gi, child in zip(grads, edges):
             i += 1
-            if gi is None or edge is None:
+            if gi is None or child is None:
                 continue
-            child = edge[0]
             if child not in seen or (useful is not None and child not in useful):
                 continue
             if metas is not None:
@@ -265,7 +263,8 @@ def _run_backward(
                 prev = buffers.get(child)
                 buffers[child] = gi if prev is None else prev + gi
             else:
-                _deposit(buffers, child, edge[1], gi)
+                nrs = node.next_nr
+                _deposit(buffers, child, 0 if nrs is None else nrs[i], gi)
 
     if targets is not None and capture is not None:
         return _collect(capture, target_keys, captured, allow_unused, higher)

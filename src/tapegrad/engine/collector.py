@@ -29,9 +29,10 @@ import gc
 
 FREEZE_EVERY = 4096  # recorded nodes between two freezes
 _FIRST_CAP = 1 << 17  # recorded nodes between two full collections, at least
-# GC-tracked objects a recorded op adds: 3.5 on W4's chain (stop 18; 10 before nodes stopped
-# keeping intermediate tensors alive), more where ops save tensors
-_OBJECTS_PER_NODE = 4
+# GC-tracked objects a recorded op adds: 2.5 on W4's chain (stop 19; 3.5 with an edge tuple
+# per input, 10 before nodes stopped keeping intermediate tensors alive), more where ops save
+# tensors
+_OBJECTS_PER_NODE = 3
 
 _since_collect = 0  # nodes recorded since the last full collection we ran
 _cap = _FIRST_CAP

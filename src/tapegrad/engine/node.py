@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 # time). Arrays are NumPy's or CuPy's: `Any`, as the engine never looks inside one.
 Array = Any
 Edge = tuple["Node", int]  # (the node that made an input, which of its outputs)
+# Node.next holds per input the Node itself (or None), and Node.next_nr the output indices
+# only when one of them is not 0: most edges lead to a one-output node, and a (node, 0)
+# pair per edge was a tuple to allocate, free and let the collector scan per recorded op.
 InputMeta = tuple[tuple[int, ...], Any]  # an input's (shape, dtype)
 VersionCheck = tuple[list[int], int, int]  # (version counter, version when saved, input index)
 TensorHook = Callable[["Tensor"], Optional["Tensor"]]
@@ -56,6 +59,7 @@ class Node:
         "saved",
         "checks",
         "next",
+        "next_nr",
         "in_meta",
         "tapes",
         "xp",
@@ -72,7 +76,7 @@ class Node:
         params: Any,
         saved: Any,
         checks: tuple[VersionCheck, ...],
-        nxt: tuple[Edge | None, ...],
+        nxt: tuple[Node | None, ...],
         in_meta: tuple[InputMeta | None, ...] | None,
         tapes: int,
         xp: Any,
@@ -83,7 +87,9 @@ class Node:
         # input Tensors, constants, or OUT; FREED after backward; (leaf,) for an ACCUMULATE
         self.saved = saved
         self.checks = checks  # versions to verify before the rule runs
-        self.next = nxt  # per input: (Node, output index) or None for a constant
+        self.next = nxt  # per input: the Node that made it, or None (a constant, untracked)
+        # per input: which output of that node it is; None when all are output 0
+        self.next_nr: tuple[int, ...] | None = None
         # per input: (shape, dtype), None where there is no edge; None for the whole tuple when
         # every input with an edge is shaped and typed as the output (recorder.py)
         self.in_meta = in_meta
@@ -134,7 +140,15 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((None, 0) if e is None else e for e in self.next)
+        nrs = self.next_nr or (0,) * len(self.next)
+        return tuple(zip(self.next, nrs))
+
+    def edge(self, i: int) -> Edge | None:
+        """Input `i`'s edge as a (node, output index) pair, or None."""
+        child = self.next[i]
+        if child is None:
+            return None
+        return child, 0 if self.next_nr is None else self.next_nr[i]
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"

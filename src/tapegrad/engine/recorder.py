@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import collector
-from .node import Edge, InputMeta, Node, accumulator
+from .node import InputMeta, Node, accumulator
 from .state import state
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ _new_node = object.__new__
 _countdown = collector.FREEZE_EVERY  # nodes to record before the next collector.recorded_many
 # Per input a node keeps its own (shape, dtype) tuple. Sharing one record per signature saved
 # ~100 bytes per recorded op but cost ~0.2 us per op (a dict lookup on the hot path): speed won.
-Edges = tuple[tuple[Edge | None, ...], tuple[InputMeta | None, ...]]
 
 _history: dict[int, list[weakref.ref[Node]]] = {}  # tape bit -> nodes recorded for it
 _logged = 0  # the bits in _history, for one test per recorded node
@@ -87,7 +86,8 @@ def record_node(
     the output's gradient instead.
     """
     global _countdown
-    nxt: list[Edge | None] = []
+    nxt: list[Node | None] = []
+    other_output = False  # an input that is not output 0 of its node (split, unbind, ...)
     same = out is not None
     if same:
         out_shape, out_dtype = out.shape, out.dtype
@@ -95,10 +95,12 @@ def record_node(
         if isinstance(a, tensor_type) and a._tapes & mask:
             fn = a.grad_fn
             if fn is not None:
-                nxt.append((fn, a._out_nr))
+                nxt.append(fn)
+                if a._out_nr:
+                    other_output = True
             else:
                 ref = a._accum  # a weak reference (node.accumulator)
-                nxt.append(((ref and ref()) or accumulator(a), 0))
+                nxt.append((ref and ref()) or accumulator(a))
             if same:
                 data = a._data
                 same = data.shape == out_shape and data.dtype == out_dtype
@@ -122,6 +124,11 @@ def record_node(
     node.saved = ()
     node.checks = ()
     node.next = tuple(nxt)
+    node.next_nr = (
+        tuple(a._out_nr if e is not None else 0 for a, e in zip(inputs, nxt))
+        if other_output
+        else None
+    )
     node.in_meta = meta
     node.tapes = mask
     node.xp = xp

@@ -593,10 +593,10 @@ def check_inplace_allowed(t: Tensor) -> None:
             raise _leaf_inplace_error(t)
         return
     while getattr(node.op, "view", False):  # walk back through view ops to a leaf, if any
-        edge = node.next[0]
-        if edge is None:
+        child = node.next[0]
+        if child is None:
             return
-        node = edge[0]
+        node = child
         if node.op is ACCUMULATE:
             leaf = leaf_of(node)
             if leaf is not None and leaf._tapes & active:
