@@ -22,6 +22,36 @@ def test_requires_grad_propagates_and_leaves():
     assert acc.name() == "AccumulateGrad" and const is None
 
 
+class _Halves(tg.autograd.Function):
+    """Two outputs: the first and the second half of x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        n = x.shape[0] // 2
+        return x[:n].clone(), x[n:].clone()
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        return tg.cat([ga, gb])
+
+
+def test_edges_to_other_outputs_of_a_node_keep_their_output_index():
+    # Node.next holds the input nodes; the output indices are kept only when one is not 0
+    x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = _Halves.apply(x)
+    assert a.grad_fn is b.grad_fn
+    y = b * 3.0 + a  # b is output 1 of the Function's node, a output 0
+    (mul, nr_mul), (halves, nr_a) = y.grad_fn.next_functions
+    assert mul.name() == "MulBackward" and nr_mul == 0
+    assert halves is a.grad_fn and nr_a == 0
+    (halves_b, nr_b), const = mul.next_functions
+    assert halves_b is halves and nr_b == 1 and const == (None, 0)
+    assert y.grad_fn.edge(1) == (halves, 0) and mul.edge(0) == (halves, 1)
+    assert mul.edge(1) is None
+    y.backward(tg.tensor([1.0, 10.0]))
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 10.0, 3.0, 30.0])
+
+
 def test_leaf_gradients_accumulate_across_backward_calls():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     for k in range(1, 4):
