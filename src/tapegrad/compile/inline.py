@@ -100,6 +100,11 @@ def forget_verdicts() -> None:
     _verdicts.clear()
 
 
+def _used(templates: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """The `_FUNCS` entries gradient templates call (part of a memo key: what was checked)."""
+    return tuple((k, f) for k, f in _FUNCS.items() if any("{" + k + "}" in t for t in templates))
+
+
 def _layout(a: np.ndarray[Any, Any]) -> tuple[str, bool, bool]:
     return (a.dtype.str, a.flags.c_contiguous, a.flags.f_contiguous)
 
@@ -261,7 +266,8 @@ def _checked(
         small = _shrunk(arrays, final)
         if small is not None:
             arrays, final, pattern = small
-            key = ("forward", instr.op.forward, id(instr.xp), template, pattern)
+            used = tuple((k, table[k]) for k in names)  # the functions the template calls
+            key = ("forward", instr.op.forward, id(instr.xp), template, used, pattern)
             verdict = _verdicts.get(key)
             if verdict is None:
                 if out_meta is not None:
@@ -354,7 +360,15 @@ def gradients(
         return None
     small = _shrunk(arrays, out) if instr.op.name in SIZE_FREE else None
     if small is not None:  # see SIZE_FREE
-        key = ("gradients", instr.op.rule, id(ns), templates, instr.edges, small[2])
+        key = (
+            "gradients",
+            instr.op.rule,
+            id(ns),
+            templates,
+            _used(templates),
+            instr.edges,
+            small[2],
+        )
         if key not in _verdicts:
             _verdicts[key] = _gradients_same(instr, templates, small[0], small[1], ns, params)
         found: dict[int, str] | None = _verdicts[key]
@@ -430,7 +444,7 @@ def aligned_gradient(
         )
     # see SIZE_FREE (the gradient is shaped as input 0, saved as arrays[0])
     probes, like, pattern = small
-    key = ("aligned", instr.op.rule, id(ns), template, instr.edges, pattern)
+    key = ("aligned", instr.op.rule, id(ns), template, _used((template,)), instr.edges, pattern)
     if key not in _verdicts:
         small_meta = (probes[0].shape, probes[0].dtype)
         _verdicts[key] = _aligned_same(instr, template, probes, like, ns, params, names, small_meta)
@@ -475,10 +489,10 @@ def _usable(
     return spec
 
 
-# the last probe gradient made, by (shape, dtype): the three checks of one instruction
-# (gradients, gradient_in_place, aligned_gradient) share one draw; program.build_backward
-# forgets it when done, so no large array outlives the build
-_last_probe: tuple[tuple[tuple[int, ...], str], np.ndarray[Any, Any]] | None = None
+# the probe gradients made, by (shape, dtype): every check of a build with that shape and
+# dtype shares one draw (they are the same values: each draw is seeded alike);
+# program.build_backward forgets them when done, so no large array outlives the build
+_probes: dict[tuple[tuple[int, ...], str], np.ndarray[Any, Any]] = {}
 # (instruction, its rule's result on the probe, that probe)
 _last_want: tuple[Instr, Any, np.ndarray[Any, Any]] | None = None
 
@@ -486,25 +500,25 @@ _last_want: tuple[Instr, Any, np.ndarray[Any, Any]] | None = None
 def _probe(out: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """A read-only gradient of random values shaped and typed as `out` (drawn in its own
     dtype where NumPy can: no float64 draw and cast of every large array a trace checks)."""
-    global _last_probe
     key = (out.shape, out.dtype.str)
-    last = _last_probe
-    if last is not None and last[0] == key:
-        return last[1]
+    probe = _probes.get(key)
+    if probe is not None:
+        return probe
     rng = np.random.default_rng(0)
     if out.dtype in (np.float32, np.float64):
         probe = np.asarray(rng.standard_normal(out.shape, dtype=out.dtype))
     else:
         probe = np.asarray(rng.standard_normal(out.shape)).astype(out.dtype)
     probe.setflags(write=False)  # shared: a rule or template writing into it fails loudly
-    _last_probe = (key, probe)
+    _probes[key] = probe
     return probe
 
 
 def forget_probe() -> None:
-    """Drop the cached probe gradient and rule result (the end of a program build)."""
-    global _last_probe, _last_want
-    _last_probe = _last_want = None
+    """Drop the cached probe gradients and rule result (the end of a program build)."""
+    global _last_want
+    _probes.clear()
+    _last_want = None
 
 
 def _evaluate(
