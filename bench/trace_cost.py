@@ -64,6 +64,7 @@ def main() -> None:
         action="store_true",
         help="alternate with traces whose matmul checks run at full size (SIZE_FREE empty)",
     )
+    parser.add_argument("--ab-reversed", action="store_true", help="--ab, that variant first")
     args = parser.parse_args()
     tapegrad_.setup({})
     tg, F = tapegrad_.tg, tapegrad_.F
@@ -87,8 +88,10 @@ def main() -> None:
         for _ in range(3):
             eager()
         variants = {"checks as built": getattr(inline, "SIZE_FREE", frozenset())}
-        if args.ab:
+        if args.ab or args.ab_reversed:
             variants["full-size checks"] = frozenset()
+            if args.ab_reversed:
+                variants = dict(reversed(variants.items()))
         rows = {v: ([], [], [], [], []) for v in variants}
         for _ in range(args.rounds):
             for variant, size_free in variants.items():
