@@ -447,7 +447,9 @@ def aligned_gradient(
     key = ("aligned", instr.op.rule, id(ns), template, _used((template,)), instr.edges, pattern)
     if key not in _verdicts:
         small_meta = (probes[0].shape, probes[0].dtype)
-        _verdicts[key] = _aligned_same(instr, template, probes, like, ns, params, names, small_meta)
+        _verdicts[key] = _aligned_same(
+            instr, template, probes, like, ns, params, names, small_meta, reuse=False
+        )
     return template if _verdicts[key] else None
 
 
@@ -460,14 +462,17 @@ def _aligned_same(
     params: dict[str, Any],
     names: tuple[str, str],
     meta: tuple[tuple[int, ...], np.dtype[Any]],
+    reuse: bool = True,
 ) -> bool:
-    """`aligned_gradient`'s check on these arrays (and a probe gradient like `out`)."""
+    """`aligned_gradient`'s check on these arrays (and a probe gradient like `out`);
+    `reuse`: take the rule's result from `gradients`' check of the same traced arrays (off
+    for small arrays: those of `gradients` were others, and the rule on them costs nothing)."""
     probe = _probe(out)
     with np.errstate(all="ignore"):
         last = _last_want  # `gradients` ran the rule on this probe already (GEMMs)
         want = (
             last[1]
-            if last is not None and last[0] is instr and last[2] is probe
+            if reuse and last is not None and last[0] is instr and last[2] is probe
             else instr.op.rule(ns, probe, *arrays, **params)
         )[0]
         value = _evaluate(template, probe, arrays, dict(zip(names, meta)))
