@@ -6,7 +6,9 @@ for the arithmetic operators and the common ufuncs the program can say `v5 = v4 
 on the traced arrays it must give an array of the traced dtype, bit for bit the value the op
 gives on them, or the op keeps its call. So this table can only ever make a program faster,
 never different. The same holds for the derivative rules written as expressions
-(`gradients`): each is checked against the rule itself.
+(`gradients`): each is checked against the rule itself. matmul's lines are checked on small
+arrays of the traced ranks, dtypes and layouts instead, once per process (`SIZE_FREE` says
+why that is the same guarantee).
 """
 
 from __future__ import annotations
@@ -516,7 +518,7 @@ def _probe(out: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         probe = np.asarray(rng.random(out.shape, dtype=out.dtype))
     else:
         probe = np.asarray(rng.random(out.shape)).astype(out.dtype)
-    probe -= 0.5  # (exact)
+    probe -= 0.5  # random signs too (exact in float32 and float64)
     probe.setflags(write=False)  # shared: a rule or template writing into it fails loudly
     _probes[key] = probe
     return probe
