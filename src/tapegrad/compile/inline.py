@@ -6,7 +6,9 @@ for the arithmetic operators and the common ufuncs the program can say `v5 = v4 
 on the traced arrays it must give an array of the traced dtype, bit for bit the value the op
 gives on them, or the op keeps its call. So this table can only ever make a program faster,
 never different. The same holds for the derivative rules written as expressions
-(`gradients`): each is checked against the rule itself.
+(`gradients`): each is checked against the rule itself. matmul's lines are checked on small
+arrays of the traced ranks, dtypes and layouts instead, once per process (`SIZE_FREE` says
+why that is the same guarantee).
 """
 
 from __future__ import annotations
@@ -72,6 +74,74 @@ _OPERATOR_UFUNCS = {
 }
 # results that are always a fresh array the program owns (no view, no input returned)
 FRESH = frozenset(_OPERATORS) | frozenset(_UFUNCS) | frozenset(_CALLS)
+
+
+# --- where a check may run on small arrays (bench/NOTES.md, stop 19: the trace's cost)
+# matmul's forward and rule (ops/linalg.py) make, whatever the operands' sizes and values,
+# exactly the NumPy calls their templates here write: `np.matmul(x1, x2)` after a dtype
+# check; per wanted input `np.matmul(g, np.swapaxes(b, -1, -2))` and
+# `np.matmul(np.swapaxes(a, -1, -2), g)`, branching only on the operands' ranks and on
+# `needs`; `.T` of a 2-D array is that swapaxes view (the same shape, strides and buffer).
+# So template and op make one and the same call on the same operands, and the same bits
+# follow at any size (alignment included: both pass the same objects). What a check can
+# still find wrong is the template (an operand swapped, a transpose missed, a slot
+# misnumbered, a namespace that is not NumPy's), and that shows on any operands of the same
+# ranks, dtypes and memory layouts: matmul is checked on small arrays of those, dimension
+# sizes equal (and 1) where the traced ones are equal (are 1), once per process for each
+# (op, template, namespace, that pattern) (`_verdicts`). Every other op keeps its check on
+# the traced arrays themselves: elementwise forwards split large arrays across threads
+# (ops/parallel.py), NumPy's SIMD loops take a tail or an unaligned head differently,
+# reductions sum pairwise in blocks: their bits may depend on the size.
+SIZE_FREE = frozenset({"matmul"})
+# (what the check was about) -> passed; a check that failed once fails for the key again
+_verdicts: dict[tuple[Any, ...], Any] = {}
+
+
+def forget_verdicts() -> None:
+    """Forget every memoized check (bench/trace_cost.py: each round pays a first trace)."""
+    _verdicts.clear()
+
+
+def _used(templates: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """The `_FUNCS` entries gradient templates call (part of a memo key: what was checked)."""
+    return tuple((k, f) for k, f in _FUNCS.items() if any("{" + k + "}" in t for t in templates))
+
+
+def _layout(a: np.ndarray[Any, Any]) -> tuple[str, bool, bool]:
+    return (a.dtype.str, a.flags.c_contiguous, a.flags.f_contiguous)
+
+
+def _shrunk(
+    arrays: list[Any], out: np.ndarray[Any, Any]
+) -> tuple[list[Any], np.ndarray[Any, Any], tuple[Any, ...]] | None:
+    """(small arrays like `arrays`, a small empty array like `out`, their pattern) or None.
+
+    Like: the same dtype, rank and layout (C- or F-contiguous; anything else, or an array
+    that is not a float ndarray, gives None: checked at full size then); dimension sizes
+    replaced consistently (0 and 1 kept, each other size by its own small one, so sizes
+    equal across the arrays stay equal and different ones different). The pattern (the
+    small shapes, dtypes and layouts) is what a memo key holds of the arrays."""
+    sizes: dict[int, int] = {0: 0, 1: 1}
+
+    def small(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(sizes.setdefault(n, len(sizes) + 1) for n in shape)
+
+    rng = np.random.default_rng(1)
+    probes: list[Any] = []
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize not in (4, 8):
+            return None
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            return None
+        p = np.asarray(rng.standard_normal(small(a.shape), dtype=a.dtype))
+        if not a.flags.c_contiguous:
+            p = np.asfortranarray(p)
+        if _layout(p) != _layout(a):
+            return None
+        probes.append(p)
+    like = np.empty(small(out.shape), out.dtype)
+    pattern = (tuple((p.shape, *_layout(p)) for p in probes), like.shape, like.dtype.str)
+    return probes, like, pattern
 
 
 def expression(
@@ -154,11 +224,23 @@ def aligned_matmul(
         return None
     if type(final) is not np.ndarray or final.ndim != 2:
         return None
-    shape, dtype = bind("S", final.shape), bind("D", final.dtype)
-    template = "{MATMUL}({0}, {1}, out={AL}(" + shape + ", " + dtype + "))"
-    scope_shape = {shape: final.shape, dtype: final.dtype}
-    funcs = {"AL": aligned_empty}
-    return _checked(instr, template, funcs, args, arrays, final, bind, extra=scope_shape)
+    # checked with the names SHAPE and DTYPE for the result's (a memo key holds no value),
+    # which the program's names for them then replace
+    found = _checked(
+        instr,
+        "{MATMUL}({0}, {1}, out={AL}(SHAPE, DTYPE))",
+        {"AL": aligned_empty},
+        args,
+        arrays,
+        final,
+        bind,
+        extra={"SHAPE": final.shape, "DTYPE": final.dtype},
+        out_meta=("SHAPE", "DTYPE"),
+    )
+    if found is None:
+        return None
+    names = bind("S", final.shape) + ", " + bind("D", final.dtype)
+    return found.replace("SHAPE, DTYPE", names)
 
 
 def _checked(
@@ -171,16 +253,51 @@ def _checked(
     bind: Binder,
     run_on: list[Any] | None = None,
     extra: dict[str, Any] | None = None,
+    out_meta: tuple[str, str] | None = None,
 ) -> str | None:
     """`template` on `args` if, evaluated on the traced arrays (`run_on`: on these
     instead), it gives an array of the traced dtype and shape, bit for bit what the op's
-    forward gives; else None."""
+    forward gives; else None. For an op of `SIZE_FREE`, evaluated on small arrays shaped
+    like the traced ones instead (`_shrunk`), once per process per key (`_verdicts`);
+    `out_meta`: the names in `extra` of the result's shape and dtype (they follow it)."""
     if len(arrays) != len({int(k) for k in _SLOT.findall(template)}):
         return None
     table = {**_FUNCS, **funcs}
     names = {k: bind("U", f) for k, f in table.items() if "{" + k + "}" in template}
+    if run_on is None and instr.op.name in SIZE_FREE:
+        small = _shrunk(arrays, final)
+        if small is not None:
+            arrays, final, pattern = small
+            used = tuple((k, table[k]) for k in names)  # the functions the template calls
+            key = ("forward", instr.op.forward, id(instr.xp), template, used, pattern)
+            verdict = _verdicts.get(key)
+            if verdict is None:
+                if out_meta is not None:
+                    extra = {out_meta[0]: final.shape, out_meta[1]: final.dtype}
+                verdict = _verdicts[key] = _forward_same(
+                    instr, template, table, names, arrays, final, extra
+                )
+            return template.format(*args, **names) if verdict else None
     values = run_on if run_on is not None else arrays
-    scope = {f"a{i}": a for i, a in enumerate(values)}
+    if not _forward_same(instr, template, table, names, arrays, final, extra, values):
+        return None
+    return template.format(*args, **names)
+
+
+def _forward_same(
+    instr: Instr,
+    template: str,
+    table: Mapping[str, Callable[..., Any] | None],
+    names: dict[str, str],
+    arrays: list[Any],
+    final: np.ndarray[Any, Any],
+    extra: dict[str, Any] | None,
+    run_on: list[Any] | None = None,
+) -> bool:
+    """Whether `template` evaluated on `arrays` (`run_on`: on these instead) gives an array
+    of `final`'s dtype and shape, bit for bit what the op's forward gives on `arrays`."""
+    values = run_on if run_on is not None else arrays
+    scope: dict[str, Any] = {f"a{i}": a for i, a in enumerate(values)}
     scope.update((n, table[k]) for k, n in names.items())
     scope.update(extra or {})
     code = template.format(*[f"a{i}" for i in range(len(values))], **names)
@@ -189,16 +306,14 @@ def _checked(
         # the parameters since the trace, so the traced result is not what to compare with
         want = instr.op.forward(instr.xp, *arrays)
         value = eval(code, scope)  # noqa: S307 - our own template
-    if (
-        type(want) is not np.ndarray  # the dispatcher would convert it: keep the call
-        or want.dtype != final.dtype
-        or type(value) is not np.ndarray
-        or value.dtype != final.dtype
-        or value.shape != final.shape
-        or not np.array_equal(value, want, equal_nan=final.dtype.kind in "fc")
-    ):
-        return None
-    return template.format(*args, **names)
+    return (
+        type(want) is np.ndarray  # (else the dispatcher would convert it: keep the call)
+        and want.dtype == final.dtype
+        and type(value) is np.ndarray
+        and value.dtype == final.dtype
+        and value.shape == final.shape
+        and np.array_equal(value, want, equal_nan=final.dtype.kind in "fc")
+    )
 
 
 # derivative rules as NumPy expressions, per input: `{g}` the output's gradient, `{0}`,
@@ -245,11 +360,38 @@ def gradients(
     n_saved, templates = spec
     if len(templates) != len(instr.ins):
         return None
+    small = _shrunk(arrays, out) if instr.op.name in SIZE_FREE else None
+    if small is not None:  # see SIZE_FREE
+        key = (
+            "gradients",
+            instr.op.rule,
+            id(ns),
+            templates,
+            _used(templates),
+            instr.edges,
+            small[2],
+        )
+        if key not in _verdicts:
+            _verdicts[key] = _gradients_same(instr, templates, small[0], small[1], ns, params)
+        found: dict[int, str] | None = _verdicts[key]
+        return None if found is None else dict(found)
+    return _gradients_same(instr, templates, arrays, out, ns, params)
+
+
+def _gradients_same(
+    instr: Instr,
+    templates: tuple[str, ...],
+    arrays: list[Any],
+    out: Any,
+    ns: Any,
+    params: dict[str, Any],
+) -> dict[int, str] | None:
+    """`gradients`' check of `templates` on these arrays (and a probe gradient like `out`)."""
     global _last_want
     probe = _probe(out)
     with np.errstate(all="ignore"):
         want = instr.op.rule(ns, probe, *arrays, **params)
-        _last_want = (instr, want)
+        _last_want = (instr, want, probe)
         found: dict[int, str] = {}
         for j, (edge, template) in enumerate(zip(instr.edges, templates, strict=True)):
             if not edge:
@@ -295,16 +437,48 @@ def aligned_gradient(
     if instr.op.name != "matmul" or _usable(instr, arrays, out, params) is None:
         return None
     template = "{MATMUL}({g}, {1}.T, out={AL}(" + names[0] + ", " + names[1] + "))"
+    small = _shrunk(arrays, out) if meta == (arrays[0].shape, arrays[0].dtype) else None
+    if small is None:
+        return (
+            template
+            if _aligned_same(instr, template, arrays, out, ns, params, names, meta)
+            else None
+        )
+    # see SIZE_FREE (the gradient is shaped as input 0, saved as arrays[0])
+    probes, like, pattern = small
+    key = ("aligned", instr.op.rule, id(ns), template, _used((template,)), instr.edges, pattern)
+    if key not in _verdicts:
+        small_meta = (probes[0].shape, probes[0].dtype)
+        _verdicts[key] = _aligned_same(
+            instr, template, probes, like, ns, params, names, small_meta, reuse=False
+        )
+    return template if _verdicts[key] else None
+
+
+def _aligned_same(
+    instr: Instr,
+    template: str,
+    arrays: list[Any],
+    out: Any,
+    ns: Any,
+    params: dict[str, Any],
+    names: tuple[str, str],
+    meta: tuple[tuple[int, ...], np.dtype[Any]],
+    reuse: bool = True,
+) -> bool:
+    """`aligned_gradient`'s check on these arrays (and a probe gradient like `out`);
+    `reuse`: take the rule's result from `gradients`' check of the same traced arrays (off
+    for small arrays: those of `gradients` were others, and the rule on them costs nothing)."""
     probe = _probe(out)
     with np.errstate(all="ignore"):
         last = _last_want  # `gradients` ran the rule on this probe already (GEMMs)
         want = (
             last[1]
-            if last is not None and last[0] is instr
+            if reuse and last is not None and last[0] is instr and last[2] is probe
             else instr.op.rule(ns, probe, *arrays, **params)
         )[0]
         value = _evaluate(template, probe, arrays, dict(zip(names, meta)))
-    return template if _same(value, want) and value.shape == meta[0] else None
+    return _same(value, want) and value.shape == meta[0]
 
 
 def _usable(
@@ -322,35 +496,39 @@ def _usable(
     return spec
 
 
-# the last probe gradient made, by (shape, dtype): the three checks of one instruction
-# (gradients, gradient_in_place, aligned_gradient) share one draw; program.build_backward
-# forgets it when done, so no large array outlives the build
-_last_probe: tuple[tuple[tuple[int, ...], str], np.ndarray[Any, Any]] | None = None
-_last_want: tuple[Instr, Any] | None = None  # (instruction, its rule's result on the probe)
+# the probe gradients made, by (shape, dtype): every check of a build with that shape and
+# dtype shares one draw (they are the same values: each draw is seeded alike);
+# program.build_backward forgets them when done, so no large array outlives the build
+_probes: dict[tuple[tuple[int, ...], str], np.ndarray[Any, Any]] = {}
+# (instruction, its rule's result on the probe, that probe)
+_last_want: tuple[Instr, Any, np.ndarray[Any, Any]] | None = None
 
 
 def _probe(out: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """A read-only gradient of random values shaped and typed as `out` (drawn in its own
-    dtype where NumPy can: no float64 draw and cast of every large array a trace checks)."""
-    global _last_probe
+    """A read-only gradient of random values in [-0.5, 0.5) shaped and typed as `out`
+    (drawn in its own dtype where NumPy can: no float64 draw and cast of every large array a
+    trace checks; uniform, not normal: a normal draw took ~5x as long, 7 ms for one W3
+    activation, and the check needs random signs and mantissas, not a distribution)."""
     key = (out.shape, out.dtype.str)
-    last = _last_probe
-    if last is not None and last[0] == key:
-        return last[1]
+    probe = _probes.get(key)
+    if probe is not None:
+        return probe
     rng = np.random.default_rng(0)
     if out.dtype in (np.float32, np.float64):
-        probe = np.asarray(rng.standard_normal(out.shape, dtype=out.dtype))
+        probe = np.asarray(rng.random(out.shape, dtype=out.dtype))
     else:
-        probe = np.asarray(rng.standard_normal(out.shape)).astype(out.dtype)
+        probe = np.asarray(rng.random(out.shape)).astype(out.dtype)
+    probe -= 0.5  # random signs too (exact in float32 and float64)
     probe.setflags(write=False)  # shared: a rule or template writing into it fails loudly
-    _last_probe = (key, probe)
+    _probes[key] = probe
     return probe
 
 
 def forget_probe() -> None:
-    """Drop the cached probe gradient and rule result (the end of a program build)."""
-    global _last_probe, _last_want
-    _last_probe = _last_want = None
+    """Drop the cached probe gradients and rule result (the end of a program build)."""
+    global _last_want
+    _probes.clear()
+    _last_want = None
 
 
 def _evaluate(
