@@ -322,3 +322,31 @@ def test_a_one_element_raw_write_into_a_large_parameter_is_noticed(rng):
 
     with pytest.warns(CompileWarning, match="outside backward"):
         step(x, y)
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        # two columns for the next two: whole 8-byte words change places
+        lambda w: w.__setitem__((slice(None), [0, 1, 2, 3]), w[:, [2, 3, 0, 1]]),
+        lambda w: np.random.default_rng(0).shuffle(w.reshape(-1).view(np.uint64)),
+    ],
+    ids=["swap", "shuffle"],
+)
+def test_values_moved_inside_a_large_parameter_are_noticed(rng, move):
+    # the same 8-byte words in other places: a sum of the words would not change
+    net = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 3))  # 128 KiB weight
+    opt = tg.optim.SGD(net.parameters(), lr=0.1)
+    x = tg.tensor(rng.standard_normal((4, 128)), dtype=tg.float32)
+    y = tg.tensor(rng.integers(0, 3, 4))
+    w = net[0].weight._data
+
+    @tg.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        move(w)  # a raw write, no version bump
+        opt.step()
+
+    with pytest.warns(CompileWarning, match="outside backward"):
+        step(x, y)
