@@ -189,7 +189,7 @@ def _sample_major_weight_grad(xp, x, g, kernel, stride, padding, dilation):
     n, c = x.shape[:2]
     o = g.shape[1]
     cols, _ = _im2col_rows(xp, x, kernel, stride, padding, dilation)
-    gm = g.reshape(n, o, -1)
+    gm = g.reshape(n, o, cols.shape[2])  # (an explicit size: the batch may be empty)
     per_sample = xp.matmul(
         gm, cols.swapaxes(-1, -2), out=scratch(xp, "conv.gemm", (n, o, cols.shape[1]), cols.dtype)
     )
