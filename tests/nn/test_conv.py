@@ -426,6 +426,12 @@ SPECIAL_CONV_CASES = [
     dict(in_channels=4, out_channels=4, kernel_size=3, padding=1, groups=4),
     dict(in_channels=3, out_channels=6, kernel_size=(3, 2), stride=(2, 1), dilation=2, groups=3),
     dict(in_channels=4, out_channels=6, kernel_size=3, padding=2, dilation=2, groups=2),
+    # stride 1, groups of one input channel (ops/conv_direct.py): multiplier 2, dilation with
+    # padding on one axis only
+    dict(in_channels=4, out_channels=8, kernel_size=3, padding=1, groups=4),
+    dict(
+        in_channels=4, out_channels=4, kernel_size=(3, 2), padding=(2, 0), dilation=(2, 1), groups=4
+    ),
 ]
 
 
@@ -443,6 +449,9 @@ def test_special_conv_paths_match_torch(kw, rng):
         dict(in_channels=4, out_channels=4, kernel_size=3, stride=2, padding=1, groups=4),
         dict(in_channels=3, out_channels=6, kernel_size=2, stride=2, groups=3, dilation=2),
         dict(in_channels=4, out_channels=2, kernel_size=1, groups=2),
+        # stride 1 (ops/conv_direct.py): depthwise, and two inputs summed per group
+        dict(in_channels=4, out_channels=4, kernel_size=3, padding=1, groups=4),
+        dict(in_channels=4, out_channels=2, kernel_size=3, padding=2, groups=2, bias=False),
     ],
 )
 def test_special_conv_transpose_paths_match_torch(kw, rng):
@@ -511,6 +520,68 @@ def test_conv_paths_keep_the_dtype_and_agree_with_float64(dtype, w_shape, groups
     tol = 2e-2 if dtype == np.float16 else 1e-4
     for ours, exact in zip(results[1], results[0], strict=True):
         np.testing.assert_allclose(ours, exact, rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("mult", [1, 2])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_float32_at_bench_size_matches_torch(mult, stride, rng):
+    """The bench's depthwise layer (32x64x14x14, 3x3, padding 1) in float32, the direct path
+    (stride 1) and im2col (stride 2): values and both gradients as PyTorch's."""
+    x = rng.standard_normal((32, 64, 14, 14)).astype(np.float32)
+    w = (rng.standard_normal((64 * mult, 1, 3, 3)) * 0.1).astype(np.float32)
+    b = rng.standard_normal(64 * mult).astype(np.float32)
+    ours = [tg.tensor(a, requires_grad=True) for a in (x, w, b)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    out = F.conv2d(*ours, padding=1, stride=stride, groups=64)
+    tout = TF.conv2d(*theirs, padding=1, stride=stride, groups=64)
+    g = rng.standard_normal(tout.shape).astype(np.float32)
+    (out * tg.tensor(g)).sum().backward()
+    (tout * torch.tensor(g)).sum().backward()
+    for a, t in zip([out] + [o.grad for o in ours], [tout] + [o.grad for o in theirs], strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, groups, padding, dilation",
+    [
+        ((2, 3, 9), (3, 1, 3), 3, 2, 2),  # 1-D depthwise
+        ((2, 2, 9), (4, 1, 2), 2, (1,), 1),  # 1-D, multiplier 2
+        ((2, 2, 4, 5, 4), (2, 1, 3, 2, 3), 2, (1, 0, 2), (1, 2, 1)),  # 3-D, padded, dilated
+    ],
+)
+def test_direct_depthwise_1d_3d_matches_torch(x_shape, w_shape, groups, padding, dilation, rng):
+    fn, tfn = {3: (F.conv1d, TF.conv1d), 5: (F.conv3d, TF.conv3d)}[len(x_shape)]
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    xo, wo = tg.tensor(x, requires_grad=True), tg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    out = fn(xo, wo, groups=groups, padding=padding, dilation=dilation)
+    tout = tfn(xt, wt, groups=groups, padding=padding, dilation=dilation)
+    _close(out, tout)
+    g = rng.standard_normal(tout.shape)
+    (out * tg.tensor(g)).sum().backward()
+    (tout * torch.tensor(g)).sum().backward()
+    _close(xo.grad, xt.grad)
+    _close(wo.grad, wt.grad)
+    assert gradgradcheck(
+        lambda x, w: fn(x, w, groups=groups, padding=padding, dilation=dilation), (xo, wo)
+    )
+
+
+def test_depthwise_results_never_share_the_scratch_buffers(rng):
+    """The direct path's grids are scratch buffers too: a second call leaves the first
+    call's result and gradients as they were."""
+    x = tg.tensor(rng.standard_normal((2, 3, 5, 5)), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((3, 1, 3, 3)), requires_grad=True)
+    first = F.conv2d(x, w, padding=1, groups=3)
+    kept = first.detach().numpy().copy()
+    first.sum().backward()
+    gx, gw = x.grad.numpy().copy(), w.grad.numpy().copy()
+    second = F.conv2d(tg.tensor(rng.standard_normal((2, 3, 5, 5))), w, padding=1, groups=3)
+    (second * 2).sum().backward()
+    assert not np.shares_memory(first.detach().numpy(), second.detach().numpy())
+    np.testing.assert_array_equal(first.detach().numpy(), kept)
+    np.testing.assert_array_equal(x.grad.numpy(), gx)
+    assert not np.array_equal(w.grad.numpy(), gw)
 
 
 def test_conv_results_never_share_the_scratch_buffers(rng):

@@ -31,7 +31,14 @@ def _conv_pool_step(x, w, b, stride, padding, groups):
 
 @pytest.mark.parametrize(
     "n, c, o, size, stride, padding, groups",
-    [(5, 3, 4, 9, 1, 1, 1), (3, 4, 6, 8, 2, 1, 2), (1, 2, 2, 7, 1, 0, 1), (4, 2, 3, 6, 1, 2, 1)],
+    [
+        (5, 3, 4, 9, 1, 1, 1),
+        (3, 4, 6, 8, 2, 1, 2),
+        (1, 2, 2, 7, 1, 0, 1),
+        (4, 2, 3, 6, 1, 2, 1),
+        (5, 4, 4, 8, 1, 1, 4),  # depthwise, stride 1: ops/conv_direct.py
+        (3, 3, 6, 8, 1, 1, 3),  # multiplier 2: its transposed conv sums two inputs
+    ],
 )
 @pytest.mark.parametrize("threads", [2, 3, 7])
 def test_split_matches_one_thread_bitwise(

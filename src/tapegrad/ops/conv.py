@@ -8,10 +8,12 @@ even kernel, or for ceil_mode).
 
 A convolution is ONE GEMM: the input windows are copied once into a (C*K, N*L) matrix
 (im2col over a strided view) and multiplied by the (O, C*K) weight matrix; a 1x1 conv
-multiplies x itself (no copy), and a depthwise conv's gradients multiply-accumulate over the
-kernel offsets directly. The large temporaries (padded input, window matrix, GEMM result,
-col2im accumulator) live in per-thread scratch buffers (ops/scratch.py): on the benchmark
-VMs a fresh multi-MiB array costs more in page faults than the GEMM that fills it.
+multiplies x itself (no copy), and a stride-1 depthwise conv (forward, transposed and weight
+gradient) multiply-accumulates over the kernel offsets on a flat padded grid
+(ops/conv_direct.py); a strided depthwise conv's gradients do it on strided views. The
+large temporaries (padded input, window matrix, GEMM result, col2im accumulator) live in
+per-thread scratch buffers (ops/scratch.py): on the benchmark VMs a fresh multi-MiB array
+costs more in page faults than the GEMM that fills it.
 
 The gradients are ops too, so second order closes: d/dx conv = conv_transpose (one GEMM +
 a col2im loop over the kernel offsets), d/dw conv = conv_weight_grad (one GEMM over the same
@@ -27,7 +29,7 @@ from math import prod
 
 import numpy as np
 
-from . import parallel
+from . import conv_direct, parallel
 from .promotion import check_same_float
 from .registry import defop
 from .scratch import scratch
@@ -139,6 +141,59 @@ def _im2col(xp, x, kernel, stride, padding, dilation, groups):
     parallel.for_slices(xp, x.shape[0], body, elements=cols.size)
     n, c = x.shape[:2]
     return cols.reshape(groups, (c // groups) * prod(kernel), n * prod(out_sizes)), out_sizes
+
+
+# A conv whose window matrix has few rows (a first layer: C_in * prod(K) = 9 for one input
+# channel and 3x3) is memory-bound: its GEMM does ~1 multiply-add per byte moved, and the
+# channel-major layout costs a transposing copy of the result (and of g for the weight
+# gradient) as large as the GEMM's own output. Window rows per sample, (N, C*K, L), and a
+# batch of per-sample GEMMs write the result in its final layout and read g as it is:
+# conv1 of W3 (64x1x28x28 -> 16) GEMM 0.70 -> 0.27 ms, weight gradient 0.80 -> 0.46 + no
+# 0.33 ms copy of g (one BLAS thread; at two, the GEMMs tie). With many rows the one big
+# GEMM wins (conv2, 144 rows: 1.2 vs 1.7 ms at two threads), so only below this:
+_SAMPLE_MAJOR_ROWS = 32
+
+
+def _is_sample_major(c, kernel, groups):
+    return groups == 1 and c * prod(kernel) <= _SAMPLE_MAJOR_ROWS
+
+
+def _im2col_rows(xp, x, kernel, stride, padding, dilation):
+    """(N, C * prod(K), L_out) window rows per sample (one copy, into a scratch buffer:
+    read it before the op returns), and S_out."""
+    nd = x.ndim - 2
+    out_sizes = _geometry(x.shape, kernel, stride, padding, dilation)
+    win = _windows(
+        xp, _padded(xp, x, padding, role="conv.pad"), kernel, stride, dilation, out_sizes
+    )
+    view = win.transpose((0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd)))
+    cols = scratch(xp, "conv.cols", view.shape, x.dtype)
+
+    def body(lo, hi):
+        cols[lo:hi] = view[lo:hi]
+
+    parallel.for_slices(xp, x.shape[0], body, elements=cols.size)
+    n, c = x.shape[:2]
+    return cols.reshape(n, c * prod(kernel), prod(out_sizes)), out_sizes
+
+
+def _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation):
+    """(N, O, *S_out) conv as a batch of per-sample GEMMs on window rows: no result copy."""
+    cols, out_sizes = _im2col_rows(xp, x, kernel, stride, padding, dilation)
+    out = xp.matmul(w.reshape(w.shape[0], -1), cols)
+    return _add_bias(out.reshape((x.shape[0], w.shape[0]) + tuple(out_sizes)), b)
+
+
+def _sample_major_weight_grad(xp, x, g, kernel, stride, padding, dilation):
+    """dw (O, C, *K): the sum over samples of g_n cols_n^T (g read as it is, if contiguous)."""
+    n, c = x.shape[:2]
+    o = g.shape[1]
+    cols, _ = _im2col_rows(xp, x, kernel, stride, padding, dilation)
+    gm = g.reshape(n, o, cols.shape[2])  # (an explicit size: the batch may be empty)
+    per_sample = xp.matmul(
+        gm, cols.swapaxes(-1, -2), out=scratch(xp, "conv.gemm", (n, o, cols.shape[1]), cols.dtype)
+    )
+    return per_sample.sum(axis=0).reshape((o, c) + tuple(kernel))
 
 
 def _channels_first(xp, t, groups):
@@ -269,8 +324,12 @@ def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups):
     o = w.shape[0]
     if _is_pointwise(kernel, padding):
         return _add_bias(_pointwise_forward(xp, x, w, groups, stride), b)
-    # (a depthwise conv goes the im2col way too: its direct multiply-accumulate measured
-    # slower, 6.5 vs 5.0 ms for 32x64x14x14 3x3; its gradients take the direct path)
+    if conv_direct.correlates(c, o, groups, stride):  # depthwise: ops/conv_direct.py
+        return conv_direct.conv(xp, x, w, b, padding=padding, dilation=dilation, groups=groups)
+    # (a strided depthwise conv goes the im2col way: its direct multiply-accumulate on
+    # strided views measured slower, 6.5 vs 5.0 ms for 32x64x14x14 3x3)
+    if _is_sample_major(c, kernel, groups):
+        return _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation)
     cols, out_sizes = _im2col(xp, x, kernel, stride, padding, dilation, groups)
     out = _gemm(xp, w.reshape(groups, o // groups, -1), cols).reshape(o, -1)
     return _to_result(xp, out, n, out_sizes, b)
@@ -298,6 +357,10 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
         and tuple(out_shape) == tuple(in_sizes)
     ):
         return _add_bias(_pointwise_transpose(xp, y, w, groups), b)
+    if conv_direct.correlates(cin, cout, groups, stride):
+        return conv_direct.conv_transpose(
+            xp, y, w, b, padding=padding, dilation=dilation, groups=groups, out_shape=out_shape
+        )
     if _is_depthwise(cin, cout, groups):
         out = _depthwise_transpose(
             xp, y, w, stride=stride, padding=padding, dilation=dilation, out_shape=out_shape
@@ -372,10 +435,16 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
     o = g.shape[1]
     if _is_pointwise(kernel, padding):
         return _pointwise_weight_grad(xp, x, g, groups, stride)
+    if conv_direct.weight_grad_applies(c, o, groups, stride):
+        return conv_direct.weight_grad(
+            xp, x, g, kernel=kernel, padding=padding, dilation=dilation, groups=groups
+        )
     if _is_depthwise(c, o, groups):
         return _depthwise_weight_grad(
             xp, x, g, kernel=kernel, stride=stride, padding=padding, dilation=dilation
         )
+    if _is_sample_major(c, kernel, groups):
+        return _sample_major_weight_grad(xp, x, g, kernel, stride, padding, dilation)
     cols, _ = _im2col(xp, x, kernel, stride, padding, dilation, groups)
     gm = _channels_first(xp, g, groups)
     # (cols g^T)^T: OpenBLAS runs it faster than g cols^T (1.8 vs 2.1 ms for conv2 of W3)
@@ -489,6 +558,31 @@ def _conv_cases():
             (1, 4, 5, 5),
             (2, 2, 3, 3),
             dict(stride=(2, 2), padding=((1, 1), (1, 1)), dilation=(1, 1), groups=2),
+        ),
+        # 36 window rows: the channel-major im2col (the cases above have at most 32)
+        (
+            (2, 4, 5, 4),
+            (3, 4, 3, 3),
+            dict(stride=(1, 1), padding=((1, 1), (0, 1)), dilation=(1, 1), groups=1),
+        ),
+        # stride 1, ops/conv_direct.py: multiplier 2 (its transposed conv sums two inputs per
+        # group) dilated with asymmetric padding, two inputs per group, 1-D, and padding
+        # wider than the kernel's reach (the transposed conv crops its input)
+        (
+            (1, 2, 7, 6),
+            (4, 1, 2, 3),
+            dict(stride=(1, 1), padding=((1, 0), (2, 1)), dilation=(2, 1), groups=2),
+        ),
+        (
+            (2, 4, 5, 4),
+            (2, 2, 3, 3),
+            dict(stride=(1, 1), padding=((1, 1), (1, 1)), dilation=(1, 1), groups=2),
+        ),
+        ((2, 3, 7), (3, 1, 3), dict(stride=(1,), padding=((2, 1),), dilation=(2,), groups=3)),
+        (
+            (1, 2, 4, 4),
+            (2, 1, 2, 2),
+            dict(stride=(1, 1), padding=((2, 2), (0, 1)), dilation=(1, 1), groups=2),
         ),
     ]
 
