@@ -145,3 +145,26 @@ def test_relu_of_a_large_array_gives_the_small_arrays_dtype(dtype):
     got = tg.relu(tg.tensor(large))
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.numpy()[:8], want.numpy())
+
+
+def test_a_pool_replaced_by_another_thread_before_the_submit_still_splits(
+    split_everything, monkeypatch
+):
+    # another thread asking for more workers replaces (and shuts down) the pool between
+    # this call's lookup and its submit: the call still finishes every slice itself
+    split_everything(2)
+    original = parallel._executor
+
+    def raced(workers):
+        pool = original(workers)
+        original(workers + 2)  # what a concurrent call with a larger split does
+        return pool
+
+    monkeypatch.setattr(parallel, "_executor", raced)
+    out = np.zeros(8)
+
+    def body(lo, hi):
+        out[lo:hi] = np.arange(lo, hi)
+
+    parallel.for_slices(np, 8, body, elements=10**6)
+    np.testing.assert_array_equal(out, np.arange(8))
