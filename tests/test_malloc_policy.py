@@ -36,6 +36,11 @@ def test_bad_value_names_the_variable(undecided):
     undecided.setenv(malloc_policy.ENV_VAR, "maybe")
     with pytest.raises(ValueError, match="TAPEGRAD_MALLOC_POLICY='maybe'.*0/off"):
         malloc_policy.apply_malloc_policy()
+    # still undecided: a second try (importing tapegrad.nn again) raises again, rather than
+    # going on silently without the policy
+    assert malloc_policy._applied is None
+    with pytest.raises(ValueError, match="TAPEGRAD_MALLOC_POLICY='maybe'"):
+        malloc_policy.apply_malloc_policy()
 
 
 @pytest.mark.skipif(not malloc_policy._is_glibc(), reason="the policy is glibc-only")

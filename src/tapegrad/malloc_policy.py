@@ -67,8 +67,9 @@ def apply_malloc_policy() -> bool:
     global _applied
     if _applied is not None:
         return _applied
+    enabled = _enabled()  # raises for a bad value, before anything is decided
     _applied = False
-    if not _enabled() or not _is_glibc() or any(k in os.environ for k in _OWN_CHOICE):
+    if not enabled or not _is_glibc() or any(k in os.environ for k in _OWN_CHOICE):
         return False
     import ctypes  # here, not at module level: about 10 ms of import time
 

@@ -19,6 +19,7 @@ from .engine.node import (
     RemovableHandle,
     TensorHook,
     accumulator,
+    hold_leaf,
 )
 from .engine.state import AMBIENT, FORWARD, RECORD
 from .engine.versions import bump_version
@@ -402,6 +403,7 @@ class Tensor(_Surface):
             return self.grad_fn.add_tensor_hook(self._out_nr, hook)
         if self._hooks is None:
             self._hooks = {}
+        hold_leaf(self)  # a graph built before a freeing backward still runs the hook
         return RemovableHandle(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: PostAccumulateHook) -> RemovableHandle:
@@ -412,6 +414,7 @@ class Tensor(_Surface):
             )
         if self._post_hooks is None:
             self._post_hooks = {}
+        hold_leaf(self)
         return RemovableHandle(self._post_hooks, hook)
 
     def detach(self) -> Tensor:

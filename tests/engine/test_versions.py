@@ -1,6 +1,7 @@
 """Version counters: `t._version` is an int; views and detach() share the counter; every
 in-place write outside the dispatcher goes through `bump_version`."""
 
+import gc
 import weakref
 
 import numpy as np
@@ -127,3 +128,42 @@ def test_a_backward_that_frees_the_graph_lets_go_of_its_leaves():
     assert ref() is not None
     y.backward()
     assert ref() is None
+
+
+def _two_graphs_of_a_dropped_leaf(register):
+    """A leaf only two graphs reference, with a hook; the first graph's backward frees it."""
+    seen = []
+    x = tg.ones(2, requires_grad=True)
+    y1, y2 = (x * 2.0).sum(), (x * 3.0).sum()
+    register(x, seen)
+    del x
+    y1.backward()
+    gc.collect()
+    y2.backward()
+    return seen
+
+
+def test_a_hook_on_a_leaf_still_runs_in_a_second_graph_after_the_first_is_freed():
+    # as PyTorch: the second graph still holds the leaf, so its hook runs there too
+    seen = _two_graphs_of_a_dropped_leaf(
+        lambda x, seen: x.register_hook(lambda g: seen.append(g.numpy().tolist()))
+    )
+    assert seen == [[2.0, 2.0], [3.0, 3.0]]
+    seen = _two_graphs_of_a_dropped_leaf(
+        lambda x, seen: x.register_post_accumulate_grad_hook(
+            lambda t: seen.append(t.grad.numpy().tolist())
+        )
+    )
+    assert seen == [[2.0, 2.0], [5.0, 5.0]]
+
+
+def test_a_hook_registered_after_a_freeing_backward_runs_in_a_later_graph():
+    seen = []
+    x = tg.ones(2, requires_grad=True)
+    y1, y2 = (x * 2.0).sum(), (x * 3.0).sum()
+    y1.backward()  # lets go of x in the node both graphs share
+    x.register_hook(lambda g: seen.append(g.numpy().tolist()))
+    del x
+    gc.collect()
+    y2.backward()
+    assert seen == [[3.0, 3.0]]

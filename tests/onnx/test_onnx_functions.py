@@ -228,3 +228,31 @@ def test_torch_facade_function_with_symbolic(tmp_path, rng):
         None, {"x": x.numpy()}
     )[0]
     np.testing.assert_allclose(got, (x * torch.sigmoid(x * 1.5)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_python_float_given_to_g_op_is_a_default_dtype_constant(rng):
+    # as PyTorch's g.op: a Python float is a constant of the default dtype (float32), so
+    # `g.op("Mul", x, 2.0)` on a float32 x is a graph onnxruntime loads (a float64 constant
+    # made Mul's two inputs of two types)
+    class Scale(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0 + 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0
+
+        @staticmethod
+        def symbolic(g, x):
+            return g.op("Add", g.op("Mul", x, 2.0), g.constant(1.0))
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return Scale.apply(x)
+
+    x = tg.tensor(rng.standard_normal((2, 3)), dtype=tg.float32)
+    _, sess = _run(Net(), x)
+    got = sess.run(None, {"input": x.numpy()})[0]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, x.numpy() * 2.0 + 1.0, rtol=1e-6)

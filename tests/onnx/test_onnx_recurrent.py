@@ -278,3 +278,21 @@ def test_recurrent_layer_inside_a_symbolic_function_is_not_traced(rng):
     _, graph = _export(Net().eval(), [_randn(rng, 5, 2, 3)])
     ops = [n.op_type for n in graph.node]
     assert "Neg" in ops and not {"GRU", "Gemm", "MatMul", "Sigmoid"} & set(ops)
+
+
+def test_a_forward_set_on_the_instance_is_traced_and_kept(rng):
+    # an instance attribute `forward` is the layer's forward (code that may do anything
+    # around it): it is traced, not replaced by the one-node export, and still set after
+    layer = _layer(nn.GRU, rng)
+    plain = layer.forward
+
+    def doubled(x, hx=None):
+        out, h = plain(x, hx)
+        return out * 2.0, h
+
+    layer.forward = doubled
+    x = _randn(rng, 5, 2, 3)
+    model_bytes, graph = _export(layer, [x])
+    assert layer.__dict__.get("forward") is doubled
+    assert "Mul" in [n.op_type for n in graph.node]
+    _check(model_bytes, layer, [x])

@@ -140,3 +140,38 @@ def test_off_by_default_and_bad_counts_are_named():
     for bad in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match="set_intra_op_threads: expected a positive int"):
             parallel.set_intra_op_threads(bad)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int32, np.float16])
+def test_relu_of_a_large_array_gives_the_small_arrays_dtype(dtype):
+    # the split pass (above MIN_ELEMENTS) writes into an array like the input: a bool input
+    # (whose maximum with 0 is int64) raised NumPy's cast error there, and gave int64 below
+    small, large = np.ones(8, dtype), np.ones(parallel.MIN_ELEMENTS + 8, dtype)
+    small[::2] = large[::2] = 0
+    want = tg.relu(tg.tensor(small))
+    got = tg.relu(tg.tensor(large))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy()[:8], want.numpy())
+
+
+def test_a_pool_replaced_by_another_thread_before_the_submit_still_splits(
+    split_everything, monkeypatch
+):
+    # another thread asking for more workers replaces (and shuts down) the pool between
+    # this call's lookup and its submit: the call still finishes every slice itself
+    split_everything(2)
+    original = parallel._executor
+
+    def raced(workers):
+        pool = original(workers)
+        original(workers + 2)  # what a concurrent call with a larger split does
+        return pool
+
+    monkeypatch.setattr(parallel, "_executor", raced)
+    out = np.zeros(8)
+
+    def body(lo, hi):
+        out[lo:hi] = np.arange(lo, hi)
+
+    parallel.for_slices(np, 8, body, elements=10**6)
+    np.testing.assert_array_equal(out, np.arange(8))

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.backward import SAVED_INPUT
 from ..engine.recorder import record_node
 from ..engine.state import also_recording
 from ..tensor import Tensor, _wrap
@@ -204,6 +205,24 @@ class Program:
             ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
             for s in boundary
         ]
+        # what the backward reads that the caller can still change in place before it runs,
+        # version-checked as eager checks a node's saved tensors: the boundary tensors it
+        # reads (an input saved for another input's gradient too), and the outputs whose
+        # storage it reads (indices into self.outputs)
+        saved_data = [trace.values[s]._data for s in reads]
+        self.saved_from: list[tuple[str, Any]] = [
+            ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
+            for s in reads
+            if trace.kinds[s] in (ARG, EXTERNAL)
+        ]
+        self.saved_outputs = [
+            k
+            for k, spec in enumerate(self.outputs)
+            if spec[0] == "op"
+            and any(
+                np.may_share_memory(trace.values[op_outputs[spec[1]]]._data, a) for a in saved_data
+            )
+        ]
         self.n_ops = len(trace.instrs)
         self.verified = False  # its first replay is compared with eager (api.py)
         self.draws = bool(trace.draws)  # it draws dropout masks (that comparison redraws)
@@ -222,10 +241,13 @@ class Program:
         node = None
         if self.backward is not None:
             inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
-            checks = tuple([(t._vc, t._version, i) for i, t in enumerate(inputs)])
+            checks = [(t._vc, t._version, i) for i, t in enumerate(inputs)]
+            for kind, where in self.saved_from:
+                t = leaves[where] if kind == "arg" else where
+                checks.append((t._vc, t._vc[0], SAVED_INPUT))
             node = record_node(COMPILED, {}, inputs, self.mask, self.ns, Tensor, self.n_out)
             node.saved = (_Call(self, saved, inputs, args, kwargs, rng_state),)
-            node.checks = checks
+            node.checks = tuple(checks)
         values: list[Any] = []
         for spec in self.outputs:
             if spec[0] != "op":  # an input returned as it is
@@ -237,6 +259,8 @@ class Program:
                 t.grad_fn = node
                 t._out_nr = nr
             values.append(t)
+        if node is not None and self.saved_outputs:
+            node.checks += tuple((values[k]._vc, 0, -1) for k in self.saved_outputs)
         if type(self.template) is _Leaf:
             return values[0]
         return rebuild(self.template, values)

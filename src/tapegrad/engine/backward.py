@@ -52,8 +52,17 @@ def _freed_error(node: Node) -> RuntimeError:
     )
 
 
+SAVED_INPUT = -2  # a version check's index for a tensor saved that is not one of the inputs
+
+
 def _version_error(node: Node, counter: list[int], expected: int, index: int) -> RuntimeError:
-    which = "its output" if index == -1 else f"input {index}"
+    which = (
+        "its output"
+        if index == -1
+        else "a tensor it saved"
+        if index == SAVED_INPUT
+        else f"input {index}"
+    )
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {which} of {node.name()} is at version {counter[0]}; expected version "

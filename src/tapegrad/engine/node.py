@@ -207,10 +207,25 @@ def leaf_of(node: Node) -> Tensor | None:
 
 
 def release_leaf(node: Node) -> None:
-    """Hold an AccumulateGrad node's leaf weakly from now on (after a freeing backward)."""
+    """Hold an AccumulateGrad node's leaf weakly from now on (after a freeing backward).
+
+    Not a leaf with hooks: another graph may still go through this node (built before the
+    backward), and there its hooks must run, as in PyTorch; without hooks nothing can tell
+    a leaf nobody else holds is gone."""
     leaf = node.saved[0]
-    if type(leaf) is not weakref.ReferenceType:
+    if type(leaf) is not weakref.ReferenceType and not (leaf._hooks or leaf._post_hooks):
         node.saved = (weakref.ref(leaf),)
+
+
+def hold_leaf(leaf: Tensor) -> None:
+    """Hold `leaf` strongly again in its AccumulateGrad node, if one is alive and lets go of
+    it (`release_leaf`): a hook was just registered on it."""
+    ref = leaf._accum
+    node = ref() if type(ref) is weakref.ReferenceType else None
+    if node is not None:
+        held = node.saved[0]
+        if type(held) is weakref.ReferenceType and held() is leaf:
+            node.saved = (leaf,)
 
 
 _handle_ids = itertools.count()  # next() on a count is atomic under the GIL

@@ -37,10 +37,15 @@ _GATE_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2]}
 
 def is_recurrent(module: object) -> bool:
     """An RNN, LSTM or GRU whose forward is tapegrad's own (a subclass with a forward of its
-    own is traced: its code may do anything around the layer)."""
+    own, or a `forward` set on the instance, is traced: its code may do anything around the
+    layer; and the export would replace, then remove, an instance's own)."""
     from ..nn.rnn import RNNBase
 
-    return isinstance(module, RNNBase) and type(module).forward is RNNBase.forward
+    return (
+        isinstance(module, RNNBase)
+        and type(module).forward is RNNBase.forward
+        and "forward" not in vars(module)
+    )
 
 
 def _exported_whole(module: RNNBase, input: object) -> bool:

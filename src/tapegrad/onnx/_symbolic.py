@@ -132,6 +132,12 @@ def _is_tensor(x: object) -> bool:
 def _as_array(value: Any, dtype: Any) -> np.ndarray[Any, Any]:
     if _is_tensor(value):
         value = value._data
+    elif dtype is None and type(value) is float:
+        # as PyTorch's g.op and tg.tensor: the default dtype, not NumPy's float64 (a float64
+        # constant next to a float32 value is a graph onnxruntime refuses to load)
+        from .. import dtypes
+
+        dtype = dtypes.get_default_dtype()
     return np.ascontiguousarray(np.asarray(value, dtype=dtype))
 
 

@@ -60,20 +60,27 @@ def intra_op_threads() -> int:
     return _threads
 
 
+_pool_lock = threading.Lock()  # two threads growing the pool at once make one new pool
+
+
 def _executor(workers: int) -> ThreadPoolExecutor:
     global _pool
-    if _pool is None or _pool._max_workers < workers:
-        old, _pool = _pool, ThreadPoolExecutor(workers, thread_name_prefix="tapegrad-intra-op")
-        if old is not None:
-            old.shutdown(wait=False)
-    return _pool
+    with _pool_lock:
+        pool = _pool
+        if pool is None or pool._max_workers < workers:
+            old = pool
+            pool = _pool = ThreadPoolExecutor(workers, thread_name_prefix="tapegrad-intra-op")
+            if old is not None:  # its queued work still runs; a late submit to it fails
+                old.shutdown(wait=False)
+    return pool
 
 
 def _forget_pool() -> None:
     """In a forked child: the pool object came along but not its threads, and the child
     (a DataLoader worker) starts unsplit, as it starts with one BLAS thread."""
-    global _pool, _threads
+    global _pool, _threads, _pool_lock
     _pool, _threads = None, 1
+    _pool_lock = threading.Lock()  # (a thread of the parent may have held it at the fork)
 
 
 if hasattr(os, "register_at_fork"):
@@ -124,9 +131,12 @@ def for_slices(xp: Any, n: int, body: Callable[[int, int], None], elements: int)
     chunks = min(n, CHUNKS_PER_THREAD * threads)
     split = _Split(body, [n * i // chunks for i in range(chunks + 1)])
     pool = _executor(threads - 1)
-    for _ in range(threads - 1):
-        pool.submit(split.work)
-    split.work()
+    try:
+        for _ in range(threads - 1):
+            pool.submit(split.work)
+    except RuntimeError:  # another thread replaced (shut down) the pool since: fewer helpers
+        pass
+    split.work()  # the caller claims whatever chunks no helper took
     split.finished.wait()
     if split.error is not None:
         raise split.error

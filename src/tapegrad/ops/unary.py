@@ -517,7 +517,8 @@ def _split_numpy(xp, *arrays):
 
 @defop(saves="out")
 def _relu(xp, x):
-    if not _split_numpy(xp, x):
+    # bool: its maximum with 0 is int64, not an array like x to write into
+    if not _split_numpy(xp, x) or x.dtype.kind == "b":
         return xp.maximum(x, 0)
     out = np.empty_like(x)
     parallel.for_slices(
