@@ -83,11 +83,14 @@ def test_repeated_recordings_leave_no_garbage():
     def count(step):
         gc.collect()
         sizes = []
-        for _ in range(4):
+        for _ in range(8):
             step()
             gc.collect()
             sizes.append(len(gc.get_objects()))
-        assert sizes[-1] == sizes[-2], sizes
+        # a step that leaks keeps at least one object more per step: 4 or more over the
+        # last four; another thread of the process (a pytest-xdist channel, a pool) may add
+        # one or two of its own meanwhile
+        assert sizes[-1] - sizes[-5] < 4, sizes
 
     gm = GradManager().attach(x)
 
