@@ -236,6 +236,7 @@ def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
     """Called by the dispatcher for an op with a dual input: the output, dual, recorded for
     backward too when a reverse tape tracks an input."""
     lv = state.dual_level
+    assert lv is not None  # FORWARD is active (a dual input reached the op) only in a level
     tangents = tuple(
         lv.get(a) if isinstance(a, Tensor) and a._tapes & FORWARD else None for a in args
     )
@@ -340,6 +341,7 @@ def _tangent_from_vjp(op, args, params, result, tangents, composing):
 def before_inplace(t: Tensor, old: Tensor) -> None:
     """`apply_inplace` is about to run an op on `old` (t as it was): give it t's tangent."""
     lv = state.dual_level
+    assert lv is not None  # apply_inplace calls it only while FORWARD is active: in a level
     if id(t) in lv.views and lv.get(t) is not None:
         raise NotImplementedError(
             "forward AD: an in-place change to a view of a dual tensor is not supported (its "
@@ -354,6 +356,7 @@ def before_inplace(t: Tensor, old: Tensor) -> None:
 def after_inplace(result: Tensor, t: Tensor) -> None:
     """`t` now holds `result`: it takes result's tangent."""
     lv = state.dual_level
+    assert lv is not None  # as in before_inplace
     tangent = lv.get(result)
     if tangent is not None:
         lv.set(t, tangent)
