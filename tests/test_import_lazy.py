@@ -86,3 +86,31 @@ def test_an_unknown_name_still_raises_attribute_error_naming_it():
     for module in (tg, tg.autograd):
         with pytest.raises(AttributeError, match="no_such_thing"):
             _ = module.no_such_thing
+
+
+def test_type_checkers_see_every_lazy_name():
+    """`tg.nn`, `tg.save`, ... exist only through `__getattr__` at run time, which a type
+    checker reads as `object` (`tg.nn.Linear` was an error to mypy); the package declares each
+    one under TYPE_CHECKING, as the module or function `__getattr__` returns."""
+    import ast
+    import pathlib
+
+    tree = ast.parse(pathlib.Path(tg.__file__).read_text())
+    block = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.If)
+        and isinstance(n.test, ast.Attribute)
+        and n.test.attr == "TYPE_CHECKING"
+    )
+    declared = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        for alias in node.names:
+            assert alias.asname == alias.name  # `as` re-exports it under --strict
+            declared[alias.name] = f"{node.module or ''}.{alias.name}".strip(".")
+    expected = set(tg._LAZY_SUBPACKAGES) | set(tg._LAZY_FUNCTIONS) | {"compile", "bfloat16"}
+    assert set(declared) == expected
+    for name, where in tg._LAZY_FUNCTIONS.items():
+        assert declared[name] == f"{where}.{name}"
+    assert declared["compile"] == "compile.api.compile"

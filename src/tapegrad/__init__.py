@@ -9,6 +9,8 @@ tensor([2., 4., 6.])
 
 from __future__ import annotations
 
+import typing as _typing  # private: `tg.` lists only the library's names
+
 # every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself.
 # The subpackages a script may never touch (`nn`, `data`, `distributed`, `func`, `utils`,
 # `viz`, `compat`, ...) load on first use through `__getattr__` below: `import tapegrad`
@@ -47,6 +49,33 @@ from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .random import manual_seed, seed  # noqa: F401
 from .tensor import Tensor  # noqa: F401  (tg.Tensor)
+
+# what `__getattr__` below loads on first use, declared for editors and type checkers (at
+# run time `tg.nn` must stay lazy; without this, checkers see every one of them as `object`)
+if _typing.TYPE_CHECKING:
+    from . import autodiff as autodiff
+    from . import compat as compat
+    from . import data as data
+    from . import distributed as distributed
+    from . import func as func
+    from . import interop as interop
+    from . import io as io
+    from . import linalg as linalg
+    from . import nn as nn
+    from . import onnx as onnx
+    from . import optim as optim
+    from . import sampling as sampling
+    from . import threads as threads
+    from . import utils as utils
+    from . import viz as viz
+    from .compile.api import compile as compile
+    from .dtypes import bfloat16 as bfloat16
+    from .interop import from_dlpack as from_dlpack
+    from .io import load as load
+    from .io import save as save
+    from .sampling import multinomial as multinomial
+    from .threads import get_num_threads as get_num_threads
+    from .threads import set_num_threads as set_num_threads
 
 # `tapegrad.compile` here is the subpackage (the dispatcher imports its hook); `tg.compile`
 # is the function, bound on first use by `__getattr__`
