@@ -52,7 +52,9 @@ class _Bucket:
 def _make_buckets(params: list, cap_bytes: int) -> list:
     """Consecutive parameters of one dtype, each group at most `cap_bytes` (a parameter
     bigger than the cap gets a bucket of its own)."""
-    buckets, group, size, dtype = [], [], 0, None
+    buckets: list[_Bucket] = []
+    group: list[Tensor] = []
+    size, dtype = 0, None
     for p in params:
         nbytes = p.numel() * _buffer_dtype(p.dtype).itemsize
         if group and (p.dtype != dtype or size + nbytes > cap_bytes):

@@ -149,7 +149,8 @@ def foreach_step(opt, group: dict, params: list, arrays: list, grads: list, stat
 
 
 def _chunks(members: list, arrays: list):
-    chunk, numel = [], 0
+    chunk: list[int] = []
+    numel = 0
     for i in members:
         n = arrays[i].size
         if chunk and numel + n > CHUNK_NUMEL:

@@ -281,13 +281,13 @@ def _graph_def(model, inputs) -> GraphDef:
         )
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for i, t in enumerate(outs):
-        slot = trace._slot_of.get(id(t)) if isinstance(t, Tensor) else None
-        if slot is not None and slot in node_of:
+        out_slot = trace._slot_of.get(id(t)) if isinstance(t, Tensor) else None
+        if out_slot is not None and out_slot in node_of:
             nodes.append(
                 NodeDef(
                     name=f"output/output.{i}",
                     op="IO Node",
-                    input=[node_of[slot]],
+                    input=[node_of[out_slot]],
                     attr=_shape_attr(t),
                 )
             )
