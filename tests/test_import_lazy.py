@@ -88,14 +88,12 @@ def test_an_unknown_name_still_raises_attribute_error_naming_it():
             _ = module.no_such_thing
 
 
-def test_type_checkers_see_every_lazy_name():
-    """`tg.nn`, `tg.save`, ... exist only through `__getattr__` at run time, which a type
-    checker reads as `object` (`tg.nn.Linear` was an error to mypy); the package declares each
-    one under TYPE_CHECKING, as the module or function `__getattr__` returns."""
+def _declared_for_type_checkers(package) -> dict[str, str]:
+    """name -> "module.name" that `package`'s `if TYPE_CHECKING:` block imports."""
     import ast
     import pathlib
 
-    tree = ast.parse(pathlib.Path(tg.__file__).read_text())
+    tree = ast.parse(pathlib.Path(package.__file__).read_text())
     block = next(
         n
         for n in tree.body
@@ -109,8 +107,29 @@ def test_type_checkers_see_every_lazy_name():
         for alias in node.names:
             assert alias.asname == alias.name  # `as` re-exports it under --strict
             declared[alias.name] = f"{node.module or ''}.{alias.name}".strip(".")
+    return declared
+
+
+def test_type_checkers_see_every_lazy_name():
+    """`tg.nn`, `tg.save`, ... exist only through `__getattr__` at run time, which a type
+    checker reads as `object` (`tg.nn.Linear` was an error to mypy); the package declares each
+    one under TYPE_CHECKING, as the module or function `__getattr__` returns."""
+    declared = _declared_for_type_checkers(tg)
     expected = set(tg._LAZY_SUBPACKAGES) | set(tg._LAZY_FUNCTIONS) | {"compile", "bfloat16"}
     assert set(declared) == expected
     for name, where in tg._LAZY_FUNCTIONS.items():
         assert declared[name] == f"{where}.{name}"
     assert declared["compile"] == "compile.api.compile"
+
+
+def test_type_checkers_see_the_lazy_names_of_autograd_and_compile():
+    import importlib
+
+    autograd = importlib.import_module("tapegrad.autograd")
+    declared = _declared_for_type_checkers(autograd)
+    assert set(declared) == set(autograd._LAZY) | autograd._LAZY_SUBMODULES
+    for name, where in autograd._LAZY.items():
+        assert declared[name] == f"{where}.{name}"
+    compile_package = sys.modules["tapegrad.compile"]  # `tg.compile` is the function
+    declared = _declared_for_type_checkers(compile_package)
+    assert declared == {name: f"api.{name}" for name in compile_package._FROM_API}
