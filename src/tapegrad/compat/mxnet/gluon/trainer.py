@@ -19,7 +19,7 @@ and with `grad_req="write"` there is nothing to zero between steps.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .parameter import Parameter
 
@@ -134,7 +134,8 @@ class Trainer:
             }
             for p in self._params
         ]
-        common = dict(lr=self._lr, grad_scale=self._scale, clip_value=clip)
+        # lr and the gradient options, as keywords (so typed Any: each has its own type)
+        common: dict[str, Any] = dict(lr=self._lr, grad_scale=self._scale, clip_value=clip)
         if self._name == "adam":
             betas = (float(self._opts.get("beta1", 0.9)), float(self._opts.get("beta2", 0.999)))
             opt: Optimizer = optim.Adam(
