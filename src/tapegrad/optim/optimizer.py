@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .. import backend, dtypes
 from ..autograd.modes import enable_grad
@@ -26,7 +25,8 @@ from . import flat
 
 __all__ = ["Optimizer", "prepare_grad"]
 
-Array = npt.NDArray[Any]  # a parameter's, gradient's or state's backend array
+# (np.ndarray[...] rather than numpy.typing's NDArray: no import of numpy.typing at run time)
+Array = np.ndarray[Any, np.dtype[Any]]  # a parameter's, gradient's or state's backend array
 Group = dict[str, Any]  # a parameter group: "params" (a list of tensors) and its options
 ParamState = dict[str, Any]  # one parameter's state: name -> array or number
 # what an optimizer is given: tensors, or parameter groups (dicts with a "params" entry)
