@@ -5,6 +5,9 @@ They validate everything (roots, head gradients, inputs) before the engine write
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from ..engine.backward import run_backward
@@ -73,21 +76,21 @@ def backward(
 
 
 def grad(
-    outputs=None,
-    inputs=None,
-    grad_outputs=None,
-    retain_graph=None,
-    create_graph=False,
-    allow_unused=None,
-    materialize_grads=False,
+    outputs: Tensor | Sequence[Tensor] | None = None,
+    inputs: Tensor | Sequence[Tensor] | None = None,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
     *,
-    head_grads=None,
-    train_mode=None,
-    only_inputs=True,
-    is_grads_batched=False,
-    heads=None,
-    variables=None,
-):
+    head_grads: Any = None,
+    train_mode: bool | None = None,
+    only_inputs: bool = True,
+    is_grads_batched: bool = False,
+    heads: Tensor | Sequence[Tensor] | None = None,
+    variables: Tensor | Sequence[Tensor] | None = None,
+) -> tuple[Tensor | None, ...]:
     """Gradients of `outputs` with respect to `inputs`, returned (`.grad` is not touched).
 
     Accepts PyTorch's names and MXNet's (`heads`, `variables`, `head_grads` are the same as
