@@ -6,7 +6,7 @@ They validate everything (roots, head gradients, inputs) before the engine write
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -19,7 +19,11 @@ from .record import _RecordingStateScope
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
 
 
-def _as_list(x):
+@overload
+def _as_list(x: None) -> None: ...
+@overload
+def _as_list(x: Tensor | Sequence[Any]) -> list[Any]: ...
+def _as_list(x: Any) -> list[Any] | None:
     if x is None:
         return None
     if isinstance(x, Tensor):
@@ -27,7 +31,7 @@ def _as_list(x):
     return list(x)
 
 
-def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
+def _backward_scope(train_mode: bool | None, create_graph: bool) -> ModeScope:
     """The mode a backward runs in: MXNet's `train_mode=` (None: the caller's), and under
     `create_graph` recording on, since the backward itself records (PyTorch: grad mode;
     MXNet: is_recording). Restored on exit, exceptions included."""
@@ -35,14 +39,14 @@ def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
 
 
 def backward(
-    tensors,
-    grad_tensors=None,
-    retain_graph=None,
-    create_graph=False,
-    inputs=None,
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
     *,
-    train_mode=None,
-):
+    train_mode: bool | None = None,
+) -> None:
     """Accumulate gradients of `tensors` into the `.grad` of the leaves they depend on.
 
     Args:
@@ -148,15 +152,15 @@ def grad(
 
 
 def tensor_backward(
-    self,
-    gradient=None,
-    retain_graph=None,
-    create_graph=False,
-    inputs=None,
+    self: Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
     *,
-    out_grad=None,
-    train_mode=True,
-):
+    out_grad: Any = None,
+    train_mode: bool | None = True,
+) -> None:
     """Backpropagate from this tensor (PyTorch and MXNet signatures).
 
     `gradient` (MXNet: `out_grad`) is the head gradient: required for a non-scalar output,
