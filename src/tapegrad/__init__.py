@@ -15,26 +15,27 @@ import typing as _typing  # private: `tg.` lists only the library's names
 # The subpackages a script may never touch (`nn`, `data`, `distributed`, `func`, `utils`,
 # `viz`, `compat`, ...) load on first use through `__getattr__` below: `import tapegrad`
 # then costs about what `import numpy` costs (bench W7).
-from . import autograd, ops  # noqa: F401
+# `x as x`: each name is re-exported, also for type checkers that require it explicitly
+# (mypy --strict: `tg.Tensor` was "not defined" without it)
+from . import autograd as autograd
+from . import ops as ops
 from .autograd.modes import *  # noqa: F403
 from .creation import *  # noqa: F403
-from .dtypes import (  # noqa: F401
-    bool_,
-    double,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    set_default_dtype,
-    short,
-    uint8,
-)
+from .dtypes import bool_ as bool_
+from .dtypes import double as double
+from .dtypes import float16 as float16
+from .dtypes import float32 as float32
+from .dtypes import float64 as float64
+from .dtypes import get_default_dtype as get_default_dtype
+from .dtypes import half as half
+from .dtypes import int8 as int8
+from .dtypes import int16 as int16
+from .dtypes import int32 as int32
+from .dtypes import int64 as int64
+from .dtypes import long as long
+from .dtypes import set_default_dtype as set_default_dtype
+from .dtypes import short as short
+from .dtypes import uint8 as uint8
 from .ops.arith import *  # noqa: F403
 from .ops.compare import *  # noqa: F403
 from .ops.elementwise import *  # noqa: F403
@@ -47,8 +48,9 @@ from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
-from .random import manual_seed, seed  # noqa: F401
-from .tensor import Tensor  # noqa: F401  (tg.Tensor)
+from .random import manual_seed as manual_seed
+from .random import seed as seed
+from .tensor import Tensor as Tensor
 
 # what `__getattr__` below loads on first use, declared for editors and type checkers (at
 # run time `tg.nn` must stay lazy; without this, checkers see every one of them as `object`)
