@@ -80,6 +80,18 @@ def test_surface_declares_every_table_entry_once():
     assert not set(TENSOR_METHODS) & _class_names(SRC / "tensor.py", "Tensor")
 
 
+def test_surface_stubs_take_an_unannotated_self():
+    """A stub rendered from `abs(input: Tensor)` must not read `abs(self: Tensor)`: Tensor
+    subclasses TensorSurface, so mypy rejects such a `self` (it did, 24 times)."""
+    tree = ast.parse((SRC / "_tensor_surface.py").read_text())
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef)).body
+    stubs = [n for n in body if isinstance(n, ast.FunctionDef)]
+    assert len(stubs) == len(TENSOR_METHODS)
+    annotated = [n.name for n in stubs if n.args.args and n.args.args[0].annotation is not None]
+    assert annotated == []
+    assert all(n.args.args and n.args.args[0].arg == "self" for n in stubs)
+
+
 def test_runtime_tensor_is_tensor_py_plus_the_surface():
     """In a fresh `import tapegrad`: every attribute of Tensor comes from tensor.py's class
     body or the surface, and every surface name is installed, as the table's own object."""

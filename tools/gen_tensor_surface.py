@@ -75,14 +75,15 @@ def _signature(fn) -> inspect.Signature:
     return inspect.signature(fn)
 
 
-def _param(p: inspect.Parameter, name: str) -> str:
+def _param(p: inspect.Parameter, name: str, annotate: bool = True) -> str:
     text = name
-    if p.annotation is not p.empty:
+    annotate = annotate and p.annotation is not p.empty
+    if annotate:
         text += f": {_annotation(str(p.annotation))}"
     if p.default is not p.empty:
         lit = isinstance(p.default, _LITERAL_TYPES) and p.default == p.default  # not NaN
         value = repr(p.default) if lit else "..."
-        text += f" = {value}" if p.annotation is not p.empty else f"={value}"
+        text += f" = {value}" if annotate else f"={value}"
     return text
 
 
@@ -102,7 +103,9 @@ def _params(sig: inspect.Signature) -> str:
                 star_done = True
             out.append(_param(p, name))
         else:
-            out.append(_param(p, name))
+            # `self` goes unannotated: the function's `input: Tensor` would make mypy reject
+            # the stub (Tensor is a subclass of TensorSurface, not a supertype of it)
+            out.append(_param(p, name, annotate=i > 0))
             if p.kind is p.POSITIONAL_ONLY and (
                 i + 1 == len(sig.parameters)
                 or list(sig.parameters.values())[i + 1].kind is not p.POSITIONAL_ONLY

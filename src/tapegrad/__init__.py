@@ -9,30 +9,33 @@ tensor([2., 4., 6.])
 
 from __future__ import annotations
 
+import typing as _typing  # private: `tg.` lists only the library's names
+
 # every subpackage imports `ops` (the op table, which attaches Tensor's methods) itself.
 # The subpackages a script may never touch (`nn`, `data`, `distributed`, `func`, `utils`,
 # `viz`, `compat`, ...) load on first use through `__getattr__` below: `import tapegrad`
 # then costs about what `import numpy` costs (bench W7).
-from . import autograd, ops  # noqa: F401
+# `x as x`: each name is re-exported, also for type checkers that require it explicitly
+# (mypy --strict: `tg.Tensor` was "not defined" without it)
+from . import autograd as autograd
+from . import ops as ops
 from .autograd.modes import *  # noqa: F403
 from .creation import *  # noqa: F403
-from .dtypes import (  # noqa: F401
-    bool_,
-    double,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    set_default_dtype,
-    short,
-    uint8,
-)
+from .dtypes import bool_ as bool_
+from .dtypes import double as double
+from .dtypes import float16 as float16
+from .dtypes import float32 as float32
+from .dtypes import float64 as float64
+from .dtypes import get_default_dtype as get_default_dtype
+from .dtypes import half as half
+from .dtypes import int8 as int8
+from .dtypes import int16 as int16
+from .dtypes import int32 as int32
+from .dtypes import int64 as int64
+from .dtypes import long as long
+from .dtypes import set_default_dtype as set_default_dtype
+from .dtypes import short as short
+from .dtypes import uint8 as uint8
 from .ops.arith import *  # noqa: F403
 from .ops.compare import *  # noqa: F403
 from .ops.elementwise import *  # noqa: F403
@@ -45,8 +48,36 @@ from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
-from .random import manual_seed, seed  # noqa: F401
-from .tensor import Tensor  # noqa: F401  (tg.Tensor)
+from .random import manual_seed as manual_seed
+from .random import seed as seed
+from .tensor import Tensor as Tensor
+
+# what `__getattr__` below loads on first use, declared for editors and type checkers (at
+# run time `tg.nn` must stay lazy; without this, checkers see every one of them as `object`)
+if _typing.TYPE_CHECKING:
+    from . import autodiff as autodiff
+    from . import compat as compat
+    from . import data as data
+    from . import distributed as distributed
+    from . import func as func
+    from . import interop as interop
+    from . import io as io
+    from . import linalg as linalg
+    from . import nn as nn
+    from . import onnx as onnx
+    from . import optim as optim
+    from . import sampling as sampling
+    from . import threads as threads
+    from . import utils as utils
+    from . import viz as viz
+    from .compile.api import compile as compile
+    from .dtypes import bfloat16 as bfloat16
+    from .interop import from_dlpack as from_dlpack
+    from .io import load as load
+    from .io import save as save
+    from .sampling import multinomial as multinomial
+    from .threads import get_num_threads as get_num_threads
+    from .threads import set_num_threads as set_num_threads
 
 # `tapegrad.compile` here is the subpackage (the dispatcher imports its hook); `tg.compile`
 # is the function, bound on first use by `__getattr__`

@@ -24,7 +24,7 @@ class TensorSurface:
         """All dimensions reversed."""
 
     # ops.unary.abs
-    def __abs__(self: Tensor) -> Tensor:
+    def __abs__(self) -> Tensor:
         """|input|, elementwise; the gradient at 0 is 0."""
 
     # ops.tensor_methods.__add__
@@ -184,7 +184,7 @@ class TensorSurface:
         ...
 
     # ops.unary.abs
-    def abs(self: Tensor) -> Tensor:
+    def abs(self) -> Tensor:
         """|input|, elementwise; the gradient at 0 is 0."""
 
     # in place: op 'abs' (registry.apply_inplace)
@@ -192,7 +192,7 @@ class TensorSurface:
         """In-place abs: writes the result into this tensor and returns it."""
 
     # ops.unary.abs
-    def absolute(self: Tensor) -> Tensor:
+    def absolute(self) -> Tensor:
         """|input|, elementwise; the gradient at 0 is 0."""
 
     # ops.unary.acos
@@ -316,7 +316,7 @@ class TensorSurface:
         """This tensor as uint8 (itself when it already is)."""
 
     # ops.unary.ceil
-    def ceil(self: Tensor) -> Tensor:
+    def ceil(self) -> Tensor:
         """The smallest integer >= input, elementwise; the gradient is zero."""
 
     # in place: op 'ceil' (registry.apply_inplace)
@@ -364,7 +364,7 @@ class TensorSurface:
         """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor."""
 
     # ops.unary.cos
-    def cos(self: Tensor) -> Tensor:
+    def cos(self) -> Tensor:
         """The cosine, elementwise (radians)."""
 
     # in place: op 'cos' (registry.apply_inplace)
@@ -428,7 +428,7 @@ class TensorSurface:
         """True when both tensors have the same shape and the same elements (PyTorch's"""
 
     # ops.unary.erf
-    def erf(self: Tensor) -> Tensor:
+    def erf(self) -> Tensor:
         """The error function (no SciPy needed; relative error < 1e-14 in float64)."""
 
     # in place: op 'erf' (registry.apply_inplace)
@@ -436,7 +436,7 @@ class TensorSurface:
         """In-place erf: writes the result into this tensor and returns it."""
 
     # ops.unary.exp
-    def exp(self: Tensor) -> Tensor:
+    def exp(self) -> Tensor:
         """e ** input, elementwise."""
 
     # in place: op 'exp' (registry.apply_inplace)
@@ -452,7 +452,7 @@ class TensorSurface:
         """`input` broadcast (without copying) to `other`'s shape."""
 
     # ops.unary.expm1
-    def expm1(self: Tensor) -> Tensor:
+    def expm1(self) -> Tensor:
         """exp(input) - 1, accurate near 0."""
 
     # in place: op 'expm1' (registry.apply_inplace)
@@ -484,7 +484,7 @@ class TensorSurface:
         """This tensor as float32 (itself when it already is)."""
 
     # ops.unary.floor
-    def floor(self: Tensor) -> Tensor:
+    def floor(self) -> Tensor:
         """The largest integer <= input, elementwise; the gradient is zero."""
 
     # in place: op 'floor' (registry.apply_inplace)
@@ -608,11 +608,11 @@ class TensorSurface:
         """Elementwise input <= other."""
 
     # ops.unary.log
-    def log(self: Tensor) -> Tensor:
+    def log(self) -> Tensor:
         """The natural logarithm, elementwise."""
 
     # ops.unary.log1p
-    def log1p(self: Tensor) -> Tensor:
+    def log1p(self) -> Tensor:
         """log(1 + input), accurate near 0."""
 
     # in place: op 'log1p' (registry.apply_inplace)
@@ -620,7 +620,7 @@ class TensorSurface:
         """In-place log1p: writes the result into this tensor and returns it."""
 
     # ops.unary.log2
-    def log2(self: Tensor) -> Tensor:
+    def log2(self) -> Tensor:
         """The base-2 logarithm, elementwise."""
 
     # in place: op 'log' (registry.apply_inplace)
@@ -805,7 +805,7 @@ class TensorSurface:
         """Product over `dim`; the gradient is exact where elements are zero."""
 
     # ops.unary.reciprocal
-    def reciprocal(self: Tensor) -> Tensor:
+    def reciprocal(self) -> Tensor:
         """1 / input, elementwise."""
 
     # in place: op 'reciprocal' (registry.apply_inplace)
@@ -813,7 +813,7 @@ class TensorSurface:
         """In-place reciprocal: writes the result into this tensor and returns it."""
 
     # ops.unary.relu
-    def relu(self: Tensor) -> Tensor:
+    def relu(self) -> Tensor:
         """max(input, 0); the gradient at 0 is 0, as in PyTorch."""
 
     # in place: op 'relu' (registry.apply_inplace)
@@ -841,7 +841,7 @@ class TensorSurface:
         """`input` reshaped to `other`'s shape."""
 
     # ops.unary.round
-    def round(self: Tensor, decimals: builtins.int = 0) -> Tensor:
+    def round(self, decimals: builtins.int = 0) -> Tensor:
         """Round half to even (as PyTorch and NumPy); `decimals` shifts the rounding position."""
 
     # in place: op 'round' (registry.apply_inplace)
@@ -849,7 +849,7 @@ class TensorSurface:
         """In-place round: writes the result into this tensor and returns it."""
 
     # ops.unary.rsqrt
-    def rsqrt(self: Tensor) -> Tensor:
+    def rsqrt(self) -> Tensor:
         """1 / sqrt(input), elementwise."""
 
     # in place: op 'rsqrt' (registry.apply_inplace)
@@ -881,7 +881,7 @@ class TensorSurface:
         """This tensor as int16 (itself when it already is)."""
 
     # ops.unary.sigmoid
-    def sigmoid(self: Tensor) -> Tensor:
+    def sigmoid(self) -> Tensor:
         """1 / (1 + exp(-input)), computed without overflow."""
 
     # in place: op 'sigmoid' (registry.apply_inplace)
@@ -889,7 +889,7 @@ class TensorSurface:
         """In-place sigmoid: writes the result into this tensor and returns it."""
 
     # ops.unary.sign
-    def sign(self: Tensor) -> Tensor:
+    def sign(self) -> Tensor:
         """-1, 0 or 1 by the sign of input; the gradient is zero."""
 
     # in place: op 'sign' (registry.apply_inplace)
@@ -901,7 +901,7 @@ class TensorSurface:
         """x * sigmoid(x) (also called swish)."""
 
     # ops.unary.sin
-    def sin(self: Tensor) -> Tensor:
+    def sin(self) -> Tensor:
         """The sine, elementwise (radians)."""
 
     # in place: op 'sin' (registry.apply_inplace)
@@ -929,7 +929,7 @@ class TensorSurface:
         """PyTorch's split: chunks of size `split_size_or_sections` (the last may be smaller), or"""
 
     # ops.unary.sqrt
-    def sqrt(self: Tensor) -> Tensor:
+    def sqrt(self) -> Tensor:
         """The square root, elementwise."""
 
     # in place: op 'sqrt' (registry.apply_inplace)
@@ -937,7 +937,7 @@ class TensorSurface:
         """In-place sqrt: writes the result into this tensor and returns it."""
 
     # ops.unary.square
-    def square(self: Tensor) -> Tensor:
+    def square(self) -> Tensor:
         """input * input, elementwise."""
 
     # in place: op 'square' (registry.apply_inplace)
@@ -989,11 +989,11 @@ class TensorSurface:
         """NumPy's take_along_axis (indices broadcast); without `dim` the tensor is flattened."""
 
     # ops.unary.tan
-    def tan(self: Tensor) -> Tensor:
+    def tan(self) -> Tensor:
         """The tangent, elementwise (radians)."""
 
     # ops.unary.tanh
-    def tanh(self: Tensor) -> Tensor:
+    def tanh(self) -> Tensor:
         """The hyperbolic tangent, elementwise."""
 
     # in place: op 'tanh' (registry.apply_inplace)
@@ -1045,7 +1045,7 @@ class TensorSurface:
         """input / other; rounding_mode 'floor' or 'trunc' gives a non-differentiable integer-like"""
 
     # ops.unary.trunc
-    def trunc(self: Tensor) -> Tensor:
+    def trunc(self) -> Tensor:
         """input rounded toward zero, elementwise; the gradient is zero."""
 
     # in place: op 'trunc' (registry.apply_inplace)

@@ -16,7 +16,7 @@ int32 = np.dtype("int32")
 int64 = long = np.dtype("int64")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
-_NAMES = {
+_NAMES: dict[str, np.dtype[Any]] = {
     "float16": float16,
     "half": float16,
     "float32": float32,

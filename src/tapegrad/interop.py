@@ -93,7 +93,8 @@ def export_dlpack(
             "Can't export tensors that require gradient, use tensor.detach() "
             "(it shares the memory; tapegrad keeps tracking the original)"
         )
-    kwargs = {
+    # only the keywords the caller gave: an older NumPy's __dlpack__ takes none of them
+    kwargs: dict[str, Any] = {
         k: v
         for k, v in (
             ("stream", stream),

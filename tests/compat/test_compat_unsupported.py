@@ -124,3 +124,14 @@ def test_torch_facade_maps_names_the_core_gained(name):
     assert getattr(torch, name) is getattr(tg, name)
     if name not in ("randperm", "meshgrid"):
         assert hasattr(torch.Tensor, name)
+
+
+def test_facade_getattr_refuses_creating_without_an_array_class():
+    """The creating functions are wrapped to return `array_class` arrays; without one the
+    facade would fail only when such a name was first read, so it fails when it is made."""
+    from tapegrad.compat._facade import facade_getattr
+
+    with pytest.raises(TypeError, match=r"facade_getattr\('m'\).*array_class"):
+        facade_getattr(
+            "m", "a facade", {"zeros_like": "tapegrad:zeros_like"}, creating=("zeros_like",)
+        )

@@ -9,12 +9,34 @@ the package attribute with the module).
 
 from __future__ import annotations
 
+import typing as _typing
+
 from .engine_api import backward, grad  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .modes import *  # noqa: F401,F403
 from .modes import __all__ as _modes_all
 from .record import *  # noqa: F401,F403
 from .record import __all__ as _record_all
+
+# what `__getattr__` below loads on first use, declared for type checkers (which would see
+# each as `object`: `class F(tg.autograd.Function)` would be an invalid base class)
+if _typing.TYPE_CHECKING:
+    from . import anomaly as anomaly
+    from . import forward_ad as forward_ad
+    from . import function as function
+    from . import function_backward as function_backward
+    from . import functional as functional
+    from . import grad_manager as grad_manager
+    from . import graph as graph
+    from .anomaly import detect_anomaly as detect_anomaly
+    from .anomaly import is_anomaly_enabled as is_anomaly_enabled
+    from .anomaly import set_detect_anomaly as set_detect_anomaly
+    from .function import Function as Function
+    from .function import FunctionCtx as FunctionCtx
+    from .function import once_differentiable as once_differentiable
+    from .grad_manager import AttachDtypeError as AttachDtypeError
+    from .grad_manager import GradManager as GradManager
+    from .grad_manager import GradManagerGroup as GradManagerGroup
 
 # name -> the submodule that holds it, imported the first time the name is read
 _LAZY = {

@@ -17,8 +17,14 @@ that traceback. Both cost time: use it to debug, not to train.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from ..engine.state import state
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_Scope = TypeVar("_Scope", bound="detect_anomaly")
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 
@@ -36,18 +42,18 @@ class detect_anomaly:
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = bool(check_nan)
 
-    def __enter__(self):
+    def __enter__(self: _Scope) -> _Scope:
         # one LIFO per thread: the same object may be entered again (recursion, threads)
         _stack().append(state.anomaly)
         state.anomaly = self.check_nan
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         state.anomaly = _stack().pop()
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             with self:
                 return fn(*args, **kwargs)
 
@@ -57,10 +63,10 @@ class detect_anomaly:
         return f"detect_anomaly(check_nan={self.check_nan})"
 
 
-def _stack() -> list:
-    stack = getattr(state, "anomaly_modes", None)
+def _stack() -> list[bool]:
+    stack: list[bool] | None = getattr(state, "anomaly_modes", None)
     if stack is None:
-        stack = state.anomaly_modes = []
+        stack = state.anomaly_modes = []  # made on first use
     return stack
 
 
@@ -73,7 +79,7 @@ class set_detect_anomaly(detect_anomaly):
         self._before = state.anomaly
         state.anomaly = self.check_nan
 
-    def __enter__(self):
+    def __enter__(self) -> set_detect_anomaly:
         _stack().append(self._before)
         state.anomaly = self.check_nan
         return self

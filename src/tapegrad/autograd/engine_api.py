@@ -5,6 +5,9 @@ They validate everything (roots, head gradients, inputs) before the engine write
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, overload
+
 import numpy as np
 
 from ..engine.backward import run_backward
@@ -16,7 +19,11 @@ from .record import _RecordingStateScope
 _AMBIENT_AND_RECORD = AMBIENT | RECORD
 
 
-def _as_list(x):
+@overload
+def _as_list(x: None) -> None: ...
+@overload
+def _as_list(x: Tensor | Sequence[Any]) -> list[Any]: ...
+def _as_list(x: Any) -> list[Any] | None:
     if x is None:
         return None
     if isinstance(x, Tensor):
@@ -24,7 +31,7 @@ def _as_list(x):
     return list(x)
 
 
-def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
+def _backward_scope(train_mode: bool | None, create_graph: bool) -> ModeScope:
     """The mode a backward runs in: MXNet's `train_mode=` (None: the caller's), and under
     `create_graph` recording on, since the backward itself records (PyTorch: grad mode;
     MXNet: is_recording). Restored on exit, exceptions included."""
@@ -32,14 +39,14 @@ def _backward_scope(train_mode, create_graph: bool) -> ModeScope:
 
 
 def backward(
-    tensors,
-    grad_tensors=None,
-    retain_graph=None,
-    create_graph=False,
-    inputs=None,
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
     *,
-    train_mode=None,
-):
+    train_mode: bool | None = None,
+) -> None:
     """Accumulate gradients of `tensors` into the `.grad` of the leaves they depend on.
 
     Args:
@@ -73,21 +80,21 @@ def backward(
 
 
 def grad(
-    outputs=None,
-    inputs=None,
-    grad_outputs=None,
-    retain_graph=None,
-    create_graph=False,
-    allow_unused=None,
-    materialize_grads=False,
+    outputs: Tensor | Sequence[Tensor] | None = None,
+    inputs: Tensor | Sequence[Tensor] | None = None,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
     *,
-    head_grads=None,
-    train_mode=None,
-    only_inputs=True,
-    is_grads_batched=False,
-    heads=None,
-    variables=None,
-):
+    head_grads: Any = None,
+    train_mode: bool | None = None,
+    only_inputs: bool = True,
+    is_grads_batched: bool = False,
+    heads: Tensor | Sequence[Tensor] | None = None,
+    variables: Tensor | Sequence[Tensor] | None = None,
+) -> tuple[Tensor | None, ...]:
     """Gradients of `outputs` with respect to `inputs`, returned (`.grad` is not touched).
 
     Accepts PyTorch's names and MXNet's (`heads`, `variables`, `head_grads` are the same as
@@ -145,15 +152,15 @@ def grad(
 
 
 def tensor_backward(
-    self,
-    gradient=None,
-    retain_graph=None,
-    create_graph=False,
-    inputs=None,
+    self: Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
     *,
-    out_grad=None,
-    train_mode=True,
-):
+    out_grad: Any = None,
+    train_mode: bool | None = True,
+) -> None:
     """Backpropagate from this tensor (PyTorch and MXNet signatures).
 
     `gradient` (MXNet: `out_grad`) is the head gradient: required for a non-scalar output,

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import weakref
 from collections import namedtuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +43,10 @@ from ..ops import T
 from ..ops.promotion import weak_scalar as _scalar
 from ..ops.registry import _NAMESPACES, Op, _save
 from ..tensor import Tensor, _wrap
+
+if TYPE_CHECKING:
+    from ..engine.node import Node
+    from ..engine.state import _State
 
 __all__ = [
     "UnpackedDualTensor",
@@ -61,16 +67,20 @@ class _Level:
     """One forward-AD level: the tangent of every live dual tensor made in it."""
 
     def __init__(self) -> None:
-        self.by_id: dict[int, tuple] = {}  # id(tensor) -> (weakref(tensor), tangent)
-        # a node's output tangent, for the output a backward rebuilds from the node
-        self.by_node: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # id(tensor) -> (weakref(tensor), tangent)
+        self.by_id: dict[int, tuple[weakref.ref[Tensor], Tensor]] = {}
+        # a node's output tangent (a custom Function's: one per output), for the output a
+        # backward rebuilds from the node
+        self.by_node: weakref.WeakKeyDictionary[Node, Tensor | tuple[Tensor | None, ...] | None] = (
+            weakref.WeakKeyDictionary()
+        )
         self.views: set[int] = set()  # ids of dual outputs of view ops
 
     def set(self, t: Tensor, tangent: Tensor) -> None:
         key = id(t)
         by_id, views = self.by_id, self.views
 
-        def forget(ref, key=key):
+        def forget(ref: weakref.ref[Tensor], key: int = key) -> None:
             entry = by_id.get(key)
             if entry is not None and entry[0] is ref:
                 del by_id[key]
@@ -78,7 +88,7 @@ class _Level:
 
         self.by_id[key] = (weakref.ref(t, forget), tangent)
 
-    def get(self, t: Tensor):
+    def get(self, t: Tensor) -> Tensor | None:
         entry = self.by_id.get(id(t))
         if entry is not None and entry[0]() is t:
             return entry[1]
@@ -127,13 +137,13 @@ class dual_level(ModeScope):
     `inference_mode()`. Levels do not nest.
     """
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         if st.dual_level is not None:
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
         st.dual_level = _Level()
         st.active |= FORWARD
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         st = state
         level = st.dual_level
         st.dual_level = None
@@ -142,7 +152,7 @@ class dual_level(ModeScope):
             level.close()
 
 
-_entered: list = []  # scopes opened by enter_dual_level, closed by exit_dual_level
+_entered: list[dual_level] = []  # scopes opened by enter_dual_level, closed by exit_dual_level
 
 
 def enter_dual_level() -> int:
@@ -224,7 +234,7 @@ def _shadow(t: Tensor, tapes: int) -> Tensor:
     return s
 
 
-def _primal(t):
+def _primal(t: Any) -> Any:
     """What a rule sees of a dual input: the same tensor without its tangent."""
     if isinstance(t, Tensor) and t._tapes & FORWARD:
         return _shadow(t, t._tapes & ~FORWARD)
@@ -232,10 +242,19 @@ def _primal(t):
 
 
 # --------------------------------------------------------------------- the dispatcher side
-def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
+def dual_output(
+    op: Op,
+    args: tuple[Any, ...],
+    params: dict[str, Any],
+    out: Any,
+    mask: int,
+    xp: Any,
+    cls: type[Tensor],
+) -> Tensor:
     """Called by the dispatcher for an op with a dual input: the output, dual, recorded for
     backward too when a reverse tape tracks an input."""
     lv = state.dual_level
+    assert lv is not None  # FORWARD is active (a dual input reached the op) only in a level
     tangents = tuple(
         lv.get(a) if isinstance(a, Tensor) and a._tapes & FORWARD else None for a in args
     )
@@ -268,7 +287,15 @@ def dual_output(op: Op, args, params, out, mask: int, xp, cls) -> Tensor:
     return result
 
 
-def _output_tangent(op, args, params, result, tangents, reverse, xp):
+def _output_tangent(
+    op: Op,
+    args: Sequence[Any],
+    params: dict[str, Any],
+    result: Tensor,
+    tangents: tuple[Tensor | None, ...],
+    reverse: int,
+    xp: Any,
+) -> Tensor:
     # the tangent must stay differentiable when a reverse tape tracks a primal or a tangent
     active = state.active
     composing = bool(reverse) or any(t is not None and t._tapes & active for t in tangents)
@@ -287,16 +314,17 @@ def _output_tangent(op, args, params, result, tangents, reverse, xp):
     return _fit(tangent, out, op)
 
 
-def _fit(tangent, out, op):
+def _fit(tangent: Any, out: Any, op: Op) -> Tensor:
     """The tangent as a tensor of the output's shape and dtype."""
     if tangent is None:
         return _wrap(np.zeros_like(out))
     if isinstance(tangent, Tensor):
-        if tangent.shape != out.shape:
-            tangent = T.broadcast_to(tangent, out.shape)
-        if tangent.dtype != out.dtype:
-            tangent = tangent.astype(out.dtype)
-        return tangent
+        fitted: Tensor = tangent
+        if fitted.shape != out.shape:
+            fitted = T.broadcast_to(fitted, out.shape)
+        if fitted.dtype != out.dtype:
+            fitted = fitted.astype(out.dtype)
+        return fitted
     tangent = np.asarray(tangent) if np.isscalar(tangent) else tangent
     if tangent.shape != out.shape:
         tangent = np.broadcast_to(tangent, out.shape).copy()
@@ -305,7 +333,14 @@ def _fit(tangent, out, op):
     return _wrap(tangent)
 
 
-def _tangent_from_vjp(op, args, params, result, tangents, composing):
+def _tangent_from_vjp(
+    op: Op,
+    args: Sequence[Any],
+    params: dict[str, Any],
+    result: Tensor,
+    tangents: tuple[Tensor | None, ...],
+    composing: bool,
+) -> Any:
     """J.t = d/dg <vjp(g), t>, for an op with no forward rule of its own."""
     if composing:
         primals = [_primal(a) for a in args]
@@ -315,12 +350,18 @@ def _tangent_from_vjp(op, args, params, result, tangents, composing):
         out = _wrap(result._data)
     saved = [out if i == -1 else primals[i] for i in op.saved_indices(len(args))]
     g = _wrap(np.zeros_like(result._data), _G_TAPE)
+    rule = op.rule
+    if rule is None:
+        raise RuntimeError(
+            f"forward AD: op {op.name!r} has neither a jvp rule nor a vjp rule to derive the "
+            "tangent from; register one (@op.jvp or @op.vjp) or mark it differentiable=False"
+        )
     with not_recording(FORWARD), also_recording(_G_TAPE):
         if op.wants_needs:
             needs = tuple(t is not None for t in tangents)
-            grads = op.rule(T, g, *saved, needs=needs, **params)
+            grads = rule(T, g, *saved, needs=needs, **params)
         else:
-            grads = op.rule(T, g, *saved, **params)
+            grads = rule(T, g, *saved, **params)
         total = None
         for gi, ti in zip(grads, tangents, strict=False):
             if gi is None or ti is None or not isinstance(gi, Tensor):
@@ -340,6 +381,7 @@ def _tangent_from_vjp(op, args, params, result, tangents, composing):
 def before_inplace(t: Tensor, old: Tensor) -> None:
     """`apply_inplace` is about to run an op on `old` (t as it was): give it t's tangent."""
     lv = state.dual_level
+    assert lv is not None  # apply_inplace calls it only while FORWARD is active: in a level
     if id(t) in lv.views and lv.get(t) is not None:
         raise NotImplementedError(
             "forward AD: an in-place change to a view of a dual tensor is not supported (its "
@@ -354,6 +396,7 @@ def before_inplace(t: Tensor, old: Tensor) -> None:
 def after_inplace(result: Tensor, t: Tensor) -> None:
     """`t` now holds `result`: it takes result's tangent."""
     lv = state.dual_level
+    assert lv is not None  # as in before_inplace
     tangent = lv.get(result)
     if tangent is not None:
         lv.set(t, tangent)

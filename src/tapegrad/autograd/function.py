@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import inspect
 import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -53,6 +55,9 @@ from .function_backward import (  # noqa: F401  (re-exported: this module's name
 from .function_forward import attach_output_tangents, input_tangents
 from .modes import no_grad
 
+if TYPE_CHECKING:
+    from ..engine.node import Node
+
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 _OUTPUT = "output"
@@ -70,7 +75,12 @@ class FunctionCtx:
 
     # underscore-prefixed slots of the machinery live in the instance dict (ctx takes any
     # attribute), all prefixed `_tg_` so they don't collide with a user's names
-    def save_for_backward(self, *tensors) -> None:
+    if TYPE_CHECKING:  # any attribute, for type checkers too (`ctx.scale = s` in forward)
+
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep `tensors` (Tensors or None) for `backward`; read them with `saved_tensors`."""
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
@@ -80,7 +90,7 @@ class FunctionCtx:
                 )
         self._tg_to_save = tensors
 
-    def save_for_forward(self, *tensors) -> None:
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
         """Keep `tensors` (Tensors or None) for `jvp` (forward mode); inside `jvp` they are
         `saved_tensors`. Call it from `forward` (or `setup_context`)."""
         for i, t in enumerate(tensors):
@@ -93,19 +103,19 @@ class FunctionCtx:
         self._tg_to_save_fwd = tensors
 
     @property
-    def saved_tensors(self) -> tuple:
+    def saved_tensors(self) -> tuple[Any, ...]:
         """The tensors given to `save_for_backward`, as the graph saw them (inside `jvp`:
         those given to `save_for_forward`).
 
         Raises if one of them was modified in place after it was saved.
         """
-        in_jvp = self.__dict__.get("_tg_fwd_saved")
+        in_jvp: tuple[Any, ...] | None = self.__dict__.get("_tg_fwd_saved")
         if in_jvp is not None:
             return in_jvp
         packed = self.__dict__.get("_tg_saved")
         if packed is None:  # inside forward, or the function was not recorded
             return tuple(self.__dict__.get("_tg_to_save", ()))
-        out = []
+        out: list[Any] = []
         for k, (kind, obj, counter, expected, index) in enumerate(packed):
             if counter is not None and counter[0] != expected:
                 raise RuntimeError(_version_message(self, kind, index, k, counter[0], expected))
@@ -119,19 +129,20 @@ class FunctionCtx:
     saved_variables = saved_tensors
 
     @property
-    def needs_input_grad(self) -> tuple:
+    def needs_input_grad(self) -> tuple[bool, ...]:
         """One bool per forward argument: whether a gradient for it is wanted."""
-        return self.__dict__.get("_tg_needs", ())
+        needs: tuple[bool, ...] = self.__dict__.get("_tg_needs", ())
+        return needs
 
     @needs_input_grad.setter
-    def needs_input_grad(self, value) -> None:
+    def needs_input_grad(self, value: Sequence[bool]) -> None:
         self._tg_needs = tuple(value)
 
-    def mark_dirty(self, *tensors) -> None:
+    def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that `forward` modified in place (they must also be returned)."""
         self._tg_dirty = tensors
 
-    def mark_non_differentiable(self, *tensors) -> None:
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Declare outputs that get no gradient (their slot in `backward` is zeros or None)."""
         self._tg_nondiff = tensors
 
@@ -139,7 +150,7 @@ class FunctionCtx:
         """True (default): gradients of unused outputs reach `backward` as zeros; False: None."""
         self._tg_materialize = bool(value)
 
-    def _tg_rebuild_output(self, index, data, counter):
+    def _tg_rebuild_output(self, index: int, data: Any, counter: list[int]) -> Tensor:
         # the node does not hold its own output (a reference cycle); rebuild a tensor that
         # has the node as grad_fn so a higher-order backward can flow through it
         ref = self.__dict__.get("_tg_node")
@@ -152,7 +163,9 @@ class FunctionCtx:
         return t
 
 
-def _version_message(ctx, kind, index, k, now, expected) -> str:
+def _version_message(
+    ctx: object, kind: str, index: int | None, k: int, now: int, expected: int
+) -> str:
     which = {_INPUT: f"input {index}", _OUTPUT: f"output {index}"}.get(kind, f"saved tensor {k}")
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
@@ -167,7 +180,7 @@ class _FunctionOp:
 
     wants_needs = False
 
-    def __init__(self, cls, instance_style: bool) -> None:
+    def __init__(self, cls: type[Function], instance_style: bool) -> None:
         self.cls = cls
         self.instance_style = instance_style
         self.backward_name = cls.__name__ + "Backward"
@@ -176,19 +189,20 @@ class _FunctionOp:
     def __repr__(self) -> str:
         return f"<custom function {self.name}>"
 
-    def rule(self, xp, g, ctx):
+    def rule(self, xp: Any, g: Any, ctx: Any) -> tuple[Any, ...]:
         return _run_backward(self, ctx, g)
 
 
 class _FunctionMeta(type):
     """Gives each Function subclass its own engine adapter."""
 
-    def __init__(cls, name, bases, ns) -> None:
+    def __init__(cls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> None:
         super().__init__(name, bases, ns)
         fwd = inspect.getattr_static(cls, "forward", None)
         static = isinstance(fwd, (staticmethod, classmethod))
         cls._tg_instance_style = fwd is not None and not static
-        cls._tg_op = _FunctionOp(cls, cls._tg_instance_style)
+        # (cls is the Function subclass being made)
+        cls._tg_op = _FunctionOp(cls, cls._tg_instance_style)  # type: ignore[arg-type]
 
 
 class Function(FunctionCtx, metaclass=_FunctionMeta):
@@ -213,20 +227,24 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     (function_forward.py); without it a tangent reaching `apply` raises.
     """
 
+    # set on every subclass by the metaclass
+    _tg_instance_style: ClassVar[bool]
+    _tg_op: ClassVar[_FunctionOp]
+
     @staticmethod
-    def forward(ctx, *args, **kwargs):
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         """Compute the outputs from the inputs; override it (a staticmethod taking `ctx`
         first, or an instance method in the MXNet style)."""
         raise NotImplementedError("subclasses of Function must define forward()")
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
         """Return one gradient per `forward` input (None where there is none), given
         one gradient per output; override it."""
         raise NotImplementedError("subclasses of Function must define backward()")
 
     @staticmethod
-    def jvp(ctx, *tangents):
+    def jvp(ctx: Any, *tangents: Any) -> Any:
         """Forward mode (optional): given one tangent per `forward` input (None for an
         argument that is not a tensor; zeros for a tensor without one, or None after
         `ctx.set_materialize_grads(False)`), return one tangent per output, J.t. Read what
@@ -238,13 +256,13 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         )
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         """Optional (PyTorch 2 style): define it, and a `forward(*args)` without `ctx`, to
         fill `ctx` from the inputs and the output after forward ran."""
         raise NotImplementedError
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the function on `args` and record it when an input is tracked (PyTorch style)."""
         if cls._tg_instance_style:
             return cls()(*args, **kwargs)
@@ -252,7 +270,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         ctx._tg_cls = cls
         return _apply(cls, ctx, args, kwargs)
 
-    def __call__(self, *inputs, **kwargs):
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         """Run an instance-style (MXNet) function: `y = MyFn()(x)`."""
         cls = type(self)
         if not cls._tg_instance_style:
@@ -264,7 +282,9 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         return _apply(cls, self, inputs, kwargs)
 
 
-def _call_forward(cls, ctx, args, kwargs):
+def _call_forward(
+    cls: type[Function], ctx: Any, args: Sequence[Any], kwargs: dict[str, Any]
+) -> Any:
     if cls._tg_instance_style:
         return ctx.forward(*args, **kwargs)
     if cls.setup_context is not Function.setup_context:
@@ -275,13 +295,13 @@ def _call_forward(cls, ctx, args, kwargs):
     return cls.forward(ctx, *args, **kwargs)
 
 
-def _apply(cls, ctx, args, kwargs):
+def _apply(cls: type[Function], ctx: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     active = state.active
     tangents = input_tangents(cls, args) if active & FORWARD else None  # (jvp or raise)
     if tangents is None:
         active &= ~FORWARD
     mask = 0
-    needs = []
+    needs: list[bool] = []
     for a in args:
         if isinstance(a, Tensor):
             m = a._tapes & active
@@ -298,8 +318,8 @@ def _apply(cls, ctx, args, kwargs):
     ctx._tg_higher = False
 
     # forward sees detached inputs (same storage and version counter, no graph)
-    originals = {}
-    fwd_args = []
+    originals: dict[int, Tensor] = {}
+    fwd_args: list[Any] = []
     for a in args:
         if isinstance(a, Tensor):
             d = a.detach()
@@ -350,7 +370,8 @@ def _apply(cls, ctx, args, kwargs):
 
     nondiff_ids = {id(originals.get(id(t), t)) for t in ctx._tg_nondiff}
     result = []
-    out_meta = []
+    # per output: (shape, dtype, array module) of a tensor, None for anything else
+    out_meta: list[tuple[tuple[int, ...], Any, Any] | None] = []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             if o is not None and not np.isscalar(o):
@@ -378,7 +399,8 @@ def _apply(cls, ctx, args, kwargs):
         result.append(t)
 
     # what backward will need, with the versions to check against
-    packed = []
+    # per saved tensor: (kind, what to hold, version counter, version then, its position)
+    packed: list[tuple[str, Any, Any, Any, int | None]] = []
     out_pos = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
     in_pos = {id(a): i for i, a in enumerate(fwd_args) if isinstance(a, Tensor)}
     in_pos.update({id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)})
@@ -404,22 +426,23 @@ def _apply(cls, ctx, args, kwargs):
     ctx._tg_out_meta = out_meta
     ctx._tg_in_meta = node.in_meta
     if tangents is not None:
+        owner: Node | None = node  # the node the outputs' tangents are kept for
         if not mask & ~FORWARD:  # forward mode only: the outputs are dual, with no graph
             for t in result:
                 if isinstance(t, Tensor) and t.grad_fn is node:
                     t.grad_fn, t._out_nr = None, 0
-            node = None
+            owner = None
         dirty_inputs = {
             id(a): i for i, a in enumerate(args) if isinstance(a, Tensor) and id(a) in dirty_ids
         }
         attach_output_tangents(
-            cls, ctx, args, tangents, originals, outs, result, node, dirty_inputs
+            cls, ctx, args, tangents, originals, outs, result, owner, dirty_inputs
         )
     ctx._tg_dirty = ctx._tg_nondiff = ()  # only needed during apply
     return _same_kind(out, result) if is_tuple else result[0]
 
 
-def _same_kind(out, items):
+def _same_kind(out: Any, items: list[Any]) -> Any:
     """`items` in the container type forward returned (tuple, list or a namedtuple)."""
     if hasattr(out, "_fields"):
         return type(out)(*items)

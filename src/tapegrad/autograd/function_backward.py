@@ -8,6 +8,8 @@ Re-exported by function.py.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -17,10 +19,15 @@ from ..engine.state import state
 from ..tensor import Tensor, _wrap
 from .modes import no_grad
 
+if TYPE_CHECKING:
+    from .function import _FunctionOp
 
-def _fn_name(ctx) -> str:
+_B = TypeVar("_B", bound=Callable[..., Any])
+
+
+def _fn_name(ctx: object) -> str:
     cls = ctx.__dict__.get("_tg_cls") or type(ctx)
-    return cls.__name__
+    return str(cls.__name__)
 
 
 class _DelayedErrorOp:
@@ -32,7 +39,7 @@ class _DelayedErrorOp:
     def __init__(self, fn_name: str) -> None:
         self.fn_name = fn_name
 
-    def rule(self, xp, g, *saved, **params):
+    def rule(self, xp: Any, g: Any, *saved: Any, **params: Any) -> Any:
         raise RuntimeError(
             f"trying to differentiate twice a function that was marked with "
             f"@once_differentiable ({self.fn_name}Backward); write its backward with "
@@ -41,19 +48,19 @@ class _DelayedErrorOp:
         )
 
 
-def _call_backward(op, ctx, grads):
+def _call_backward(op: _FunctionOp, ctx: Any, grads: list[Any]) -> Any:
     if op.instance_style:
         return ctx.backward(*grads)
     return op.cls.backward(ctx, *grads)
 
 
-def _run_backward(op, ctx, g):
+def _run_backward(op: _FunctionOp, ctx: Any, g: Any) -> tuple[Any, ...]:
     """The node's rule: the user's backward on tensors, its result checked and unwrapped."""
     out_meta = ctx._tg_out_meta
     grads = [g] if len(out_meta) == 1 else list(g)
     higher = any(isinstance(x, Tensor) for x in grads)
     materialize = ctx._tg_materialize
-    wrapped = []
+    wrapped: list[Tensor | None] = []
     for i, gi in enumerate(grads):
         if gi is None:
             m = out_meta[i]
@@ -72,7 +79,7 @@ def _run_backward(op, ctx, g):
     return _check_grads(op, ctx, res, higher)
 
 
-def _check_grads(op, ctx, res, higher):
+def _check_grads(op: _FunctionOp, ctx: Any, res: Any, higher: bool) -> tuple[Any, ...]:
     name = op.backward_name
     if not isinstance(res, (tuple, list)):
         res = (res,)
@@ -86,7 +93,7 @@ def _check_grads(op, ctx, res, higher):
             f"{len(res)}); {op.name}.backward must return one gradient per forward argument "
             "(None for arguments that need none)"
         )
-    out = []
+    out: list[Any] = []  # per input: its gradient (a tensor, or its array), or None
     for i, r in enumerate(res):
         if r is None:
             out.append(None)
@@ -121,7 +128,7 @@ def _check_grads(op, ctx, res, higher):
     return tuple(out)
 
 
-def once_differentiable(fn):
+def once_differentiable(fn: _B) -> _B:
     """Decorate a Function's `backward` that is not itself differentiable.
 
     It then runs with recording off; under `create_graph=True` its results are marked so that
@@ -135,17 +142,17 @@ def once_differentiable(fn):
     """
 
     @functools.wraps(fn)
-    def wrapper(ctx, *grads):
+    def wrapper(ctx: Any, *grads: Any) -> Any:
         if not ctx.__dict__.get("_tg_higher"):
             return fn(ctx, *grads)
         with no_grad():
             res = fn(ctx, *grads)
         return _delay_error(ctx, grads, res)
 
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # (functools.wraps keeps fn's signature)
 
 
-def _delay_error(ctx, grads, res):
+def _delay_error(ctx: Any, grads: Sequence[Any], res: Any) -> Any:
     ref = ctx.__dict__.get("_tg_node")
     node = ref() if ref is not None else None
     if node is None:

@@ -11,18 +11,25 @@ forward-over-reverse), checks what it returns and gives each output its tangent.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from .. import backend, dtypes
 from ..engine.state import FORWARD, not_recording, state
 from ..tensor import Tensor, _wrap
 
+if TYPE_CHECKING:
+    from ..engine.node import Node
+    from .function import Function
 
-def _defines_jvp(cls) -> bool:
+
+def _defines_jvp(cls: type[Function]) -> bool:
     from .function import Function
 
     return getattr(cls, "jvp", None) is not Function.jvp
 
 
-def input_tangents(cls, args) -> list | None:
+def input_tangents(cls: type[Function], args: Sequence[Any]) -> list[Tensor | None] | None:
     """The tangent of each argument (None: none), or None when no argument carries one.
     Raises for a Function without `jvp` that a tangent reaches."""
     level = state.dual_level
@@ -59,11 +66,13 @@ def _primal(t: Tensor) -> Tensor:
     return s
 
 
-def _jvp_saved(ctx, originals, fwd_outs, result):
+def _jvp_saved(
+    ctx: Any, originals: dict[int, Tensor], fwd_outs: Sequence[Any], result: Sequence[Any]
+) -> tuple[Tensor | None, ...]:
     """What `save_for_forward` kept, as the graph outside sees it: an input is the caller's
     tensor, an output the returned one (without their tangents)."""
     out_pos = {id(o): i for i, o in enumerate(fwd_outs) if isinstance(o, Tensor)}
-    saved = []
+    saved: list[Tensor | None] = []
     for t in ctx.__dict__.get("_tg_to_save_fwd", ()):
         if t is None:
             saved.append(None)
@@ -74,11 +83,21 @@ def _jvp_saved(ctx, originals, fwd_outs, result):
     return tuple(saved)
 
 
-def attach_output_tangents(cls, ctx, args, tangents, originals, fwd_outs, result, node, dirty):
+def attach_output_tangents(
+    cls: type[Function],
+    ctx: Any,
+    args: Sequence[Any],
+    tangents: list[Tensor | None],
+    originals: dict[int, Tensor],
+    fwd_outs: Sequence[Any],
+    result: Sequence[Any],
+    node: Node | None,
+    dirty: dict[int, int],
+) -> None:
     """Run the user's jvp and give each differentiable output its tangent."""
     name = cls.__name__
     materialize = ctx.__dict__.get("_tg_materialize", True)
-    given = []
+    given: list[Tensor | None] = []
     for a, t in zip(args, tangents, strict=True):
         if t is None and isinstance(a, Tensor) and materialize:
             t = _zeros_like(a._data)
@@ -97,7 +116,8 @@ def attach_output_tangents(cls, ctx, args, tangents, originals, fwd_outs, result
             f"{len(result)} but got {len(res)}): return one tangent per output of forward"
         )
     level = state.dual_level
-    per_output = []
+    assert level is not None  # input_tangents found tangents: a level is active
+    per_output: list[Tensor | None] = []
     for i, (out, tangent) in enumerate(zip(result, res, strict=True)):
         if not isinstance(out, Tensor) or not out._tapes & FORWARD:
             per_output.append(None)  # not differentiable: its tangent is ignored
@@ -119,11 +139,11 @@ def attach_output_tangents(cls, ctx, args, tangents, originals, fwd_outs, result
         level.by_node[node] = per_output[0] if len(per_output) == 1 else tuple(per_output)
 
 
-def _zeros_like(data) -> Tensor:
+def _zeros_like(data: Any) -> Tensor:
     return _wrap(backend.array_module(data).zeros_like(data))
 
 
-def _checked(name, i, out, tangent) -> Tensor:
+def _checked(name: str, i: int, out: Tensor, tangent: Any) -> Tensor:
     """Output i's tangent as a tensor of its shape and dtype (zeros for None)."""
     if tangent is None:
         return _zeros_like(out._data)
@@ -145,5 +165,6 @@ def _checked(name, i, out, tangent) -> Tensor:
             "point (or complex)"
         )
     if tangent.dtype != out.dtype:
-        tangent = tangent.to(out.dtype)
+        converted: Tensor = tangent.to(out.dtype)
+        return converted
     return tangent

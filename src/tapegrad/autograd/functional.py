@@ -14,6 +14,9 @@ double-vjp trick (reverse mode twice), so they need no forward-mode rules.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from ..engine.state import state
@@ -23,9 +26,12 @@ from .modes import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
+Func = Callable[..., Any]  # func(*inputs) -> a tensor or a tuple of tensors
+Grads = Sequence[Tensor | None]
+
 
 # ------------------------------------------------------------------ helpers
-def _as_tuple(x, arg: str, fn: str):
+def _as_tuple(x: Any, arg: str, fn: str) -> tuple[tuple[Tensor, ...], bool]:
     single = isinstance(x, Tensor)
     items = (x,) if single else tuple(x) if isinstance(x, (tuple, list)) else None
     if items is None:
@@ -40,10 +46,10 @@ def _as_tuple(x, arg: str, fn: str):
     return items, single
 
 
-def _prepare(inputs, create_graph: bool):
+def _prepare(inputs: Sequence[Tensor], create_graph: bool) -> tuple[Tensor, ...]:
     """Fresh tensors to differentiate against: leaves, or (create_graph and the input is
     tracked) an identity node on top of the input, so grads still reach the original."""
-    out = []
+    out: list[Tensor] = []
     for t in inputs:
         if create_graph and t._tapes & state.active:
             out.append(t + 0.0)
@@ -54,14 +60,16 @@ def _prepare(inputs, create_graph: bool):
     return tuple(out)
 
 
-def _outputs(func, args, fn: str):
+def _outputs(func: Func, args: Sequence[Tensor], fn: str) -> tuple[tuple[Tensor, ...], bool]:
     res = func(*args)
     outs, single = _as_tuple(res, "the output of func", fn)
     return outs, single
 
 
-def _fill_none(grads, like, strict: bool, fn: str, what: str):
-    out = []
+def _fill_none(
+    grads: Grads, like: Sequence[Tensor], strict: bool, fn: str, what: str
+) -> tuple[Tensor, ...]:
+    out: list[Tensor] = []
     for i, (g, t) in enumerate(zip(grads, like, strict=True)):
         if g is None:
             if strict:
@@ -74,7 +82,13 @@ def _fill_none(grads, like, strict: bool, fn: str, what: str):
     return tuple(out)
 
 
-def _grad_of(outputs, wrt, grad_outputs, create_graph, retain_graph=None):
+def _grad_of(
+    outputs: Sequence[Tensor],
+    wrt: Sequence[Tensor],
+    grad_outputs: Sequence[Tensor],
+    create_graph: bool,
+    retain_graph: bool | None = None,
+) -> Grads:
     """autograd.grad over the outputs that are in a graph (the others contribute zero)."""
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o._tapes]
     if not pairs:
@@ -89,7 +103,7 @@ def _grad_of(outputs, wrt, grad_outputs, create_graph, retain_graph=None):
     )
 
 
-def _check_v(v, outputs, fn, what="v"):
+def _check_v(v: Any, outputs: Sequence[Tensor], fn: str, what: str = "v") -> tuple[Tensor, ...]:
     if v is None:
         if len(outputs) != 1 or outputs[0]._data.size != 1:
             raise RuntimeError(
@@ -109,13 +123,19 @@ def _check_v(v, outputs, fn, what="v"):
     return vs
 
 
-def _finish(ts, single, create_graph):
-    ts = tuple(t if create_graph or t is None else t.detach() for t in ts)
-    return ts[0] if single else ts
+def _finish(ts: Grads, single: bool, create_graph: bool) -> Any:
+    done = tuple(t if create_graph or t is None else t.detach() for t in ts)
+    return done[0] if single else done
 
 
 # ------------------------------------------------------------------ transforms
-def vjp(func, inputs, v=None, create_graph=False, strict=False):
+def vjp(
+    func: Func,
+    inputs: Tensor | Sequence[Tensor],
+    v: Tensor | Sequence[Tensor] | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
     """Vector-Jacobian product: `(func(inputs), v^T J)`.
 
     Args:
@@ -138,7 +158,13 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return _finish(outs, single_out, create_graph), _finish(grads, single_in, create_graph)
 
 
-def jvp(func, inputs, v=None, create_graph=False, strict=False):
+def jvp(
+    func: Func,
+    inputs: Tensor | Sequence[Tensor],
+    v: Tensor | Sequence[Tensor] | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
     """Jacobian-vector product: `(func(inputs), J v)`, by differentiating a vjp (double vjp).
 
     `v` has one tensor per input (may be omitted for a single one-element input).
@@ -153,7 +179,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                 "jvp: v can be omitted only for a single input with one element; pass one "
                 "tensor per input"
             )
-        vs = (_wrap(np.ones_like(ins[0]._data)),)
+        vs: tuple[Tensor, ...] = (_wrap(np.ones_like(ins[0]._data)),)
     else:
         vs, _ = _as_tuple(v, "v", "jvp")
         if len(vs) != len(ins):
@@ -185,16 +211,18 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return _finish(outs, single_out, create_graph), _finish(res, single_out, create_graph)
 
 
-def _jacobian_rows(out, args, create_graph, strict):
+def _jacobian_rows(
+    out: Tensor, args: Sequence[Tensor], create_graph: bool, strict: bool
+) -> list[Tensor]:
     """The Jacobian of one output with respect to each arg (shape out.shape + arg.shape)."""
     n = out._data.size
-    rows = [[] for _ in args]
+    rows: list[list[Tensor]] = [[] for _ in args]
     for j in range(n):
         onehot = np.zeros(n, dtype=out._data.dtype)
         onehot[j] = 1
-        gs = (None,) * len(args)
+        found: Grads = (None,) * len(args)
         if out._tapes:
-            gs = _grad(
+            found = _grad(
                 [out],
                 list(args),
                 [_wrap(onehot.reshape(out.shape))],
@@ -202,10 +230,10 @@ def _jacobian_rows(out, args, create_graph, strict):
                 create_graph=create_graph,
                 allow_unused=True,
             )
-        gs = _fill_none(gs, args, strict, "jacobian", "input")
+        gs = _fill_none(found, args, strict, "jacobian", "input")
         for k, g in enumerate(gs):
             rows[k].append(g)
-    result = []
+    result: list[Tensor] = []
     for k, a in enumerate(args):
         shape = tuple(out.shape) + tuple(a.shape)
         if not create_graph:
@@ -216,7 +244,7 @@ def _jacobian_rows(out, args, create_graph, strict):
         if out.ndim == 0:
             result.append(rows[k][0])
             continue
-        total = None
+        total: Tensor | None = None
         for j, g in enumerate(rows[k]):
             e = np.zeros(n, dtype=g._data.dtype)
             e[j] = 1
@@ -227,8 +255,13 @@ def _jacobian_rows(out, args, create_graph, strict):
 
 
 def jacobian(
-    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
-):
+    func: Func,
+    inputs: Tensor | Sequence[Tensor],
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+) -> Any:
     """The Jacobian of `func` at `inputs`.
 
     One input and one output: a tensor of shape `output.shape + input.shape`; a tuple of
@@ -245,19 +278,19 @@ def jacobian(
     with enable_grad():  # the transforms record whatever the caller's mode
         args = _prepare(ins, create_graph)
         outs, single_out = _outputs(func, args, "jacobian")
-        per_out = [_jacobian_rows(o, args, create_graph, strict) for o in outs]
-    per_out = [_finish(tuple(r), single_in, create_graph) for r in per_out]
+        rows = [_jacobian_rows(o, args, create_graph, strict) for o in outs]
+    per_out = [_finish(tuple(r), single_in, create_graph) for r in rows]
     return per_out[0] if single_out else tuple(per_out)
 
 
 def hessian(
-    func,
-    inputs,
-    create_graph=False,
-    strict=False,
-    vectorize=False,
-    outer_jacobian_strategy="reverse-mode",
-):
+    func: Func,
+    inputs: Tensor | Sequence[Tensor],
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+) -> Any:
     """The Hessian of a scalar `func` at `inputs`: shape `input.shape + input.shape`
     (a tuple of tuples for several inputs).
 
@@ -267,7 +300,7 @@ def hessian(
     """
     ins, single_in = _as_tuple(inputs, "inputs", "hessian")
 
-    def first(*args):
+    def first(*args: Tensor) -> Any:
         outs, _ = _outputs(func, args, "hessian")
         if len(outs) != 1 or outs[0]._data.size != 1:
             raise RuntimeError(
@@ -275,14 +308,20 @@ def hessian(
                 f"{[tuple(o.shape) for o in outs]}"
             )
         out = outs[0]
-        gs = _grad_of([out], args, [_wrap(np.ones_like(out._data))], create_graph=True)
-        gs = _fill_none(gs, args, strict, "hessian", "input")
+        found = _grad_of([out], args, [_wrap(np.ones_like(out._data))], create_graph=True)
+        gs = _fill_none(found, args, strict, "hessian", "input")
         return gs[0] if single_in else gs
 
     return jacobian(first, inputs, create_graph=create_graph, strict=strict)
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
+def vhp(
+    func: Func,
+    inputs: Tensor | Sequence[Tensor],
+    v: Tensor | Sequence[Tensor] | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
     """`(func(inputs), v^T H)` for a scalar `func`; `v` has one tensor per input.
 
     >>> vhp(lambda x: (x ** 3).sum(), tg.tensor([1.0, 2.0]), tg.ones(2))[1]
@@ -291,7 +330,13 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     return _second_order(func, inputs, v, create_graph, strict, "vhp")
 
 
-def hvp(func, inputs, v=None, create_graph=False, strict=False):
+def hvp(
+    func: Func,
+    inputs: Tensor | Sequence[Tensor],
+    v: Tensor | Sequence[Tensor] | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
     """`(func(inputs), H v)` for a scalar `func`, by the double-vjp trick (as PyTorch).
 
     >>> hvp(lambda x: (x ** 3).sum(), tg.tensor([1.0, 2.0]), tg.ones(2))[1]
@@ -300,12 +345,14 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     return _second_order(func, inputs, v, create_graph, strict, "hvp")
 
 
-def _second_order(func, inputs, v, create_graph, strict, fn):
+def _second_order(
+    func: Func, inputs: Any, v: Any, create_graph: bool, strict: bool, fn: str
+) -> tuple[Any, Any]:
     ins, single_in = _as_tuple(inputs, "inputs", fn)
     if v is None:
         if len(ins) != 1 or ins[0]._data.size != 1:
             raise RuntimeError(f"{fn}: v can be omitted only for a single one-element input")
-        vs = (_wrap(np.ones_like(ins[0]._data)),)
+        vs: tuple[Tensor, ...] = (_wrap(np.ones_like(ins[0]._data)),)
     else:
         vs = _check_v(v, ins, fn)
     with enable_grad():  # the transforms record whatever the caller's mode
@@ -321,6 +368,7 @@ def _second_order(func, inputs, v, create_graph, strict, fn):
         live = [
             (j, a, vi) for j, a, vi in zip(jac, args, vs, strict=True) if j is not None and j._tapes
         ]
+        res: Grads
         if not live:
             res = (None,) * len(args)
         elif fn == "vhp":
@@ -337,7 +385,7 @@ def _second_order(func, inputs, v, create_graph, strict, fn):
                 [x[0] for x in live], list(args), dummies, create_graph=True, allow_unused=True
             )
             pairs = [(b, vi) for b, vi in zip(back, vs, strict=True) if b is not None and b._tapes]
-            gs = (None,) * len(dummies)
+            gs: Grads = (None,) * len(dummies)
             if pairs:
                 gs = _grad(
                     [p[0] for p in pairs],
@@ -348,5 +396,5 @@ def _second_order(func, inputs, v, create_graph, strict, fn):
                 )
             by_arg = {id(x[1]): g for x, g in zip(live, gs, strict=True)}
             res = tuple(by_arg.get(id(a)) for a in args)
-    res = _fill_none(res, args, strict, fn, "input")
-    return _finish((out,), True, create_graph), _finish(res, single_in, create_graph)
+    filled = _fill_none(res, args, strict, fn, "input")
+    return _finish((out,), True, create_graph), _finish(filled, single_in, create_graph)

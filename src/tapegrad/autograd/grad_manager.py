@@ -32,8 +32,10 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
 from operator import or_
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +45,13 @@ from ..engine.recorder import drop_history, log_history
 from ..engine.state import AMBIENT, RECORD, ModeScope, allocate_tape_bit, free_tape_bit, state
 from ..tensor import Tensor, _wrap
 from .heads import head_gradients
+
+if TYPE_CHECKING:
+    from ..engine.state import _State
+
+# cb(tensor, grad) -> the gradient to use (None: none is accumulated); grad is a Tensor,
+# or None where an earlier callback returned None (as in MegEngine, the chain goes on)
+Callback = Callable[[Tensor, Any], Any]
 
 __all__ = ["GradManager", "GradManagerGroup", "AttachDtypeError"]
 
@@ -72,7 +81,7 @@ class _HiddenFrom(ModeScope):
     def __init__(self, mask: int) -> None:
         self.mask = mask
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         st.active &= ~self.mask
 
 
@@ -81,12 +90,12 @@ class _Spec:
 
     __slots__ = ("ref", "callbacks")
 
-    def __init__(self, ref, callbacks) -> None:
+    def __init__(self, ref: weakref.ref[Tensor], callbacks: list[Callback]) -> None:
         self.ref = ref
         self.callbacks = callbacks
 
 
-def _release_bit(bit: int, specs: dict) -> None:
+def _release_bit(bit: int, specs: dict[int, _Spec]) -> None:
     # runs when the manager dies: untrack its tensors so a new owner of the bit starts clean
     for spec in specs.values():
         t = spec.ref()
@@ -99,7 +108,7 @@ def _release_bit(bit: int, specs: dict) -> None:
     free_tape_bit(bit)
 
 
-def _as_callbacks(callbacks) -> list:
+def _as_callbacks(callbacks: Callback | Iterable[Callback] | None) -> list[Callback]:
     if callbacks is None:
         return []
     if callable(callbacks):
@@ -139,7 +148,13 @@ class GradManager:
         self._finalizer = weakref.finalize(self, _release_bit, self._bit, self._specs)
 
     # ------------------------------------------------------------------ attach
-    def attach(self, tensors, callbacks=None, *, callback=None) -> GradManager:
+    def attach(
+        self,
+        tensors: Tensor | Iterable[Tensor],
+        callbacks: Callback | Iterable[Callback] | None = None,
+        *,
+        callback: Callback | Iterable[Callback] | None = None,
+    ) -> GradManager:
         """Track `tensors` (a tensor or an iterable) and run `callbacks` on their gradients.
 
         Args:
@@ -173,17 +188,17 @@ class GradManager:
                 t._tapes |= self._bit
         return self
 
-    def _forget(self, key: int):
+    def _forget(self, key: int) -> Callable[[weakref.ref[Tensor]], None]:
         specs = self._specs  # not self: a dying tensor must not keep the manager alive
 
-        def forget(ref) -> None:
+        def forget(ref: weakref.ref[Tensor]) -> None:
             spec = specs.get(key)
             if spec is not None and spec.ref is ref:
                 del specs[key]
 
         return forget
 
-    def attached_tensors(self) -> list:
+    def attached_tensors(self) -> list[Tensor]:
         """The attached tensors that are still alive, in the order they were attached."""
         return [t for t in (s.ref() for s in list(self._specs.values())) if t is not None]
 
@@ -227,7 +242,7 @@ class GradManager:
         state.active &= ~self._bit
         _recording.order.pop(self._bit, None)
 
-    def __or__(self, other) -> GradManagerGroup:
+    def __or__(self, other: GradManager | GradManagerGroup) -> GradManagerGroup:
         """`gm | gm2`: one group that records both, beginning at the same moment (so
         neither sees the other's backward)."""
         return GradManagerGroup([self]) | other
@@ -242,11 +257,11 @@ class GradManager:
     def __enter__(self) -> GradManager:
         return self.record()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
     # ------------------------------------------------------------------ backward
-    def backward(self, y=None, dy=None) -> None:
+    def backward(self, y: Any = None, dy: Any = None) -> None:
         """Accumulate d(y)/d(attached) (vector-Jacobian products with `dy`) into `.grad`.
 
         Args:
@@ -327,8 +342,10 @@ class GradManager:
             self._untrack()
             drop_history(bit)
 
-    def _callbacks(self, targets, grads) -> list:
-        out = []
+    def _callbacks(
+        self, targets: Sequence[Tensor], grads: Sequence[Tensor | None]
+    ) -> list[Tensor | None]:
+        out: list[Tensor | None] = []
         for t, g in zip(targets, grads, strict=True):
             if g is not None:
                 for cb in self._specs[id(t)].callbacks:
@@ -364,10 +381,10 @@ class GradManagerGroup:
     """Several GradManagers that record together (`gm | gm2`): `with gm | gm2:` starts them
     at one moment, so each sees none of the others' backward, and releases them all."""
 
-    def __init__(self, managers) -> None:
+    def __init__(self, managers: Iterable[GradManager]) -> None:
         self._managers: list[GradManager] = list(managers)
 
-    def __or__(self, other) -> GradManagerGroup:
+    def __or__(self, other: GradManager | GradManagerGroup) -> GradManagerGroup:
         more = other._managers if isinstance(other, GradManagerGroup) else [other]
         for m in more:
             if not isinstance(m, GradManager):
@@ -397,14 +414,14 @@ class GradManagerGroup:
     def __enter__(self) -> GradManagerGroup:
         return self.record()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
     def __repr__(self) -> str:
         return f"GradManagerGroup({len(self._managers)} managers)"
 
 
-def _broadcast_head(y, dy):
+def _broadcast_head(y: Any, dy: Any) -> Any:
     """MegEngine broadcasts `dy` to `y`'s shape (a Tensor dy stays differentiable)."""
     if dy is None or not isinstance(y, Tensor):
         return dy
@@ -424,19 +441,19 @@ def _broadcast_head(y, dy):
     return np.broadcast_to(np.asarray(dy), y.shape)
 
 
-def _as_heads(x) -> list:
+def _as_heads(x: Any) -> list[Any]:
     """y or dy as a list: None is no tensor, a single one a list of one."""
     if x is None:
         return []
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def _accumulate(targets, grads) -> None:
+def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor | None]) -> None:
     """`.grad += grad` for every computed gradient (written only after all were computed)."""
     with _engine._write_lock:
         for t, g in zip(targets, grads, strict=True):
             if g is None:
                 continue  # y does not depend on it: .grad stays as it was
-            if g.grad_fn is None:  # a plain gradient: own a copy (arrays may be shared)
-                g = g._data.astype(t.dtype, copy=True)
-            _engine.accumulate_grad(t, g, "add")
+            # a plain gradient: own a copy (arrays may be shared)
+            grad: Any = g._data.astype(t.dtype, copy=True) if g.grad_fn is None else g
+            _engine.accumulate_grad(t, grad, "add")

@@ -7,6 +7,9 @@ differences.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from ..tensor import Tensor, _wrap
@@ -18,25 +21,29 @@ class GradcheckError(RuntimeError):
     """Raised when analytical and numerical derivatives disagree."""
 
 
-def _as_tuple(x):
+Fn = Callable[..., Any]
+Jacobians = list[list[np.ndarray[Any, np.dtype[Any]]]]  # per input, per output
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _differentiable_outputs(outputs):
+def _differentiable_outputs(outputs: Sequence[Any]) -> list[Tensor]:
     return [o for o in outputs if isinstance(o, Tensor) and o.dtype.kind == "f"]
 
 
-def _evaluate(fn, inputs):
+def _evaluate(fn: Fn, inputs: Sequence[Any]) -> list[np.ndarray[Any, np.dtype[Any]]]:
     """fn(*inputs) with recording off, as flat float64 arrays of each floating output."""
     with no_grad():
         outs = _differentiable_outputs(_as_tuple(fn(*inputs)))
     return [np.array(o._data, dtype=np.float64).ravel() for o in outs]
 
 
-def _numerical_jacobians(fn, inputs, wrt, eps):
+def _numerical_jacobians(fn: Fn, inputs: Sequence[Any], wrt: list[Tensor], eps: float) -> Jacobians:
     """For each input in wrt: a list (per output) of (out_size, in_size) arrays."""
     base = _evaluate(fn, inputs)
-    jacs = []
+    jacs: Jacobians = []
     for t in wrt:
         flat = t._data.reshape(-1)  # a view: perturb in place, restore after
         per_out = [np.zeros((b.size, flat.size)) for b in base]
@@ -53,7 +60,7 @@ def _numerical_jacobians(fn, inputs, wrt, eps):
     return jacs
 
 
-def _analytical_jacobians(fn, inputs, wrt):
+def _analytical_jacobians(fn: Fn, inputs: Sequence[Any], wrt: list[Tensor]) -> Jacobians:
     outputs = _differentiable_outputs(_as_tuple(fn(*inputs)))
     jacs = [[np.zeros((o._data.size, t._data.size)) for o in outputs] for t in wrt]
     for k, out in enumerate(outputs):
@@ -71,7 +78,15 @@ def _analytical_jacobians(fn, inputs, wrt):
     return jacs
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_ignored):
+def gradcheck(
+    fn: Fn,
+    inputs: Any,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_ignored: Any,
+) -> bool:
     """Check the gradients of `fn` at `inputs` against central finite differences.
 
     Args:
@@ -107,16 +122,16 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
 
 
 def gradgradcheck(
-    fn,
-    inputs,
-    grad_outputs=None,
-    eps=1e-6,
-    atol=1e-5,
-    rtol=1e-3,
-    raise_exception=True,
-    seed=0,
-    **_ignored,
-):
+    fn: Fn,
+    inputs: Any,
+    grad_outputs: Any = None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    seed: int = 0,
+    **_ignored: Any,
+) -> bool:
     """Check second derivatives: gradcheck of (inputs, v) -> vjp(fn, inputs, v).
 
     `grad_outputs` (v) default to random float64 tensors that require grad, so the check
@@ -133,7 +148,7 @@ def gradgradcheck(
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
-    def first_derivatives(*args):
+    def first_derivatives(*args: Any) -> tuple[Tensor, ...]:
         ins, vs = args[:n_in], args[n_in:]
         pairs = [
             (o, v)

@@ -12,14 +12,16 @@
 
 from __future__ import annotations
 
-from ..engine.node import ACCUMULATE, leaf_of
+from collections.abc import Mapping, Sequence
+
+from ..engine.node import ACCUMULATE, Node, leaf_of
 from ..engine.state import AMBIENT, RECORD
 from ..tensor import Tensor
 
 __all__ = ["to_dot", "tape_names"]
 
 
-def tape_names(mask: int) -> list:
+def tape_names(mask: int) -> list[str]:
     """Human names of the tapes in a mask: 'ambient', 'record', 'gm<bit>'."""
     if mask < 0:
         return ["all"]
@@ -42,11 +44,15 @@ def _q(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _shape(shape) -> str:
+def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def to_dot(t, params=None, show_tapes=True) -> str:
+def to_dot(
+    t: Tensor | Sequence[Tensor],
+    params: Mapping[str, Tensor] | None = None,
+    show_tapes: bool = True,
+) -> str:
     """Graphviz DOT text of the graph that computed `t` (a tensor or a list of tensors).
 
     Args:
@@ -59,15 +65,15 @@ def to_dot(t, params=None, show_tapes=True) -> str:
         A `digraph` string; edges point from inputs to the op that consumed them.
     """
     roots = [t] if isinstance(t, Tensor) else list(t)
-    names = {}
+    names: dict[int, str] = {}
     for name, p in (params or {}).items():
         if not isinstance(p, Tensor):
             raise TypeError(f"to_dot: params[{name!r}] is a {type(p).__name__}, not a Tensor")
         names[id(p)] = name
     lines = ["digraph tapegrad {", '  node [fontname="monospace", fontsize=10];', "  rankdir=BT;"]
-    ids: dict = {}
+    ids: dict[int, str] = {}
 
-    def node_id(obj) -> str:
+    def node_id(obj: object) -> str:
         key = id(obj)
         if key not in ids:
             ids[key] = f"n{len(ids)}"
@@ -76,8 +82,8 @@ def to_dot(t, params=None, show_tapes=True) -> str:
     def tapes_line(mask: int) -> str:
         return "\ntapes: " + ",".join(tape_names(mask)) if show_tapes else ""
 
-    seen = set()
-    stack = []
+    seen: set[Node] = set()
+    stack: list[Node] = []
     for i, r in enumerate(roots):
         if not isinstance(r, Tensor):
             raise TypeError(f"to_dot: element {i} is a {type(r).__name__}, not a Tensor")
@@ -121,7 +127,7 @@ def to_dot(t, params=None, show_tapes=True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _leaf_label(leaf, names) -> str:
+def _leaf_label(leaf: Tensor, names: dict[int, str]) -> str:
     name = names.get(id(leaf))
     head = f"{name}\n" if name else ""
     return f"{head}{_shape(leaf.shape)} {leaf.dtype}"

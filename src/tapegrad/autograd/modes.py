@@ -18,8 +18,16 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..engine.state import AMBIENT, FORWARD, ModeScope, state
+
+if TYPE_CHECKING:
+    from ..engine.state import _State
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = [
     "no_grad",
@@ -35,15 +43,18 @@ class _Mode(ModeScope):
     """ModeScope whose decorator also covers generator functions: the mode holds while the
     generator body runs (each `next`), not while the caller runs between two `yield`s."""
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         if inspect.isgeneratorfunction(fn):
-            return _generator_in_mode(self, fn)
+            # fn makes generators, so _R is Generator[...]: what the wrapper returns
+            return _generator_in_mode(self, fn)  # type: ignore[return-value]
         return super().__call__(fn)
 
 
-def _generator_in_mode(mode, fn):
+def _generator_in_mode(
+    mode: ModeScope, fn: Callable[_P, Generator[Any, Any, _R]]
+) -> Callable[_P, Generator[Any, Any, _R]]:
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> Generator[Any, Any, _R]:
         gen = fn(*args, **kwargs)
         try:
             with mode:
@@ -62,7 +73,8 @@ def _generator_in_mode(mode, fn):
                     with mode:
                         response = gen.send(request)
         except StopIteration as stop:
-            return stop.value
+            value: _R = stop.value  # the generator's return value
+            return value
 
     return wrapper
 
@@ -70,7 +82,7 @@ def _generator_in_mode(mode, fn):
 class _BareDecoratable(_Mode):
     """A mode without arguments may decorate a function bare: `@no_grad` as `@no_grad()`."""
 
-    def __new__(cls, fn=None):
+    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
         self = super().__new__(cls)
         if fn is None:
             return self
@@ -81,7 +93,7 @@ class _BareDecoratable(_Mode):
             )
         return self(fn)  # a wrapped function, not a mode: __init__ is skipped
 
-    def __init__(self, fn=None) -> None:
+    def __init__(self, fn: Callable[..., Any] | None = None) -> None:
         pass
 
     def __repr__(self) -> str:
@@ -100,7 +112,7 @@ class no_grad(_BareDecoratable):
     ...     y = x * 2          # y.requires_grad is False
     """
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         st.active &= FORWARD  # forward AD goes on under no_grad, as in PyTorch
 
 
@@ -115,7 +127,7 @@ class enable_grad(_BareDecoratable):
     ...         y = x * 2      # recorded
     """
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         st.active |= AMBIENT
 
 
@@ -141,13 +153,13 @@ class set_grad_enabled(_Mode):
         self._owner = threading.get_ident()
         self._enter(state)
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         if self.mode:
             st.active |= AMBIENT
         else:
             st.active &= FORWARD
 
-    def __enter__(self):
+    def __enter__(self) -> set_grad_enabled:
         before = getattr(self._before, "value", None)
         self._before.value = None
         super().__enter__()  # pushes the current (already switched) state ...
@@ -155,7 +167,7 @@ class set_grad_enabled(_Mode):
             state.saved_modes[-1] = before
         return self
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         # used as a decorator: undo the switch made by the constructor, switch per call
         before = getattr(self._before, "value", None)
         if before is not None and threading.get_ident() == self._owner:
@@ -177,19 +189,19 @@ class inference_mode(_Mode):
     ...     y = model(x)
     """
 
-    def __new__(cls, mode=True):
+    def __new__(cls, mode: bool | Callable[..., Any] = True) -> Any:
         self = super().__new__(cls)
         if callable(mode) and not isinstance(mode, bool):  # bare @inference_mode
             self.mode = True
             return self(mode)
         return self
 
-    def __init__(self, mode: bool = True) -> None:
+    def __init__(self, mode: bool | Callable[..., Any] = True) -> None:
         if callable(mode) and not isinstance(mode, bool):
             return
         self.mode = bool(mode)
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         if self.mode:
             st.active = 0
             st.inference = True

@@ -25,12 +25,17 @@ Apache MXNet sets them:
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import dtypes
 from ..engine.state import AMBIENT, RECORD, ModeScope, state
 from ..tensor import Tensor, _wrap, array_class
+
+if TYPE_CHECKING:
+    from ..engine.state import _State
 
 __all__ = [
     "record",
@@ -51,11 +56,11 @@ _RECORDING = AMBIENT | RECORD  # record() also re-enables the ambient tape (as e
 class _RecordingStateScope(ModeScope):
     """Set recording and/or training for a block (None leaves that flag alone)."""
 
-    def __init__(self, is_record, train_mode) -> None:
+    def __init__(self, is_record: bool | None, train_mode: bool | None) -> None:
         self._enter_is_record = is_record
         self._enter_train_mode = train_mode
 
-    def _enter(self, st) -> None:
+    def _enter(self, st: _State) -> None:
         if self._enter_is_record is not None:
             # pause() stops every tape, like no_grad(); record() starts the two it owns
             st.active = (st.active | _RECORDING) if self._enter_is_record else 0
@@ -144,17 +149,17 @@ def set_training(train_mode: bool) -> bool:
 
 
 # ------------------------------------------------------------------ variables
-def _check_req(req, where: str) -> str:
+def _check_req(req: object, where: str) -> str:
     if req not in GRAD_REQS:
         raise ValueError(
             f"{where}: grad_req must be one of 'write', 'add' or 'null', got {req!r}. "
             "'write' overwrites .grad on every backward, 'add' accumulates, 'null' computes "
             "no gradient."
         )
-    return req
+    return str(req)  # one of GRAD_REQS
 
 
-def _check_floating(t, where: str) -> None:
+def _check_floating(t: object, where: str) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{where}: expected a Tensor, got {type(t).__name__}")
     if not dtypes.is_floating(t.dtype):
@@ -164,7 +169,7 @@ def _check_floating(t, where: str) -> None:
         )
 
 
-def _mark(t: Tensor, grad, req: str) -> None:
+def _mark(t: Tensor, grad: Tensor | None, req: str) -> None:
     """Make `t` a variable of the record scope (validated by the caller)."""
     if t.grad_fn is not None:
         # as in MXNet, a computed array marked as a variable starts a new graph there
@@ -184,7 +189,7 @@ def _mark(t: Tensor, grad, req: str) -> None:
     t._grad = grad
 
 
-def attach_grad(self, grad_req: str = "write", stype=None):
+def attach_grad(self: Tensor, grad_req: str = "write", stype: str | None = None) -> None:
     """Give this tensor a zero `.grad` now and make it a variable of `autograd.record()`.
 
     Args:
@@ -203,7 +208,11 @@ def attach_grad(self, grad_req: str = "write", stype=None):
     _mark(self, _wrap(np.zeros_like(self._data), 0, array_class(self)), grad_req)
 
 
-def mark_variables(variables, gradients, grad_reqs="write") -> None:
+def mark_variables(
+    variables: Tensor | Sequence[Tensor],
+    gradients: Tensor | Sequence[Tensor],
+    grad_reqs: str | Sequence[str] = "write",
+) -> None:
     """Mark tensors as record-scope variables, with the given gradient buffers.
 
     Args:
@@ -216,8 +225,7 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
     >>> x.grad is gx
     True
     """
-    single = isinstance(variables, Tensor)
-    variables = [variables] if single else list(variables)
+    variables = [variables] if isinstance(variables, Tensor) else list(variables)
     gradients = [gradients] if isinstance(gradients, Tensor) else list(gradients)
     reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
     if len(gradients) != len(variables) or len(reqs) != len(variables):

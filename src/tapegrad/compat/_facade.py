@@ -91,6 +91,11 @@ def facade_getattr(
     An alias is the core object itself, except the names in `creating` (core functions
     that make new arrays, such as `zeros_like`), which return `array_class` arrays (see
     `returning`). Ops need no wrapping: on a facade's arrays they return its class."""
+    if creating and array_class is None:
+        raise TypeError(
+            f"facade_getattr({module_name!r}): creating={creating!r} needs the array_class "
+            "its functions return; pass array_class=..."
+        )
     hints = hints or {}
 
     def __getattr__(name: str):
@@ -105,7 +110,7 @@ def facade_getattr(
                     f"{name!r} of {facade} maps to {target.replace(':', '.')}, which this build "
                     f"of tapegrad does not provide ({exc})"
                 ) from None
-            if name in creating:
+            if array_class is not None and name in creating:  # (both or neither: above)
                 value = returning(array_class, value)
             setattr(sys.modules[module_name], name, value)  # resolve once
             return value

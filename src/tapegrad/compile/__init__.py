@@ -9,7 +9,17 @@ masks drawn again), `functions` (custom autograd Functions as opaque calls).
 
 from __future__ import annotations
 
+import typing as _typing
+
 from .hook import TRACING
+
+# what `__getattr__` below loads on first use, declared for type checkers (which would see
+# each as `object`)
+if _typing.TYPE_CHECKING:
+    from .api import CacheInfo as CacheInfo
+    from .api import CompiledFunction as CompiledFunction
+    from .api import CompileWarning as CompileWarning
+    from .api import compile as compile
 
 # the dispatcher imports `hook` (one bit test per call); the rest loads on first use, so
 # `import tapegrad` does not pay for the tracer and code generator (bench W7)

@@ -3,6 +3,9 @@ tensors when automatic batching is off (`default_convert`, `batch_size=None`).""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from .. import dtypes
@@ -11,7 +14,7 @@ from ..tensor import Tensor, _wrap
 __all__ = ["default_collate", "default_convert"]
 
 
-def default_collate(samples):
+def default_collate(samples: Sequence[Any]) -> Any:
     """Stack a list of samples into a batch: tensors/arrays/numbers become one tensor with a
     new first dimension; tuples, lists and dicts are collated field by field; strings are
     kept as a list.
@@ -41,7 +44,7 @@ def default_collate(samples):
     )
 
 
-def default_convert(sample):
+def default_convert(sample: Any) -> Any:
     """One sample as it comes out of a loader without batching: NumPy arrays become tensors
     (inside tuples, lists and dicts too); everything else is left as it is.
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..random import generator as _thread_generator
 from ..tensor import Tensor, _wrap
+
+if TYPE_CHECKING:  # annotations only: numpy.typing is not imported at run time
+    import numpy.typing as npt
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
 
@@ -22,7 +27,7 @@ class Dataset:
     ...     def __getitem__(self, i): return float(i), float(i * i)
     """
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
 
     def __len__(self) -> int:
@@ -44,7 +49,7 @@ class IterableDataset:
     ...         return iter(range(start, 10, step))
     """
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
@@ -58,10 +63,10 @@ class TensorDataset(Dataset):
     >>> x0, y0 = ds[0]
     """
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor | npt.ArrayLike) -> None:
         if not tensors:
             raise ValueError("TensorDataset needs at least one tensor")
-        arrays = []
+        arrays: list[npt.NDArray[Any]] = []
         for i, t in enumerate(tensors):
             arr = t._data if isinstance(t, Tensor) else np.asarray(t)
             if arr.ndim == 0:
@@ -79,13 +84,13 @@ class TensorDataset(Dataset):
             t if isinstance(t, Tensor) else _wrap(a) for t, a in zip(tensors, arrays, strict=True)
         )
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
         return tuple(_wrap(np.asarray(a[index])) for a in self._arrays)
 
     def __len__(self) -> int:
-        return self._arrays[0].shape[0]
+        return int(self._arrays[0].shape[0])
 
-    def _batch_getter(self):
+    def _batch_getter(self) -> Callable[[Any], list[Tensor]] | None:
         """A function taking a whole batch of indices at once (one fancy index per tensor,
         a list as default_collate gives), or None where a subclass changed `__getitem__`."""
         if type(self).__getitem__ is not TensorDataset.__getitem__:
@@ -102,7 +107,7 @@ class ConcatDataset(Dataset):
     (8, [1.0, 1.0])
     """
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[Any]) -> None:  # map-style datasets
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: datasets is empty; pass at least one dataset")
@@ -112,12 +117,12 @@ class ConcatDataset(Dataset):
                     f"ConcatDataset: dataset {i} is an IterableDataset, which has no indices; "
                     "chain iterable datasets with itertools.chain in your own IterableDataset"
                 )
-        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]).tolist())
+        self.cumulative_sizes: list[int] = list(np.cumsum([len(d) for d in self.datasets]).tolist())
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         n = len(self)
         if not -n <= index < n:
             raise IndexError(f"ConcatDataset: index {index} is out of range for {n} samples")
@@ -131,11 +136,11 @@ class ConcatDataset(Dataset):
 class Subset(Dataset):
     """The samples of `dataset` at `indices`, in that order."""
 
-    def __init__(self, dataset, indices):
+    def __init__(self, dataset: Any, indices: npt.ArrayLike) -> None:  # any map-style dataset
         self.dataset = dataset
         self.indices = np.asarray(indices, dtype=np.int64)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         if isinstance(index, (list, np.ndarray)):
             return [self.dataset[int(i)] for i in self.indices[index]]
         return self.dataset[int(self.indices[index])]
@@ -143,19 +148,24 @@ class Subset(Dataset):
     def __len__(self) -> int:
         return len(self.indices)
 
-    def _batch_getter(self):
+    def _batch_getter(self) -> Callable[[Any], Any] | None:
         """The inner dataset's whole-batch fast path, through `indices` (None without one)."""
         if type(self).__getitem__ is not Subset.__getitem__:
             return None
-        inner = getattr(self.dataset, "_batch_getter", None)
-        inner = inner() if inner is not None else None
+        make_inner = getattr(self.dataset, "_batch_getter", None)
+        inner = make_inner() if make_inner is not None else None
         if inner is None:
             return None
         indices = self.indices
         return lambda idx: inner(indices[idx])
 
 
-def random_split(dataset, lengths, seed=None, generator=None) -> list:
+def random_split(
+    dataset: Any,  # any sized map-style dataset
+    lengths: Sequence[int | float],
+    seed: int | None = None,
+    generator: np.random.Generator | None = None,
+) -> list[Subset]:
     """Split `dataset` into non-overlapping random subsets.
 
     Args:
@@ -169,7 +179,7 @@ def random_split(dataset, lengths, seed=None, generator=None) -> list:
     >>> train, test = tg.data.random_split(ds, [0.8, 0.2], seed=0)
     """
     n = len(dataset)
-    lengths = list(lengths)
+    lengths = list(lengths)  # (a list of ints once fractions are turned into sizes)
     if not lengths:
         raise ValueError("random_split: lengths is empty")
     if (
@@ -195,14 +205,16 @@ def random_split(dataset, lengths, seed=None, generator=None) -> list:
         )
     rng = _rng(seed, generator)
     perm = rng.permutation(n)
-    out, start = [], 0
+    out: list[Subset] = []
+    start = 0
     for k in lengths:
+        k = int(k)  # an int or np.integer (checked above)
         out.append(Subset(dataset, perm[start : start + k]))
         start += k
     return out
 
 
-def _rng(seed, generator) -> np.random.Generator:
+def _rng(seed: int | None, generator: object) -> np.random.Generator:
     if generator is not None:
         if not isinstance(generator, np.random.Generator):
             raise TypeError(

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import logging
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .dataset import TensorDataset
+
+if TYPE_CHECKING:  # annotations only: numpy.typing is not imported at run time
+    import numpy.typing as npt
 
 __all__ = ["load_digits", "digits_dataset"]
 
@@ -19,7 +23,7 @@ _N, _SIDE = 1797, 8
 _log = logging.getLogger(__name__)  # under the "tapegrad" logger
 
 
-def load_digits(source: str = "auto"):
+def load_digits(source: str = "auto") -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], str]:
     """The digits as NumPy arrays: images (1797, 8, 8) uint8 in 0..16, labels (1797,) int64.
 
     Args:

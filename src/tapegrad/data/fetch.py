@@ -3,7 +3,19 @@ same code runs in the main process (`num_workers=0`) and in every worker process
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Protocol
+
 from .dataset import IterableDataset
+
+Collate = Callable[[Any], Any]  # samples (or one sample) -> the batch
+
+
+class Fetcher(Protocol):
+    """What a loader or a worker calls per task: `fetch(task)` -> the batch."""
+
+    def fetch(self, task: Any, /) -> Any: ...
+
 
 __all__: list[str] = []  # internal to tg.data
 
@@ -26,14 +38,16 @@ class MapFetcher:
     """Index a map-style dataset: `fetch([i, j, ...])` -> the collated batch, or with
     automatic batching off, `fetch(i)` -> the converted sample."""
 
-    def __init__(self, dataset, auto_collation: bool, collate_fn, fast_batches: bool):
+    def __init__(
+        self, dataset: Any, auto_collation: bool, collate_fn: Collate, fast_batches: bool
+    ) -> None:
         self.dataset = dataset
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
         getter = getattr(dataset, "_batch_getter", None) if fast_batches else None
         self._batch = getter() if getter is not None else None
 
-    def fetch(self, indices):
+    def fetch(self, indices: Any) -> Any:
         if not self.auto_collation:
             return self.collate_fn(self._load(indices))
         if self._batch is not None:  # TensorDataset: one fancy index per tensor
@@ -47,7 +61,7 @@ class MapFetcher:
             _note(e, f"while collating the batch of sample indices {list(indices)[:16]}")
             raise
 
-    def _load(self, index):
+    def _load(self, index: Any) -> Any:
         try:
             return self.dataset[index]
         except Exception as e:
@@ -62,21 +76,22 @@ class IterableFetcher:
         self,
         dataset: IterableDataset,
         auto_collation: bool,
-        collate_fn,
+        collate_fn: Collate,
         batch_size: int | None,
         drop_last: bool,
-    ):
+    ) -> None:
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
-        self.batch_size = batch_size
+        # None only without automatic batching, where fetch never reads it
+        self.batch_size: Any = batch_size
         self.drop_last = drop_last
         self._it = iter(dataset)
         self._count = 0
 
-    def fetch(self, _task=None):
+    def fetch(self, _task: object = None) -> Any:
         if not self.auto_collation:
             return self.collate_fn(self._next())
-        samples = []
+        samples: list[Any] = []
         for _ in range(self.batch_size):
             try:
                 samples.append(self._next())
@@ -86,7 +101,7 @@ class IterableFetcher:
             raise Exhausted
         return self.collate_fn(samples)
 
-    def _next(self):
+    def _next(self) -> Any:
         try:
             sample = next(self._it)
         except StopIteration:

@@ -3,12 +3,20 @@ PyTorch's arguments, checks and semantics."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, _rng
-from .fetch import Exhausted, IterableFetcher, MapFetcher
+from .fetch import Collate, Exhausted, Fetcher, IterableFetcher, MapFetcher
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from .multiprocess import MultiProcessIter
 
 __all__ = ["DataLoader"]
 
@@ -51,25 +59,26 @@ class DataLoader:
 
     def __init__(
         self,
-        dataset,
+        # a map-style dataset (anything with __getitem__ and __len__) or an IterableDataset
+        dataset: Any,
         batch_size: int | None = 1,
         shuffle: bool | None = None,
-        sampler=None,
-        batch_sampler=None,
+        sampler: Iterable[Any] | None = None,
+        batch_sampler: Iterable[list[Any]] | None = None,
         num_workers: int = 0,
-        collate_fn=None,
+        collate_fn: Collate | None = None,
         pin_memory: bool = False,
         drop_last: bool = False,
         timeout: float = 0,
-        worker_init_fn=None,
-        multiprocessing_context=None,
+        worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context: str | BaseContext | None = None,
         generator: np.random.Generator | None = None,
         *,
         prefetch_factor: int | None = None,
         persistent_workers: bool = False,
         pin_memory_device: str = "",
         seed: int | None = None,
-    ):
+    ) -> None:
         _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
         if seed is not None:
             if generator is not None:
@@ -115,6 +124,7 @@ class DataLoader:
                 else SequentialSampler(dataset)
             )
         if batch_size is not None and batch_sampler is None and not is_iterable:
+            assert sampler is not None  # made above for a map-style dataset
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         elif batch_size is not None and is_iterable:
             BatchSampler([], batch_size, drop_last)  # the same checks of batch_size/drop_last
@@ -137,14 +147,14 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self._auto_collation = batch_sampler is not None or (is_iterable and batch_size is not None)
         self._fast_batches = collate_fn is None and self._auto_collation
-        self.collate_fn = collate_fn or (
+        self.collate_fn: Collate = collate_fn or (
             default_collate if self._auto_collation else default_convert
         )
         self._is_iterable = is_iterable
-        self._iterator = None
+        self._iterator: MultiProcessIter | None = None
         self._initialized = True
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         if getattr(self, "_initialized", False) and name in _FROZEN:
             raise ValueError(
                 f"{name} attribute should not be set after {type(self).__name__} is initialized"
@@ -152,7 +162,7 @@ class DataLoader:
         super().__setattr__(name, value)
 
     @property
-    def _index_sampler(self):
+    def _index_sampler(self) -> Any:  # the sampler or batch sampler: iterable, with a length
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __len__(self) -> int:
@@ -168,7 +178,7 @@ class DataLoader:
         the same whatever num_workers is."""
         return int(_rng(None, self.generator).integers(0, 2**62))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         base_seed = self._base_seed()
         if self.num_workers == 0:
             return _SingleProcessIter(self)
@@ -183,7 +193,9 @@ class DataLoader:
         return self._iterator
 
 
-def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers) -> None:
+def _check_workers(
+    num_workers: object, timeout: object, prefetch_factor: object, persistent_workers: object
+) -> None:
     if (
         isinstance(num_workers, bool)
         or not isinstance(num_workers, (int, np.integer))
@@ -223,9 +235,10 @@ def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers) ->
 class _SingleProcessIter:
     """One epoch loaded in the calling process."""
 
-    def __init__(self, loader: DataLoader):
+    def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
-        self._fetcher: IterableFetcher | MapFetcher
+        self._fetcher: Fetcher
+        self._tasks: Iterator[Any] | None
         if loader._is_iterable:
             self._fetcher = IterableFetcher(
                 loader.dataset,
@@ -241,16 +254,16 @@ class _SingleProcessIter:
             )
             self._tasks = iter(loader._index_sampler)
 
-    def __iter__(self):
+    def __iter__(self) -> _SingleProcessIter:
         return self
 
     def __len__(self) -> int:
         return len(self._loader)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self._tasks is None:
             try:
-                return self._fetcher.fetch()
+                return self._fetcher.fetch(None)  # a stream: the next batch
             except Exhausted:
                 raise StopIteration from None
         return self._fetcher.fetch(next(self._tasks))

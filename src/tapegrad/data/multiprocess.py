@@ -16,10 +16,18 @@ import multiprocessing
 import os
 import pickle
 import weakref
+from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .worker import RESUME, WorkerError, worker_loop
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.queues import Queue
+
+    from .loader import DataLoader
 
 __all__: list[str] = []  # internal to tg.data
 
@@ -28,7 +36,7 @@ _JOIN_S = 5.0  # how long shutdown waits for a worker before terminating it
 _POLL_S = 5.0  # with timeout=0, how often a waiting main process checks its workers
 
 
-def _context(spec):
+def _context(spec: str | BaseContext | None) -> BaseContext:
     if spec is None:
         return multiprocessing.get_context()
     if isinstance(spec, str):
@@ -45,7 +53,7 @@ def _context(spec):
 class WorkerPool:
     """The worker processes, their task queues and result pipes."""
 
-    def __init__(self, loader, base_seed: int):
+    def __init__(self, loader: DataLoader, base_seed: int) -> None:
         ctx = _context(loader.multiprocessing_context)
         n = loader.num_workers
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -60,15 +68,15 @@ class WorkerPool:
 
         from ..threads import one_blas_thread_for_children
 
-        self.queues: list = []
+        self.queues: list[Queue[Any]] = []
         self.conns: list[Connection] = []
-        self.procs: list = []
+        self.procs: list[BaseProcess] = []
         with one_blas_thread_for_children(ctx.get_start_method()):
             for wid in range(n):
                 self._start(ctx, loader, base_seed, wid)
         self._finalizer = weakref.finalize(self, _shutdown, self.procs, self.queues, self.conns)
 
-    def _start(self, ctx, loader, base_seed: int, wid: int) -> None:
+    def _start(self, ctx: Any, loader: DataLoader, base_seed: int, wid: int) -> None:
         q = ctx.Queue()
         recv_end, send_end = ctx.Pipe(duplex=False)
         p = ctx.Process(
@@ -112,7 +120,7 @@ class WorkerPool:
         return self._finalizer.alive
 
 
-def _shutdown(procs, queues, conns) -> None:
+def _shutdown(procs: list[BaseProcess], queues: list[Queue[Any]], conns: list[Connection]) -> None:
     for q, p in zip(queues, procs):
         if p.is_alive():
             with contextlib.suppress(OSError, ValueError):  # a queue already closed
@@ -133,7 +141,7 @@ class MultiProcessIter:
     """One epoch over the loader's batches, loaded by the pool (kept across epochs when the
     loader has `persistent_workers=True`)."""
 
-    def __init__(self, loader, base_seed: int):
+    def __init__(self, loader: DataLoader, base_seed: int) -> None:
         self._loader = loader
         self._pool = WorkerPool(loader, base_seed)
         self._next_task = 0
@@ -142,20 +150,24 @@ class MultiProcessIter:
     def _reset(self, first: bool = False) -> None:
         loader = self._loader
         n = loader.num_workers
-        self._sampler_iter = None if loader._is_iterable else iter(loader._index_sampler)
+        self._sampler_iter: Iterator[Any] | None = (
+            None if loader._is_iterable else iter(loader._index_sampler)
+        )
         self._epoch_start = self._next_task  # answers to older tasks are stale: dropped
         self._wanted = self._next_task
-        self._ready: dict[int, tuple] = {}
+        self._ready: dict[int, tuple[str, Any]] = {}  # task -> (kind, data)
         self._task_worker: dict[int, int] = {}
         self._active = [True] * n
         self._cycle = itertools.cycle(range(n))
         if not first and loader._is_iterable:
             for q in self._pool.queues:
                 q.put(RESUME)
-        for _ in range(loader.prefetch_factor * n):
+        prefetch = loader.prefetch_factor
+        assert prefetch is not None  # set whenever num_workers > 0
+        for _ in range(prefetch * n):
             self._put_task()
 
-    def __iter__(self):
+    def __iter__(self) -> MultiProcessIter:
         return self
 
     def __len__(self) -> int:
@@ -178,7 +190,7 @@ class MultiProcessIter:
         self._task_worker[self._next_task] = wid
         self._next_task += 1
 
-    def __next__(self):
+    def __next__(self) -> Any:
         while True:
             if self._wanted == self._next_task:  # nothing in flight: the epoch is over
                 if not self._loader.persistent_workers:
@@ -246,7 +258,7 @@ class MultiProcessIter:
         """Stop the workers now (also done at the end of an epoch and when collected)."""
         self._pool.shutdown()
 
-    def __del__(self):
+    def __del__(self) -> None:
         pool = getattr(self, "_pool", None)
         if pool is not None:
             pool.shutdown()

@@ -7,7 +7,8 @@ per-thread generator, so `tg.manual_seed(s)` makes an epoch's order reproducible
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Any
 
 import numpy as np
 
@@ -23,13 +24,13 @@ __all__ = [
 ]
 
 
-def _positive_int(value, name: str) -> int:
+def _positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ValueError(f"{name} should be a positive integer value, but got {name}={value!r}")
     return int(value)
 
 
-def _boolean(value, name: str, error=ValueError) -> bool:
+def _boolean(value: object, name: str, error: type[Exception] = ValueError) -> bool:
     if not isinstance(value, bool):
         raise error(f"{name} should be a boolean value, but got {name}={value!r}")
     return value
@@ -38,10 +39,10 @@ def _boolean(value, name: str, error=ValueError) -> bool:
 class Sampler:
     """The base class: implement `__iter__` (yielding indices) and, where known, `__len__`."""
 
-    def __init__(self, data_source=None) -> None:
+    def __init__(self, data_source: Sized | None = None) -> None:
         pass
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
@@ -52,7 +53,7 @@ class SequentialSampler(Sampler):
     [0, 1, 2]
     """
 
-    def __init__(self, data_source) -> None:
+    def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
     def __iter__(self) -> Iterator[int]:
@@ -73,7 +74,7 @@ class RandomSampler(Sampler):
 
     def __init__(
         self,
-        data_source,
+        data_source: Sized,
         replacement: bool = False,
         num_samples: int | None = None,
         generator: np.random.Generator | None = None,
@@ -135,7 +136,7 @@ class WeightedRandomSampler(Sampler):
 
     def __init__(
         self,
-        weights,
+        weights: Any,  # a sequence of numbers, an array or a Tensor
         num_samples: int,
         replacement: bool = True,
         generator: np.random.Generator | None = None,
@@ -181,13 +182,13 @@ class BatchSampler(Sampler):
     [[0, 1], [2, 3], [4]]
     """
 
-    def __init__(self, sampler, batch_size: int, drop_last: bool) -> None:
+    def __init__(self, sampler: Iterable[Any], batch_size: int, drop_last: bool) -> None:
         self.sampler = sampler
         self.batch_size = _positive_int(batch_size, "batch_size")
         self.drop_last = _boolean(drop_last, "drop_last")
 
-    def __iter__(self) -> Iterator[list]:
-        batch: list = []
+    def __iter__(self) -> Iterator[list[Any]]:
+        batch: list[Any] = []
         for idx in self.sampler:
             batch.append(idx)
             if len(batch) == self.batch_size:
@@ -197,5 +198,6 @@ class BatchSampler(Sampler):
             yield batch
 
     def __len__(self) -> int:
-        n = len(self.sampler)
+        # an unsized sampler raises TypeError here, as len() of PyTorch's BatchSampler does
+        n = len(self.sampler)  # type: ignore[arg-type]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)

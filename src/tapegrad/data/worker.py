@@ -14,12 +14,17 @@ import os
 import queue
 import random
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .fetch import Exhausted, IterableFetcher, MapFetcher
+from .fetch import Collate, Exhausted, Fetcher, IterableFetcher, MapFetcher
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -96,17 +101,17 @@ def _seed_everything(seed: int) -> None:
 
 
 def worker_loop(
-    dataset,
+    dataset: Any,
     is_iterable: bool,
-    index_queue,
-    result_conn,
+    index_queue: Any,  # a multiprocessing Queue of tasks
+    result_conn: Connection,
     auto_collation: bool,
-    collate_fn,
-    batch_size,
+    collate_fn: Collate,
+    batch_size: int | None,
     drop_last: bool,
     fast_batches: bool,
     base_seed: int,
-    worker_init_fn,
+    worker_init_fn: Callable[[int], None] | None,
     worker_id: int,
     num_workers: int,
     parent_pid: int,
@@ -117,8 +122,8 @@ def worker_loop(
         seed = base_seed + worker_id
         _seed_everything(seed)
         _info = WorkerInfo(worker_id, num_workers, seed, dataset)
-        init_error = None
-        fetcher = None
+        init_error: Exception | None = None
+        fetcher: Fetcher | None = None
         try:
             if worker_init_fn is not None:
                 worker_init_fn(worker_id)
@@ -175,17 +180,32 @@ def _note_init(exc: BaseException) -> None:
 
 
 def _make_fetcher(
-    dataset, is_iterable, auto_collation, collate_fn, batch_size, drop_last, fast_batches
-):
+    dataset: Any,
+    is_iterable: bool,
+    auto_collation: bool,
+    collate_fn: Collate,
+    batch_size: int | None,
+    drop_last: bool,
+    fast_batches: bool,
+) -> Fetcher:
     if is_iterable:
         return IterableFetcher(dataset, auto_collation, collate_fn, batch_size, drop_last)
     return MapFetcher(dataset, auto_collation, collate_fn, fast_batches)
 
 
-def _answer(conn, batch: int, fetcher, indices, init_error, worker_id: int) -> None:
+def _answer(
+    conn: Connection,
+    batch: int,
+    fetcher: Fetcher | None,
+    indices: Any,
+    init_error: Exception | None,
+    worker_id: int,
+) -> None:
+    payload: tuple[int, str, Any]
     try:
         if init_error is not None:
             raise init_error
+        assert fetcher is not None  # made whenever there is no init_error
         payload = (batch, "data", fetcher.fetch(indices))
     except Exhausted:
         payload = (batch, "end", None)

@@ -22,6 +22,8 @@ Modules: this one (process group and collectives), `ddp` (the wrapper), `reducer
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +69,7 @@ def _launcher_size() -> int:
     return 1
 
 
-def _import_mpi():
+def _import_mpi() -> Any:  # mpi4py's MPI module
     try:
         from mpi4py import MPI
     except ImportError:
@@ -110,7 +112,7 @@ def is_initialized() -> bool:
     return _initialized
 
 
-def _world():
+def _world() -> Any:  # the MPI communicator, or None without MPI
     if not _initialized:
         init()
     return _comm
@@ -172,7 +174,7 @@ def all_reduce(tensor: Tensor, op: str = "sum") -> Tensor:
     return tensor
 
 
-def _allreduce_array(comm, arr: np.ndarray, name: str) -> np.ndarray:
+def _allreduce_array(comm: Any, arr: np.ndarray, name: str) -> np.ndarray:
     MPI = _import_mpi()
     ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
     mpi_op = ops[name]
@@ -209,12 +211,13 @@ def broadcast(tensor: Tensor, src: int = 0) -> Tensor:
     return tensor
 
 
-def all_gather(tensor_list, tensor: Tensor | None = None):
+def all_gather(tensor_list: Any, tensor: Tensor | None = None) -> list[Tensor]:
     """Every process's `tensor`, as a list ordered by rank.
 
     Two forms: `all_gather(t)` returns the list; `all_gather(out_list, t)` (PyTorch) fills
     `out_list` (one tensor of t's shape per process) and returns it.
     """
+    out: list[Tensor] | None
     if tensor is None:
         tensor, out = tensor_list, None
     else:
@@ -249,7 +252,9 @@ def barrier() -> None:
         comm.Barrier()
 
 
-def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
+def make_allreduce_cb(
+    reduce_method: str = "mean", group: Any = None, backend: Any = None
+) -> Callable[[Tensor, Tensor], Tensor]:
     """A GradManager callback that all-reduces each gradient over the processes.
 
     Args:
@@ -268,7 +273,7 @@ def make_allreduce_cb(reduce_method: str = "mean", group=None, backend=None):
             f"{reduce_method!r}"
         )
 
-    def allreduce_cb(param, grad):
+    def allreduce_cb(param: Tensor, grad: Tensor) -> Tensor:
         comm = _world()
         if comm is None or comm.Get_size() == 1:
             return grad

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -45,11 +47,11 @@ class DistributedDataParallel(Module):
 
     def __init__(
         self,
-        module,
+        module: Module,
         bucket_cap_mb: float = 25,
         broadcast_buffers: bool = True,
         find_unused_parameters: bool = False,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         super().__init__()
         if not isinstance(module, Module):
@@ -92,7 +94,7 @@ class DistributedDataParallel(Module):
             reducer = Reducer(named, int(self.bucket_cap_mb * 2**20), comm)
         object.__setattr__(self, "reducer", reducer)
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Call the wrapped module; arms the gradient averaging of the next backward."""
         reducer = self.reducer
         if reducer is None:
@@ -111,7 +113,7 @@ class DistributedDataParallel(Module):
         return out
 
     @contextlib.contextmanager
-    def no_sync(self):
+    def no_sync(self) -> Iterator[None]:
         """Inside this block, forwards arm no averaging: backwards only accumulate local
         gradients (gradient accumulation). The first forward/backward after it averages the
         whole accumulated `.grad`.
@@ -134,11 +136,11 @@ class DistributedDataParallel(Module):
         return f"world_size={self.world_size}, buckets={n}"
 
 
-def _state_tensors(module: Module) -> list:
+def _state_tensors(module: Module) -> list[Tensor]:
     return list(module.parameters()) + [b for b in module.buffers() if b is not None]
 
 
-def _check_same_model(comm, module: Module) -> None:
+def _check_same_model(comm: Any, module: Module) -> None:
     """Every process must wrap the same architecture; say so clearly instead of letting
     MPI fail on mismatched buffer sizes."""
     mine = [(tuple(t.shape), str(t.dtype)) for t in _state_tensors(module)]
@@ -153,9 +155,10 @@ def _check_same_model(comm, module: Module) -> None:
             )
 
 
-def _tensors_in(out) -> list:
+def _tensors_in(out: Any) -> list[Tensor]:
     """The tensors in a forward's result (a tensor, or nested tuples/lists/dicts)."""
-    found, stack = [], [out]
+    found: list[Tensor] = []
+    stack = [out]
     while stack:
         x = stack.pop()
         if isinstance(x, Tensor):

@@ -13,6 +13,9 @@ and the reductions of the *other* buckets, not the derivative computations thems
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 
 from .. import backend
@@ -21,7 +24,7 @@ from ..engine.versions import bump_version
 from ..tensor import Tensor, _wrap
 
 
-def _start_allreduce(comm, send: np.ndarray, recv: np.ndarray):
+def _start_allreduce(comm: Any, send: np.ndarray, recv: np.ndarray) -> Any:
     """Start a non-blocking sum of `send` over the processes into `recv`; returns a request
     with `Wait()`. (A module function, so that tests can stand in for MPI.)"""
     from . import _import_mpi
@@ -30,7 +33,7 @@ def _start_allreduce(comm, send: np.ndarray, recv: np.ndarray):
     return comm.Iallreduce(send, recv, op=MPI.SUM)
 
 
-def _buffer_dtype(dtype) -> np.dtype:
+def _buffer_dtype(dtype: Any) -> np.dtype[Any]:
     # MPI has no half-precision type everywhere: reduce float16 gradients in float32
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
@@ -39,20 +42,22 @@ def _buffer_dtype(dtype) -> np.dtype:
 class _Bucket:
     __slots__ = ("params", "offsets", "send", "recv", "pending", "request")
 
-    def __init__(self, params: list, dtype) -> None:
+    def __init__(self, params: list[Tensor], dtype: Any) -> None:
         self.params = params
         self.offsets = np.cumsum([0] + [p.numel() for p in params]).tolist()
         n = self.offsets[-1]
         self.send = np.zeros(n, dtype=_buffer_dtype(dtype))
         self.recv = np.empty_like(self.send)
         self.pending = len(params)
-        self.request = None
+        self.request: Any = None  # the MPI request of the bucket's reduction in flight
 
 
-def _make_buckets(params: list, cap_bytes: int) -> list:
+def _make_buckets(params: list[Tensor], cap_bytes: int) -> list[_Bucket]:
     """Consecutive parameters of one dtype, each group at most `cap_bytes` (a parameter
     bigger than the cap gets a bucket of its own)."""
-    buckets, group, size, dtype = [], [], 0, None
+    buckets: list[_Bucket] = []
+    group: list[Tensor] = []
+    size, dtype = 0, None
     for p in params:
         nbytes = p.numel() * _buffer_dtype(p.dtype).itemsize
         if group and (p.dtype != dtype or size + nbytes > cap_bytes):
@@ -66,7 +71,7 @@ def _make_buckets(params: list, cap_bytes: int) -> list:
     return buckets
 
 
-def reached_leaves(outputs) -> set:
+def reached_leaves(outputs: Iterable[Tensor]) -> set[int]:
     """ids of the leaf tensors the graph behind `outputs` reaches (iterative walk)."""
     stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
     ids = {id(t) for t in outputs if t.grad_fn is None}
@@ -90,7 +95,9 @@ def reached_leaves(outputs) -> set:
 class Reducer:
     """Averages the gradients of `params` over the processes of `comm`, bucket by bucket."""
 
-    def __init__(self, named_params: list, cap_bytes: int, comm) -> None:
+    def __init__(
+        self, named_params: Sequence[tuple[str, Tensor]], cap_bytes: int, comm: Any
+    ) -> None:
         params = [p for _, p in named_params]
         self.names = {id(p): name for name, p in named_params}
         self.comm = comm
@@ -101,12 +108,12 @@ class Reducer:
             for i, p in enumerate(bucket.params):
                 self.where[id(p)] = (b, i)
         self.armed = False
-        self.marked: set = set()
+        self.marked: set[int] = set()
         self.launched = 0
         self.handles = [p.register_post_accumulate_grad_hook(self._on_grad) for p in params]
 
     # -------------------------------------------------------------- one iteration
-    def prepare(self, outputs, find_unused: bool) -> None:
+    def prepare(self, outputs: Sequence[Tensor], find_unused: bool) -> None:
         """Arm for the backward of this forward; with `find_unused`, parameters the graph
         does not reach count as ready now (they contribute their current `.grad` or 0)."""
         self.check_finished()

@@ -22,7 +22,10 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+if TYPE_CHECKING:  # the level's class lives above the engine; only its type is needed here
+    from ..autograd.forward_ad import _Level
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -44,7 +47,7 @@ class _State(threading.local):
         self.anomaly = False  # detect_anomaly(): check every gradient backward produces
         # what each entered ModeScope restores on exit (LIFO): (active, training, inference)
         self.saved_modes: list[tuple[int, bool, bool]] = []
-        self.dual_level: object = None  # the forward_ad level entered in this thread, if any
+        self.dual_level: _Level | None = None  # the forward_ad level entered in this thread, if any
         # called as f(node, tensor) when a recorded backward rebuilds a node's saved output;
         # set only through engine.backward.observing_rebuilt_outputs (vmap's tracer)
         self.on_output_rebuilt: Callable[[Any, Any], None] | None = None

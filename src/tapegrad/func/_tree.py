@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+# how `unflatten` rebuilds a tree: None for a leaf, (container type, children) otherwise
+Spec = Any
 
-def flatten(tree: Any) -> tuple[list, Any]:
+
+def flatten(tree: Any) -> tuple[list[Any], Spec]:
     """The leaves of `tree` in order, and a spec to rebuild it with `unflatten`."""
-    leaves: list = []
+    leaves: list[Any] = []
 
-    def walk(node):
+    def walk(node: Any) -> Spec:
         if isinstance(node, (tuple, list)):
             return (type(node), [walk(n) for n in node])
         if isinstance(node, dict):
@@ -20,11 +24,11 @@ def flatten(tree: Any) -> tuple[list, Any]:
     return leaves, walk(tree)
 
 
-def unflatten(leaves, spec) -> Any:
+def unflatten(leaves: Iterable[Any], spec: Spec) -> Any:
     """Rebuild the tree described by `spec` with `leaves` in order."""
     it = iter(leaves)
 
-    def build(s):
+    def build(s: Spec) -> Any:
         if s is None:
             return next(it)
         kind, children = s

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,15 +29,24 @@ from . import batching_nn  # noqa: F401  (registers the conv, pooling and norm r
 from ._tree import flatten, unflatten
 from .batching import RULES, has_rule, run_batched
 
+if TYPE_CHECKING:
+    from ..compile.tracing import Trace
+    from ..engine.node import Node
+    from ._tree import Spec
+    from .vmap import Dims
+
+# a slot's value in the replay: (its array, whether it is batched)
+Value = Callable[[int], tuple[Any, bool]]
+
 _active = threading.local()  # the trace this thread's vmap is building
 
 
-def _link_rebuilt_output(trace):
+def _link_rebuilt_output(trace: Trace) -> Callable[[Node, Tensor], None]:
     """The engine's rebuilt-output observer for `trace`: a backward rule's saved output,
     rebuilt as a tensor while vmap traces, is the traced result it was saved from (so
     `out > 0` in relu's rule is traced, not a constant)."""
 
-    def observe(node, t):
+    def observe(node: Node, t: Tensor) -> None:
         source = trace._storage.get(id(node.out_data))
         slot = None if source is None else trace._slot_of.get(id(source))
         if slot is not None:
@@ -71,12 +81,12 @@ def looped_ops() -> list[str]:
     return list(getattr(_active, "looped", []))
 
 
-def _sample(leaf, d):
+def _sample(leaf: Tensor, d: int) -> Tensor:
     return leaf[(slice(None),) * (d % leaf.ndim) + (0,)]
 
 
 @contextlib.contextmanager
-def nested_transforms():
+def nested_transforms() -> Iterator[None]:
     """Count as one more transform level, as vmap does while it traces: a `grad` inside then
     records its backward (as ops, which the trace sees) and its result stays differentiable,
     the way a transform inside another one behaves."""
@@ -89,12 +99,21 @@ def nested_transforms():
         _nesting.depth -= 1
 
 
-def _detached(out):
+def _detached(out: Any) -> Any:
     leaves, spec = flatten(out)
     return unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
 
 
-def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwargs):
+def run_traced_batched(
+    func: Callable[..., Any],
+    leaves: list[Any],
+    dims: list[int | None],
+    spec: Spec,
+    size: int,
+    out_dims: Dims,
+    randomness: str,
+    kwargs: dict[str, Any],
+) -> Any:
     """`func` mapped over the batch in one batched run, or a `Fallback`."""
     from ..compile import hook
     from ..compile.tracing import Trace, value_read_guard
@@ -108,7 +127,8 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
     _active.why = None
     _active.looped = []
     trace = Trace()
-    samples, batched = [], {}
+    samples: list[Any] = []
+    batched: dict[int, Any] = {}  # slot -> the input's array, batch dimension first
     for pos, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
         if d is None:  # an argument slot too, so `detach()` on it (grad does) is traced
             if isinstance(leaf, Tensor):
@@ -148,7 +168,9 @@ def run_traced_batched(func, leaves, dims, spec, size, out_dims, randomness, kwa
     return Fallback(why, out if captured else _detached(out), start, nested=captured)
 
 
-def _why_not_batched(trace, drew_random, randomness, outer):
+def _why_not_batched(
+    trace: Trace, drew_random: bool, randomness: str, outer: int
+) -> tuple[str | None, bool]:
     """(why the trace can't be replayed batched or None, whether a tape outside tracks a
     tensor func captured)."""
     from ..compile.tracing import EXTERNAL
@@ -179,11 +201,11 @@ def _why_not_batched(trace, drew_random, randomness, outer):
     return None, False
 
 
-def _replay(trace, batched, size, out, out_dims):
+def _replay(trace: Trace, batched: dict[int, Any], size: int, out: Any, out_dims: Dims) -> Any:
     """The batched result, or a string saying why not."""
     values = {slot: (arr, True) for slot, arr in batched.items()}
 
-    def value(slot):
+    def value(slot: int) -> tuple[Any, bool]:
         got = values.get(slot)
         if got is not None:
             return got
@@ -223,15 +245,18 @@ def _replay(trace, batched, size, out, out_dims):
     return _outputs(trace, value, size, out, out_dims, list(batched.values()))
 
 
-def _outputs(trace, value, size, out, out_dims, inputs):
+def _outputs(
+    trace: Trace, value: Value, size: int, out: Any, out_dims: Dims, inputs: list[Any]
+) -> Any:
     leaves, spec = flatten(out)
+    odims: list[Any]
     if isinstance(out_dims, int) or out_dims is None:
         odims = [out_dims] * len(leaves)
     else:
         odims = flatten(out_dims)[0]
         if len(odims) != len(leaves):
             return "out_dims do not match the outputs"  # the loop raises the error
-    results = []
+    results: list[Any] = []
     for t, d in zip(leaves, odims, strict=True):
         if not isinstance(t, Tensor) or (d is not None and not -(t.ndim + 1) <= d <= t.ndim):
             return "an output is not a tensor, or out_dims is out of range"

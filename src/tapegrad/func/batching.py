@@ -5,7 +5,9 @@ leading dimension, size `size`) or not (one value shared by every sample), and r
 op's batched result: what stacking the per-sample results along a new dimension 0 would give.
 
     @batching_rule("linear")
-    def _(op, xp, arrays, batched, params, size):
+    def _(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
         ...
 
 A rule that can't handle a call (an index array, a weighted loss) raises `NoRule`; `vmap`
@@ -72,7 +74,9 @@ def run_batched(
     return rule(op, xp, arrays, batched, params, size)
 
 
-def _loop(op, xp, arrays, batched, params, size):
+def _loop(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """The fallback rule: the op's forward once per sample, stacked."""
     return xp.stack(
         [
@@ -199,12 +203,16 @@ _ELEMENTWISE = (
 
 
 @batching_rule(*_ELEMENTWISE)
-def _elementwise(op, xp, arrays, batched, params, size):
+def _elementwise(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     return op.forward(xp, *_align(xp, arrays, batched), **params)
 
 
 @batching_rule("detach")  # tg.compile's alias pseudo-op: `detach()`, `.data`
-def _alias(op, xp, arrays, batched, params, size):
+def _alias(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     return arrays[0]
 
 
@@ -227,7 +235,9 @@ _REDUCTIONS = (
 
 
 @batching_rule(*_REDUCTIONS)
-def _reduction(op, xp, arrays, batched, params, size):
+def _reduction(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     p = _with_batch_shape(params, size, "in_shape")
     p["axis"] = _axes(params.get("axis"), x.ndim - 1, op.name)
@@ -244,7 +254,9 @@ def _reduction(op, xp, arrays, batched, params, size):
     "argmax",
     "argmin",
 )
-def _along_axis(op, xp, arrays, batched, params, size):
+def _along_axis(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     if params.get("axis") is None:
         raise NoRule(op.name, "axis=None flattens the sample")
     arrays = [_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True)]
@@ -254,14 +266,18 @@ def _along_axis(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("swapaxes")
-def _swapaxes(op, xp, arrays, batched, params, size):
+def _swapaxes(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     nd = x.ndim - 1
     return xp.swapaxes(x, _axis(params["axis1"], nd, op.name), _axis(params["axis2"], nd, op.name))
 
 
 @batching_rule("transpose")
-def _transpose(op, xp, arrays, batched, params, size):
+def _transpose(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     nd = x.ndim - 1
     axes = params.get("axes")
@@ -270,7 +286,9 @@ def _transpose(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("moveaxis")
-def _moveaxis(op, xp, arrays, batched, params, size):
+def _moveaxis(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     nd = x.ndim - 1
     return xp.moveaxis(
@@ -279,7 +297,9 @@ def _moveaxis(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("expand_dims")
-def _expand_dims(op, xp, arrays, batched, params, size):
+def _expand_dims(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     axis = params["axis"]
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
@@ -288,7 +308,9 @@ def _expand_dims(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("squeeze")
-def _squeeze(op, xp, arrays, batched, params, size):
+def _squeeze(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     axis = params.get("axis")
     if axis is None:
@@ -298,20 +320,26 @@ def _squeeze(op, xp, arrays, batched, params, size):
 
 # ---------------------------------------------------------------- shapes
 @batching_rule("reshape")
-def _reshape(op, xp, arrays, batched, params, size):
+def _reshape(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     return x.reshape((size,) + tuple(params["shape"]))
 
 
 @batching_rule("broadcast_to")
-def _broadcast_to(op, xp, arrays, batched, params, size):
+def _broadcast_to(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     shape = tuple(params["shape"])
     return xp.broadcast_to(_pad_to(xp, x, len(shape)), (size,) + shape)
 
 
 @batching_rule("sum_to")
-def _sum_to(op, xp, arrays, batched, params, size):
+def _sum_to(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     shape = tuple(params["shape"])
     lead = x.ndim - 1 - len(shape)
@@ -324,22 +352,26 @@ def _sum_to(op, xp, arrays, batched, params, size):
 _BASIC_KEY = (int, slice, type(None), type(Ellipsis))
 
 
-def _batched_key(key: Any, op: str) -> tuple:
-    key = key if isinstance(key, tuple) else (key,)
-    for k in key:
+def _batched_key(key: Any, op: str) -> tuple[Any, ...]:
+    keys: tuple[Any, ...] = key if isinstance(key, tuple) else (key,)
+    for k in keys:
         if type(k) not in _BASIC_KEY:
             raise NoRule(op, f"index {type(k).__name__} (only ints, slices, None, ...)")
-    return (slice(None),) + key
+    return (slice(None),) + keys
 
 
 @batching_rule("getitem")
-def _getitem(op, xp, arrays, batched, params, size):
+def _getitem(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (x,) = arrays
     return x[_batched_key(params["key"], op.name)]
 
 
 @batching_rule("getitem_backward")
-def _getitem_backward(op, xp, arrays, batched, params, size):
+def _getitem_backward(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (g,) = arrays
     p = _with_batch_shape(params, size, "shape")
     p["key"] = _batched_key(params["key"], op.name)
@@ -348,7 +380,9 @@ def _getitem_backward(op, xp, arrays, batched, params, size):
 
 # ---------------------------------------------------------------- linear algebra
 @batching_rule("matmul")
-def _matmul(op, xp, arrays, batched, params, size):
+def _matmul(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     a, b = arrays
     ba, bb = batched
     vec_a, vec_b = _ndim(a, ba) == 1, _ndim(b, bb) == 1
@@ -366,7 +400,9 @@ def _matmul(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("linear", "linear_grad_input")
-def _linear(op, xp, arrays, batched, params, size):
+def _linear(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     if not batched[1]:  # shared weights: the op acts on the last dimension only
         if len(arrays) > 2 and batched[2]:  # a per-sample bias alone
             out = op.forward(xp, arrays[0], arrays[1], None, **params)
@@ -384,7 +420,9 @@ def _linear(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("linear_grad_weight")
-def _linear_grad_weight(op, xp, arrays, batched, params, size):
+def _linear_grad_weight(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     g, x = (_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True))
     g = g.reshape(size, -1, g.shape[-1])
     x = x.reshape(size, -1, x.shape[-1])
@@ -392,13 +430,15 @@ def _linear_grad_weight(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("linear_grad_bias")
-def _linear_grad_bias(op, xp, arrays, batched, params, size):
+def _linear_grad_bias(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     (g,) = arrays
     return g.reshape(size, -1, g.shape[-1]).sum(axis=1)
 
 
 # ---------------------------------------------------------------- losses
-def _plain_loss(op, params, x, nd):
+def _plain_loss(op: Any, params: dict[str, Any], x: Any, nd: int) -> None:
     if params.get("weight") is not None or params.get("label_smoothing"):
         raise NoRule(op.name, "a class weight or label smoothing")
     if nd != 2:
@@ -406,7 +446,9 @@ def _plain_loss(op, params, x, nd):
 
 
 @batching_rule("cross_entropy")
-def _cross_entropy(op, xp, arrays, batched, params, size):
+def _cross_entropy(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     x, target = (_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True))
     _plain_loss(op, params, x, x.ndim - 1)
     rows = x.shape[1]
@@ -425,7 +467,9 @@ def _cross_entropy(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("cross_entropy_backward")
-def _cross_entropy_backward(op, xp, arrays, batched, params, size):
+def _cross_entropy_backward(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     g, x, target = (_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True))
     _plain_loss(op, params, x, x.ndim - 1)
     rows = x.shape[1]
@@ -449,14 +493,18 @@ def _cross_entropy_backward(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("stack")
-def _stack(op, xp, arrays, batched, params, size):
+def _stack(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     arrays = [_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True)]
     axis = params.get("axis", 0)
     return xp.stack(arrays, _axis(axis, arrays[0].ndim, op.name))  # the result has one more dim
 
 
 @batching_rule("concatenate")
-def _concatenate(op, xp, arrays, batched, params, size):
+def _concatenate(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     arrays = [_materialize(xp, a, b, size) for a, b in zip(arrays, batched, strict=True)]
     axis = params.get("axis", 0)
     if axis is None:

@@ -59,7 +59,9 @@ def _add_batched_bias(xp: Any, out: Any, b: Any) -> Any:
 
 
 # ---------------------------------------------------------------- convolution
-def _conv_like(op, xp, arrays, batched, params, size):
+def _conv_like(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """conv(x, w, b) and conv_transpose(y, w, b): one grouped call for the whole batch."""
     x, w, b = arrays
     bx, bw, bb = batched
@@ -80,7 +82,9 @@ batching_rule("conv", "conv_transpose")(_conv_like)
 
 
 @batching_rule("conv_weight_grad")
-def _conv_weight_grad(op, xp, arrays, batched, params, size):
+def _conv_weight_grad(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """conv_weight_grad(x, g): one weight gradient per sample, by B*G groups."""
     x, g = (_into_channels(xp, _materialize(xp, a, b, size)) for a, b in zip(arrays, batched))
     out = op.forward(xp, x, g, **{**params, "groups": params["groups"] * size})
@@ -97,18 +101,22 @@ def _conv_weight_grad(op, xp, arrays, batched, params, size):
     "avg_pool_backward",
     "adaptive_avg_pool_backward",
 )
-def _pool(op, xp, arrays, batched, params, size):
+def _pool(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """A pooling op (or its gradient op): samples are independent, B joins the batch."""
     folded = [_into_batch(_materialize(xp, a, b, size)) for a, b in zip(arrays, batched)]
     return _out_of_batch(op.forward(xp, *folded, **params), size)
 
 
 # ---------------------------------------------------------------- normalisation
-def _per_sample_affine(xp, w, b, bw, bb, size, lead):
+def _per_sample_affine(
+    xp: Any, w: Any, b: Any, bw: bool, bb: bool, size: int, lead: int
+) -> tuple[Any, Any]:
     """w, b materialized and shaped to broadcast against the batched output: the batch, then
     `lead` unit dimensions, then their own per-sample shape."""
 
-    def shaped(a, batched):
+    def shaped(a: Any, batched: bool) -> Any:
         if a is None:
             return None
         a = _materialize(xp, a, batched, size)
@@ -118,7 +126,9 @@ def _per_sample_affine(xp, w, b, bw, bb, size, lead):
 
 
 @batching_rule("layer_norm")
-def _layer_norm(op, xp, arrays, batched, params, size):
+def _layer_norm(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """Normalises the trailing dims of each sample: a batched x works as it is; per-sample
     weights are applied after, as the op applies them (out * w, then + b)."""
     x, w, b = arrays
@@ -137,7 +147,9 @@ def _layer_norm(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("group_norm")
-def _group_norm(op, xp, arrays, batched, params, size):
+def _group_norm(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """Statistics per (sample, group): shared weights fold B into the batch; per-sample
     weights into the channels, with B times the groups."""
     x, w, b = arrays
@@ -151,7 +163,9 @@ def _group_norm(op, xp, arrays, batched, params, size):
 
 
 @batching_rule("batch_norm")
-def _batch_norm(op, xp, arrays, batched, params, size):
+def _batch_norm(
+    op: Any, xp: Any, arrays: list[Any], batched: list[bool], params: dict[str, Any], size: int
+) -> Any:
     """Per-channel statistics (training) or running statistics (eval) of each sample: B
     joins the channels, the per-channel vectors are repeated (or flattened) to match."""
     if params.get("training", True) and params.get("running_mean") is not None:

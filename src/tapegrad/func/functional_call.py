@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..nn.module import Module
+    from ..tensor import Tensor
+
+# a parameter's or buffer's dotted name -> (the module holding it, its table, its name there)
+Slots = dict[str, tuple["Module", str, str]]
 
 __all__ = ["functional_call"]
 
 
 def functional_call(
-    module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False
-):
+    module: Module,
+    parameter_and_buffer_dicts: dict[str, Tensor] | Sequence[dict[str, Tensor]],
+    args: Any = None,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
     """Call `module(*args, **kwargs)` with the tensors of `parameter_and_buffer_dicts` in
     place of its parameters and buffers of the same (dotted) names; the module is left as it
     was afterwards, even when the call raises. Gradients flow to the given tensors, which is
@@ -29,6 +44,7 @@ def functional_call(
     >>> tg.func.functional_call(model, params, (x,)).item()   # 1*1 + 1*1 + bias 1
     3.0
     """
+    merged: dict[str, Tensor]
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = dict(parameter_and_buffer_dicts)
     else:
@@ -66,10 +82,10 @@ def functional_call(
         return module(*args, **kwargs)
 
 
-def _named_slots(module):
+def _named_slots(module: Module) -> Slots:
     """Every parameter and buffer name (tied ones under each of their names) -> (owner
     module, table, attribute name)."""
-    slots = {}
+    slots: Slots = {}
     for prefix, mod in module.named_modules(remove_duplicate=False):
         for table in ("_parameters", "_buffers"):
             for name, value in mod.__dict__[table].items():
@@ -78,7 +94,7 @@ def _named_slots(module):
     return slots
 
 
-def _tie(module, merged, slots):
+def _tie(module: Module, merged: dict[str, Tensor], slots: Slots) -> dict[str, Tensor]:
     groups: dict[int, list[str]] = {}
     for key, (mod, table, name) in slots.items():
         groups.setdefault(id(mod.__dict__[table][name]), []).append(key)
@@ -98,8 +114,8 @@ def _tie(module, merged, slots):
 
 
 @contextlib.contextmanager
-def _swapped(slots, values):
-    saved = []
+def _swapped(slots: Slots, values: dict[str, Tensor]) -> Iterator[None]:
+    saved: list[tuple[Module, str, str, Any]] = []
     try:
         for key, value in values.items():
             mod, table, name = slots[key]

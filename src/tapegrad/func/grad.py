@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,11 +23,13 @@ from ._tree import flatten, unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp"]
 
+Argnums = int | tuple[int, ...]
+
 _nesting = threading.local()  # how many transforms are running in this thread
 
 
 @contextlib.contextmanager
-def transform_scope():
+def transform_scope() -> Iterator[int]:
     """Record on the ambient tape while the function runs; yields the nesting depth."""
     depth = _nesting.depth = getattr(_nesting, "depth", 0) + 1
     try:
@@ -35,7 +39,7 @@ def transform_scope():
         _nesting.depth -= 1
 
 
-def fresh_input(x, n, what="grad"):
+def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
     """A tensor to differentiate against, and whether the result must stay differentiable
     (an outer transform or tape tracks `x`, or it is a dual tensor of forward AD)."""
     if isinstance(x, Tensor):
@@ -59,9 +63,9 @@ def fresh_input(x, n, what="grad"):
     return t, False
 
 
-def argnums_tuple(argnums, what):
+def argnums_tuple(argnums: Argnums, what: str) -> tuple[bool, tuple[int, ...]]:
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise ValueError(f"{what}: argnums must name at least one argument")
     for n in nums:
@@ -70,7 +74,7 @@ def argnums_tuple(argnums, what):
     return single, nums
 
 
-def check_argnums(nums, args, what):
+def check_argnums(nums: tuple[int, ...], args: Sequence[Any], what: str) -> None:
     for n in nums:
         if not -len(args) <= n < len(args):
             raise ValueError(
@@ -79,7 +83,9 @@ def check_argnums(nums, args, what):
             )
 
 
-def grad(func, argnums=0, has_aux=False):
+def grad(
+    func: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The gradient of `func` (a scalar-valued function) as a function.
 
     Args:
@@ -99,7 +105,7 @@ def grad(func, argnums=0, has_aux=False):
     vg = value_and_grad(func, argnums=argnums, has_aux=has_aux)
 
     @functools.wraps(func)
-    def grad_fn(*args, **kwargs):
+    def grad_fn(*args: Any, **kwargs: Any) -> Any:
         value, g = vg(*args, **kwargs)
         if has_aux:
             return g, value[1]
@@ -108,7 +114,9 @@ def grad(func, argnums=0, has_aux=False):
     return grad_fn
 
 
-def value_and_grad(func, argnums=0, has_aux=False):
+def value_and_grad(
+    func: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., tuple[Any, Any]]:
     """Like `grad`, but the new function returns `(value, gradient)`
     (`((value, aux), gradient)` with `has_aux=True`).
 
@@ -118,18 +126,18 @@ def value_and_grad(func, argnums=0, has_aux=False):
     single, nums = argnums_tuple(argnums, "grad")
 
     @functools.wraps(func)
-    def vg_fn(*args, **kwargs):
-        args = list(args)
+    def vg_fn(*given: Any, **kwargs: Any) -> tuple[Any, Any]:
+        args = list(given)
         check_argnums(nums, args, "grad")
         with transform_scope() as depth:
             # inside another transform the gradient may depend on its variables through
             # closures: keep it differentiable for the outer one
             create_graph = depth > 1
-            wrt = []
-            specs = []
+            wrt: list[Tensor] = []
+            specs: list[tuple[Any, int]] = []
             for n in nums:  # an argument may be a tuple/list/dict of tensors (parameters)
                 leaves, spec = flatten(args[n])
-                fresh = []
+                fresh: list[Tensor] = []
                 for leaf in leaves:
                     x, nested = fresh_input(leaf, n)
                     create_graph |= nested
@@ -150,16 +158,18 @@ def value_and_grad(func, argnums=0, has_aux=False):
                     f"shape {tuple(value.shape)}; reduce it (e.g. .sum()), or use the vjp or "
                     "jacrev APIs instead"
                 )
+            found: Sequence[Tensor | None]
             if value.requires_grad:
-                gs = _autograd_grad(value, wrt, create_graph=create_graph, allow_unused=True)
+                found = _autograd_grad(value, wrt, create_graph=create_graph, allow_unused=True)
             else:
-                gs = (None,) * len(wrt)
+                found = (None,) * len(wrt)
         gs = tuple(
-            _wrap(np.zeros_like(x._data)) if g is None else g for g, x in zip(gs, wrt, strict=True)
+            _wrap(np.zeros_like(x._data)) if g is None else g
+            for g, x in zip(found, wrt, strict=True)
         )
         if not create_graph:
             value = value.detach()
-        per_arg = []
+        per_arg: list[Any] = []
         start = 0
         for spec, n in specs:
             per_arg.append(unflatten(gs[start : start + n], spec))
@@ -170,7 +180,7 @@ def value_and_grad(func, argnums=0, has_aux=False):
     return vg_fn
 
 
-def vjp(func, *primals, has_aux=False):
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(func(*primals), vjp_fn)`: `vjp_fn(cotangents)` returns, for each primal, the
     vector-Jacobian product (a tuple, one entry per primal). `cotangents` has the structure
     of the output (a tensor, or a tuple/list/dict of them); `vjp_fn` may be called again.
@@ -181,7 +191,7 @@ def vjp(func, *primals, has_aux=False):
     """
     with transform_scope() as depth:
         create_graph = depth > 1
-        wrt = []
+        wrt: list[Tensor] = []
         for n, p in enumerate(primals):
             x, nested = fresh_input(p, n, "vjp")
             create_graph |= nested
@@ -196,7 +206,9 @@ def vjp(func, *primals, has_aux=False):
                 f"outputs, got an output of type {type(leaf).__name__}"
             )
 
-    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+    def vjp_fn(
+        cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None
+    ) -> tuple[Tensor, ...]:
         cots, cot_spec = flatten(cotangents)
         if len(cots) != len(leaves):
             raise RuntimeError(
@@ -204,7 +216,7 @@ def vjp(func, *primals, has_aux=False):
                 f"of outputs to the function: the output has {len(leaves)} tensors, the "
                 f"cotangents {len(cots)}"
             )
-        pairs = []
+        pairs: list[tuple[Tensor, Tensor]] = []
         for i, (o, c) in enumerate(zip(leaves, cots, strict=True)):
             c = c if isinstance(c, Tensor) else _tensor(c, dtype=o.dtype)
             if c.shape != o.shape:
@@ -216,6 +228,7 @@ def vjp(func, *primals, has_aux=False):
                 pairs.append((o, c))
         keep = create_graph_default if create_graph is None else create_graph
         keep = keep or any(c.requires_grad for _, c in pairs) or getattr(_nesting, "depth", 0) > 0
+        gs: Sequence[Tensor | None]
         if pairs:
             with also_recording(AMBIENT if keep else 0):
                 gs = _autograd_grad(
@@ -238,7 +251,7 @@ def vjp(func, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _split(out, has_aux, what):
+def _split(out: Any, has_aux: bool, what: str) -> tuple[Any, Any]:
     if not has_aux:
         return out, None
     if not isinstance(out, (tuple, list)) or len(out) != 2:

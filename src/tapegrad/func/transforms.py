@@ -8,6 +8,8 @@ mode instead: J.t = d/du <J^T u, t> (the double-vjp trick), with the same result
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,12 +19,20 @@ from ..creation import tensor as _tensor
 from ..engine.state import AMBIENT, not_recording, state
 from ..tensor import Tensor, _wrap
 from ._tree import flatten, unflatten
-from .grad import _split, argnums_tuple, check_argnums, fresh_input, transform_scope, vjp
+from .grad import (
+    Argnums,
+    _split,
+    argnums_tuple,
+    check_argnums,
+    fresh_input,
+    transform_scope,
+    vjp,
+)
 
 __all__ = ["hessian", "jacfwd", "jacrev", "jvp"]
 
 
-def _as_tuple(x, what, name):
+def _as_tuple(x: object, what: str, name: str) -> tuple[Any, ...]:
     if not isinstance(x, tuple):
         raise RuntimeError(
             f"{what}: Expected {name} to be a tuple. E.g. it should be valid to call f(*{name})."
@@ -30,7 +40,7 @@ def _as_tuple(x, what, name):
     return x
 
 
-def _float_tensor(x, what, i):
+def _float_tensor(x: Any, what: str, i: int) -> Tensor:
     t = x if isinstance(x, Tensor) else _tensor(x)
     if t.dtype.kind not in "fc":
         raise TypeError(
@@ -40,7 +50,14 @@ def _float_tensor(x, what, i):
     return t
 
 
-def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+def jvp(
+    func: Callable[..., Any],
+    primals: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    *,
+    strict: bool = False,
+    has_aux: bool = False,
+) -> tuple[Any, ...]:
     """`(func(*primals), J.tangents)`: the Jacobian-vector product, in forward mode.
 
     Args:
@@ -74,7 +91,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         out = func(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
         out, aux = _split(out, has_aux, "jvp")
         leaves, spec = flatten(out)
-        primal_out, tangent_out = [], []
+        primal_out: list[Tensor] = []
+        tangent_out: list[Tensor] = []
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(
@@ -88,7 +106,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return (*result, aux) if has_aux else result
 
 
-def _jvp_by_reverse(func, primals, tangents, has_aux):
+def _jvp_by_reverse(
+    func: Callable[..., Any], primals: list[Tensor], tangents: list[Tensor], has_aux: bool
+) -> tuple[Any, ...]:
     """J.t as d/du <J^T u, t> (for a jvp inside an active forward level)."""
     with transform_scope():
         wrt = [fresh_input(p, i, "jvp")[0] for i, p in enumerate(primals)]
@@ -97,7 +117,7 @@ def _jvp_by_reverse(func, primals, tangents, has_aux):
         leaves, spec = flatten(out)
         us = [_wrap(np.zeros_like(o._data)).requires_grad_(True) for o in leaves]
         pairs = [(o, u) for o, u in zip(leaves, us, strict=True) if o.requires_grad]
-        tangent_out = [None] * len(leaves)
+        found: list[Tensor | None] = [None] * len(leaves)
         if pairs:
             gs = _autograd_grad(
                 [o for o, _ in pairs],
@@ -106,30 +126,32 @@ def _jvp_by_reverse(func, primals, tangents, has_aux):
                 create_graph=True,
                 allow_unused=True,
             )
-            total = None
+            total: Tensor | None = None
             for g, t in zip(gs, tangents, strict=True):
                 if g is not None:
                     term = (g * t).sum()
                     total = term if total is None else total + term
             if total is not None and total.requires_grad:
                 jts = _autograd_grad(total, us, create_graph=True, allow_unused=True)
-                tangent_out = list(jts)
+                found = list(jts)
         tangent_out = [
             _wrap(np.zeros_like(o._data)) if t is None else t
-            for o, t in zip(leaves, tangent_out, strict=True)
+            for o, t in zip(leaves, found, strict=True)
         ]
     result = unflatten(leaves, spec), unflatten(tangent_out, spec)
     return (*result, aux) if has_aux else result
 
 
-def _basis(shape, dtype):
+def _basis(shape: tuple[int, ...], dtype: Any) -> list[Tensor]:
     """The unit tensors of a shape, one per element, in C order."""
     n = int(np.prod(shape, dtype=np.int64))
     eye = np.eye(n, dtype=dtype)
     return [_wrap(eye[k].reshape(shape)) for k in range(n)]
 
 
-def _stack_last(columns, out_shape, in_shape, dtype):
+def _stack_last(
+    columns: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
+) -> Tensor:
     """Jacobian entries J[out..., in...] from one column (an out-shaped tensor) per input
     element."""
     from ..ops.joins import stack
@@ -139,7 +161,9 @@ def _stack_last(columns, out_shape, in_shape, dtype):
     return stack(columns, dim=-1).reshape(tuple(out_shape) + tuple(in_shape))
 
 
-def _stack_first(rows, out_shape, in_shape, dtype):
+def _stack_first(
+    rows: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
+) -> Tensor:
     from ..ops.joins import stack
 
     if not rows:
@@ -147,8 +171,13 @@ def _stack_first(rows, out_shape, in_shape, dtype):
     return stack(rows, dim=0).reshape(tuple(out_shape) + tuple(in_shape))
 
 
-def _partial(func, args, nums, kwargs):
-    def f(*xs):
+def _partial(
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    nums: tuple[int, ...],
+    kwargs: dict[str, Any],
+) -> Callable[..., Any]:
+    def f(*xs: Any) -> Any:
         full = list(args)
         for n, x in zip(nums, xs):
             full[n] = x
@@ -157,7 +186,7 @@ def _partial(func, args, nums, kwargs):
     return f
 
 
-def _top_level(primals):
+def _top_level(primals: Sequence[Any]) -> bool:
     """No enclosing transform, dual level or tape needs the Jacobian to stay differentiable."""
     from .grad import _nesting
 
@@ -169,14 +198,20 @@ def _top_level(primals):
     )
 
 
-def _detached(jac, top):
+def _detached(jac: Any, top: bool) -> Any:
     if not top:
         return jac
     leaves, spec = flatten(jac)
     return unflatten([leaf.detach() for leaf in leaves], spec)
 
 
-def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+def jacrev(
+    func: Callable[..., Any],
+    argnums: Argnums = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
     """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
     vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
     d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple.
@@ -188,7 +223,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     single, nums = argnums_tuple(argnums, "jacrev")
 
     @functools.wraps(func)
-    def jac_fn(*args, **kwargs):
+    def jac_fn(*args: Any, **kwargs: Any) -> Any:
         check_argnums(nums, args, "jacrev")
         primals = [args[n] for n in nums]
         top = _top_level(primals)
@@ -196,9 +231,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         out, vjp_fn = res[0], res[1]
         leaves, spec = flatten(out)
         shapes = [tuple(np.shape(p)) for p in primals]
-        jacs = []
+        jacs: list[Any] = []
         for k, o in enumerate(leaves):
-            rows = []
+            rows: list[tuple[Tensor, ...]] = []
             for e in _basis(o.shape, o.dtype):
                 cots = [
                     e if i == k else _wrap(np.zeros_like(x._data)) for i, x in enumerate(leaves)
@@ -215,7 +250,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     return jac_fn
 
 
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+def jacfwd(
+    func: Callable[..., Any],
+    argnums: Argnums = 0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+) -> Callable[..., Any]:
     """The Jacobian of `func` with respect to argument(s) `argnums`, in forward mode (one
     Jacobian-vector product per input element); the same layout as `jacrev`.
 
@@ -226,16 +267,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     single, nums = argnums_tuple(argnums, "jacfwd")
 
     @functools.wraps(func)
-    def jac_fn(*args, **kwargs):
+    def jac_fn(*args: Any, **kwargs: Any) -> Any:
         check_argnums(nums, args, "jacfwd")
         primals = tuple(_float_tensor(args[n], "jacfwd", n) for n in nums)
         top = _top_level(primals)
         f = _partial(func, args, nums, kwargs)
-        per_arg_columns = []
-        spec = aux = None
-        leaves_shape = None
+        per_arg_columns: list[list[list[Tensor]]] = []
+        spec: Any = None
+        aux: Any = None
+        leaves_shape: list[tuple[tuple[int, ...], Any]] | None = None
         for j, p in enumerate(primals):
-            columns = []
+            columns: list[list[Tensor]] = []
             for e in _basis(p.shape, p.dtype):
                 ts = tuple(
                     e if i == j else _wrap(np.zeros_like(q._data)) for i, q in enumerate(primals)
@@ -252,7 +294,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             out_leaves, spec = flatten(res[0])
             leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
             aux = res[1]
-        jacs = []
+        jacs: list[Any] = []
         for k, (shape, dtype) in enumerate(leaves_shape):
             per_arg = tuple(
                 _stack_last([c[k] for c in per_arg_columns[j]], shape, primals[j].shape, dtype)
@@ -265,13 +307,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     return jac_fn
 
 
-def _evaluate(f, primals, has_aux):
+def _evaluate(f: Callable[..., Any], primals: tuple[Tensor, ...], has_aux: bool) -> tuple[Any, Any]:
     with not_recording(AMBIENT):
         out = f(*primals)
     return _split(out, has_aux, "jacfwd")
 
 
-def hessian(func, argnums=0):
+def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
     """The Hessian of a scalar function: `jacfwd(jacrev(func, argnums), argnums)`
     (forward-over-reverse), shaped `arg.shape + arg.shape`.
 

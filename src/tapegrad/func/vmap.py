@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from .. import random as _random
 from ..tensor import Tensor
-from ._tree import flatten, unflatten
+from ._tree import Spec, flatten, unflatten
 from .batched_replay import Fallback, nested_transforms, run_traced_batched
 
 __all__ = ["vmap"]
@@ -28,11 +30,22 @@ __all__ = ["vmap"]
 _RANDOMNESS = ("error", "different", "same")
 
 
-def _name(func):
+# an input's or output's batch dimension per leaf (None: not mapped); nested like the tree
+Dims = int | tuple[Any, ...] | None
+
+
+def _name(func: object) -> str:
     return getattr(func, "__name__", type(func).__name__)
 
 
-def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+def vmap(
+    func: Callable[..., Any],
+    in_dims: Dims = 0,
+    out_dims: Dims = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
     """`func` mapped over dimension `in_dims` of its inputs, results stacked at `out_dims`.
 
     Args:
@@ -60,7 +73,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         )
 
     @functools.wraps(func)
-    def mapped(*args, **kwargs):
+    def mapped(*args: Any, **kwargs: Any) -> Any:
         where = f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>)"
         leaves, spec = flatten(list(args))
         dims = _leaf_dims(in_dims, args, where)
@@ -112,7 +125,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return mapped
 
 
-def _leaf_dims(in_dims, args, where):
+def _leaf_dims(in_dims: Dims, args: Sequence[Any], where: str) -> list[int | None]:
     """One in_dim per leaf of the arguments."""
     if isinstance(in_dims, int) or in_dims is None:
         return [in_dims] * len(flatten(list(args))[0])
@@ -121,7 +134,7 @@ def _leaf_dims(in_dims, args, where):
             f"{where}: in_dims is not compatible with the structure of `inputs`: in_dims has "
             f"{len(in_dims)} entries but the function got {len(args)} positional arguments."
         )
-    dims = []
+    dims: list[int | None] = []
     for d, a in zip(in_dims, args, strict=True):
         n = len(flatten(a)[0])
         if isinstance(d, int) or d is None:
@@ -136,16 +149,27 @@ def _leaf_dims(in_dims, args, where):
     return dims
 
 
-def _select(leaf, d, i):
+def _select(leaf: Tensor, d: int, i: int) -> Tensor:
     return leaf[(slice(None),) * (d % leaf.ndim) + (i,)]
 
 
-def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=None, rng_start=None):
+def _run(
+    func: Callable[..., Any],
+    leaves: list[Any],
+    dims: list[int | None],
+    spec: Spec,
+    size: int,
+    out_dims: Dims,
+    randomness: str,
+    kwargs: dict[str, Any],
+    first: Any = None,
+    rng_start: Any = None,
+) -> Any:
     """func once per sample, stacked; `first` is sample 0's result when the batched
     attempt already ran it (from generator state `rng_start`)."""
     rng = _random.generator().bit_generator
     start = rng.state if rng_start is None else rng_start
-    results = []
+    results: list[Any] = []
     if first is not None:
         if randomness == "error" and rng.state != start:
             _random_error()
@@ -163,7 +187,7 @@ def _run(func, leaves, dims, spec, size, out_dims, randomness, kwargs, first=Non
     return _stack_outputs(func, results, out_dims)
 
 
-def _random_error():
+def _random_error() -> NoReturn:
     raise RuntimeError(
         "vmap: called random operation while in randomness error mode. Please either "
         "use the 'same' or 'different' randomness flags on vmap or perform the "
@@ -171,12 +195,13 @@ def _random_error():
     )
 
 
-def _stack_outputs(func, results, out_dims):
+def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims) -> Any:
     from ..ops.joins import stack
 
     flat = [flatten(r) for r in results]
     spec = flat[0][1]
     n = len(flat[0][0])
+    odims: list[Any] | None
     if isinstance(out_dims, int) or out_dims is None:
         odims = [out_dims] * n
     else:
@@ -186,7 +211,7 @@ def _stack_outputs(func, results, out_dims):
                 f"vmap({_name(func)}, ..., out_dims={out_dims}): out_dims is not compatible "
                 f"with the structure of `outputs` ({n} outputs)"
             )
-    stacked = []
+    stacked: list[Any] = []
     for k in range(n):
         items = [f[0][k] for f in flat]
         d = odims[k]

@@ -141,7 +141,8 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-d `tensor` with the identity matrix, in place (not recorded); returns it."""
     if tensor.ndim != 2:
         raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tuple(tensor.shape)}")
-    return _fill(tensor, np.eye(*tensor.shape))
+    rows, cols = tensor.shape
+    return _fill(tensor, np.eye(rows, cols))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:

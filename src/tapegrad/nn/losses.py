@@ -30,7 +30,7 @@ def _as_tensor(value):
 
 
 class _Loss(Module):
-    _reductions = ("none", "mean", "sum")
+    _reductions: tuple[str, ...] = ("none", "mean", "sum")
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()

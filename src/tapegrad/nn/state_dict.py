@@ -6,18 +6,29 @@ its names are importable from module.py too.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import backend
 from ..engine.versions import bump_version
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from .module import Module
 from .parameter import Parameter
 
 
 class _StateDictMixin:
     """state_dict / load_state_dict for Module (which provides `named_modules` and the
     `_parameters`, `_buffers`, `_non_persistent` tables)."""
+
+    if TYPE_CHECKING:  # declared for the type checker only: Module defines it
+
+        def named_modules(
+            self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
+        ) -> Iterator[tuple[str, Module]]: ...
 
     def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
         """An ordered dict name -> tensor of every parameter and persistent buffer.

@@ -243,7 +243,7 @@ def _index_put(xp, x, v, *, key, accumulate=False):
 
 
 @_index_put.vjp
-def _(xp, g, key, accumulate=False, needs=None):
+def _index_put_rule(xp, g, key, accumulate=False, needs=None):
     gx = (g if accumulate else xp.index_put(g, 0.0, key=key)) if needs[0] else None
     return gx, (g[key] if needs[1] else None)
 
@@ -274,7 +274,7 @@ def _setitem(xp, x, v, *, key, accumulate=False):
     return _put(xp, x, v, key, accumulate)
 
 
-_setitem.vjp(_index_put.rule)
+_setitem.vjp(_index_put_rule)
 _setitem.sample(lambda rng: [])  # an in-place op: tested through `t[key] = v`
 
 

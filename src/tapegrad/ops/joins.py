@@ -6,6 +6,7 @@ the PyTorch-style `cat`, `stack`, `hstack`, `vstack`, `split(size)`, `tensor_spl
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -164,7 +165,7 @@ def cat(tensors, dim=0, *, axis=None):
 concatenate = concat = cat
 
 
-def stack(tensors, dim=0, *, axis=None):
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors of equal shape along a new dimension `dim`."""
     dim, tensors = _join_args(tensors, dim, axis, "stack")
     ref = tensors[0].shape

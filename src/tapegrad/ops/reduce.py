@@ -18,6 +18,8 @@ from __future__ import annotations
 import builtins
 import math
 from collections import namedtuple
+from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 
@@ -47,8 +49,21 @@ class _ReductionOp(NumpyStyleOp):
         return args, params
 
 
+class _ReductionOptions(TypedDict):
+    """`defop`'s keywords that `**_REDUCTION` passes, typed so each is checked against
+    `defop`'s own parameter (a plain dict would type them all as `object`)."""
+
+    params: Sequence[str]
+    in_shape: bool
+    op_class: type[NumpyStyleOp]
+
+
 # the options every differentiable reduction registers with
-_REDUCTION = {"params": ("axis", "keepdims"), "in_shape": True, "op_class": _ReductionOp}
+_REDUCTION: _ReductionOptions = {
+    "params": ("axis", "keepdims"),
+    "in_shape": True,
+    "op_class": _ReductionOp,
+}
 
 
 def _axes(axis, ndim):
@@ -370,8 +385,10 @@ def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _arg_extreme(_argmin, "argmin", input, dim, keepdim, axis, keepdims)
 
 
-MaxResult = namedtuple("max", ["values", "indices"])
-MinResult = namedtuple("min", ["values", "indices"])
+# named as PyTorch's torch.return_types are, so the repr reads `max(values=..., indices=...)`;
+# mypy wants a namedtuple named after its variable, hence the ignore
+MaxResult = namedtuple("max", ["values", "indices"])  # type: ignore[name-match]
+MinResult = namedtuple("min", ["values", "indices"])  # type: ignore[name-match]
 
 
 def _extreme_public(name, values_op, index_op, pair_fn, result):

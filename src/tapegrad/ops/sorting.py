@@ -30,9 +30,11 @@ def _gather(input, d: int, idx):
     return dispatch(_take_along_axis, input, indices=idx, axis=d, in_shape=input.shape)
 
 
-SortResult = namedtuple("sort", ["values", "indices"])
-TopkResult = namedtuple("topk", ["values", "indices"])
-KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
+# named as PyTorch's torch.return_types are, so the repr reads `sort(values=..., indices=...)`;
+# mypy wants a namedtuple named after its variable, hence the ignore
+SortResult = namedtuple("sort", ["values", "indices"])  # type: ignore[name-match]
+TopkResult = namedtuple("topk", ["values", "indices"])  # type: ignore[name-match]
+KthvalueResult = namedtuple("kthvalue", ["values", "indices"])  # type: ignore[name-match]
 
 
 def _order(data, d: int, descending: bool):

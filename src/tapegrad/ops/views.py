@@ -7,6 +7,7 @@ swapaxes, moveaxis (NumPy-style internal ops) and their PyTorch-style public fun
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from .arguments import check_scalar_dims, dims_arg, need_dim, norm_axes, pick
 from .quiet import quiet
 from .registry import defop, dispatch
 from .xp import linear_jvp, sum_to_axes
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 # ------------------------------------------------------------------ views of one input
@@ -400,7 +404,7 @@ def _mT(input):
     return dispatch(_swapaxes, input, axis1=-2, axis2=-1)
 
 
-def broadcast_to(input, *shape):
+def broadcast_to(input: Tensor, *shape: Any) -> Tensor:
     """A read-only broadcast view of `input` with `shape`."""
     shape = dims_arg(shape)
     if tuple(shape) == input.shape:

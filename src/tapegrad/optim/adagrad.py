@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Array, Group, Optimizer, Params, ParamState
 
 __all__ = ["Adagrad"]
 
@@ -26,15 +28,15 @@ class Adagrad(Optimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-2,
-        lr_decay=0.0,
-        weight_decay=0.0,
-        initial_accumulator_value=0.0,
-        eps=1e-10,
+        params: Params,
+        lr: float = 1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
         *,
-        maximize=False,
-    ):
+        maximize: bool = False,
+    ) -> None:
         defaults = dict(
             lr=lr,
             lr_decay=lr_decay,
@@ -45,7 +47,7 @@ class Adagrad(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group; its sums start at `initial_accumulator_value` at once (as PyTorch)."""
         super().add_param_group(param_group)
         group = self.param_groups[-1]
@@ -58,7 +60,9 @@ class Adagrad(Optimizer):
                 },
             )
 
-    def _update(self, group, params, grads, states):
+    def _update(
+        self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
+    ) -> None:
         lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
         for p, g, st in zip(params, grads, states, strict=False):
             if not st:

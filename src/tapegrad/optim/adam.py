@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, prepare_grad, validate_grad_options
+from .flat import FlatChunk
+from .optimizer import (
+    Array,
+    Group,
+    Optimizer,
+    Params,
+    ParamState,
+    prepare_grad,
+    validate_grad_options,
+)
 from .sgd import _grad_options
 
 __all__ = ["Adam", "AdamW"]
@@ -40,18 +51,18 @@ class Adam(Optimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0.0,
-        amsgrad=False,
+        params: Params,
+        lr: float = 1e-3,
+        betas: Iterable[float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
         *,
-        maximize=False,
-        eps_before_correction=False,
-        foreach=None,
-        **grad_options,
-    ):
+        maximize: bool = False,
+        eps_before_correction: bool = False,
+        foreach: bool | None = None,
+        **grad_options: Any,
+    ) -> None:
         defaults = dict(
             lr=lr,
             betas=tuple(betas),
@@ -65,7 +76,7 @@ class Adam(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _validate_group(self, group):
+    def _validate_group(self, group: Group) -> None:
         super()._validate_group(group)
         b1, b2 = group["betas"]
         if not 0.0 <= b1 < 1.0 or not 0.0 <= b2 < 1.0:
@@ -76,7 +87,9 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}; must be >= 0")
         validate_grad_options(group)
 
-    def _update(self, group, params, grads, states):
+    def _update(
+        self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
+    ) -> None:
         lr, wd = group["lr"], group["weight_decay"]
         decoupled = wd and self._decoupled
         for p, g, st in zip(params, grads, states, strict=False):
@@ -94,19 +107,28 @@ class Adam(Optimizer):
             p -= _adam_direction(group, g, st["exp_avg"], st["exp_avg_sq"], vmax, st["step"])
 
     # the multi-tensor path (flat.py): the same NumPy calls on one chunk's flat buffers
-    def _bucket_key(self, group, state):
+    def _bucket_key(self, group: Group, state: ParamState) -> Any:
         return state.get("step", 0)  # the bias corrections depend on it
 
-    def _flat_names(self, group):
+    def _flat_names(self, group: Group) -> tuple[str, ...]:
         if group["amsgrad"]:
             return ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
         return ("exp_avg", "exp_avg_sq")
 
-    def _update_flat(self, group, chunk, params, grads, states, step):
+    def _update_flat(
+        self,
+        group: Group,
+        chunk: FlatChunk,
+        params: list[Array],
+        grads: list[Array],
+        states: list[ParamState],
+        step: int,
+    ) -> None:
         lr, wd = group["lr"], group["weight_decay"]
         decoupled = wd and self._decoupled
         step += 1
-        flat_p = np.concatenate(params, axis=None) if wd else None
+        # None when wd is 0: then nothing reads it (`decoupled` implies wd)
+        flat_p: Any = np.concatenate(params, axis=None) if wd else None
         if decoupled:
             flat_p *= 1 - lr * wd
         g = prepare_grad(chunk.gather_grads(grads), flat_p, group, 0.0 if self._decoupled else wd)
@@ -122,7 +144,16 @@ class Adam(Optimizer):
             chunk.subtract_work(params)
 
 
-def _adam_direction(group, g, m, v, vmax, step, out=None, tmp=None):
+def _adam_direction(
+    group: Group,
+    g: Array,
+    m: Array,
+    v: Array,
+    vmax: Array | None,
+    step: int,
+    out: Array | None = None,
+    tmp: Array | None = None,
+) -> Array:
     """Update the moments in place; return what to subtract from the parameter (in `out`
     when given: `g` may be `out`, it is read only before `out` is written; `tmp`: an array
     to compute in)."""
@@ -166,18 +197,18 @@ class AdamW(Adam):
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=1e-2,
-        amsgrad=False,
+        params: Params,
+        lr: float = 1e-3,
+        betas: Iterable[float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
         *,
-        maximize=False,
-        eps_before_correction=False,
-        foreach=None,
-        **grad_options,
-    ):
+        maximize: bool = False,
+        eps_before_correction: bool = False,
+        foreach: bool | None = None,
+        **grad_options: Any,
+    ) -> None:
         super().__init__(
             params,
             lr,

@@ -22,7 +22,16 @@ this step, or when something replaced a state array (`load_state_dict`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .optimizer import Array, Group, Optimizer, ParamState
+
+# a chunk's cache key: (the state names it keeps flat, the ids of its parameters)
+ChunkKey = tuple[tuple[str, ...], tuple[int, ...]]
 
 __all__ = ["FLAT_MAX_NUMEL", "CHUNK_NUMEL", "FlatChunk", "foreach_step"]
 
@@ -39,7 +48,14 @@ class FlatChunk:
 
     __slots__ = ("shapes", "work", "work_views", "buffers", "state_views", "_scratch")
 
-    def __init__(self, arrays: list, states: list, names: tuple, dtype, scratch: dict) -> None:
+    def __init__(
+        self,
+        arrays: list[Array],
+        states: list[ParamState],
+        names: tuple[str, ...],
+        dtype: np.dtype[Any],
+        scratch: dict[np.dtype[Any], Array],
+    ) -> None:
         self.shapes = tuple(a.shape for a in arrays)
         numel = sum(a.size for a in arrays)
         self.work = np.empty(numel, dtype)
@@ -48,8 +64,8 @@ class FlatChunk:
         if held is None or held.size < numel:
             scratch[dtype] = np.empty(numel, dtype)
         self.work_views = _views(self.work, self.shapes)
-        self.buffers: dict = {}
-        self.state_views: dict = {}
+        self.buffers: dict[str, Array] = {}
+        self.state_views: dict[str, list[Array]] = {}
         for name in names:
             olds = [st.get(name) for st in states]
             if all(o is None for o in olds):
@@ -63,7 +79,7 @@ class FlatChunk:
             self.buffers[name] = flat
             self.state_views[name] = views
 
-    def is_current(self, arrays: list, states: list) -> bool:
+    def is_current(self, arrays: list[Array], states: list[ParamState]) -> bool:
         """Whether the parameters still have these shapes and their state is still ours."""
         if tuple(a.shape for a in arrays) != self.shapes:
             return False
@@ -73,29 +89,30 @@ class FlatChunk:
                     return False
         return True
 
-    def scratch(self):
+    def scratch(self) -> Array:
         """A flat array of this chunk's size to compute in (its values are garbage): shared
         by the optimizer's chunks, as a transient array of up to a chunk's size would be
         allocated (and page-faulted) anew at every step."""
         return self._scratch[self.work.dtype][: self.work.size]
 
-    def gather_grads(self, grads: list):
+    def gather_grads(self, grads: list[Array]) -> Array:
         """The gradients, flat, in the work buffer."""
         return np.concatenate(grads, axis=None, out=self.work)
 
-    def subtract_work(self, params: list) -> None:
+    def subtract_work(self, params: list[Array]) -> None:
         """p -= its slice of the work buffer, for every parameter."""
         for p, d in zip(params, self.work_views):
             p -= d
 
-    def copy_work(self, params: list) -> None:
+    def copy_work(self, params: list[Array]) -> None:
         """p[...] = its slice of the work buffer, for every parameter."""
         for p, d in zip(params, self.work_views):
             np.copyto(p, d)
 
 
-def _views(flat, shapes) -> list:
-    out, start = [], 0
+def _views(flat: Array, shapes: tuple[tuple[int, ...], ...]) -> list[Array]:
+    out: list[Array] = []
+    start = 0
     for shape in shapes:
         n = 1
         for d in shape:
@@ -105,7 +122,14 @@ def _views(flat, shapes) -> list:
     return out
 
 
-def foreach_step(opt, group: dict, params: list, arrays: list, grads: list, states: list):
+def foreach_step(
+    opt: Optimizer,
+    group: Group,
+    params: list[Any],
+    arrays: list[Array],
+    grads: list[Array],
+    states: list[ParamState],
+) -> list[int]:
     """Update, chunk by chunk, the parameters that can be gathered; return the indexes of
     the others (for the per-parameter update).
 
@@ -114,8 +138,8 @@ def foreach_step(opt, group: dict, params: list, arrays: list, grads: list, stat
     `_update_flat(group, chunk, params, grads, states, key)`, and holds `_flat_cache` and
     `_flat_scratch` (dicts).
     """
-    buckets: dict = {}
-    rest = []
+    buckets: dict[tuple[np.dtype[Any], Any], list[int]] = {}
+    rest: list[int] = []
     key_of = opt._bucket_key
     for i, a in enumerate(arrays):
         g = grads[i]
@@ -130,6 +154,8 @@ def foreach_step(opt, group: dict, params: list, arrays: list, grads: list, stat
             rest.append(i)
     names = opt._flat_names(group)
     cache = opt._flat_cache
+    update_flat = opt._update_flat
+    assert update_flat is not None  # Optimizer.step takes this path only when there is one
     for (dtype, key), members in buckets.items():
         if len(members) < 2:
             rest.extend(members)
@@ -137,19 +163,20 @@ def foreach_step(opt, group: dict, params: list, arrays: list, grads: list, stat
         for idx in _chunks(members, arrays):
             c_params = [arrays[i] for i in idx]
             c_states = [states[i] for i in idx]
-            cache_key = (names, tuple(id(params[i]) for i in idx))
+            cache_key: ChunkKey = (names, tuple(id(params[i]) for i in idx))
             chunk = cache.get(cache_key)
             if chunk is None or not chunk.is_current(c_params, c_states):
                 _evict(cache, set(cache_key[1]))
                 chunk = FlatChunk(c_params, c_states, names, dtype, opt._flat_scratch)
                 cache[cache_key] = chunk
-            opt._update_flat(group, chunk, c_params, [grads[i] for i in idx], c_states, key)
+            update_flat(group, chunk, c_params, [grads[i] for i in idx], c_states, key)
     rest.sort()
     return rest
 
 
-def _chunks(members: list, arrays: list):
-    chunk, numel = [], 0
+def _chunks(members: list[int], arrays: list[Array]) -> Iterator[list[int]]:
+    chunk: list[int] = []
+    numel = 0
     for i in members:
         n = arrays[i].size
         if chunk and numel + n > CHUNK_NUMEL:
@@ -161,7 +188,7 @@ def _chunks(members: list, arrays: list):
         yield chunk
 
 
-def _evict(cache: dict, ids: set) -> None:
+def _evict(cache: dict[ChunkKey, FlatChunk], ids: set[int]) -> None:
     """Drop the chunks that hold any of these parameters (their state moves to a new one)."""
     for k in [k for k in cache if not ids.isdisjoint(k[1])]:
         del cache[k]

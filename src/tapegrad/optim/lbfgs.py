@@ -11,12 +11,17 @@ parameters' dtype; the parameters change in place, as in the other optimizers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..autograd.modes import enable_grad
 from ..engine.versions import bump_version
-from .optimizer import Optimizer
+from .optimizer import Array, Optimizer, Params
+
+# phi(x, t, d): (loss, flat gradient) at x + t * d
+LineFunction = Callable[[Any, float, Array], tuple[float, Array]]
 
 __all__ = ["LBFGS"]
 
@@ -46,15 +51,15 @@ class LBFGS(Optimizer):
 
     def __init__(
         self,
-        params,
-        lr=1.0,
-        max_iter=20,
-        max_eval=None,
-        tolerance_grad=1e-7,
-        tolerance_change=1e-9,
-        history_size=100,
-        line_search_fn=None,
-    ):
+        params: Params,
+        lr: float = 1.0,
+        max_iter: int = 20,
+        max_eval: int | None = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
+        line_search_fn: str | None = None,
+    ) -> None:
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
@@ -105,7 +110,9 @@ class LBFGS(Optimizer):
             offset += n
             bump_version(p)
 
-    def _evaluate(self, closure, x, t, d):
+    def _evaluate(
+        self, closure: Callable[[], Any], x: list[Array], t: float, d: Array
+    ) -> tuple[float, Array]:
         """Loss and flat gradient at x + t * d; the parameters are left at x."""
         self._add_step(t, d)
         with enable_grad():
@@ -115,7 +122,7 @@ class LBFGS(Optimizer):
         return loss, g
 
     # ------------------------------------------------------------------ step
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Run up to `max_iter` iterations; returns the loss `closure()` gave at the start.
         The closure is required (L-BFGS evaluates the loss several times per step)."""
         if closure is None:
@@ -138,10 +145,15 @@ class LBFGS(Optimizer):
         if np.abs(g).max() <= tol_grad:
             return orig_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        h_diag = state.get("H_diag")
-        prev_g, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        # the previous step's iterates (None before the first iteration, which sets them)
+        d: Any = state.get("d")
+        t: Any = state.get("t")
+        old_dirs: Any = state.get("old_dirs")
+        old_stps: Any = state.get("old_stps")
+        ro: Any = state.get("ro")
+        h_diag: Any = state.get("H_diag")
+        prev_g: Any = state.get("prev_flat_grad")
+        prev_loss: Any = state.get("prev_loss")
 
         n_iter = 0
         while n_iter < max_iter:
@@ -176,7 +188,7 @@ class LBFGS(Optimizer):
             if line_search == "strong_wolfe":
                 x0 = self._flat_params()
 
-                def phi(x, step, direction):
+                def phi(x: list[Array], step: float, direction: Array) -> tuple[float, Array]:
                     return self._evaluate(closure, x, step, direction)
 
                 loss, g, t, ls_evals = strong_wolfe(
@@ -214,7 +226,9 @@ class LBFGS(Optimizer):
         return orig_loss
 
 
-def _two_loop(g, dirs, steps, ro, h_diag):
+def _two_loop(
+    g: Array, dirs: list[Array], steps: list[Array], ro: list[float], h_diag: float
+) -> Array:
     """The L-BFGS direction -H g, H the inverse-Hessian estimate from the stored pairs."""
     q = -g
     alphas = [0.0] * len(dirs)
@@ -228,7 +242,15 @@ def _two_loop(g, dirs, steps, ro, h_diag):
     return r
 
 
-def cubic_minimizer(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
+def cubic_minimizer(
+    x1: float,
+    f1: float,
+    g1: float,
+    x2: float,
+    f2: float,
+    g2: float,
+    bounds: tuple[float, float] | None = None,
+) -> float:
     """The minimizer of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to `bounds`
     (default: the interval between the points); the midpoint when the cubic has none."""
     lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
@@ -244,7 +266,19 @@ def cubic_minimizer(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
     return min(max(m, lo), hi)
 
 
-def strong_wolfe(phi, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+def strong_wolfe(
+    phi: LineFunction,
+    x: Any,
+    t: float,
+    d: Array,
+    f: float,
+    g: Array,
+    gtd: float,
+    c1: float = 1e-4,
+    c2: float = 0.9,
+    tolerance_change: float = 1e-9,
+    max_ls: int = 25,
+) -> tuple[float, Array, float, int]:
     """A step t along d meeting the strong Wolfe conditions, starting from the guess t.
 
     `phi(x, t, d)` returns (loss, flat gradient) at x + t d. Returns (loss, gradient, t,

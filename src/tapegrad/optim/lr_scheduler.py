@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, SupportsFloat
 
 from .optimizer import Optimizer
 
@@ -29,7 +31,7 @@ class LRScheduler:
         last_epoch: -1 to start fresh; a checkpoint's epoch to resume (needs "initial_lr").
     """
 
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(
                 f"{type(self).__name__} needs a tg.optim Optimizer, got {type(optimizer).__name__}"
@@ -53,11 +55,11 @@ class LRScheduler:
         self.step()
         self._is_initial = False
 
-    def get_lr(self) -> list:
+    def get_lr(self) -> list[float]:
         """The learning rates for the current `last_epoch` (subclasses implement it)."""
         raise NotImplementedError
 
-    def _current(self) -> list:
+    def _current(self) -> list[float]:
         return [group["lr"] for group in self.optimizer.param_groups]
 
     def step(self) -> None:
@@ -68,15 +70,15 @@ class LRScheduler:
             group["lr"] = lr
         self._last_lr = self._current()
 
-    def get_last_lr(self) -> list:
+    def get_last_lr(self) -> list[float]:
         """The learning rates the last `step()` set, one per parameter group."""
         return list(self._last_lr)
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer (and, for LambdaLR, the functions)."""
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what `state_dict()` returned."""
         unknown = set(state_dict) - set(self.state_dict())
         if unknown:
@@ -97,14 +99,16 @@ class StepLR(LRScheduler):
     >>> sched = tg.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
     """
 
-    def __init__(self, optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         if int(step_size) <= 0:
             raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size}")
         self.step_size = int(step_size)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._current()
         return [lr * self.gamma for lr in self._current()]
@@ -117,17 +121,23 @@ class MultiStepLR(LRScheduler):
     >>> sched = tg.optim.lr_scheduler.MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
     """
 
-    def __init__(self, optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        milestones: Iterable[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
         self.milestones = Counter(int(m) for m in milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         sd = super().state_dict()
         sd["milestones"] = {str(k): v for k, v in sd["milestones"].items()}  # JSON-safe
         return sd
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self.last_epoch not in self.milestones:
             return self._current()
         factor = self.gamma ** self.milestones[self.last_epoch]
@@ -141,11 +151,11 @@ class ExponentialLR(LRScheduler):
     >>> sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)
     """
 
-    def __init__(self, optimizer, gamma: float, last_epoch: int = -1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self._is_initial:
             return self._current()
         return [lr * self.gamma for lr in self._current()]
@@ -159,14 +169,20 @@ class CosineAnnealingLR(LRScheduler):
     >>> sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
     """
 
-    def __init__(self, optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):  # noqa: N803
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,  # noqa: N803
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
         if int(T_max) <= 0:
             raise ValueError(f"CosineAnnealingLR: T_max must be a positive integer, got {T_max}")
         self.T_max = int(T_max)
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         e, t, lo = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
             return self._current()
@@ -191,12 +207,12 @@ class LinearLR(LRScheduler):
 
     def __init__(
         self,
-        optimizer,
+        optimizer: Optimizer,
         start_factor: float = 1.0 / 3,
         end_factor: float = 1.0,
         total_iters: int = 5,
         last_epoch: int = -1,
-    ):
+    ) -> None:
         if not 0 < start_factor <= 1:
             raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1:
@@ -206,7 +222,7 @@ class LinearLR(LRScheduler):
         self.total_iters = int(total_iters)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in self._current()]
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -224,7 +240,12 @@ class LambdaLR(LRScheduler):
     >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.95 ** epoch)
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
         n = len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != n:
@@ -239,7 +260,7 @@ class LambdaLR(LRScheduler):
             raise TypeError("LambdaLR: lr_lambda must be a function of the epoch (or a list)")
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         e = self.last_epoch
         return [b * f(e) for f, b in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
@@ -261,16 +282,16 @@ class ReduceLROnPlateau(LRScheduler):
 
     def __init__(
         self,
-        optimizer,
-        mode="min",
-        factor=0.1,
-        patience=10,
-        threshold=1e-4,
-        threshold_mode="rel",
-        cooldown=0,
-        min_lr=0.0,
-        eps=1e-8,
-    ):
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | list[float] | tuple[float, ...] = 0.0,
+        eps: float = 1e-8,
+    ) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(
                 f"ReduceLROnPlateau needs a tg.optim Optimizer, got {type(optimizer).__name__}"
@@ -306,7 +327,7 @@ class ReduceLROnPlateau(LRScheduler):
             return a < (self.best * (1 - self.threshold) if rel else self.best - self.threshold)
         return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
 
-    def step(self, metrics) -> None:  # type: ignore[override]
+    def step(self, metrics: SupportsFloat) -> None:  # type: ignore[override]
         """Record this epoch's metric; lower the learning rates after `patience` bad epochs."""
         current = float(metrics)
         self.last_epoch += 1

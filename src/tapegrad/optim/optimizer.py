@@ -12,6 +12,8 @@ multi-tensor path of `flat.py` for their small parameters, unless a group sets
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +25,13 @@ from . import flat
 
 __all__ = ["Optimizer", "prepare_grad"]
 
+# (np.ndarray[...] rather than numpy.typing's NDArray: no import of numpy.typing at run time)
+Array = np.ndarray[Any, np.dtype[Any]]  # a parameter's, gradient's or state's backend array
+Group = dict[str, Any]  # a parameter group: "params" (a list of tensors) and its options
+ParamState = dict[str, Any]  # one parameter's state: name -> array or number
+# what an optimizer is given: tensors, or parameter groups (dicts with a "params" entry)
+Params = Iterable[Tensor] | Iterable[dict[str, Any]]
+
 # The gradient options every optimizer built on `prepare_grad` takes (keyword-only), with
 # their defaults, which change nothing (PyTorch's update). Documented in `prepare_grad`.
 GRAD_OPTIONS = {"grad_scale": 1.0, "clip_value": None, "clip_after_decay": False}
@@ -33,7 +42,8 @@ class _Required:
         return "<required parameter>"
 
 
-required = _Required()
+# a default that a group must override; typed Any, as it may stand in for any option's value
+required: Any = _Required()
 
 
 class Optimizer:
@@ -48,20 +58,21 @@ class Optimizer:
     >>> opt = tg.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.1}], lr=0.01)
     """
 
-    _nonnegative: tuple = ()  # group options `_validate_group` requires to be >= 0
+    _nonnegative: tuple[str, ...] = ()  # group options `_validate_group` requires to be >= 0
 
-    def __init__(self, params, defaults: dict):
+    def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
-        self.state: dict = {}  # parameter tensor -> {name: array or number}
-        self.param_groups: list[dict] = []
-        self._flat_cache: dict = {}  # (state names, parameter ids) -> flat.FlatChunk
-        self._flat_scratch: dict = {}  # dtype -> scratch array the chunks compute in
+        self.state: dict[Tensor, ParamState] = {}  # parameter tensor -> {name: array or number}
+        self.param_groups: list[Group] = []
+        # (state names, parameter ids) -> flat.FlatChunk
+        self._flat_cache: dict[flat.ChunkKey, flat.FlatChunk] = {}
+        self._flat_scratch: dict[np.dtype[Any], Array] = {}  # dtype -> scratch the chunks use
         if isinstance(params, Tensor):
             raise TypeError(
                 f"{type(self).__name__}: params should be an iterable of Tensors or dicts, got "
                 "a single Tensor; wrap it in a list: [t]"
             )
-        groups = list(params)
+        groups: list[Any] = list(params)
         if not groups:
             raise ValueError(
                 f"{type(self).__name__} got an empty parameter list; pass model.parameters() of "
@@ -73,7 +84,7 @@ class Optimizer:
             self.add_param_group(g)
 
     # ------------------------------------------------------------------ groups
-    def add_param_group(self, param_group: dict) -> None:
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own options (fine-tuning, warm-up layers...)."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
@@ -108,7 +119,7 @@ class Optimizer:
         self._validate_group(group)
         self.param_groups.append(group)
 
-    def _validate_group(self, group: dict) -> None:
+    def _validate_group(self, group: Group) -> None:
         """Check option values; subclasses extend it. Runs before the group is added."""
         lr = group.get("lr")
         if lr is not None and not (isinstance(lr, (int, float)) and lr >= 0):
@@ -140,7 +151,7 @@ class Optimizer:
                         g._data[...] = 0
                         bump_version(g)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns `closure()` when given.
 
         `closure` re-evaluates the model and returns the loss (it is run with recording on).
@@ -149,30 +160,35 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        work = []
+        work: list[tuple[Group, list[Tensor], list[Array]]] = []
         for group in self.param_groups:  # check every gradient before changing anything
-            params = [p for p in group["params"] if p._grad is not None]
-            for p in params:
-                if p._grad._data.shape != p._data.shape:
+            params: list[Tensor] = []
+            grads: list[Array] = []
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if g._data.shape != p._data.shape:
                     raise RuntimeError(
                         f"{type(self).__name__}.step: a gradient has shape "
-                        f"{p._grad._data.shape} but its parameter has shape {p._data.shape}; "
+                        f"{g._data.shape} but its parameter has shape {p._data.shape}; "
                         "nothing was updated"
                     )
+                params.append(p)
+                grads.append(g._data)
             if params:
-                work.append((group, params))
+                work.append((group, params, grads))
         state = self.state
         if not hasattr(self, "_flat_cache"):  # made by a subclass that skipped __init__
             self._flat_cache, self._flat_scratch = {}, {}
-        for group, params in work:
-            states = []
+        for group, params, grads in work:
+            states: list[ParamState] = []
             for p in params:
                 st = state.get(p)
                 if st is None:
                     st = state[p] = {}
                 states.append(st)
             arrays = [p._data for p in params]
-            grads = [p._grad._data for p in params]
             foreach = self._update_flat is not None and group.get("foreach") is not False
             if foreach and len(params) > 1 and self._flat_pays(group):
                 rest = flat.foreach_step(self, group, params, arrays, grads, states)
@@ -189,27 +205,29 @@ class Optimizer:
                 bump_version(p)
         return loss
 
-    def _update(self, group: dict, params: list, grads: list, states: list) -> None:
+    def _update(
+        self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
+    ) -> None:
         raise NotImplementedError
 
     # The multi-tensor path (flat.py); None: this optimizer updates one parameter at a time.
     # `_update_flat(group, chunk, params, grads, states, key)` updates the parameters of one
     # flat.FlatChunk (they share a dtype and `key`, what `_bucket_key(group, state)` gave for
     # each); `_flat_names(group)` names the state arrays the chunk keeps flat.
-    _update_flat = None
+    _update_flat: Callable[..., None] | None = None
 
-    def _flat_pays(self, group: dict) -> bool:
+    def _flat_pays(self, group: Group) -> bool:
         """Whether the multi-tensor path is faster for this group's options."""
         return True
 
-    def _bucket_key(self, group: dict, state: dict):
+    def _bucket_key(self, group: Group, state: ParamState) -> Any:
         return None
 
-    def _flat_names(self, group: dict) -> tuple:
+    def _flat_names(self, group: Group) -> tuple[str, ...]:
         return ()
 
     # ------------------------------------------------------------------ checkpoints
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         """The optimizer's state as plain data: `{"state": {index: {...}}, "param_groups": [...]}`.
 
         Parameters are named by their index across all groups (as PyTorch does); state arrays
@@ -217,7 +235,7 @@ class Optimizer:
         can write them directly.
         """
         index: dict[int, int] = {}
-        groups = []
+        groups: list[dict[str, Any]] = []
         for group in self.param_groups:
             g = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
             ids = []
@@ -226,7 +244,7 @@ class Optimizer:
                 ids.append(index[id(p)])
             g["params"] = ids
             groups.append(g)
-        packed = {}
+        packed: dict[int, dict[str, Any]] = {}
         for group in self.param_groups:
             for p in group["params"]:
                 st = self.state.get(p)
@@ -236,7 +254,7 @@ class Optimizer:
                     }
         return {"state": packed, "param_groups": groups}
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what `state_dict()` returned (or what `tg.load` read back from it).
 
         Everything is checked first (group count and sizes, state shapes); on any mismatch
@@ -253,7 +271,7 @@ class Optimizer:
                 f"loaded state dict has {len(saved_groups)} parameter groups but the optimizer "
                 f"has {len(self.param_groups)}; build the optimizer the same way before loading"
             )
-        id_map = {}
+        id_map: dict[int, Tensor] = {}
         for k, (mine, saved) in enumerate(zip(self.param_groups, saved_groups, strict=False)):
             saved_ids = list(saved.get("params", []))
             if len(saved_ids) != len(mine["params"]):
@@ -264,7 +282,7 @@ class Optimizer:
                 )
             for i, p in zip(saved_ids, mine["params"], strict=False):
                 id_map[int(i)] = p
-        new_state = {}
+        new_state: dict[Tensor, ParamState] = {}
         for key, entry in dict(state_dict.get("state", {})).items():
             try:
                 p = id_map[int(key)]
@@ -273,7 +291,7 @@ class Optimizer:
                     f"loaded optimizer state names parameter {key!r}, which no parameter group "
                     "lists"
                 ) from None
-            st = {}
+            st: ParamState = {}
             for name, v in dict(entry).items():
                 if isinstance(v, (Tensor, np.ndarray)):
                     arr = v._data if isinstance(v, Tensor) else v
@@ -289,7 +307,7 @@ class Optimizer:
                         v = arr.astype(p._data.dtype, copy=True)
                 st[name] = v
             new_state[p] = st
-        new_groups = []
+        new_groups: list[Group] = []
         for mine, saved in zip(self.param_groups, saved_groups, strict=False):
             g = {k: v for k, v in mine.items() if k != "params"}  # options saved before
             g.update(
@@ -316,7 +334,8 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def prepare_grad(g, p, group: dict, weight_decay: float = 0.0):
+# `p` is None (never read) when weight_decay is 0: the multi-tensor path gathers none then
+def prepare_grad(g: Array, p: Any, group: Group, weight_decay: float = 0.0) -> Array:
     """The gradient an update uses, from the raw gradient `g` of parameter array `p`.
 
     In this order: negated when `maximize`; multiplied by `grad_scale` (MXNet's
@@ -342,7 +361,7 @@ def prepare_grad(g, p, group: dict, weight_decay: float = 0.0):
     return g
 
 
-def validate_grad_options(group: dict) -> None:
+def validate_grad_options(group: Group) -> None:
     """Check the `prepare_grad` options of a parameter group (ValueError naming the option)."""
     scale = group.get("grad_scale", 1.0)
     if not isinstance(scale, (int, float)) or not np.isfinite(scale):
@@ -352,14 +371,14 @@ def validate_grad_options(group: dict) -> None:
         raise ValueError(f"Invalid clip_value: {clip!r}; it must be None or a number >= 0")
 
 
-def _restore_option(current, saved):
+def _restore_option(current: Any, saved: Any) -> Any:
     """JSON turns tuples into lists (betas); give the option back its original type."""
     if isinstance(current, tuple) and isinstance(saved, list):
         return tuple(saved)
     return saved
 
 
-def _check_param(p, i: int, who: str) -> None:
+def _check_param(p: object, i: int, who: str) -> None:
     if not isinstance(p, Tensor):
         raise TypeError(
             f"{who} can only optimize Tensors, but parameter {i} is a {type(p).__name__}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Array, Group, Optimizer, Params, ParamState
 
 __all__ = ["RMSprop"]
 
@@ -26,16 +26,16 @@ class RMSprop(Optimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-2,
-        alpha=0.99,
-        eps=1e-8,
-        weight_decay=0.0,
-        momentum=0.0,
-        centered=False,
+        params: Params,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
         *,
-        maximize=False,
-    ):
+        maximize: bool = False,
+    ) -> None:
         defaults = dict(
             lr=lr,
             alpha=alpha,
@@ -47,7 +47,9 @@ class RMSprop(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _update(self, group, params, grads, states):
+    def _update(
+        self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
+    ) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
         for p, g, st in zip(params, grads, states, strict=False):

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .optimizer import GRAD_OPTIONS, Optimizer, prepare_grad, required, validate_grad_options
+from .flat import FlatChunk
+from .optimizer import (
+    GRAD_OPTIONS,
+    Array,
+    Group,
+    Optimizer,
+    Params,
+    ParamState,
+    prepare_grad,
+    required,
+    validate_grad_options,
+)
 
 __all__ = ["SGD"]
 
@@ -38,18 +51,18 @@ class SGD(Optimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        momentum=0.0,
-        dampening=0.0,
-        weight_decay=0.0,
-        nesterov=False,
+        params: Params,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
         *,
-        maximize=False,
-        lr_in_momentum=False,
-        foreach=None,
-        **grad_options,
-    ):
+        maximize: bool = False,
+        lr_in_momentum: bool = False,
+        foreach: bool | None = None,
+        **grad_options: Any,
+    ) -> None:
         if lr is required:
             raise ValueError("SGD needs a learning rate: SGD(params, lr=0.01)")
         defaults = dict(
@@ -65,7 +78,7 @@ class SGD(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _validate_group(self, group):
+    def _validate_group(self, group: Group) -> None:
         super()._validate_group(group)
         if group["momentum"] < 0:
             raise ValueError(f"Invalid momentum value: {group['momentum']}; it must be >= 0")
@@ -75,7 +88,9 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening")
         validate_grad_options(group)
 
-    def _update(self, group, params, grads, states):
+    def _update(
+        self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
+    ) -> None:
         lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
         plain = (
             not momentum
@@ -97,12 +112,12 @@ class SGD(Optimizer):
                 continue
             buf = st.get("momentum_buffer")
             fresh = buf is None
-            if fresh:
+            if buf is None:
                 buf = st["momentum_buffer"] = np.empty_like(g)
             p -= _momentum_direction(group, g, buf, fresh)
 
     # the multi-tensor path (flat.py): the same NumPy calls on one chunk's flat buffers
-    def _flat_pays(self, group):
+    def _flat_pays(self, group: Group) -> bool:
         # plain SGD is two NumPy calls a parameter (`p -= lr * g`); gathering the gradients
         # saves one of them but costs a copy, a loss from a few thousand elements on
         return bool(
@@ -112,13 +127,21 @@ class SGD(Optimizer):
             or group.get("clip_value") is not None
         )
 
-    def _bucket_key(self, group, state):
+    def _bucket_key(self, group: Group, state: ParamState) -> bool:
         return group["momentum"] and state.get("momentum_buffer") is None  # a first step?
 
-    def _flat_names(self, group):
+    def _flat_names(self, group: Group) -> tuple[str, ...]:
         return ("momentum_buffer",) if group["momentum"] else ()
 
-    def _update_flat(self, group, chunk, params, grads, states, fresh):
+    def _update_flat(
+        self,
+        group: Group,
+        chunk: FlatChunk,
+        params: list[Array],
+        grads: list[Array],
+        states: list[ParamState],
+        fresh: bool,
+    ) -> None:
         wd = group["weight_decay"]
         flat_p = np.concatenate(params, axis=None) if wd else None
         g = prepare_grad(chunk.gather_grads(grads), flat_p, group, wd)
@@ -130,7 +153,14 @@ class SGD(Optimizer):
         chunk.subtract_work(params)
 
 
-def _momentum_direction(group, g, buf, fresh, out=None, tmp=None):
+def _momentum_direction(
+    group: Group,
+    g: Array,
+    buf: Array,
+    fresh: bool,
+    out: Array | None = None,
+    tmp: Array | None = None,
+) -> Array:
     """Update the momentum buffer in place (fill it when `fresh`); return what to subtract
     from the parameter (in `out` when given: `g` may be `out`; `tmp`: an array to compute
     in)."""
@@ -154,7 +184,7 @@ def _momentum_direction(group, g, buf, fresh, out=None, tmp=None):
     return np.multiply(step, lr, out=out)
 
 
-def _grad_options(who: str, given: dict) -> dict:
+def _grad_options(who: str, given: dict[str, Any]) -> dict[str, Any]:
     """The `prepare_grad` options, defaults filled in; a TypeError for an unknown keyword."""
     unknown = sorted(set(given) - set(GRAD_OPTIONS))
     if unknown:

@@ -15,6 +15,9 @@ of a second forward.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .. import random as _random
 from ..autograd.engine_api import grad as _autograd_grad
 from ..autograd.function import Function
@@ -25,15 +28,15 @@ __all__ = ["checkpoint"]
 
 
 def checkpoint(
-    function,
-    *args,
-    use_reentrant=None,
-    context_fn=None,
-    determinism_check="default",
-    debug=False,
-    preserve_rng_state=True,
-    **kwargs,
-):
+    function: Callable[..., Any],
+    *args: Any,
+    use_reentrant: bool | None = None,
+    context_fn: Callable[..., Any] | None = None,
+    determinism_check: str = "default",
+    debug: bool = False,
+    preserve_rng_state: bool = True,
+    **kwargs: Any,
+) -> Any:
     """`function(*args, **kwargs)`, keeping only the inputs for backward (recomputed then).
 
     Args:
@@ -51,14 +54,14 @@ def checkpoint(
     return _Checkpoint.apply(run, len(args), preserve_rng_state, extras, *args, *extras)
 
 
-def _reachable_tensors(function):
+def _reachable_tensors(function: Callable[..., Any]) -> list[Tensor]:
     """Tracked tensors `function` uses without taking them as arguments."""
     from ..nn.module import Module
 
-    found = []
-    seen = set()
+    found: list[Tensor] = []
+    seen: set[int] = set()
 
-    def add(obj):
+    def add(obj: object) -> None:
         if isinstance(obj, Module):
             for p in obj.parameters():
                 add(p)
@@ -78,14 +81,21 @@ def _reachable_tensors(function):
 
 class _Checkpoint(Function):
     @staticmethod
-    def forward(ctx, run, n_args, preserve_rng_state, extras, *inputs):
+    def forward(
+        ctx: Any,
+        run: Callable[..., Any],
+        n_args: int,
+        preserve_rng_state: bool,
+        extras: list[Tensor],
+        *inputs: Any,
+    ) -> Any:
         ctx.run, ctx.n_args, ctx.extras = run, n_args, extras
         ctx.inputs = inputs[:n_args]  # detached views: the inputs, nothing computed from them
         ctx.rng_state = _random.generator().bit_generator.state if preserve_rng_state else None
         return run(*inputs[:n_args])
 
     @staticmethod
-    def backward(ctx, *grads):
+    def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
         fresh = [
             a.detach().requires_grad_(need) if isinstance(a, Tensor) and a.dtype.kind in "fc" else a
             for a, need in zip(ctx.inputs, ctx.needs_input_grad[4:], strict=False)

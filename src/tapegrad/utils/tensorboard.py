@@ -17,11 +17,16 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .hints import install_hint
+
+if TYPE_CHECKING:
+    from ..nn.module import Module
 
 try:
     from tensorboard.compat.proto.attr_value_pb2 import AttrValue
@@ -40,14 +45,14 @@ except ImportError:
 __all__ = ["SummaryWriter"]
 
 
-def _array(values) -> np.ndarray:
+def _array(values: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
     data = getattr(values, "_data", values)  # a tg.Tensor
     if hasattr(data, "get"):  # a CuPy array
         data = data.get()
     return np.asarray(data, dtype=np.float64)
 
 
-def _scalar(value, tag: str) -> float:
+def _scalar(value: Any, tag: str) -> float:
     arr = _array(value)
     if arr.size != 1:
         raise ValueError(
@@ -75,7 +80,7 @@ class SummaryWriter:
         max_queue: int = 10,
         flush_secs: int = 120,
         filename_suffix: str = "",
-    ):
+    ) -> None:
         if log_dir is None:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
@@ -85,7 +90,7 @@ class SummaryWriter:
     def get_logdir(self) -> str:
         return self.log_dir
 
-    def _add(self, value, global_step, walltime) -> None:
+    def _add(self, value: Any, global_step: int | None, walltime: float | None) -> None:
         event = Event(
             wall_time=time.time() if walltime is None else walltime, summary=Summary(value=[value])
         )
@@ -94,7 +99,11 @@ class SummaryWriter:
         self._writer.add_event(event)
 
     def add_scalar(
-        self, tag: str, scalar_value, global_step: int | None = None, walltime: float | None = None
+        self,
+        tag: str,
+        scalar_value: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
     ) -> None:
         """One number (a float, a 1-element array or tensor) under `tag` at `global_step`."""
         self._add(
@@ -104,7 +113,7 @@ class SummaryWriter:
     def add_scalars(
         self,
         main_tag: str,
-        tag_scalar_dict: dict,
+        tag_scalar_dict: Mapping[str, Any],
         global_step: int | None = None,
         walltime: float | None = None,
     ) -> None:
@@ -115,9 +124,9 @@ class SummaryWriter:
     def add_histogram(
         self,
         tag: str,
-        values,
+        values: Any,
         global_step: int | None = None,
-        bins="tensorflow",
+        bins: Any = "tensorflow",
         walltime: float | None = None,
     ) -> None:
         """The distribution of `values` (a tensor or array): `bins` is anything
@@ -156,7 +165,11 @@ class SummaryWriter:
         self._add(summary.value[0], global_step, walltime)
 
     def add_graph(
-        self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True
+        self,
+        model: Module,
+        input_to_model: Any = None,
+        verbose: bool = False,
+        use_strict_trace: bool = True,
     ) -> None:
         """The op graph of `model(*input_to_model)` (one example input, a tensor or a tuple
         of them), as TensorBoard's Graphs tab shows it: inputs, parameters (by name), one
@@ -183,11 +196,11 @@ class SummaryWriter:
     def __enter__(self) -> SummaryWriter:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _shape_attr(t) -> dict:
+def _shape_attr(t: Any) -> dict[str, Any]:
     dims = [TensorShapeProto.Dim(size=int(n)) for n in getattr(t, "shape", ())]
     return {
         "_output_shapes": AttrValue(list=AttrValue.ListValue(shape=[TensorShapeProto(dim=dims)])),
@@ -195,7 +208,7 @@ def _shape_attr(t) -> dict:
     }
 
 
-def _graph_def(model, inputs) -> GraphDef:
+def _graph_def(model: Module, inputs: Any) -> GraphDef:
     """Trace `model(*inputs)` and turn the trace into a GraphDef."""
     from .. import no_grad
     from ..compile import hook
@@ -205,9 +218,11 @@ def _graph_def(model, inputs) -> GraphDef:
     args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     root = type(model).__name__
     scopes = {"": root}  # module name -> its scope path ("Sequential/Linear[0]")
-    marks: list = []  # (instruction index, scope name or None for "leave the scope")
+    marks: list[
+        tuple[int, str | None]
+    ] = []  # (instruction index, scope name or None for "leave the scope")
     trace = Trace()
-    handles = []
+    handles: list[Any] = []
     for name, m in model.named_modules():
         if not name:
             continue
@@ -264,11 +279,11 @@ def _graph_def(model, inputs) -> GraphDef:
     marks.reverse()
     for k, instr in enumerate(trace.instrs):
         while marks and marks[-1][0] <= k:
-            _, scope = marks.pop()
-            if scope is None:
+            _, entered = marks.pop()
+            if entered is None:
                 stack.pop()
             else:
-                stack.append(scope)
+                stack.append(entered)
         name = f"{'/'.join(stack)}/{instr.op.name}.{k}"
         node_of[instr.out] = name
         nodes.append(
@@ -281,13 +296,13 @@ def _graph_def(model, inputs) -> GraphDef:
         )
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for i, t in enumerate(outs):
-        slot = trace._slot_of.get(id(t)) if isinstance(t, Tensor) else None
-        if slot is not None and slot in node_of:
+        out_slot = trace._slot_of.get(id(t)) if isinstance(t, Tensor) else None
+        if out_slot is not None and out_slot in node_of:
             nodes.append(
                 NodeDef(
                     name=f"output/output.{i}",
                     op="IO Node",
-                    input=[node_of[slot]],
+                    input=[node_of[out_slot]],
                     attr=_shape_attr(t),
                 )
             )

@@ -20,6 +20,7 @@ int32. Its tensors are not tracked by anything until a GradManager attaches them
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -75,6 +76,9 @@ class Tensor(_CoreTensor):
     """MegEngine's Tensor: `mge.Tensor([1.0, 2.0])` (a copy, float32 / int32 by default)."""
 
     __slots__ = ("_name",)
+    # the class the core gives this tensor's gradients and detached copies (set below the
+    # class; tensor.array_class_of reads it)
+    _array_class: ClassVar[type[Tensor]]
 
     def __init__(
         self, data=None, dtype=None, device=None, is_const=False, no_cache=False, name=None
@@ -92,7 +96,7 @@ class Tensor(_CoreTensor):
         self._name = value
 
     @property
-    def size(self) -> int:
+    def size(self) -> int:  # type: ignore[override]  # MegEngine's size is an int, not a method
         """The number of elements (MegEngine's `size`: an int, not PyTorch's `size()`)."""
         return math.prod(self.shape)
 
@@ -189,7 +193,7 @@ def tensor(data=None, dtype=None, device=None, is_const=False, no_cache=False, n
     return Tensor(data, dtype, device, name=name)
 
 
-def from_core(t: _CoreTensor) -> Tensor:
+def from_core(t: _CoreTensor) -> _CoreTensor:
     """A core tensor nothing records as an `mge.Tensor` (sharing storage); others as they are."""
     if type(t) is _CoreTensor and not t.requires_grad:
         return as_class(t, Tensor)

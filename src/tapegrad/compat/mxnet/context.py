@@ -32,7 +32,7 @@ class Context:
             name = "cpu"
         if name not in ("cpu", "gpu"):
             raise ValueError(f"unknown device type {device_type!r}; use 'cpu' or 'gpu'")
-        self.device_type = name
+        self.device_type: str = name
         self.device_id = int(device_id)
 
     @property

@@ -77,7 +77,8 @@ class _NpScope:
     """`with np_array(True):` / `@np_array()`: NumPy array mode inside, restored after."""
 
     def __init__(self, active=True) -> None:
-        self._active, self._prev = bool(active), None
+        self._active = bool(active)
+        self._prev = False  # the mode to restore, read on __enter__ (a bool, as the flag is)
 
     def __enter__(self):
         self._prev = _np_mode[0]

@@ -64,7 +64,7 @@ class device:  # noqa: N801 - PyTorch's name
         name, _, idx = str(type).partition(":")
         if name not in ("cpu", "cuda"):
             raise ValueError(f"unknown device {type!r}; tapegrad has 'cpu' and 'cuda'")
-        self.type = name
+        self.type: str = name
         self.index = int(idx) if idx else index
 
     def __eq__(self, other) -> bool:

@@ -51,7 +51,8 @@ class Function(_CoreFunction):
         super().__init_subclass__(**kwargs)
         fwd = cls.__dict__.get("forward")
         if callable(fwd) and not isinstance(fwd, (staticmethod, classmethod)):
-            cls.forward = _keeping_inputs(fwd)
+            # replacing the subclass's own forward is the point: it keeps the inputs
+            cls.forward = _keeping_inputs(fwd)  # type: ignore[method-assign]
 
     def __call__(self, *inputs):
         for i, a in enumerate(inputs):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .... import nn as _nn
 from ..functional import nn as _Fnn
 from .module import Module
@@ -201,7 +203,13 @@ class AvgPool2d(Module):
 
 
 class _Act(Module):
-    _fn = None
+    if TYPE_CHECKING:  # each subclass's function, a staticmethod (this class has none)
+
+        @staticmethod
+        def _fn(x: Any) -> Any: ...
+
+    else:
+        _fn = None
 
     def forward(self, x):
         return type(self)._fn(x)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ....optim import SGD as _SGD
 from ....optim import Adam as _Adam
 from ....optim import AdamW as _AdamW
+from ....optim import Optimizer as _Optimizer
 from ..._facade import facade_getattr
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm", "clip_grad_value"]
@@ -41,7 +42,9 @@ def clip_grad_value(tensors, lower: float, upper: float) -> None:
             write_data(t.grad, np.clip(t.grad.numpy(), lower, upper))
 
 
-class _Chaining:
+# an Optimizer subclass so that its `super()` calls type-check; the MROs of SGD, Adam and
+# AdamW below are what they were with a plain mixin (this class, the core class, Optimizer)
+class _Chaining(_Optimizer):
     _MGE_OPTIONS: tuple = ("lr", "weight_decay")  # the group options MegEngine's state has
 
     def state_dict(self, keep_var=False) -> dict:
@@ -86,6 +89,7 @@ class _Chaining:
             fixed["state"][i] = st
         super().load_state_dict(fixed)
 
+    # MegEngine's step: no closure, returns the optimizer (PyTorch's returns the closure's loss)
     def step(self):
         """Update every parameter that has a gradient; returns the optimizer (chainable)."""
         super().step()

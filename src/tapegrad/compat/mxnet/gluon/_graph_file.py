@@ -155,8 +155,9 @@ def graph_of(block, args: tuple, input_names: list) -> dict:
     graph["constants"] = constants
     nodes = []
     for instr in trace.instrs:
-        where = f"op {instr.op.name!r} (in layer {traced.owner.get(instr.out, '(top level)')})"
-        if instr.op is not ALIAS and OPS.get(instr.op.name) is not instr.op:
+        name = instr.op.name
+        where = f"op {name!r} (in layer {traced.owner.get(instr.out, '(top level)')})"
+        if instr.op is not ALIAS and OPS.get(name) is not instr.op:
             raise RuntimeError(
                 f"HybridBlock.export: {where} is not in tapegrad's op table, so the graph "
                 "file can't name it"
@@ -171,7 +172,7 @@ def graph_of(block, args: tuple, input_names: list) -> dict:
             else {"value": encode(v, where)}
             for k, v in instr.params.items()
         }
-        op = "(alias)" if instr.op is ALIAS else instr.op.name
+        op = "(alias)" if instr.op is ALIAS else name
         nodes.append({"op": op, "inputs": ins, "params": params, "out": instr.out})
     graph["nodes"] = nodes
     graph["outputs"] = list(traced.outputs)

@@ -100,7 +100,7 @@ class HybridForward:
         self._block = block
         self._compiled = _compile(block.forward)
         self._warm = False
-        self._in_format = None  # the first call's pattern of arrays and None
+        self._in_format: list | None = None  # the first call's pattern of arrays and None
         self.last_args = None  # the latest call's inputs: what `export` traces
 
     def __call__(self, *args, **kwargs):
@@ -122,11 +122,11 @@ class HybridForward:
         # (device, id): a core Tensor (no context of its own) counts as id 0 of its device
         contexts = {(a.device, getattr(a, "_ctx_id", 0)) for a in arrays}
         if len(contexts) > 1:
-            contexts = sorted(f"{'cpu' if d == 'cpu' else 'gpu'}({i})" for d, i in contexts)
+            names = sorted(f"{'cpu' if d == 'cpu' else 'gpu'}({i})" for d, i in contexts)
             raise ValueError(
                 f"{type(self._block).__name__}: Find multiple contexts in the input, After "
                 "hybridized, the HybridBlock only supports one input context. Find all "
-                f"contexts = {contexts}"
+                f"contexts = {names}"
             )
         if self._in_format is None:
             self._in_format = fmt

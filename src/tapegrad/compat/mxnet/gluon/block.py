@@ -49,7 +49,9 @@ class _BlockScope:
     _current = threading.local()
 
     def __init__(self, block) -> None:
-        self._block, self._counter, self._old = block, {}, []
+        self._block = block
+        self._counter: dict[str, int] = {}
+        self._old: list[_BlockScope | None] = []
 
     def __enter__(self):
         self._old.append(getattr(_BlockScope._current, "value", None))
@@ -298,7 +300,8 @@ class Block:
                 f"{type(self).__name__}.summary: the block is hybridized; "
                 "call summary() before hybridize()"
             )
-        rows, handles = [], []
+        rows: list[tuple[str, str, int]] = []
+        handles: list = []
 
         def flat(out):
             if isinstance(out, (list, tuple)):

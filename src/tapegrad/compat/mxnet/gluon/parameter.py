@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,7 @@ class Parameter:
         self._differentiable = differentiable
         self._grad_req = self._check_req(grad_req if differentiable else "null")
         self._var: Tensor | None = None
-        self._deferred = None  # (init, device) until the shape is known
+        self._deferred: tuple[Any, str] | None = None  # (init, device) until the shape is known
         self._device = "cpu"
 
     # ------------------------------------------------------------------ properties
@@ -133,10 +134,10 @@ class Parameter:
             req = "null"
         self._grad_req = req
         if self._var is not None:
-            self._attach()
+            self._attach(self._var)
 
-    def _attach(self) -> None:
-        self._var.attach_grad(self._grad_req)  # "null" frees the gradient buffer
+    def _attach(self, var: Tensor) -> None:
+        var.attach_grad(self._grad_req)  # "null" frees the gradient buffer
 
     # ------------------------------------------------------------------ initialization
     def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False) -> None:
@@ -186,7 +187,7 @@ class Parameter:
     def _set_var(self, var: Tensor) -> None:
         self._var = var
         self._device = var.device
-        self._attach()
+        self._attach(var)
 
     def _check_initialized(self) -> Tensor:
         if self._var is not None:

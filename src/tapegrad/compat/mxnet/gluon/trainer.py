@@ -19,7 +19,12 @@ and with `grad_req="write"` there is nothing to zero between steps.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .parameter import Parameter
+
+if TYPE_CHECKING:  # tapegrad.optim loads at the first step
+    from ....optim import Optimizer
 
 __all__ = ["Trainer"]
 
@@ -61,7 +66,7 @@ class Trainer:
     ) -> None:
         if isinstance(params, dict):
             params = list(params.values())
-        unique = {}
+        unique: dict[int, Parameter] = {}
         for p in params:  # a parameter shared by two blocks is updated once
             unique.setdefault(id(p), p)
         params = list(unique.values())
@@ -95,7 +100,7 @@ class Trainer:
         self._scale = float(opts.get("rescale_grad", 1.0))
         self._clip = opts.get("clip_gradient")
         self._opts = opts
-        self._opt = None  # made at the first step, when deferred parameters exist
+        self._opt: Optimizer | None = None  # made at the first step, when deferred parameters exist
 
     @property
     def learning_rate(self) -> float:
@@ -111,12 +116,12 @@ class Trainer:
     def optimizer(self):
         return self._opt
 
-    def _make_optimizer(self) -> None:
+    def _make_optimizer(self) -> Optimizer:
         """The core optimizer with MXNet's update expressed as its options: one parameter
         group per parameter (its lr_mult and wd_mult), `grad_scale` (rescale_grad / batch
         size, set at each step), `clip_value` (clip_gradient), and MXNet's placements:
         Adam's weight decay before the clipping and its epsilon before the bias correction,
-        SGD's learning rate inside the momentum."""
+        SGD's learning rate inside the momentum. Returns it (also kept as `_opt`)."""
         from .... import optim
 
         clip = self._clip if self._clip is not None and self._clip > 0 else None
@@ -129,10 +134,11 @@ class Trainer:
             }
             for p in self._params
         ]
-        common = dict(lr=self._lr, grad_scale=self._scale, clip_value=clip)
+        # lr and the gradient options, as keywords (so typed Any: each has its own type)
+        common: dict[str, Any] = dict(lr=self._lr, grad_scale=self._scale, clip_value=clip)
         if self._name == "adam":
             betas = (float(self._opts.get("beta1", 0.9)), float(self._opts.get("beta2", 0.999)))
-            self._opt = optim.Adam(
+            opt: Optimizer = optim.Adam(
                 groups,
                 betas=betas,
                 eps=float(self._opts.get("epsilon", 1e-8)),
@@ -142,13 +148,15 @@ class Trainer:
             )
         else:
             momentum = float(self._opts.get("momentum", 0.0))
-            self._opt = optim.SGD(
+            opt = optim.SGD(
                 groups,
                 momentum=momentum,
                 lr_in_momentum=True,
                 nesterov=self._name == "nag" and momentum > 0,
                 **common,
             )
+        self._opt = opt
+        return opt
 
     def allreduce_grads(self) -> None:
         """One process, one device: nothing to reduce (see tapegrad.distributed)."""
@@ -159,11 +167,10 @@ class Trainer:
 
     def update(self, batch_size, ignore_stale_grad=False) -> None:
         """The update of `step`; a parameter without a gradient (grad_req "null") is skipped."""
-        if self._opt is None:
-            self._make_optimizer()
-        for group in self._opt.param_groups:
+        opt = self._opt if self._opt is not None else self._make_optimizer()
+        for group in opt.param_groups:
             group["grad_scale"] = self._scale / batch_size
-        self._opt.step()
+        opt.step()
 
     def save_states(self, fname) -> None:
         from .... import io
@@ -173,6 +180,5 @@ class Trainer:
     def load_states(self, fname) -> None:
         from .... import io
 
-        if self._opt is None:
-            self._make_optimizer()
-        self._opt.load_state_dict(io.load(fname))
+        opt = self._opt if self._opt is not None else self._make_optimizer()
+        opt.load_state_dict(io.load(fname))

@@ -13,6 +13,7 @@ Everything else is the core Tensor's. An op on NDArrays returns an NDArray, and
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from ....tensor import Tensor, as_class, write_data
 from ..._numpy_style import amax, amin, repeat_elements, split, transpose
@@ -35,9 +36,12 @@ class NDArray(Tensor):
     """
 
     __slots__ = ("_ctx_id",)  # the device id of an explicit ctx= (context.py), else unset
+    # the class the core gives this array's gradients and detached copies (set below the
+    # class; tensor.array_class_of reads it)
+    _array_class: ClassVar[type[NDArray]]
 
     @property
-    def size(self) -> int:
+    def size(self) -> int:  # type: ignore[override]  # MXNet's size is an int, not a method
         """The number of elements (MXNet's `size`: an int, not PyTorch's `size()`)."""
         return math.prod(self.shape)
 
@@ -98,7 +102,10 @@ class NDArray(Tensor):
         """The same values as an `mx.nd.NDArray` (sharing storage when nothing records it)."""
         return _as_array_type(self, NDArray)
 
-    def backward(self, out_grad=None, retain_graph=False, train_mode=True) -> None:
+    # MXNet's signature (out_grad first), not PyTorch's that the core Tensor has
+    def backward(  # type: ignore[override]
+        self, out_grad=None, retain_graph=False, train_mode=True
+    ) -> None:
         """Backpropagate from this array into the `.grad` of the marked variables."""
         from ..autograd import backward
 
