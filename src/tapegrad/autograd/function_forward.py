@@ -54,16 +54,13 @@ def input_tangents(cls: type[Function], args: Sequence[Any]) -> list[Tensor | No
 
 
 def _primal(t: Tensor) -> Tensor:
-    """`t` as jvp sees it: the same values and reverse graph, no tangent."""
+    """`t` as jvp sees it: the same values and reverse graph, no tangent (forward AD's
+    shadow: a leaf's gradients through it reach the leaf's own accumulator)."""
     if not t._tapes & FORWARD:
         return t
-    s = _wrap(t._data, t._tapes & ~FORWARD, type(t))
-    s._vc = t._vc
-    if t.grad_fn is not None:
-        s.grad_fn, s._out_nr = t.grad_fn, t._out_nr
-    elif t._accum is not None:
-        s._accum = t._accum
-    return s
+    from .forward_ad import _shadow
+
+    return _shadow(t, t._tapes & ~FORWARD)
 
 
 def _jvp_saved(
