@@ -29,6 +29,7 @@ _DEFERRED = (
     "tapegrad.autograd.graph",
     "json",  # tg.save / tg.load (its regexes are compiled when it is imported)
     "numpy.typing",  # annotations only
+    "concurrent.futures",  # the intra-op thread pool (off by default), and logging with it
 )
 
 

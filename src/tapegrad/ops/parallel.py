@@ -26,10 +26,12 @@ import itertools
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # the pool's module (and logging, which it imports) loads on first split
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["for_slices", "set_intra_op_threads", "intra_op_threads"]
 
@@ -65,6 +67,8 @@ _pool_lock = threading.Lock()  # two threads growing the pool at once make one n
 
 def _executor(workers: int) -> ThreadPoolExecutor:
     global _pool
+    from concurrent.futures import ThreadPoolExecutor
+
     with _pool_lock:
         pool = _pool
         if pool is None or pool._max_workers < workers:
