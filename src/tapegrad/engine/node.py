@@ -19,10 +19,9 @@ if TYPE_CHECKING:
 # What the engine's types mean (aliases for readers and for mypy; nothing checks them at run
 # time). Arrays are NumPy's or CuPy's: `Any`, as the engine never looks inside one.
 Array = Any
-Edge = tuple["Node", int]  # (the node that made an input, which of its outputs)
-# Node.next holds per input the Node itself (or None), and Node.next_nr the output indices
-# only when one of them is not 0: most edges lead to a one-output node, and a (node, 0)
-# pair per edge was a tuple to allocate, free and let the collector scan per recorded op.
+# An edge is the input's Node itself, in Node.next (None: no edge); Node.next_nr has the
+# output indices only when one of them is not 0. Most edges lead to a one-output node, and a
+# (node, 0) pair per edge was a tuple to allocate, free and let the collector scan per op.
 InputMeta = tuple[tuple[int, ...], Any]  # an input's (shape, dtype)
 VersionCheck = tuple[list[int], int, int]  # (version counter, version when saved, input index)
 TensorHook = Callable[["Tensor"], Optional["Tensor"]]
@@ -142,13 +141,6 @@ class Node:
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
         nrs = self.next_nr or (0,) * len(self.next)
         return tuple(zip(self.next, nrs))
-
-    def edge(self, i: int) -> Edge | None:
-        """Input `i`'s edge as a (node, output index) pair, or None."""
-        child = self.next[i]
-        if child is None:
-            return None
-        return child, 0 if self.next_nr is None else self.next_nr[i]
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
