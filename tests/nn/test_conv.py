@@ -584,6 +584,44 @@ def test_depthwise_results_never_share_the_scratch_buffers(rng):
     assert not np.array_equal(w.grad.numpy(), gw)
 
 
+@pytest.mark.parametrize("mult, per_group", [(1, 1), (2, 1), (1, 2)])
+def test_direct_conv_infinite_weight_gives_torch_infinities_not_nan(mult, per_group, rng):
+    """Stride 1, groups of 1-2 channels (ops/conv_direct.py): an infinite weight meets the
+    grid's padding zeros in the transposed conv (the input gradient); as in PyTorch the
+    outputs it reaches are +Inf, not NaN (was 18 NaN of 50 outputs)."""
+    x = rng.uniform(0.5, 1.0, (2, 2 * per_group, 5, 5))
+    w = rng.uniform(0.5, 1.0, (2 * mult, per_group, 3, 3))
+    w[0, 0, 0, 0] = np.inf
+    xo, wo = tg.tensor(x, requires_grad=True), tg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    F.conv2d(xo, wo, padding=1, groups=2).sum().backward()
+    TF.conv2d(xt, wt, padding=1, groups=2).sum().backward()
+    assert np.isinf(xt.grad.numpy()).any() and not np.isnan(xt.grad.numpy()).any()
+    _close(xo.grad, xt.grad)
+    if mult == 1:  # the transposed conv itself, summing `per_group` inputs per group
+        wT = w.reshape(2 * per_group, 1, 3, 3)
+        _close(
+            F.conv_transpose2d(tg.tensor(x), tg.tensor(wT), padding=1, groups=2),
+            TF.conv_transpose2d(torch.tensor(x), torch.tensor(wT), padding=1, groups=2),
+        )
+
+
+@pytest.mark.parametrize("at", [(0, 0), (4, 4), (2, 4)])
+@pytest.mark.parametrize("mult, per_group", [(1, 1), (2, 1), (1, 2)])
+def test_direct_weight_grad_infinite_input_gives_torch_infinities_not_nan(at, mult, per_group, rng):
+    """The direct weight gradient's dot products run over the whole grid, where g's zeros
+    meet x: an infinite input gives the +Inf entries PyTorch gives, not NaN."""
+    x = rng.uniform(0.5, 1.0, (2, 2 * per_group, 5, 5))
+    x[(0, 0) + at] = np.inf
+    w = rng.uniform(0.5, 1.0, (2 * mult, per_group, 3, 3))
+    xo, wo = tg.tensor(x, requires_grad=True), tg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    F.conv2d(xo, wo, padding=1, groups=2).sum().backward()
+    TF.conv2d(xt, wt, padding=1, groups=2).sum().backward()
+    assert np.isinf(wt.grad.numpy()).any() and not np.isnan(wt.grad.numpy()).any()
+    _close(wo.grad, wt.grad)
+
+
 def test_conv_results_never_share_the_scratch_buffers(rng):
     """Results come out of the reused scratch buffers as new arrays: a second call (same
     shapes, so the same buffers) leaves the first result as it was, batch of one included."""

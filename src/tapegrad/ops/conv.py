@@ -357,7 +357,9 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
         and tuple(out_shape) == tuple(in_sizes)
     ):
         return _add_bias(_pointwise_transpose(xp, y, w, groups), b)
-    if conv_direct.correlates(cin, cout, groups, stride):
+    # (an infinite weight would meet the direct grid's padding zeros: NaN where PyTorch
+    # and the scatter below give +-Inf; w is small, the check costs nothing)
+    if conv_direct.correlates(cin, cout, groups, stride) and bool(xp.isfinite(w).all()):
         return conv_direct.conv_transpose(
             xp, y, w, b, padding=padding, dilation=dilation, groups=groups, out_shape=out_shape
         )
@@ -436,9 +438,14 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
     if _is_pointwise(kernel, padding):
         return _pointwise_weight_grad(xp, x, g, groups, stride)
     if conv_direct.weight_grad_applies(c, o, groups, stride):
-        return conv_direct.weight_grad(
+        dw = conv_direct.weight_grad(
             xp, x, g, kernel=kernel, padding=padding, dilation=dilation, groups=groups
         )
+        # Its dot products run over the whole grid, where g's zeros meet x: an infinite x
+        # gives NaN there. A finite dw (small: a check that costs nothing) had only exact
+        # zeros added; otherwise the paths below sum over the real positions, as PyTorch.
+        if bool(xp.isfinite(dw).all()):
+            return dw
     if _is_depthwise(c, o, groups):
         return _depthwise_weight_grad(
             xp, x, g, kernel=kernel, stride=stride, padding=padding, dilation=dilation
