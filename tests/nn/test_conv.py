@@ -462,6 +462,47 @@ def test_special_conv_transpose_paths_match_torch(kw, rng):
 
 
 @pytest.mark.parametrize(
+    "kw",
+    [
+        # output_padding >= stride, allowed because it is < dilation: the gradients' conv of g
+        # reaches one more output position than y has
+        dict(in_channels=2, out_channels=3, kernel_size=3, dilation=2, output_padding=1),
+        dict(in_channels=4, out_channels=4, kernel_size=3, dilation=2, output_padding=1, groups=4),
+        dict(
+            in_channels=4,
+            out_channels=2,
+            kernel_size=2,
+            padding=1,
+            dilation=2,
+            output_padding=1,
+            groups=2,
+        ),
+        dict(
+            in_channels=2,
+            out_channels=2,
+            kernel_size=(2, 3),
+            stride=(2, 1),
+            dilation=(3, 2),
+            output_padding=(2, 1),
+            padding=(0, 2),
+        ),
+    ],
+)
+def test_conv_transpose_output_padding_past_the_stride_has_gradients(kw, rng):
+    """A transposed conv whose output_padding is at least its stride (PyTorch allows it up to
+    the dilation): its gradients raised (a reshape or matmul size error); now as PyTorch's,
+    and second order by finite differences."""
+    module = tg.nn.ConvTranspose2d(**kw).double()
+    tmodule = torch.nn.ConvTranspose2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((2, kw["in_channels"], 4, 3)), rng)
+    p = {k: kw[k] for k in ("stride", "padding", "output_padding", "groups", "dilation") if k in kw}
+    x = tg.tensor(rng.standard_normal((1, kw["in_channels"], 3, 3)), requires_grad=True)
+    w = tg.tensor(module.weight.detach().numpy(), requires_grad=True)
+    assert gradgradcheck(lambda x, w: F.conv_transpose2d(x, w, **p), (x, w))
+
+
+@pytest.mark.parametrize(
     "shape, kw",
     [
         ((2, 4, 5, 5), dict(groups=1, kernel=1)),  # 1x1
