@@ -462,6 +462,47 @@ def test_special_conv_transpose_paths_match_torch(kw, rng):
 
 
 @pytest.mark.parametrize(
+    "kw",
+    [
+        # output_padding >= stride, allowed because it is < dilation: the gradients' conv of g
+        # reaches one more output position than y has
+        dict(in_channels=2, out_channels=3, kernel_size=3, dilation=2, output_padding=1),
+        dict(in_channels=4, out_channels=4, kernel_size=3, dilation=2, output_padding=1, groups=4),
+        dict(
+            in_channels=4,
+            out_channels=2,
+            kernel_size=2,
+            padding=1,
+            dilation=2,
+            output_padding=1,
+            groups=2,
+        ),
+        dict(
+            in_channels=2,
+            out_channels=2,
+            kernel_size=(2, 3),
+            stride=(2, 1),
+            dilation=(3, 2),
+            output_padding=(2, 1),
+            padding=(0, 2),
+        ),
+    ],
+)
+def test_conv_transpose_output_padding_past_the_stride_has_gradients(kw, rng):
+    """A transposed conv whose output_padding is at least its stride (PyTorch allows it up to
+    the dilation): its gradients raised (a reshape or matmul size error); now as PyTorch's,
+    and second order by finite differences."""
+    module = tg.nn.ConvTranspose2d(**kw).double()
+    tmodule = torch.nn.ConvTranspose2d(**kw).double()
+    _load_from_torch(module, tmodule)
+    _compare_module(module, tmodule, rng.standard_normal((2, kw["in_channels"], 4, 3)), rng)
+    p = {k: kw[k] for k in ("stride", "padding", "output_padding", "groups", "dilation") if k in kw}
+    x = tg.tensor(rng.standard_normal((1, kw["in_channels"], 3, 3)), requires_grad=True)
+    w = tg.tensor(module.weight.detach().numpy(), requires_grad=True)
+    assert gradgradcheck(lambda x, w: F.conv_transpose2d(x, w, **p), (x, w))
+
+
+@pytest.mark.parametrize(
     "shape, kw",
     [
         ((2, 4, 5, 5), dict(groups=1, kernel=1)),  # 1x1
@@ -582,6 +623,44 @@ def test_depthwise_results_never_share_the_scratch_buffers(rng):
     np.testing.assert_array_equal(first.detach().numpy(), kept)
     np.testing.assert_array_equal(x.grad.numpy(), gx)
     assert not np.array_equal(w.grad.numpy(), gw)
+
+
+@pytest.mark.parametrize("mult, per_group", [(1, 1), (2, 1), (1, 2)])
+def test_direct_conv_infinite_weight_gives_torch_infinities_not_nan(mult, per_group, rng):
+    """Stride 1, groups of 1-2 channels (ops/conv_direct.py): an infinite weight meets the
+    grid's padding zeros in the transposed conv (the input gradient); as in PyTorch the
+    outputs it reaches are +Inf, not NaN (was 18 NaN of 50 outputs)."""
+    x = rng.uniform(0.5, 1.0, (2, 2 * per_group, 5, 5))
+    w = rng.uniform(0.5, 1.0, (2 * mult, per_group, 3, 3))
+    w[0, 0, 0, 0] = np.inf
+    xo, wo = tg.tensor(x, requires_grad=True), tg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    F.conv2d(xo, wo, padding=1, groups=2).sum().backward()
+    TF.conv2d(xt, wt, padding=1, groups=2).sum().backward()
+    assert np.isinf(xt.grad.numpy()).any() and not np.isnan(xt.grad.numpy()).any()
+    _close(xo.grad, xt.grad)
+    if mult == 1:  # the transposed conv itself, summing `per_group` inputs per group
+        wT = w.reshape(2 * per_group, 1, 3, 3)
+        _close(
+            F.conv_transpose2d(tg.tensor(x), tg.tensor(wT), padding=1, groups=2),
+            TF.conv_transpose2d(torch.tensor(x), torch.tensor(wT), padding=1, groups=2),
+        )
+
+
+@pytest.mark.parametrize("at", [(0, 0), (4, 4), (2, 4)])
+@pytest.mark.parametrize("mult, per_group", [(1, 1), (2, 1), (1, 2)])
+def test_direct_weight_grad_infinite_input_gives_torch_infinities_not_nan(at, mult, per_group, rng):
+    """The direct weight gradient's dot products run over the whole grid, where g's zeros
+    meet x: an infinite input gives the +Inf entries PyTorch gives, not NaN."""
+    x = rng.uniform(0.5, 1.0, (2, 2 * per_group, 5, 5))
+    x[(0, 0) + at] = np.inf
+    w = rng.uniform(0.5, 1.0, (2 * mult, per_group, 3, 3))
+    xo, wo = tg.tensor(x, requires_grad=True), tg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    F.conv2d(xo, wo, padding=1, groups=2).sum().backward()
+    TF.conv2d(xt, wt, padding=1, groups=2).sum().backward()
+    assert np.isinf(wt.grad.numpy()).any() and not np.isnan(wt.grad.numpy()).any()
+    _close(wo.grad, wt.grad)
 
 
 def test_conv_results_never_share_the_scratch_buffers(rng):

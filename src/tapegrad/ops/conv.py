@@ -357,7 +357,9 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
         and tuple(out_shape) == tuple(in_sizes)
     ):
         return _add_bias(_pointwise_transpose(xp, y, w, groups), b)
-    if conv_direct.correlates(cin, cout, groups, stride):
+    # (an infinite weight would meet the direct grid's padding zeros: NaN where PyTorch
+    # and the scatter below give +-Inf; w is small, the check costs nothing)
+    if conv_direct.correlates(cin, cout, groups, stride) and bool(xp.isfinite(w).all()):
         return conv_direct.conv_transpose(
             xp, y, w, b, padding=padding, dilation=dilation, groups=groups, out_shape=out_shape
         )
@@ -436,9 +438,14 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
     if _is_pointwise(kernel, padding):
         return _pointwise_weight_grad(xp, x, g, groups, stride)
     if conv_direct.weight_grad_applies(c, o, groups, stride):
-        return conv_direct.weight_grad(
+        dw = conv_direct.weight_grad(
             xp, x, g, kernel=kernel, padding=padding, dilation=dilation, groups=groups
         )
+        # Its dot products run over the whole grid, where g's zeros meet x: an infinite x
+        # gives NaN there. A finite dw (small: a check that costs nothing) had only exact
+        # zeros added; otherwise the paths below sum over the real positions, as PyTorch.
+        if bool(xp.isfinite(dw).all()):
+            return dw
     if _is_depthwise(c, o, groups):
         return _depthwise_weight_grad(
             xp, x, g, kernel=kernel, stride=stride, padding=padding, dilation=dilation
@@ -488,10 +495,29 @@ def _conv_transpose(xp, y, w, b, *, stride, padding, dilation, groups, out_shape
         )
 
 
+def _reach_of_y(xp, g, y_sizes, kernel, *, stride, padding, dilation, **_):
+    """g (the transposed conv's output gradient) and the padding with which conv(g) has
+    exactly y's sizes: with output_padding >= stride (allowed up to the dilation) the conv of
+    the whole g would reach one more position. The high padding shrinks by the excess, and
+    where it would go negative, g is cropped instead (the conv never reads that part)."""
+    pads, crop = [], []
+    for size, s, k, d, (lo, _hi), n in zip(
+        g.shape[2:], stride, kernel, dilation, padding, y_sizes, strict=True
+    ):
+        needed = (n - 1) * s + d * (k - 1) + 1 - lo  # g positions the last window ends at
+        pads.append((lo, max(0, needed - size)))
+        crop.append(slice(0, min(size, needed)))
+    if any(c.stop < size for c, size in zip(crop, g.shape[2:], strict=True)):
+        g = g[(slice(None), slice(None)) + tuple(crop)]
+    return g, tuple(pads)
+
+
 @_conv_transpose.vjp
 def _(xp, g, y, w, needs, out_shape, **p):
-    gy = xp.conv(g, w, None, **p) if needs[0] else None
-    gw = xp.conv_weight_grad(g, y, kernel=tuple(w.shape[2:]), **p) if needs[1] else None
+    gr, padding = _reach_of_y(xp, g, y.shape[2:], w.shape[2:], **p)
+    pr = {**p, "padding": padding}
+    gy = xp.conv(gr, w, None, **pr) if needs[0] else None
+    gw = xp.conv_weight_grad(gr, y, kernel=tuple(w.shape[2:]), **pr) if needs[1] else None
     gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if needs[2] else None
     return gy, gw, gb
 
@@ -625,6 +651,16 @@ def _(rng):
                 dict(p, out_shape=tuple(xs[2:])),
             )
         )
+    # output_padding past the stride (allowed below the dilation): conv(g) in the rule would
+    # reach one more position than y has; a GEMM case and a direct (one output per group) one
+    for cin, w_shape, groups, stride, out_shape in [
+        (2, (2, 3, 3, 2), 1, (1, 2), (6, 7)),
+        (4, (4, 1, 3, 2), 2, (1, 1), (6, 4)),
+    ]:
+        y = rng.standard_normal((2, cin, 3, 3))
+        p = dict(stride=stride, padding=((1, 1), (0, 0)), dilation=(2, 1), groups=groups)
+        bias = rng.standard_normal(w_shape[1] * groups)
+        out.append(((y, rng.standard_normal(w_shape), bias), dict(p, out_shape=out_shape)))
     return out
 
 

@@ -16,8 +16,10 @@ The batch goes in blocks of ~512 KiB so that the accumulator and the product sta
 
 The cropped-away positions read past a plane's end into the next one or into the slack;
 they never reach a kept output. In the transposed conv and the weight gradient the padding
-zeros meet the weights and x: with an infinite weight or input this gives NaN at a few
-positions where PyTorch's sum over the real positions alone gives +-Inf.
+zeros meet the weights and x: with an infinite weight or input this gives NaN (at every
+output an infinite weight reaches near the border) where PyTorch's sum over the real
+positions alone gives +-Inf. So ops/conv.py takes the other paths for a transposed conv
+whose weights are not all finite, and recomputes a weight gradient that came out non-finite.
 
 Shapes: `groups` G, `a` input and `b` output channels per group (channel g*a + i is input
 i of group g, as in PyTorch's grouped layout).
