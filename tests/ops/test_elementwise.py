@@ -437,3 +437,20 @@ def test_remainder_gradients():
     (x % y).sum().backward()
     assert x.grad.tolist() == [1.0, 1.0, 1.0]
     assert y.grad.tolist() == [-1.0, 3.0, 2.0]  # -floor(x / y)
+
+
+def test_fmod_keeps_int_dtype_and_its_gradient_ignores_a_zero_divisor():
+    # fmod was x - trunc(x / y) * y: float32 for int inputs, NaN gradients wherever y == 0
+    # (PyTorch: d/dx = 1 there) and the low digits lost for large |x / y|
+    ints = tg.fmod(tg.tensor([5, -7, 7]), tg.tensor([3, 3, -3]))
+    assert ints.dtype == tg.int64 and ints.tolist() == [2, -1, 1]
+    with pytest.raises(RuntimeError, match="fmod: integer division by zero"):
+        tg.fmod(tg.tensor([5]), tg.tensor([0]))
+    x = _f64([1.5, -2.5, 3.0], requires_grad=True)
+    y = _f64([0.0, 2.0, -2.0], requires_grad=True)
+    out = tg.fmod(x, y)
+    assert np.isnan(out.tolist()[0]) and out.tolist()[1:] == [-0.5, 1.0]
+    out.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    assert y.grad.tolist()[1:] == [1.0, 1.0]  # -trunc(x / y)
+    assert tg.fmod(_f64([1e17 + 2.0]), 3.0).tolist() == [math.fmod(1e17 + 2.0, 3.0)]
