@@ -454,3 +454,18 @@ def test_fmod_keeps_int_dtype_and_its_gradient_ignores_a_zero_divisor():
     assert x.grad.tolist() == [1.0, 1.0, 1.0]
     assert y.grad.tolist()[1:] == [1.0, 1.0]  # -trunc(x / y)
     assert tg.fmod(_f64([1e17 + 2.0]), 3.0).tolist() == [math.fmod(1e17 + 2.0, 3.0)]
+
+
+def test_pow_exponent_gradient_at_a_zero_base_and_for_an_int_base():
+    # d/dy 0 ** y is 0 for y >= 0 and inf * log(0) = -inf for y < 0 (PyTorch's values; it was
+    # NaN), for a tensor, bool or Python-number base
+    for base in (0, tg.tensor([False, False, True]), _f64([0.0, 0.0, 0.0])):
+        y = _f64([-1.0, 0.0, 2.0], requires_grad=True)
+        (base**y).sum().backward()
+        assert y.grad.tolist()[0] == -math.inf and y.grad.tolist()[1:] == [0.0, 0.0]
+    # an int base's log was NumPy's float16 (3 digits) for uint8
+    y = _f64([-1.0, 0.5, 2.0], requires_grad=True)
+    base = np.array([3, 200, 7], np.uint8)
+    (tg.tensor(base) ** y).sum().backward()
+    want = base.astype(np.float64) ** y.detach().numpy() * np.log(base.astype(np.float64))
+    np.testing.assert_allclose(y.grad.numpy(), want, rtol=1e-12)
