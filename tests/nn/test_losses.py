@@ -325,3 +325,14 @@ def test_table_bce_ops_check_target_and_weight_shapes(name, torch):
         op(x, tg.tensor([0.1, 0.2]))
     ok = op(tg.tensor([0.3, 0.4]), tg.tensor([0.6, 0.1]), weight=np.array(2.0))
     assert np.isfinite(ok.item())
+
+
+def test_huber_loss_refuses_a_non_positive_delta_and_warns_on_broadcasting():
+    # delta = 0 gave a silent all-zero loss (PyTorch refuses it); a broadcast target warned in
+    # mse/l1/smooth_l1 but not in huber (PyTorch warns in all four)
+    x, y = tg.tensor(np.ones((3, 2))), tg.tensor(np.zeros((3, 2)))
+    for delta in (0.0, -1.0):
+        with pytest.raises(ValueError, match="huber_loss: delta must be positive"):
+            F.huber_loss(x, y, delta=delta)
+    with pytest.warns(UserWarning, match="huber_loss: using a target size"):
+        F.huber_loss(x, tg.tensor(np.zeros((1, 2))))

@@ -342,6 +342,9 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_reduction(reduction, "huber_loss")
+    _check_same_shape(input, target, "huber_loss")
+    if not delta > 0:  # delta = 0 would make every element the 0 of the linear branch
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     d = input - target
     a = _ew.abs(d)
     return _reduce(_ew.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction)
