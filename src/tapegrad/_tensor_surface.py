@@ -497,7 +497,7 @@ class TensorSurface:
 
     # ops.compare.fmod
     def fmod(self, other) -> Tensor:
-        """input - trunc(input / other) * other, with the sign of `input` (C's fmod)."""
+        """input - trunc(input / other) * other, with the sign of `input` (C's fmod); an int"""
 
     # ops.gather_scatter.gather
     def gather(self, dim=None, index=None, *, axis=None) -> Tensor:
