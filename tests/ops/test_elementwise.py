@@ -469,3 +469,16 @@ def test_pow_exponent_gradient_at_a_zero_base_and_for_an_int_base():
     (tg.tensor(base) ** y).sum().backward()
     want = base.astype(np.float64) ** y.detach().numpy() * np.log(base.astype(np.float64))
     np.testing.assert_allclose(y.grad.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_integer_division_with_a_rounding_mode_stays_integer(mode):
+    # it divided as floats and gave float32 (PyTorch: int64, exact)
+    a, b = [7, -7, 7, -7, 0, 2**40 + 1], [2, 2, -2, -2, 3, 3]
+    got = tg.div(tg.tensor(a), tg.tensor(b), rounding_mode=mode)
+    want = [x // y if mode == "floor" else int(x / y) for x, y in zip(a, b)]
+    want[-1] = (2**40 + 1) // 3  # int(x / y) rounds through a float
+    assert got.dtype == tg.int64 and got.tolist() == want
+    assert tg.tensor(a).div(-2, rounding_mode=mode).dtype == tg.int64
+    with pytest.raises(RuntimeError, match="integer division by zero"):
+        tg.div(tg.tensor([1]), 0, rounding_mode=mode)

@@ -227,10 +227,25 @@ def div(input, other, *, rounding_mode=None):
     result."""
     if rounding_mode is None:
         return _div(input, other)
+    if _integral(input) and _integral(other) and rounding_mode in ("floor", "trunc"):
+        # integers stay integers, as in PyTorch (the float quotient gave float32)
+        from .compare import floor_divide, fmod
+
+        if rounding_mode == "floor":
+            return floor_divide(input, other)
+        return floor_divide(input - fmod(input, other), other)  # exact: the rest is 0
     from .elementwise import floor, trunc
 
     q = _div(input, other)
     return floor(q) if rounding_mode == "floor" else trunc(q)
+
+
+def _integral(a):
+    """An integer or bool tensor, or a Python int (bool included)."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is None:
+        return isinstance(a, int)
+    return np.dtype(dtype).kind in "iub"
 
 
 def neg(input):
