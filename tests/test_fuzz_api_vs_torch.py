@@ -98,7 +98,6 @@ KNOWN: dict[str, str] = {
     "call matmul int float": "int @ float is promoted (NumPy); PyTorch refuses mixed dtypes",
     "call abs bool": "abs of a bool tensor is accepted; PyTorch has no bool kernel",
     "call norm nuc": "p='nuc' is not supported (refused with a message)",
-    "call flip varargs": "Tensor.flip takes one dims argument (a tuple), not *dims",
 }
 
 

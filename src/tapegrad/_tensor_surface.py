@@ -468,8 +468,8 @@ class TensorSurface:
         """Merge dimensions start_dim..end_dim into one: `x.flatten(1)` keeps the batch axis."""
 
     # ops.tiling.flip
-    def flip(self, dims=None, *, axis=None) -> Tensor:
-        """Reverse the order of elements along `dims` (int or tuple); a copy, as in PyTorch."""
+    def flip(self, dims=None, *more_dims, axis=None) -> Tensor:
+        """Reverse the order of elements along `dims` (int or tuple; `t.flip(0, 2)` as in"""
 
     # ops.tiling.fliplr
     def fliplr(self) -> Tensor:
