@@ -91,8 +91,6 @@ KNOWN: dict[str, str] = {
     "refuses multi-output views): it is a write into that slice of the base",
     "inplace unbind.*": "same",
     "inplace chunk.*": "same",
-    "inplace diag.*": "diagonal() is a copy, not a view: an in-place write into it does not "
-    "reach the base (PyTorch's diagonal is a view)",
     "loss bce target-grad*": "the target's gradient at p = 0 or 1 is that of the clamped "
     "loss tapegrad computes (log clamped at -100: finite); PyTorch's is +-inf",
     "call matmul int float": "int @ float is promoted (NumPy); PyTorch refuses mixed dtypes",

@@ -21,6 +21,7 @@ VIEWS = {
     "narrow": lambda b: b.narrow(1, 1, 2),
     "reshaped": lambda b: b.view(2, 6),
     "view of a view": lambda b: b.t()[1:3][0],
+    "diagonal": lambda b: b.diagonal(1),
 }
 
 
@@ -83,3 +84,14 @@ def test_an_in_place_op_outside_autograd_names_itself_in_a_numpy_error():
     # named the op)
     with pytest.raises(ValueError, match=r"^mul: operands could not be broadcast"):
         tg.ones(3).mul_(tg.ones(4))
+
+
+def test_diagonal_is_a_view_and_diag_a_copy():
+    # diagonal() was a copy: x.diagonal().fill_(0) silently left x unchanged (PyTorch: a view)
+    x = tg.tensor(np.arange(9.0).reshape(3, 3))
+    x.diagonal().fill_(0.0)
+    assert np.trace(x.numpy()) == 0.0
+    tg.diag(x).fill_(5.0)
+    assert np.trace(x.numpy()) == 0.0
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable"):
+        tg.ones(2, 2, requires_grad=True).diagonal().zero_()
