@@ -95,3 +95,16 @@ def test_diagonal_is_a_view_and_diag_a_copy():
     assert np.trace(x.numpy()) == 0.0
     with pytest.raises(RuntimeError, match="a view of a leaf Variable"):
         tg.ones(2, 2, requires_grad=True).diagonal().zero_()
+
+
+def test_a_view_of_a_leaf_taken_under_no_grad_refuses_a_recorded_write():
+    # the rebase would have turned the leaf into a non-leaf (PyTorch refuses this case)
+    w = tg.ones(3, requires_grad=True)
+    with tg.no_grad():
+        v = w[:2]
+    with pytest.raises(RuntimeError, match="taken under no_grad"):
+        v.copy_(tg.ones(2, requires_grad=True) * 2)
+    assert w.is_leaf and w.tolist() == [1.0, 1.0, 1.0]
+    with tg.no_grad():
+        v.fill_(0.0)  # the optimizer's way: fine
+    assert w.is_leaf and w.tolist() == [0.0, 0.0, 1.0]

@@ -632,6 +632,10 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
             raise _op_error(op.name, e, [t._data, *arrays]) from None
         _write_into(t, out, op.name)
         return t
+    if getattr(t, "_view_of", None) is not None:
+        from .view_writes import check_bases
+
+        check_bases(t, state.active & ~FORWARD)
     # the rule reads t's old value: give it a copy
     keeps_old_value = op.save_idx is None or 0 in op.save_idx
     old = _wrap(t._data.copy() if keeps_old_value else t._data, t._tapes)

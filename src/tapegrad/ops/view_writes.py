@@ -56,6 +56,22 @@ def _(xp, g, *, view_op, view_params, needs):
 _write_view.sample(lambda rng: [])  # reached through in-place writes into views only
 
 
+def check_bases(view: Tensor, active: int) -> None:
+    """Before a recorded in-place change to `view`: refuse it when a base it is a view of is
+    a leaf that requires grad (the view was taken under no_grad, else the view's own graph
+    refuses it): the leaf would stop being a leaf, as PyTorch refuses."""
+    link = getattr(view, "_view_of", None)
+    while link is not None:
+        base = link[0]
+        if base.grad_fn is None and base._tapes & active:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad, taken under no_grad(), is being "
+                "changed in place with grad mode on; do the change under tg.no_grad() too, "
+                "or take the view with grad mode on (then the leaf's in-place rule applies)"
+            )
+        link = getattr(base, "_view_of", None)
+
+
 def rebase_bases(view: Tensor) -> None:
     """After a recorded in-place change to `view`: point the `grad_fn` of every base it is a
     view of (transitively) at a node that takes the view's new value."""
