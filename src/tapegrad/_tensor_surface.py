@@ -389,7 +389,7 @@ class TensorSurface:
 
     # ops.matrix.diagonal
     def diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor:
-        """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension."""
+        """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension:"""
 
     # ops.pairwise.dist
     def dist(self, other, p=2) -> Tensor:
