@@ -389,7 +389,7 @@ class TensorSurface:
 
     # ops.matrix.diagonal
     def diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor:
-        """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension."""
+        """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension:"""
 
     # ops.pairwise.dist
     def dist(self, other, p=2) -> Tensor:
@@ -468,8 +468,8 @@ class TensorSurface:
         """Merge dimensions start_dim..end_dim into one: `x.flatten(1)` keeps the batch axis."""
 
     # ops.tiling.flip
-    def flip(self, dims=None, *, axis=None) -> Tensor:
-        """Reverse the order of elements along `dims` (int or tuple); a copy, as in PyTorch."""
+    def flip(self, dims=None, *more_dims, axis=None) -> Tensor:
+        """Reverse the order of elements along `dims` (int or tuple; `t.flip(0, 2)` as in"""
 
     # ops.tiling.fliplr
     def fliplr(self) -> Tensor:
@@ -497,7 +497,7 @@ class TensorSurface:
 
     # ops.compare.fmod
     def fmod(self, other) -> Tensor:
-        """input - trunc(input / other) * other, with the sign of `input` (C's fmod)."""
+        """input - trunc(input / other) * other, with the sign of `input` (C's fmod); an int"""
 
     # ops.gather_scatter.gather
     def gather(self, dim=None, index=None, *, axis=None) -> Tensor:

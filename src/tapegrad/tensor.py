@@ -62,6 +62,7 @@ class Tensor(_Surface):
         "_hooks",
         "_post_hooks",
         "_record_var",
+        "_view_of",
         "__weakref__",
     )
 
@@ -85,6 +86,9 @@ class Tensor(_Surface):
     _hooks: dict[int, TensorHook] | None  # handle id -> hook, from register_hook on a leaf
     _post_hooks: dict[int, PostAccumulateHook] | None
     _record_var: bool  # a record-scope variable switched off by grad_req="null"
+    # (input, view op, its parameters) for a view op's result, unset otherwise: an in-place
+    # write into the view rebases the input's graph (ops/view_writes.py)
+    _view_of: tuple[Tensor, Any, dict[str, Any]]
 
     def __init__(
         self,

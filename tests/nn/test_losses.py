@@ -325,3 +325,29 @@ def test_table_bce_ops_check_target_and_weight_shapes(name, torch):
         op(x, tg.tensor([0.1, 0.2]))
     ok = op(tg.tensor([0.3, 0.4]), tg.tensor([0.6, 0.1]), weight=np.array(2.0))
     assert np.isfinite(ok.item())
+
+
+def test_huber_loss_refuses_a_non_positive_delta_and_warns_on_broadcasting():
+    # delta = 0 gave a silent all-zero loss (PyTorch refuses it); a broadcast target warned in
+    # mse/l1/smooth_l1 but not in huber (PyTorch warns in all four)
+    x, y = tg.tensor(np.ones((3, 2))), tg.tensor(np.zeros((3, 2)))
+    for delta in (0.0, -1.0):
+        with pytest.raises(ValueError, match="huber_loss: delta must be positive"):
+            F.huber_loss(x, y, delta=delta)
+    with pytest.warns(UserWarning, match="huber_loss: using a target size"):
+        F.huber_loss(x, tg.tensor(np.zeros((1, 2))))
+
+
+def test_functional_embedding_refuses_what_it_does_not_do():
+    # max_norm & co. went into *args/**kwargs: the renormalisation was silently skipped
+    w = tg.tensor(np.arange(12.0).reshape(4, 3))
+    for kw in ({"max_norm": 1.0}, {"scale_grad_by_freq": True}, {"sparse": True}):
+        with pytest.raises(NotImplementedError, match="embedding: max_norm"):
+            F.embedding(tg.tensor([0, 2]), w, **kw)
+    assert F.embedding(tg.tensor([2]), w, None, None, 2.0).tolist() == [[6.0, 7.0, 8.0]]
+
+
+def test_functional_pad_is_torchs():
+    x = tg.tensor(np.arange(6.0).reshape(2, 3))
+    assert F.pad(x, (1, 0), value=-1.0).tolist() == [[-1.0, 0.0, 1.0, 2.0], [-1.0, 3.0, 4.0, 5.0]]
+    assert F.pad is tg.pad

@@ -437,3 +437,48 @@ def test_remainder_gradients():
     (x % y).sum().backward()
     assert x.grad.tolist() == [1.0, 1.0, 1.0]
     assert y.grad.tolist() == [-1.0, 3.0, 2.0]  # -floor(x / y)
+
+
+def test_fmod_keeps_int_dtype_and_its_gradient_ignores_a_zero_divisor():
+    # fmod was x - trunc(x / y) * y: float32 for int inputs, NaN gradients wherever y == 0
+    # (PyTorch: d/dx = 1 there) and the low digits lost for large |x / y|
+    ints = tg.fmod(tg.tensor([5, -7, 7]), tg.tensor([3, 3, -3]))
+    assert ints.dtype == tg.int64 and ints.tolist() == [2, -1, 1]
+    with pytest.raises(RuntimeError, match="fmod: integer division by zero"):
+        tg.fmod(tg.tensor([5]), tg.tensor([0]))
+    x = _f64([1.5, -2.5, 3.0], requires_grad=True)
+    y = _f64([0.0, 2.0, -2.0], requires_grad=True)
+    out = tg.fmod(x, y)
+    assert np.isnan(out.tolist()[0]) and out.tolist()[1:] == [-0.5, 1.0]
+    out.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    assert y.grad.tolist()[1:] == [1.0, 1.0]  # -trunc(x / y)
+    assert tg.fmod(_f64([1e17 + 2.0]), 3.0).tolist() == [math.fmod(1e17 + 2.0, 3.0)]
+
+
+def test_pow_exponent_gradient_at_a_zero_base_and_for_an_int_base():
+    # d/dy 0 ** y is 0 for y >= 0 and inf * log(0) = -inf for y < 0 (PyTorch's values; it was
+    # NaN), for a tensor, bool or Python-number base
+    for base in (0, tg.tensor([False, False, True]), _f64([0.0, 0.0, 0.0])):
+        y = _f64([-1.0, 0.0, 2.0], requires_grad=True)
+        (base**y).sum().backward()
+        assert y.grad.tolist()[0] == -math.inf and y.grad.tolist()[1:] == [0.0, 0.0]
+    # an int base's log was NumPy's float16 (3 digits) for uint8
+    y = _f64([-1.0, 0.5, 2.0], requires_grad=True)
+    base = np.array([3, 200, 7], np.uint8)
+    (tg.tensor(base) ** y).sum().backward()
+    want = base.astype(np.float64) ** y.detach().numpy() * np.log(base.astype(np.float64))
+    np.testing.assert_allclose(y.grad.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_integer_division_with_a_rounding_mode_stays_integer(mode):
+    # it divided as floats and gave float32 (PyTorch: int64, exact)
+    a, b = [7, -7, 7, -7, 0, 2**40 + 1], [2, 2, -2, -2, 3, 3]
+    got = tg.div(tg.tensor(a), tg.tensor(b), rounding_mode=mode)
+    want = [x // y if mode == "floor" else int(x / y) for x, y in zip(a, b)]
+    want[-1] = (2**40 + 1) // 3  # int(x / y) rounds through a float
+    assert got.dtype == tg.int64 and got.tolist() == want
+    assert tg.tensor(a).div(-2, rounding_mode=mode).dtype == tg.int64
+    with pytest.raises(RuntimeError, match="integer division by zero"):
+        tg.div(tg.tensor([1]), 0, rounding_mode=mode)

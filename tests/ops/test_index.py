@@ -302,3 +302,10 @@ def test_iteration_unbinds_the_first_dimension():
     assert (int(a), int(b)) == (5, 6)
     with pytest.raises(TypeError, match="0-d"):
         iter(tg.tensor(1.0))
+
+
+def test_nonzero_of_a_0d_tensor():
+    # NumPy refuses a 0-d array ("Calling nonzero on 0d arrays is not allowed"), which leaked
+    assert tg.nonzero(tg.tensor(3)).shape == (1, 0) and tg.nonzero(tg.tensor(0)).shape == (0, 0)
+    assert [t.tolist() for t in tg.nonzero(tg.tensor(2.5), as_tuple=True)] == [[0]]
+    assert tg.argwhere(tg.tensor(False)).shape == (0, 0)

@@ -456,3 +456,16 @@ def test_cumprod_with_zeros_stays_twice_differentiable():
     x = _f64([[0.7, 0.0, 1.3, -0.8], [1.1, 0.9, 0.0, 1.2], [0.0, 0.0, 2.0, 1.5]], True)
     assert gradcheck(lambda t: tg.cumprod(t, 1), (x,))
     assert gradgradcheck(lambda t: tg.cumprod(t, 1), (x,))
+
+
+def test_extremes_of_an_empty_tensor_raise_pytorchs_errors():
+    # NumPy's "zero-size array to reduction operation maximum which has no identity" leaked
+    # as a ValueError; PyTorch: RuntimeError without a dim, IndexError for an empty dim
+    x = tg.zeros(0, 4)
+    for fn in (tg.max, tg.min, tg.amax, tg.amin):
+        with pytest.raises(RuntimeError, match=rf"{fn.__name__}\(\): expected a reduction dim"):
+            fn(x)
+    for fn in (tg.max, tg.min, tg.amax, tg.amin, tg.argmax, tg.argmin):
+        with pytest.raises(IndexError, match=rf"{fn.__name__}\(\): expected reduction dim 0"):
+            fn(x, 0)
+    assert tg.amax(x, 1).shape == (0,) and tg.max(x, dim=1).indices.shape == (0,)

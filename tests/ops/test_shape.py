@@ -316,3 +316,10 @@ def test_table_expand_dims_and_transpose_on_a_0d_input_match_torch():
         with pytest.raises(IndexError, match="expand_dims"):
             OPS["expand_dims"](x, axis=axis)
     assert OPS["transpose"](x, axes=None).shape == tuple(t.permute(()).shape) == ()
+
+
+def test_tensor_flip_takes_dims_as_varargs_too():
+    # t.flip(0, 2) raised a TypeError (PyTorch's method takes *dims)
+    x = tg.tensor(np.arange(24.0).reshape(2, 3, 4))
+    np.testing.assert_array_equal(x.flip(0, 2).numpy(), x.numpy()[::-1, :, ::-1])
+    assert tg.equal(x.flip(0, 2), tg.flip(x, (0, 2)))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
+from tapegrad.ops.registry import OPS
 
 F = tg.nn.functional
 
@@ -268,7 +269,8 @@ def test_flip_and_movedim_of_a_zero_d_tensor():
             ValueError,
             ["add:", "(2, 3) float32", "(4,) float32"],
         ),
-        (lambda: tg.zeros(0).amax(), ValueError, ["amax:", "(0,) float32"]),
+        # the op itself (tg.amax refuses an empty tensor first, with PyTorch's RuntimeError)
+        (lambda: OPS["amax"](tg.zeros(0)), ValueError, ["amax:", "(0,) float32"]),
         (
             lambda: tg.take_along_dim(tg.ones(2, 3), tg.tensor([[5]]), 1),
             IndexError,

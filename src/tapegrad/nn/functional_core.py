@@ -21,6 +21,7 @@ from ..ops import elementwise as _ew
 from ..ops import nn_losses as _loss
 from ..ops import nn_norm as _norm
 from ..ops import nn_ops as _nn
+from ..ops.joins import pad  # torch.nn.functional.pad (also tg.pad)
 from ..random import generator
 from ..tensor import Tensor, _wrap
 
@@ -54,6 +55,7 @@ __all__ = [
     "kl_div",
     "scaled_dot_product_attention",
     "normalize",
+    "pad",
 ]
 
 
@@ -260,9 +262,24 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _norm._group_norm(input, weight, bias, num_groups=num_groups, eps=eps)
 
 
-def embedding(input, weight, padding_idx=None, *args, **kwargs):
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """Rows of `weight` picked by the integer tensor `input`; gradients of repeated indices add
-    up and the padding_idx row gets none."""
+    up and the padding_idx row gets none. `max_norm`, `scale_grad_by_freq` and `sparse` are
+    not supported (refused, as by nn.Embedding)."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        # they were swallowed by *args/**kwargs: max_norm's renormalisation silently skipped
+        raise NotImplementedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse are not supported; renormalise "
+            "the weight yourself (under tg.no_grad()) or drop the argument"
+        )
     idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
@@ -342,6 +359,9 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_reduction(reduction, "huber_loss")
+    _check_same_shape(input, target, "huber_loss")
+    if not delta > 0:  # delta = 0 would make every element the 0 of the linear branch
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     d = input - target
     a = _ew.abs(d)
     return _reduce(_ew.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction)

@@ -16,6 +16,7 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     reduce.py       sum mean prod amax amin max min argmax all any
     statistics.py   var std logsumexp norm cumsum cumprod
     views.py        reshape broadcast_to sum_to expand_dims squeeze transpose ...
+    view_writes.py  an in-place write into a view rebases its base's graph
     tiling.py       flip tile repeat     joins.py  cat stack pad split chunk unbind
     shape.py        the shape family's names
     index.py        t[key], t[key] = v, index_select, index_put ...
@@ -41,7 +42,7 @@ from .xp import T, array_ns
 from . import arith  # noqa: F401
 from . import unary, activation, casting, elementwise, compare  # noqa: F401
 from . import reduce, statistics  # noqa: F401
-from . import views, tiling, joins, shape  # noqa: F401
+from . import views, view_writes, tiling, joins, shape  # noqa: F401
 from . import index, gather_scatter  # noqa: F401
 from . import einsum, matfuncs, linalg  # noqa: F401
 from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401

@@ -174,16 +174,21 @@ def _(xp, g, x, y, out, needs):
             gx = g * xp.where(y == 0, 0.0, y * x ** (y - 1))
         else:
             gx = g * y * x ** (y - 1) if y != 0 else g * (x * 0.0)
-    # d/dy x**y = x**y * log(x); where x == 0 the limit is 0 (as PyTorch defines it)
+    # d/dy x**y = x**y * log(x); where x == 0 and y >= 0 the limit is 0 (as PyTorch defines
+    # it), where x == 0 and y < 0 it is inf * -inf = -inf (PyTorch's value, not NaN)
     gy = None
     if needs[1]:
-        if hasattr(x, "shape"):  # log of a negative base is NaN, as in PyTorch
-            zero_base = x == 0
-            if hasattr(y, "shape"):
-                zero_base = zero_base & (y >= 0)
-            gy = g * xp.where(zero_base, 0.0, out * xp.log(xp.where(x == 0, 1, x)))
-        else:  # a Python scalar base
-            gy = g * out * (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan)
+        with quiet():
+            if hasattr(x, "shape"):  # log of a negative base is NaN, as in PyTorch
+                zero_base = x == 0
+                if hasattr(y, "shape"):
+                    zero_base = zero_base & (y >= 0)
+                # the 0.0 makes an int base's log float64 (NumPy's log of uint8 is float16)
+                gy = g * xp.where(zero_base, 0.0, out * xp.log(xp.where(x == 0, 0.0, x)))
+            elif x == 0:  # a Python scalar base
+                gy = g * xp.where(y >= 0, 0.0, out * -math.inf)
+            else:
+                gy = g * out * (math.log(x) if x > 0 else math.nan)
     return gx, gy
 
 
@@ -222,10 +227,25 @@ def div(input, other, *, rounding_mode=None):
     result."""
     if rounding_mode is None:
         return _div(input, other)
+    if _integral(input) and _integral(other) and rounding_mode in ("floor", "trunc"):
+        # integers stay integers, as in PyTorch (the float quotient gave float32)
+        from .compare import floor_divide, fmod
+
+        if rounding_mode == "floor":
+            return floor_divide(input, other)
+        return floor_divide(input - fmod(input, other), other)  # exact: the rest is 0
     from .elementwise import floor, trunc
 
     q = _div(input, other)
     return floor(q) if rounding_mode == "floor" else trunc(q)
+
+
+def _integral(a):
+    """An integer or bool tensor, or a Python int (bool included)."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is None:
+        return isinstance(a, int)
+    return np.dtype(dtype).kind in "iub"
 
 
 def neg(input):

@@ -417,7 +417,13 @@ def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero entries: an (n, ndim) int64 tensor, or a tuple of 1-D ones."""
     from ..tensor import _wrap
 
-    idx = input._data.nonzero()
+    data = input._data
+    if data.ndim == 0:  # NumPy refuses a 0-d array; PyTorch treats it as one element
+        hit = int(bool(data))
+        if as_tuple:
+            return (_wrap(backend.array_module(data).zeros(hit, np.int64)),)
+        return _wrap(backend.array_module(data).zeros((hit, 0), np.int64))
+    idx = data.nonzero()
     if as_tuple:
         return tuple(_wrap(i.astype(np.int64, copy=False)) for i in idx)
     xp = backend.array_module(input._data)

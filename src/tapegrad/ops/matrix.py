@@ -27,9 +27,14 @@ def _diagonal_key(xp, shape, offset, axis1, axis2):
     return i + max(-offset, 0), i + max(offset, 0)
 
 
-@defop(params=("offset", "axis1", "axis2"), in_shape=True)
+@defop(params=("offset", "axis1", "axis2"), in_shape=True, view=True)
 def _diagonal(xp, x, *, offset=0, axis1=0, axis2=1, in_shape=None):
-    return xp.diagonal(x, offset, axis1, axis2).copy()  # NumPy's is a read-only view
+    # a view, as PyTorch's: `x.diagonal().fill_(0)` writes into x. NumPy's view is read-only
+    # by choice, not necessity: it may be made writeable when its base is
+    d = xp.diagonal(x, offset, axis1, axis2)
+    if not d.flags.writeable and getattr(x, "flags", None) is not None and x.flags.writeable:
+        d.flags.writeable = True
+    return d
 
 
 @_diagonal.vjp
@@ -131,7 +136,8 @@ def _at_least_2d(input, what: str) -> None:
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension.
+    """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension:
+    a view, as in PyTorch (`x.diagonal().fill_(0)` zeroes x's diagonal; `diag` copies).
 
     >>> tg.diagonal(tg.tensor([[1, 2], [3, 4]]))
     tensor([1, 4])
@@ -155,8 +161,9 @@ def diag(input, diagonal=0):  # noqa: A002 - PyTorch's argument name shadows the
     if input.ndim == 1:
         n = input.shape[0] + abs(k)
         return dispatch(_diagonal_backward, input, shape=(n, n), offset=k, axis1=0, axis2=1)
-    if input.ndim == 2:
-        return dispatch(_diagonal, input, offset=k, axis1=0, axis2=1, in_shape=input.shape)
+    if input.ndim == 2:  # a copy, as PyTorch's diag (diagonal is the view)
+        d = dispatch(_diagonal, input, offset=k, axis1=0, axis2=1, in_shape=input.shape)
+        return d.clone()
     raise RuntimeError(
         f"diag: expected a 1-D or 2-D tensor, got shape {tuple(input.shape)}; "
         "use tg.diagonal for batches of matrices"

@@ -315,6 +315,24 @@ def _dims(name, x, dim, axis):
     return d if ndim else None
 
 
+def _refuse_empty(name, x, d):
+    """A max/min/argmax over no element has no value: PyTorch's errors, not NumPy's ("zero-size
+    array to reduction operation maximum which has no identity")."""
+    shape = tuple(x.shape)
+    if 0 not in shape:
+        return
+    if d is None:
+        raise RuntimeError(
+            f"{name}(): expected a reduction dim for an empty tensor (shape {shape}); "
+            "pass dim= (over a non-empty dimension)"
+        )
+    for k in d if isinstance(d, tuple) else (d,):
+        if shape[k] == 0:
+            raise IndexError(
+                f"{name}(): expected reduction dim {k} to have non-zero size (shape {shape})"
+            )
+
+
 def _keep(keepdim, keepdims):
     return bool(keepdims) if keepdims is not None else bool(keepdim)
 
@@ -358,12 +376,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
 def amax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Maximum over `dim` (all when omitted); tied maxima share the gradient equally."""
     d = _dims("amax", input, dim, axis)
+    _refuse_empty("amax", input, d)
     return _amax(input, d, keepdims=_keep(keepdim, keepdims))
 
 
 def amin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Minimum over `dim` (all when omitted); tied minima share the gradient equally."""
     d = _dims("amin", input, dim, axis)
+    _refuse_empty("amin", input, d)
     return _amin(input, d, keepdims=_keep(keepdim, keepdims))
 
 
@@ -371,6 +391,7 @@ def _arg_extreme(op, what, input, dim, keepdim, axis, keepdims):
     d = _dims(what, input, dim, axis)
     if isinstance(d, tuple):
         raise TypeError(f"{what}(): dim must be a single int, not a tuple")
+    _refuse_empty(what, input, d)
     # keepdim without dim keeps every dimension as size 1, as PyTorch ((2, 3) -> (1, 1))
     return op(input, axis=d, keepdims=_keep(keepdim, keepdims))
 
@@ -396,10 +417,12 @@ def _extreme_public(name, values_op, index_op, pair_fn, result):
         if isinstance(dim, Tensor):
             return pair_fn(input, dim)  # max(x, y): elementwise
         if dim is None and axis is None:
+            _refuse_empty(name, input, None)
             return values_op(input)
         d = _dims(name, input, dim, axis)
         if isinstance(d, tuple):
             raise TypeError(f"{name}(): dim must be a single int; for several use a{name}()")
+        _refuse_empty(name, input, d)
         keep = _keep(keepdim, keepdims)
         indices = index_op(input, axis=d, keepdims=keep and d is not None)
         return result(values_op(input, d, keepdims=keep), indices)

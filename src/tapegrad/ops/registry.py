@@ -217,10 +217,12 @@ class Op:
                     result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
                     result._vc = args[0]._vc
+                    result._view_of = (args[0], self, params)
                 return result
         result = _wrap(out, 0, cls)
         if self.view:
             result._vc = args[0]._vc
+            result._view_of = (args[0], self, params)  # an in-place write may record later
         return result
 
 
@@ -624,9 +626,16 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     if not recording:
         arrays = [a._data if isinstance(a, Tensor) else weak_scalar(a) for a in args]
         xp = _MODULES.get(type(t._data)) or _array_module(t._data)
-        out = call_quietly(op.forward, xp, t._data, *arrays, **params)
+        try:
+            out = call_quietly(op.forward, xp, t._data, *arrays, **params)
+        except _BACKEND_ERRORS as e:  # named, as the dispatcher names them
+            raise _op_error(op.name, e, [t._data, *arrays]) from None
         _write_into(t, out, op.name)
         return t
+    if getattr(t, "_view_of", None) is not None:
+        from .view_writes import check_bases
+
+        check_bases(t, state.active & ~FORWARD)
     # the rule reads t's old value: give it a copy
     keeps_old_value = op.save_idx is None or 0 in op.save_idx
     old = _wrap(t._data.copy() if keeps_old_value else t._data, t._tapes)
@@ -649,6 +658,10 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
         node.out_data = t._data
         node.out_counter = t._vc
         node.checks = tuple((t._vc, t._vc[0], -1) if c[2] == -1 else c for c in node.checks)
+    if node is not None and getattr(t, "_view_of", None) is not None:
+        from .view_writes import rebase_bases  # the base's graph must see the change too
+
+        rebase_bases(t)
     return t
 
 

@@ -157,8 +157,11 @@ def repeat_interleave(input, repeats, dim=None, *, axis=None, output_size=None):
     return dispatch(_repeat, input, repeats=repeats, axis=dim, in_shape=input.shape)
 
 
-def flip(input, dims=None, *, axis=None):
-    """Reverse the order of elements along `dims` (int or tuple); a copy, as in PyTorch."""
+def flip(input, dims=None, *more_dims, axis=None):
+    """Reverse the order of elements along `dims` (int or tuple; `t.flip(0, 2)` as in
+    PyTorch's method); a copy, as in PyTorch."""
+    if more_dims:
+        dims = (*(dims if isinstance(dims, (tuple, list)) else (dims,)), *more_dims)
     dims = pick(dims, axis, "dims")
     if dims is None:
         raise TypeError("flip() missing argument 'dims' (the dimensions to reverse)")
