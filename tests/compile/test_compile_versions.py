@@ -5,6 +5,8 @@ first call is eager's own graph; the replays used the changed values silently)."
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import tapegrad as tg
@@ -63,3 +65,19 @@ def test_an_unchanged_call_differentiates_as_eager():
     x = np.linspace(0.0, 1.0, 5)
     for result in _calls(lambda w, x: (w * x).exp(), _w_and_x, lambda a, y: None):
         np.testing.assert_allclose(result[0], x * np.exp(x), rtol=1e-12)
+
+
+def test_a_write_into_a_view_inside_the_traced_call_reaches_the_base_as_in_eager():
+    # the tracing call runs eagerly; its view results must remember their base (CopySlices)
+    def f(x):
+        b = x * 1.0
+        b[0].mul_(3.0)
+        return b
+
+    compiled = tg.compile(f)
+    for _ in range(3):
+        x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # it runs eagerly: an in-place change inside
+            compiled(x).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [[3.0, 3.0], [1.0, 1.0]])
