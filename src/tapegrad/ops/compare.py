@@ -156,7 +156,7 @@ def _(xp, g, x, y, needs):
 
 
 @_remainder.sample
-def _(rng):
+def _remainder_samples(rng):
     def divisor(shape):
         return np.asarray(rng.uniform(1.3, 2.2, shape) * rng.choice([-1.0, 1.0], shape))
 
@@ -187,7 +187,7 @@ def _(xp, g, x, y, needs):
     return (g if needs[0] else None), -g * quotient
 
 
-_fmod.sample(_remainder.samples)
+_fmod.sample(_remainder_samples)
 _fmod.reference(lambda torch, x, y: torch.fmod(x, y))
 
 
