@@ -171,11 +171,15 @@ def _max_pool_forward(xp, x, kernel, stride, padding, dilation):
     return xp.ascontiguousarray(out)
 
 
-def _first_max_masks(xp, xpad, out, slices):
-    """One boolean mask per kernel offset: where that offset is the window's first maximum."""
+def _first_max_masks(xp, xpad, out, slices, padding=None):
+    """One boolean mask per kernel offset: where that offset is the window's first maximum.
+
+    `padding` (the (lo, hi) pairs xpad was padded by) keeps the -inf padding from being taken
+    where a window's maximum is -inf itself: PyTorch takes the window's first real -inf."""
     # each mask is used by the caller before the next one is made, so buffers are reused
-    if out.dtype.kind == "f" and xp.isnan(out).any():
-        yield from _nan_max_masks(xp, xpad, out, slices)
+    real = _real_positions(xp, xpad, out, padding)
+    if real is not None or (out.dtype.kind == "f" and xp.isnan(out).any()):
+        yield from _nan_max_masks(xp, xpad, out, slices, real)
         return
     taken = None
     last = len(slices) - 1
@@ -192,9 +196,25 @@ def _first_max_masks(xp, xpad, out, slices):
         yield sl, hit
 
 
-def _nan_max_masks(xp, xpad, out, slices):
+def _real_positions(xp, xpad, out, padding):
+    """Where xpad holds the input rather than padding, or None where no window's maximum is
+    -inf (then the padding can't tie with it: the fast path is exact)."""
+    if padding is None or not any(lo or hi for lo, hi in padding) or out.dtype.kind != "f":
+        return None
+    if not xp.isneginf(out).any():
+        return None
+    real = xp.zeros(xpad.shape, dtype=bool)
+    real[
+        (slice(None), slice(None))
+        + tuple(slice(lo, s - hi) for s, (lo, hi) in zip(xpad.shape[2:], padding, strict=True))
+    ] = True
+    return real
+
+
+def _nan_max_masks(xp, xpad, out, slices, real=None):
     """_first_max_masks where some window holds a NaN: there the maximum is its last NaN
-    (PyTorch's CPU kernel keeps replacing the maximum with each NaN it meets)."""
+    (PyTorch's CPU kernel keeps replacing the maximum with each NaN it meets); or where some
+    window's maximum is -inf (`real`: the input's positions in xpad, never its padding)."""
     nans = [xp.isnan(xpad[sl]) for sl in slices]
     later = xp.zeros(out.shape, dtype=bool)
     last_nan = [None] * len(slices)
@@ -204,6 +224,8 @@ def _nan_max_masks(xp, xpad, out, slices):
     taken = xp.zeros(out.shape, dtype=bool)
     for i, sl in enumerate(slices):
         hit = xp.equal(xpad[sl], out) & ~taken
+        if real is not None:
+            hit &= real[sl]
         taken |= hit
         yield sl, xp.where(later, last_nan[i], hit)
 
@@ -218,7 +240,7 @@ def _max_pool_backward_forward(xp, g, x, kernel, stride, padding, dilation):
     out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)  # cheap: offsets x ufunc
     dxp = xp.zeros_like(xpad, dtype=g.dtype)
     disjoint = all(s >= d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel, strict=True))
-    for sl, m in _first_max_masks(xp, xpad, out, slices):
+    for sl, m in _first_max_masks(xp, xpad, out, slices, padding):
         if disjoint:  # windows don't overlap (e.g. 2x2 stride 2): write, no read-modify-write
             dxp[sl] = g * m
         else:
@@ -232,7 +254,7 @@ def _max_pool_gather_forward(xp, h, x, kernel, stride, padding, dilation):
     out = _max_pool_forward(xp, x, kernel, stride, padding, dilation)
     slices = _offset_slices(kernel, stride, dilation, out.shape[2:])
     res = xp.zeros_like(out, dtype=h.dtype)
-    for sl, m in _first_max_masks(xp, xpad, out, slices):
+    for sl, m in _first_max_masks(xp, xpad, out, slices, padding):
         res += hpad[sl] * m
     return xp.ascontiguousarray(res)
 
@@ -252,7 +274,7 @@ def max_pool_indices(xp, x, kernel, stride, padding, dilation):
     ]
     idx = xp.zeros(out.shape, dtype=xp.int64)
     offsets = itertools.product(*[range(k) for k in kernel])
-    for koff, (_, m) in zip(offsets, _first_max_masks(xp, xpad, out, slices), strict=True):
+    for koff, (_, m) in zip(offsets, _first_max_masks(xp, xpad, out, slices, padding), strict=True):
         flat = 0
         for i in range(nd):
             flat = flat * sizes[i] + grids[i] + koff[i] * dilation[i]
