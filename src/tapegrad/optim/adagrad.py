@@ -76,7 +76,8 @@ class Adagrad(Optimizer):
             clr = lr / (1 + (st["step"] - 1) * lr_decay)
             s = st["sum"]
             s += g * g
-            std = np.sqrt(s)
+            # out= keeps a 0-d parameter's `std` an array: NumPy returns a scalar otherwise
+            std = np.sqrt(s, out=np.empty_like(s))
             std += eps
             np.divide(g, std, out=std)
             std *= clr

@@ -73,10 +73,11 @@ class RMSprop(Optimizer):
             if centered:
                 ga = st["grad_avg"]
                 ga += (1 - alpha) * (g - ga)
-                avg = sq - ga * ga
+                # out= keeps a 0-d parameter's temporaries arrays (NumPy returns scalars)
+                avg = np.subtract(sq, ga * ga, out=np.empty_like(sq))
                 np.sqrt(avg, out=avg)
             else:
-                avg = np.sqrt(sq)
+                avg = np.sqrt(sq, out=np.empty_like(sq))
             avg += eps
             if momentum > 0:
                 buf = st["momentum_buffer"]
