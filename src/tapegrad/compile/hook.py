@@ -46,9 +46,8 @@ def traced_call(
         result = registry._record(op, args, params, out, eager, xp, cls)
     else:
         result = _wrap(out, 0, cls)
-    if op.view:  # as the dispatcher: the view shares the counter and remembers its input
-        result._vc = args[0]._vc
-        result._view_of = (args[0], op, params)
+    if op.view:
+        registry.mark_view(result, op, args, params)
     trace = local.trace
     if trace is not None:  # a stale bit left on a tensor outside any trace records nothing
         result._tapes |= TRACING

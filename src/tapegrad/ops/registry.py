@@ -216,14 +216,19 @@ class Op:
                 else:
                     result = _record(self, args, params, out, mask, xp, cls)
                 if self.view:
-                    result._vc = args[0]._vc
-                    result._view_of = (args[0], self, params)
+                    mark_view(result, self, args, params)
                 return result
         result = _wrap(out, 0, cls)
         if self.view:
-            result._vc = args[0]._vc
-            result._view_of = (args[0], self, params)  # an in-place write may record later
+            mark_view(result, self, args, params)  # an in-place write may record later
         return result
+
+
+def mark_view(result: Tensor, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> None:
+    """A view op's result shares its input's version counter and remembers how it was taken
+    (an in-place write into it rebases the input's graph: ops/view_writes.py)."""
+    result._vc = args[0]._vc
+    result._view_of = (args[0], op, params)
 
 
 dispatch = Op.__call__
