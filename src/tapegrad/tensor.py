@@ -77,7 +77,7 @@ class Tensor(_Surface):
     _tapes: int  # mask of the tapes that track this tensor (engine/state.py)
     grad_fn: Node | None  # the node that made it; None for a leaf
     _out_nr: int  # which output of grad_fn it is
-    _vc: list[int]  # version counter, shared with views and detach() (engine/versions.py)
+    _vc: list[Any]  # [version, weakref to each view...], shared with views and detach()
     _grad: Tensor | None
     _grad_req: str  # "write", "add" or "null"
     # a weak reference to its AccumulateGrad node (engine/node.py); a forward-AD shadow of a
@@ -138,7 +138,8 @@ class Tensor(_Surface):
     @property
     def _version(self) -> int:
         """How many times the storage was changed in place (PyTorch's `t._version`)."""
-        return self._vc[0]
+        version: int = self._vc[0]
+        return version
 
     def dim(self) -> int:
         """The number of dimensions (the same as `ndim`)."""
@@ -421,6 +422,21 @@ class Tensor(_Surface):
         hold_leaf(self)
         return RemovableHandle(self._post_hooks, hook)
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        """Pickling and `copy.deepcopy`: the values, the class, the device and whether it
+        requires grad (the ambient tape), as PyTorch pickles a tensor: the copy is a leaf with
+        no gradient, hooks, graph or views; a facade's own fields (`mge.Tensor.name`) are kept,
+        its tape attachments (`attach_grad`, `GradManager.attach`) are not."""
+        fields = {
+            name: getattr(self, name)
+            for cls in type(self).__mro__[: type(self).__mro__.index(Tensor)]
+            for name in getattr(cls, "__slots__", ())
+            if name != "__weakref__" and hasattr(self, name)
+        }
+        fields.update(getattr(self, "__dict__", {}))
+        values = backend.to_device(self._data, "cpu")
+        return (_unpickle, (type(self), values, self.device, bool(self._tapes & AMBIENT), fields))
+
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, tracked by no tape."""
         return as_class(self, array_class(self))
@@ -444,6 +460,18 @@ class Tensor(_Surface):
     @property
     def _accumulate_node(self) -> Node:
         return accumulator(self)
+
+
+def _unpickle(
+    cls: type[Tensor], values: Any, device: str, requires_grad: bool, fields: dict[str, Any]
+) -> Tensor:
+    """The tensor `Tensor.__reduce_ex__` describes."""
+    t = _wrap(backend.to_device(values, device), 0, cls)
+    if requires_grad:
+        t.requires_grad_(True)
+    for name, value in fields.items():
+        setattr(t, name, value)
+    return t
 
 
 def _init(t: Tensor, arr: Any, tapes: int = 0) -> None:

@@ -73,7 +73,7 @@ from ..compile.hook import TRACING, traced_call
 from ..engine.node import ACCUMULATE, OUT, leaf_of
 from ..engine.recorder import record_node
 from ..engine.state import FORWARD, state
-from ..engine.versions import bump_version
+from ..engine.versions import bump_version, register_view
 from ..tensor import Tensor, _wrap
 from .promotion import FLOAT64, drop_unasked_float64, result_type, weak_scalar
 from .quiet import ERROR_STATE, IGNORE_ALL, call_quietly, contexts
@@ -229,6 +229,7 @@ def mark_view(result: Tensor, op: Op, args: tuple[Any, ...], params: dict[str, A
     (an in-place write into it rebases the input's graph: ops/view_writes.py)."""
     result._vc = args[0]._vc
     result._view_of = (args[0], op, params)
+    register_view(result)  # a write through a sibling view takes its grad_fn anew
 
 
 dispatch = Op.__call__
@@ -663,10 +664,15 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
         node.out_data = t._data
         node.out_counter = t._vc
         node.checks = tuple((t._vc, t._vc[0], -1) if c[2] == -1 else c for c in node.checks)
-    if node is not None and getattr(t, "_view_of", None) is not None:
-        from .view_writes import rebase_bases  # the base's graph must see the change too
+    if node is not None:
+        if getattr(t, "_view_of", None) is not None:
+            from .view_writes import rebase_bases  # the base's graph must see the change too
 
-        rebase_bases(t)
+            rebase_bases(t)
+        if len(t._vc) > 1:  # other views of the storage: their grad_fn is out of date
+            from .view_writes import regenerate_views
+
+            regenerate_views(t)
     return t
 
 

@@ -15,14 +15,29 @@ gradient of that region goes to the view's in-place node and the rest to the old
     >>> b.sum().backward()
     >>> x.grad.tolist()
     [[3.0, 3.0], [1.0, 1.0]]
+
+The other views of the same storage (siblings of the written view, views of the written
+tensor, views of a base written directly) still have a `grad_fn` that reads the old
+values: `regenerate_views` takes each of them again from its base's new graph, as PyTorch
+regenerates a view's `grad_fn` once its version has moved.
+
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = x * 1.0
+    >>> both, first = b[0:2], b[0:1]
+    >>> _ = first.mul_(3.0)
+    >>> both.sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 1.0]
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
+from ..engine.versions import live_views
 from ..tensor import Tensor, _wrap
 from .registry import Op, defop, dispatch
 
@@ -89,3 +104,34 @@ def rebase_bases(view: Tensor) -> None:
             return
         base.grad_fn, base._out_nr, base._tapes = result.grad_fn, 0, result._tapes
         view, link = base, getattr(base, "_view_of", None)
+
+
+def regenerate_views(written: Tensor) -> None:
+    """After a recorded in-place change to `written`: give every other live view of its
+    storage a `grad_fn` taken from its base's graph as it is now.
+
+    Views are registered oldest first, so a view's base (itself a view) is regenerated
+    before it. The bases of `written` were rebased already (`rebase_bases`): they are
+    skipped, as is a "view" whose op had to copy (it does not see the write).
+    """
+    skip = {id(written)}
+    link = getattr(written, "_view_of", None)
+    while link is not None:
+        skip.add(id(link[0]))
+        link = getattr(link[0], "_view_of", None)
+    counter = written._vc
+    views = live_views(counter)
+    for view in views:
+        if id(view) in skip:
+            continue
+        base, view_op, view_params = view._view_of
+        if not isinstance(base._data, np.ndarray) or not np.may_share_memory(
+            view._data, base._data
+        ):
+            continue
+        if base.grad_fn is None and not base._tapes:
+            continue  # nothing tracks the base: the view's graph (none) is still right
+        fresh = dispatch(view_op, base, **view_params)
+        view.grad_fn, view._out_nr, view._tapes = fresh.grad_fn, 0, fresh._tapes
+    # the fresh results registered themselves (and the dead views can go): the live views only
+    counter[1:] = [weakref.ref(v) for v in views]
