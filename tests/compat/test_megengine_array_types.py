@@ -140,3 +140,10 @@ def test_pickle_and_deepcopy_keep_the_classes():
     assert type(p) is mge.Parameter and p.name == "w" and p.numpy().tolist() == [1.0, 2.0]
     t = pickle.loads(pickle.dumps(mge.tensor([3.0], name="t")))
     assert type(t) is mge.Tensor and t.name == "t" and t.numpy().tolist() == [3.0]
+
+
+def test_tensors_print_as_megengine_prints_them():
+    assert repr(mge.tensor([1.0, 2.5])) == "Tensor([1.  2.5], device=cpu)"
+    assert repr(mge.tensor([1, 2])) == "Tensor([1 2], dtype=int32, device=cpu)"
+    assert repr(mge.tensor([1 / 3])) == "Tensor([0.3333], device=cpu)"  # four digits
+    assert repr(mge.Parameter([1.0])).startswith("Parameter([1.]")

@@ -296,3 +296,12 @@ def test_batchnorm_running_statistics_follow_mxnet(nd_mode):
         bn(mx.nd.array(x))
     np.testing.assert_allclose(bn.running_mean.data().asnumpy(), 0.1 * x.mean(0), rtol=1e-6)
     np.testing.assert_allclose(bn.running_var.data().asnumpy(), 0.9 + 0.1 * x.var(0), rtol=1e-6)
+
+
+def test_arrays_print_as_mxnet_prints_them():
+    # they printed as core tensors, `tensor([[1., 2.], [3., 4.]])`
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert repr(a) == str(a) == "\n[[1. 2.]\n [3. 4.]]\n<NDArray 2x2 @cpu(0)>"
+    assert repr(mx.np.array([1, 2])) == "array([1., 2.])"  # float32: no dtype shown
+    assert repr(mx.np.array([1, 2], dtype="float64")) == "array([1., 2.], dtype=float64)"
+    assert str(mx.np.array([1.5, 2])) == "[1.5 2. ]"

@@ -86,6 +86,18 @@ class Tensor(_CoreTensor):
         super().__init__(_mge_array(data, dtype), dtype=dtype, device=_device(device))
         self._name = name
 
+    def __repr__(self) -> str:
+        """MegEngine's form: the values at four digits, `dtype=` unless float32, the device.
+
+        >>> mge.tensor([1.0, 2.5]), mge.tensor([1, 2])
+        (Tensor([1.  2.5], device=cpu), Tensor([1 2], dtype=int32, device=cpu))
+        """
+        with np.printoptions(precision=4, suppress=False):
+            text = f"{type(self).__name__}({self.numpy()}"
+        if self.dtype != np.float32:
+            text += f", dtype={self.dtype.name}"
+        return f"{text}, device={self.device})"
+
     @property
     def name(self):
         """The tensor's name (None unless given)."""

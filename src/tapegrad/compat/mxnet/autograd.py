@@ -11,7 +11,7 @@ derivative of relu, clip, dropout...), where PyTorch's `grad` raises.
     >>> with autograd.record():
     ...     y = 2 * x ** 2
     >>> y.backward(); x.grad
-    tensor([ 4.,  8., 12.])
+    array([ 4.,  8., 12.])
 """
 
 from __future__ import annotations

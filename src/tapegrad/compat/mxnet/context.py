@@ -6,7 +6,9 @@ made with an explicit `ctx=` (or moved with `as_in_context`) remembers the id fo
 and for a hybridized HybridBlock's one-context rule; an op's result reports id 0.
 
     >>> mx.nd.zeros((2,), ctx=mx.cpu())
-    tensor([0., 0.])
+    <BLANKLINE>
+    [0. 0.]
+    <NDArray 2 @cpu(0)>
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Where MegEngine differs from the core (`tapegrad.autograd.Function`, PyTorch / M
     >>> with gm:
     ...     gm.backward(Square()(x))
     >>> x.grad
-    tensor([6.])
+    Tensor([6.], device=cpu)
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the losses.
     >>> import tapegrad.compat.megengine.functional as F
     >>> a, b = mge.tensor([[1.0, 2.0]]), mge.tensor([[3.0], [4.0]])
     >>> F.sum(F.matmul(a, b), axis=1, keepdims=True)
-    tensor([[11.]])
+    Tensor([[11.]], device=cpu)
 """
 
 from __future__ import annotations

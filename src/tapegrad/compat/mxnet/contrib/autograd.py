@@ -7,7 +7,9 @@ returning its gradients (every argument, or those at `argnum`).
     >>> from tapegrad.compat.mxnet.contrib import autograd as ag
     >>> df = ag.grad(lambda x: x * x)
     >>> df(mx.nd.array([3.0]))[0]
-    tensor([6.])
+    <BLANKLINE>
+    [6.]
+    <NDArray 1 @cpu(0)>
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ backward (`grad_req="write"`, the default), accumulated (`"add"`) or not compute
     >>> with mx.autograd.record():
     ...     y = (w.data() * 2).sum()
     >>> y.backward(); w.grad()
-    tensor([[2., 2., 2.],
-            [2., 2., 2.]])
+    <BLANKLINE>
+    [[2. 2. 2.]
+     [2. 2. 2.]]
+    <NDArray 2x3 @cpu(0)>
 """
 
 from __future__ import annotations

@@ -45,6 +45,20 @@ class NDArray(Tensor):
         """The number of elements (MXNet's `size`: an int, not PyTorch's `size()`)."""
         return math.prod(self.shape)
 
+    def __repr__(self) -> str:
+        """MXNet's form: the values, then the class, the shape and the context.
+
+        >>> mx.nd.array([[1, 2, 3], [4, 5, 6]])
+        <BLANKLINE>
+        [[1. 2. 3.]
+         [4. 5. 6.]]
+        <NDArray 2x3 @cpu(0)>
+        """
+        shape = "x".join(str(n) for n in self.shape)
+        return f"\n{self.asnumpy()}\n<{type(self).__name__} {shape} @{self.context}>"
+
+    __str__ = __repr__  # MXNet prints an NDArray the same way
+
     @property
     def context(self):
         """The device, as an MXNet Context (`cpu(0)`, `gpu(0)`)."""

@@ -10,6 +10,8 @@ unless `npx.set_np()` was called) takes either, and an op mixing the two returns
 
 from __future__ import annotations
 
+import numpy as _np
+
 from ..._numpy_style import _shape, amax, amin, std, transpose, var
 from ..ndarray.ndarray import NDArray
 
@@ -29,6 +31,26 @@ class ndarray(NDArray):  # noqa: N801 - mxnet.numpy's name
     """
 
     __slots__ = ()
+
+    def __repr__(self) -> str:
+        """NumPy's form, with `dtype=` shown unless float32 (mx.np's default) and the
+        context unless it is the CPU.
+
+        >>> mx.np.array([1, 2]), mx.np.array([1, 2], dtype="int64")
+        (array([1., 2.]), array([1, 2], dtype=int64))
+        """
+        values = self.asnumpy()
+        text = _np.array2string(values, separator=", ", prefix="array(")
+        if self.dtype != _np.float32:
+            text += f", dtype={self.dtype.name}"
+        if self.device != "cpu":
+            text += f", ctx={self.context}"
+        return f"array({text})"
+
+    def __str__(self) -> str:
+        """NumPy's `str`, with `@ctx` after it off the CPU."""
+        text = str(self.asnumpy())
+        return text if self.device == "cpu" else f"{text} @{self.context}"
 
     def reshape(self, *shape, order="C"):
         """A copy with NumPy's new shape (`reshape(2, 3)` or `reshape((2, 3))`, one -1)."""
