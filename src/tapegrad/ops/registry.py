@@ -624,6 +624,13 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     and `t` becomes that node's output. The version counter is bumped either way.
     """
     check_inplace_allowed(t)
+    if not getattr(getattr(t._data, "flags", None), "writeable", True):  # CuPy has no such flag
+        what = "t[key] = value" if op.name == "setitem" else f"{op.name}_"
+        raise RuntimeError(
+            f"{what}: this tensor's memory is read-only (an expand() or broadcast view, "
+            "where several elements share one location, or an array NumPy marked read-only); "
+            "write into a copy (t.clone()) instead"
+        )
     mask = t._tapes
     for a in args:
         if isinstance(a, Tensor):
@@ -656,6 +663,7 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
     _write_into(t, result._data, op.name)
     node = result.grad_fn
     t.grad_fn, t._out_nr, t._tapes = node, 0, result._tapes
+    move_retained_grad(t, old.grad_fn, old._out_nr)
     if result._tapes & FORWARD:
         from ..autograd.forward_ad import after_inplace
 
@@ -674,6 +682,21 @@ def apply_inplace(op: Op, t: Tensor, *args: Any, **params: Any) -> Tensor:
 
             regenerate_views(t)
     return t
+
+
+def move_retained_grad(t: Tensor, old_node: Any, old_nr: int) -> None:
+    """`t` got a new `grad_fn` (an in-place op, a view's write, a regenerated view): a
+    `retain_grad()` on it follows it, so `t.grad` is the gradient of its new value, as in
+    PyTorch."""
+    retained = None if old_node is None else old_node.retained
+    if not retained or old_nr not in retained or retained[old_nr]() is not t:
+        return
+    ref = retained.pop(old_nr)
+    node = t.grad_fn
+    if node is not None:
+        if node.retained is None:
+            node.retained = {}
+        node.retained[t._out_nr] = ref
 
 
 def _write_into(t: Tensor, out: Any, what: str) -> None:

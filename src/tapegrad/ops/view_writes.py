@@ -39,7 +39,7 @@ import numpy as np
 
 from ..engine.versions import live_views
 from ..tensor import Tensor, _wrap
-from .registry import Op, defop, dispatch
+from .registry import Op, defop, dispatch, move_retained_grad
 
 
 @defop(inputs=2, params=("view_op", "view_params"), backward_name="CopySlices")
@@ -102,7 +102,9 @@ def rebase_bases(view: Tensor) -> None:
         result = dispatch(_write_view, old, view, view_op=view_op, view_params=view_params)
         if result.grad_fn is None:
             return
+        old_node, old_nr = base.grad_fn, base._out_nr
         base.grad_fn, base._out_nr, base._tapes = result.grad_fn, 0, result._tapes
+        move_retained_grad(base, old_node, old_nr)
         view, link = base, getattr(base, "_view_of", None)
 
 
@@ -132,6 +134,8 @@ def regenerate_views(written: Tensor) -> None:
         if base.grad_fn is None and not base._tapes:
             continue  # nothing tracks the base: the view's graph (none) is still right
         fresh = dispatch(view_op, base, **view_params)
+        old_node, old_nr = view.grad_fn, view._out_nr
         view.grad_fn, view._out_nr, view._tapes = fresh.grad_fn, 0, fresh._tapes
+        move_retained_grad(view, old_node, old_nr)
     # the fresh results registered themselves (and the dead views can go): the live views only
     counter[1:] = [weakref.ref(v) for v in views]
