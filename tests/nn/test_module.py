@@ -404,3 +404,44 @@ def test_lazy_linear_parameter_identity_survives_materialization():
     assert params[0] is lin.weight and params[0].shape == (4, 6)
     out.sum().backward()
     assert lin.weight.grad.shape == (4, 6)
+
+
+def test_replacing_a_parameter_keeps_its_place_in_the_order():
+    # PyTorch keeps the dict position: named_parameters() was ['bias', 'weight'] after
+    # `m.weight = Parameter(...)`, so state_dict() and an optimizer saw another order
+    m = tg.nn.Linear(2, 3)
+    m.weight = tg.nn.Parameter(tg.ones(3, 2))
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+    assert list(m.state_dict()) == ["weight", "bias"]
+    assert m.weight.sum().item() == 6.0
+
+
+def test_parameter_list_registers_its_items_by_position():
+    params = tg.nn.ParameterList([tg.ones(2), tg.nn.Parameter(tg.zeros(3))])
+    params.append(tg.full((1,), 5.0))
+    holder = tg.nn.Module()
+    holder.p = params
+    assert [n for n, _ in holder.named_parameters()] == ["p.0", "p.1", "p.2"]
+    assert all(isinstance(p, tg.nn.Parameter) and p.requires_grad for p in params)
+    assert len(params) == 3 and params[-1].tolist() == [5.0] and len(params[1:]) == 2
+    params[0] = tg.zeros(2)
+    assert params[0].tolist() == [0.0, 0.0]
+    with pytest.raises(IndexError, match="out of range for ParameterList of length 3"):
+        params[3]
+    (params[0] * 2).sum().backward()
+    assert params[0].grad.tolist() == [2.0, 2.0]
+
+
+def test_parameter_dict_keeps_insertion_order_and_names():
+    params = tg.nn.ParameterDict({"scale": tg.ones(2)})
+    params["shift"] = tg.zeros(2)
+    params.update([("gain", tg.ones(1))])
+    assert list(params.keys()) == ["scale", "shift", "gain"]
+    assert [n for n, _ in params.named_parameters()] == ["scale", "shift", "gain"]
+    assert "shift" in params and params.get("missing") is None
+    assert params.pop("shift").tolist() == [0.0, 0.0]
+    assert list(params) == ["scale", "gain"] and len(params) == 2
+    with pytest.raises(KeyError):
+        params["shift"]
+    with pytest.raises(TypeError, match="keys must be strings"):
+        params[0] = tg.ones(1)

@@ -1,12 +1,14 @@
-"""Containers: Sequential, ModuleList, ModuleDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..tensor import Tensor
 from .module import Module
+from .parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class Sequential(Module):
@@ -210,3 +212,168 @@ class ModuleDict(Module):
     def forward(self, *args, **kwargs):
         """Not callable: index the dict in your own `forward`."""
         raise NotImplementedError("ModuleDict has no forward; index it in your own forward")
+
+
+def _as_parameter(value):
+    """A Tensor becomes a Parameter sharing its storage (PyTorch's containers do the same);
+    a Parameter, or anything else, is kept as it is."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _parameter_line(value) -> str:
+    if isinstance(value, Tensor):
+        size = "x".join(str(n) for n in value.shape)
+        return f"Parameter containing: [{value.dtype} of size {size}]"
+    return repr(value)
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as "0", "1", ... (a Tensor is wrapped as a
+    Parameter sharing its storage).
+
+    >>> params = tg.nn.ParameterList([tg.zeros(2), tg.ones(3)])
+    >>> params.append(tg.nn.Parameter(tg.zeros(1)))
+    ParameterList(
+        (0): Parameter containing: [float32 of size 2]
+        (1): Parameter containing: [float32 of size 3]
+        (2): Parameter containing: [float32 of size 1]
+    )
+    >>> [tuple(p.shape) for p in params], len(list(params.parameters()))
+    ([(2,), (3,), (1,)], 3)
+    """
+
+    def __init__(self, values=None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _index(self, idx: int) -> str:
+        if not isinstance(idx, int):
+            kind = type(idx).__name__
+            raise TypeError(f"ParameterList indices must be integers or slices, not {kind}")
+        n = self._size
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range for ParameterList of length {n}")
+        return str(idx % n)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, self._index(idx))
+
+    def __setitem__(self, idx: int, value) -> None:
+        setattr(self, self._index(idx), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def append(self, value):
+        """Add `value` at the end; returns self."""
+        self._size += 1
+        setattr(self, str(self._size - 1), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        """Add each of `values` at the end; returns self."""
+        for v in values:
+            self.append(v)
+        return self
+
+    def forward(self, *args, **kwargs):
+        """Not callable: use the parameters in your own `forward`."""
+        raise NotImplementedError("ParameterList has no forward; use it in your own forward")
+
+    def __repr__(self) -> str:
+        lines = [f"    ({i}): {_parameter_line(v)}" for i, v in enumerate(self)]
+        return "ParameterList(\n" + "\n".join(lines) + "\n)" if lines else "ParameterList()"
+
+
+class ParameterDict(Module):
+    """A dict of parameters, in insertion order (a Tensor is wrapped as a Parameter
+    sharing its storage); `named_parameters()` names them by their keys.
+
+    >>> params = tg.nn.ParameterDict({"scale": tg.ones(2)})
+    >>> params["shift"] = tg.zeros(2)
+    >>> list(params.keys()), [name for name, _ in params.named_parameters()]
+    (['scale', 'shift'], ['scale', 'shift'])
+    """
+
+    def __init__(self, parameters=None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be strings, not {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        """The names, in insertion order."""
+        return self._keys.keys()
+
+    def values(self):
+        """The parameters, in insertion order."""
+        return [self[k] for k in self._keys]
+
+    def items(self):
+        """(name, parameter) pairs, in insertion order."""
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key: str, default=None):
+        """The parameter named `key`, or `default`."""
+        return self[key] if key in self._keys else default
+
+    def pop(self, key: str):
+        """Remove the parameter named `key` and return it."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self) -> None:
+        """Remove every parameter."""
+        for key in list(self._keys):
+            del self[key]
+
+    def update(self, parameters) -> None:
+        """Add (or replace) parameters from a mapping or from (name, value) pairs."""
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in items:
+            self[key] = value
+
+    def forward(self, *args, **kwargs):
+        """Not callable: index the dict in your own `forward`."""
+        raise NotImplementedError("ParameterDict has no forward; index it in your own forward")
+
+    def __repr__(self) -> str:
+        lines = [f"    ({k}): {_parameter_line(v)}" for k, v in self.items()]
+        return "ParameterDict(\n" + "\n".join(lines) + "\n)" if lines else "ParameterDict()"

@@ -46,6 +46,8 @@ class Module(_StateDictMixin):
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     # ------------------------------------------------------------------ registration
@@ -60,11 +62,11 @@ class Module(_StateDictMixin):
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init("parameters")
-            self._discard(name)
+            self._discard(name, keep="_parameters")
             d["_parameters"][name] = value
         elif isinstance(value, Module):
             self._check_init("modules")
-            self._discard(name)
+            self._discard(name, keep="_modules")
             d["_modules"][name] = value
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
@@ -90,11 +92,15 @@ class Module(_StateDictMixin):
         else:
             object.__setattr__(self, name, value)
 
-    def _discard(self, name: str) -> None:
+    def _discard(self, name: str, keep: str = "") -> None:
+        """Forget `name` as an attribute, parameter, child or buffer; a replacement of the
+        same kind (`keep`) stays where it was in its dict, as PyTorch's: `named_parameters()`
+        and `state_dict()` keep their order when `m.weight = Parameter(...)` replaces one."""
         d = self.__dict__
         d.pop(name, None)
         for key in ("_parameters", "_modules", "_buffers"):
-            d[key].pop(name, None)
+            if key != keep:
+                d[key].pop(name, None)
         d["_non_persistent"].discard(name)
 
     def __getattr__(self, name: str):
@@ -357,7 +363,13 @@ class Module(_StateDictMixin):
                 new = hook(self, args)
                 if new is not None:
                     args = new if isinstance(new, tuple) else (new,)
-        out = self.forward(*args, **kwargs)
+        d = self.__dict__
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            from .backward_hooks import call_with_backward_hooks
+
+            out = call_with_backward_hooks(self, args, kwargs)
+        else:
+            out = self.forward(*args, **kwargs)
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 new = hook(self, args, out)
@@ -372,6 +384,17 @@ class Module(_StateDictMixin):
     def register_forward_hook(self, hook):
         """hook(module, args, output) -> None or a new output, after every forward."""
         return _HookHandle(self._forward_hooks, hook)
+
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, once the
+        gradients of this module's positional tensor inputs are known (nn/backward_hooks.py).
+        Returns a handle."""
+        return _HookHandle(self._backward_hooks, hook)
+
+    def register_full_backward_pre_hook(self, hook):
+        """hook(module, grad_output) -> None or a new grad_output, when the gradients of this
+        module's outputs arrive. Returns a handle."""
+        return _HookHandle(self._backward_pre_hooks, hook)
 
     # ------------------------------------------------------------------ repr
     def extra_repr(self) -> str:
