@@ -1,6 +1,8 @@
 """Learning-rate schedulers: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR,
-LambdaLR. Each computes the same sequence as its PyTorch namesake (the chainable form:
-every step multiplies the current `group["lr"]`, so schedulers compose)."""
+ConstantLR, PolynomialLR, LambdaLR, MultiplicativeLR, ReduceLROnPlateau; the cyclic ones
+(optim/lr_cycles.py) and the combinations (optim/lr_composite.py) are exported here too.
+Each computes the same sequence as its PyTorch namesake (the chainable form: every step
+multiplies the current `group["lr"]`, so schedulers compose)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,16 @@ __all__ = [
     "ExponentialLR",
     "CosineAnnealingLR",
     "LinearLR",
+    "ConstantLR",
+    "PolynomialLR",
     "LambdaLR",
+    "MultiplicativeLR",
     "ReduceLROnPlateau",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "CyclicLR",
+    "SequentialLR",
+    "ChainedScheduler",
 ]
 
 
@@ -232,6 +242,70 @@ class LinearLR(LRScheduler):
         return [lr * factor for lr in self._current()]
 
 
+class ConstantLR(LRScheduler):
+    """Multiply the learning rate by `factor` for the first `total_iters` epochs, then give
+    the initial rate back.
+
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
+    >>> sched = tg.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> [round(lr, 6) for lr in lrs]
+    [0.05, 0.05, 0.1, 0.1]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError(f"ConstantLR: factor must be in [0, 1], got {factor}")
+        self.factor = factor
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current()]
+        if self.last_epoch != self.total_iters:
+            return self._current()
+        return [lr / self.factor for lr in self._current()]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the learning rate as `(1 - epoch / total_iters) ** power` of its initial value,
+    reaching 0 at `total_iters`.
+
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
+    >>> sched = tg.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+    ) -> None:
+        if int(total_iters) <= 0:
+            raise ValueError(f"PolynomialLR: total_iters must be positive, got {total_iters}")
+        self.total_iters = int(total_iters)
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        e, t = self.last_epoch, self.total_iters
+        if e == 0 or e > t:
+            return self._current()
+        factor = ((1.0 - e / t) / (1.0 - (e - 1) / t)) ** self.power
+        return [lr * factor for lr in self._current()]
+
+
 class LambdaLR(LRScheduler):
     """Set each group's learning rate to `initial_lr * lr_lambda(epoch)`; `lr_lambda` is a
     function or a list of functions, one per group. (The functions are not in state_dict.)
@@ -263,6 +337,43 @@ class LambdaLR(LRScheduler):
     def get_lr(self) -> list[float]:
         e = self.last_epoch
         return [b * f(e) for f, b in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply each group's learning rate by `lr_lambda(epoch)` at every step after the
+    first; `lr_lambda` is a function or a list of functions, one per group.
+
+    >>> opt = tg.optim.SGD([tg.zeros(1, requires_grad=True)], lr=0.1)
+    >>> sched = tg.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.95)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(
+                    f"MultiplicativeLR: expected {n} lr_lambdas (one per parameter group), got "
+                    f"{len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        if not all(callable(f) for f in self.lr_lambdas):
+            raise TypeError(
+                "MultiplicativeLR: lr_lambda must be a function of the epoch (or a list)"
+            )
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch <= 0:
+            return self._current()
+        e = self.last_epoch
+        return [lr * f(e) for f, lr in zip(self.lr_lambdas, self._current(), strict=True)]
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -348,3 +459,9 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = self._current()
+
+
+# the cyclic schedulers and the combinations live in their own modules; PyTorch's namespace
+# has them all, so they are imported here (after LRScheduler exists: they subclass it)
+from .lr_composite import ChainedScheduler, SequentialLR  # noqa: E402
+from .lr_cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402
