@@ -8,7 +8,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from .lr_scheduler import LRScheduler
+from .lr_base import LRScheduler
 from .optimizer import Optimizer
 
 __all__ = ["SequentialLR", "ChainedScheduler"]

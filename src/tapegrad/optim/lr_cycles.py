@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .lr_scheduler import LRScheduler
+from .lr_base import LRScheduler
 from .optimizer import Optimizer
 
 __all__ = ["CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR"]
