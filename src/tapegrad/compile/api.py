@@ -28,7 +28,7 @@ from ..tensor import Tensor
 from . import hook, random_draws, step
 from .discovery import discover
 from .replay import Program
-from .tracing import CONST, Trace, value_read_guard
+from .tracing import CONST, HOOKS_REASON, Trace, value_read_guard
 
 if TYPE_CHECKING:
     from ..nn.module import Module
@@ -263,7 +263,7 @@ class CompiledFunction:
         if reason is None and any(
             i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs
         ):
-            reason = "it registers tensor hooks or retain_grad() on tensors inside it"
+            reason = HOOKS_REASON
         if reason is None:
             reason = _side_effects(before, trace, rng_before, *step.explained(trace))
         if reason is None:

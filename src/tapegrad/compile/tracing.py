@@ -224,6 +224,8 @@ class Trace:
         self._marked.clear()
 
 
+HOOKS_REASON = "it registers tensor hooks or retain_grad() on tensors inside it"
+
 # ---------------------------------------------------------------- value reads
 _READS = (
     "item",
@@ -319,19 +321,26 @@ def _getter(p: property) -> Callable[[Any], Any]:
     return p.fget
 
 
-def _requires_grad_ignoring_trace(original: property) -> property:
-    """`requires_grad` that does not count the tracing bit (fn must see what eager sees)."""
+def _hook_noticed(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A hook registered on a leaf inside `fn` (an argument, a parameter) outlives the call:
+    eager registers one more at every call, a replay none. (A hook on an intermediate is
+    seen on its node when the trace ends.)"""
 
-    def requires_grad(t: Tensor) -> bool:
-        return t._tapes & ~TRACING != 0
+    def register(self: Tensor, fn: Callable[..., Any]) -> Any:
+        trace = hook.local.trace
+        if trace is not None and not trace.in_call and self.grad_fn is None:
+            trace.fail(HOOKS_REASON)
+        return original(self, fn)
 
-    return property(requires_grad, original.fset, None, original.__doc__)
+    register.__name__ = original.__name__
+    register.__doc__ = original.__doc__
+    return register
 
 
 class value_read_guard:
     """While entered (by any thread), Tensor's value-reading methods tell the trace,
-    `detach()` and `.data` are traced as aliases, a `.grad` read stops the replay, and
-    `requires_grad` ignores the tracing bit. (Patched on the class only while some thread
+    `detach()` and `.data` are traced as aliases, and a `.grad` read or a hook registered on
+    a leaf stops the replay. (Patched on the class only while some thread
     traces: eager code never pays for it.)"""
 
     def __enter__(self) -> value_read_guard:
@@ -344,7 +353,8 @@ class value_read_guard:
                         _originals[name] = original
                         setattr(Tensor, name, _guarded(name, original))
                 wrappers: tuple[tuple[str, Callable[[Any], Any]], ...] = (
-                    ("requires_grad", _requires_grad_ignoring_trace),
+                    ("register_hook", _hook_noticed),
+                    ("register_post_accumulate_grad_hook", _hook_noticed),
                     ("detach", _detach_traced),
                     ("data", _data_traced),
                     ("grad", _grad_read_noticed),

@@ -1,0 +1,110 @@
+"""Mismatches between `tg.compile` and eager that tests/compile/test_fuzz_compile_vs_eager.py
+found, each reduced to its smallest program (issue 14)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import tapegrad as tg
+from tapegrad.compile import CompileWarning
+
+
+def _twice(fn, make, calls=3):
+    """Run `fn` eagerly and compiled on the same fresh arguments; the leaves' gradients."""
+    compiled = tg.compile(fn)
+    out = []
+    for k in range(calls):
+        for f in (fn, compiled):
+            leaves = make(k)
+            f(*leaves).backward()
+            out.append([None if t.grad is None else t.grad.numpy().copy() for t in leaves])
+    return out
+
+
+def test_a_hook_registered_on_an_argument_inside_fn_runs_at_every_call():
+    # silent: replays did not register it, so from the second replay on the gradient lost
+    # its factor 3 (the first replay's eager comparison registered it by chance)
+    def f(x):
+        x.register_hook(lambda g: g * 3.0)
+        return (x * 2.0).sum()
+
+    with pytest.warns(CompileWarning, match="hooks"):
+        grads = _twice(f, lambda k: [tg.tensor([1.0, 2.0 + k], requires_grad=True)])
+    for eager, compiled in zip(grads[::2], grads[1::2], strict=True):
+        assert_array_equal(compiled[0], eager[0])
+        assert_array_equal(compiled[0], [6.0, 6.0])
+
+
+def test_a_hook_registered_on_a_parameter_inside_fn_is_eager_too():
+    w = tg.tensor([0.5, -1.0], requires_grad=True)
+
+    def f(x):
+        w.register_post_accumulate_grad_hook(lambda t: None)
+        return (x * w).sum()
+
+    compiled = tg.compile(f)
+    with pytest.warns(CompileWarning, match="hooks"):
+        compiled(tg.ones(2))
+    assert compiled.cache_info().size == 1 and compiled._cache  # the signature: eager
+    assert next(iter(compiled._cache.values())).value == "eager"
+
+
+@pytest.mark.parametrize("grad_mode", ["requires_grad=False", "no_grad"])
+def test_backward_inside_fn_on_a_tensor_without_a_graph_raises_when_traced(grad_mode):
+    # the tracing bit counted as requiring grad: the traced call's backward() did nothing
+    # and returned (eager raises "not in a computational graph")
+    def f(x):
+        loss = (x * 2.0).sum()
+        loss.backward()
+        return loss
+
+    compiled = tg.compile(f)
+    for fn in (f, compiled):
+        x = tg.tensor([1.0, 2.0], requires_grad=grad_mode == "no_grad")
+        with pytest.raises(RuntimeError, match="not in a computational graph"):
+            if grad_mode == "no_grad":
+                with tg.no_grad():
+                    fn(x)
+            else:
+                fn(x)
+
+
+@pytest.mark.parametrize("method", ["register_hook", "retain_grad"])
+def test_hooks_and_retain_grad_on_a_tensor_without_grad_raise_when_traced(method):
+    def f(x):
+        y = x * 2.0
+        if method == "register_hook":
+            y.register_hook(lambda g: g)
+        else:
+            y.retain_grad()
+        return y
+
+    compiled = tg.compile(f)
+    for fn in (f, compiled):
+        with pytest.raises(RuntimeError, match="doesn't require"):
+            fn(tg.tensor([1.0, 2.0]))
+
+
+def test_autograd_grad_inside_fn_with_an_input_without_grad_raises_when_traced():
+    def f(x, w):
+        y = (x * w).sum()
+        return tg.autograd.grad(y, x)[0]
+
+    compiled = tg.compile(f)
+    for fn in (f, compiled):
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            fn(tg.tensor([1.0, 2.0]), tg.tensor([3.0, 4.0], requires_grad=True))
+
+
+def test_requires_grad_inside_fn_is_what_eager_sees():
+    seen = []
+
+    def f(x):
+        seen.append(x.requires_grad)
+        return x * 2.0
+
+    compiled = tg.compile(f)
+    compiled(tg.tensor(np.ones(2)))
+    assert seen == [False]
