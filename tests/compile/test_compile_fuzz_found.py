@@ -108,3 +108,67 @@ def test_requires_grad_inside_fn_is_what_eager_sees():
     compiled = tg.compile(f)
     compiled(tg.tensor(np.ones(2)))
     assert seen == [False]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.tanh().sum(),  # tanh keeps its output, not its input
+        lambda x: tg.where(x > 0.5, x, x * 2.0).sum(),  # `x * 2.0` keeps no x
+    ],
+    ids=["tanh", "mul-by-a-number"],
+)
+def test_writing_an_input_the_backward_does_not_keep_differentiates_as_eager(fn):
+    # replays raised "modified by an inplace operation" where eager differentiates: they
+    # version-checked every differentiated input, and inputs only an untracked input's
+    # gradient would need
+    compiled = tg.compile(fn)
+    for _ in range(3):
+        grads = []
+        for f in (fn, compiled):
+            x = tg.tensor([0.25, 1.0, 2.0], requires_grad=True)
+            y = f(x)
+            with tg.no_grad():
+                x.mul_(2.0)
+            y.backward()
+            grads.append(x.grad.numpy().copy())
+        assert_array_equal(grads[1], grads[0])
+
+
+def test_writing_an_input_the_backward_keeps_still_raises():
+    compiled = tg.compile(lambda x: (x * x).sum())
+    for _ in range(3):
+        x = tg.tensor([0.25, 1.0], requires_grad=True)
+        y = compiled(x)
+        with tg.no_grad():
+            x.mul_(2.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+
+
+@pytest.mark.parametrize(
+    "fn", [lambda x: x.permute(1, 0), lambda x: x + 1.0, lambda x: -x], ids=["view", "add", "neg"]
+)
+def test_a_second_backward_through_a_graph_that_saves_nothing_runs_as_in_eager(fn):
+    # eager frees only saved values: a graph without any backpropagates twice; the compiled
+    # node always saved its call and raised "backward through the graph a second time"
+    compiled = tg.compile(fn)
+    for _ in range(3):
+        grads = []
+        for f in (fn, compiled):
+            x = tg.tensor([[1.0, 2.0]], requires_grad=True)
+            y = f(x)
+            y.sum().backward()
+            y.sum().backward()
+            grads.append(x.grad.numpy().copy())
+        assert_array_equal(grads[1], grads[0])
+
+
+def test_a_second_backward_through_a_graph_that_saves_raises_as_in_eager():
+    compiled = tg.compile(lambda x: x * 2.0)  # eager's MulBackward keeps the 2.0
+    for _ in range(3):
+        x = tg.tensor([1.0, 2.0], requires_grad=True)
+        y = compiled(x)
+        y.sum().backward()
+        with pytest.raises(RuntimeError, match="second time"):
+            y.sum().backward()

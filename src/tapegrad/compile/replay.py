@@ -13,7 +13,14 @@ from ..engine.backward import SAVED_INPUT
 from ..engine.recorder import record_node
 from ..engine.state import also_recording
 from ..tensor import Tensor, _wrap
-from .program import Generated, InlinedRules, boundary_slots, build_backward, build_forward
+from .program import (
+    Generated,
+    InlinedRules,
+    boundary_slots,
+    build_backward,
+    build_forward,
+    kept_slots,
+)
 from .tracing import ARG, EXTERNAL, OP, Instr, Trace, backward_order
 
 # what `specialize` rebuilds the backward from: build_backward's arguments
@@ -175,6 +182,8 @@ class Program:
         reads: list[int] = []
         self.backward_source = ""
         self.mask = 0
+        self.saves = False
+        kept: set[int] = set()
         self.wanted: list[int] = []
         if diff:
             roots = [trace.values[s].grad_fn for s in diff]
@@ -186,6 +195,10 @@ class Program:
             # rules written as expressions, decided on the arrays
             self._inlined: InlinedRules = {}
             order = backward_order(trace.instrs, roots)
+            # eager's backward frees the saved values of the nodes it runs: a second one
+            # raises when some node had any (a constant too), and runs again otherwise
+            self.saves = any(i.node is not None and i.node.saved for i in order)
+            kept = kept_slots(order)
             self.backward, reads, self.backward_source = build_backward(
                 trace, order, diff, self.wanted, ns, fired=self._fired, inlined=self._inlined
             )
@@ -206,14 +219,18 @@ class Program:
             for s in boundary
         ]
         # what the backward reads that the caller can still change in place before it runs,
-        # version-checked as eager checks a node's saved tensors: the boundary tensors it
-        # reads (an input saved for another input's gradient too), and the outputs whose
-        # storage it reads (indices into self.outputs)
-        saved_data = [trace.values[s]._data for s in reads]
+        # version-checked as eager checks its nodes' saved tensors (`kept`): the
+        # differentiated inputs kept (by their index among the node's inputs), the other
+        # boundary tensors kept (an input saved for another input's gradient), and the
+        # outputs whose storage is kept (indices into self.outputs). What eager does not
+        # keep may change freely (tanh keeps its output, not its input; `x * 2.0` no `x`).
+        checked = [s for s in reads if s in kept]
+        saved_data = [trace.values[s]._data for s in checked]
+        self.checked_inputs = [i for i, s in enumerate(self.wanted) if s in kept]
         self.saved_from: list[tuple[str, Any]] = [
             ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
-            for s in reads
-            if trace.kinds[s] in (ARG, EXTERNAL)
+            for s in checked
+            if trace.kinds[s] in (ARG, EXTERNAL) and s not in self.wanted
         ]
         self.saved_outputs = [
             k
@@ -241,12 +258,16 @@ class Program:
         node = None
         if self.backward is not None:
             inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
-            checks = [(t._vc, t._version, i) for i, t in enumerate(inputs)]
+            checks = [(inputs[i]._vc, inputs[i]._version, i) for i in self.checked_inputs]
             for kind, where in self.saved_from:
                 t = leaves[where] if kind == "arg" else where
                 checks.append((t._vc, t._vc[0], SAVED_INPUT))
             node = record_node(COMPILED, {}, inputs, self.mask, self.ns, Tensor, self.n_out)
-            node.saved = (_Call(self, saved, inputs, args, kwargs, rng_state),)
+            call = _Call(self, saved, inputs, args, kwargs, rng_state)
+            if self.saves:
+                node.saved = (call,)
+            else:  # nothing saved: a second backward runs again, as eager's does (the engine
+                node.params = {"call": call}  # frees `saved` only, and only a non-empty one)
             node.checks = tuple(checks)
         values: list[Any] = []
         for spec in self.outputs:
