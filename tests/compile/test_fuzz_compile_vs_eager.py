@@ -53,7 +53,7 @@ from tapegrad import nn
 from tapegrad.compile import CompileWarning
 
 N_TENSOR = 300  # random tensor programs
-N_TRAIN = 60  # random training programs
+N_TRAIN = 80  # random training programs
 PATTERN = "AAABBA"  # signatures of the six calls
 
 # label pattern -> why compiled may differ from eager there (a documented limit)
@@ -62,6 +62,9 @@ KNOWN: dict[str, str] = {
     "engine and the rest from the one compiled node, already summed: eager adds the same "
     "terms in another order, so a gradient may differ in its last bit (docs/guides/"
     "compile.md, Limits)",
+    "train#* step * scheduler": "Python side effects in fn (an LR scheduler's step()) happen "
+    "when it traces only (docs/guides/compile.md, Whole training steps): the learning rate "
+    "stops decaying in the replays",
 }
 
 ExcType = type[BaseException]
@@ -138,7 +141,8 @@ def _run_world(program: Any, compiled: bool) -> Outcome:
         world = program.setup()
         fn = program.function(world)
         if compiled:
-            fn = tg.compile(fn)
+            make = getattr(program, "compiled", None)  # a facade's own way, or tg.compile
+            fn = make(world, fn) if make is not None else tg.compile(fn)
             outcome.compiled = fn
         for k, sig in enumerate(PATTERN):
             tg.manual_seed(1000 + k)  # dropout's masks: the same stream in both worlds
@@ -806,6 +810,18 @@ OPTIMIZERS = ["sgd", "sgd_momentum", "sgd_nesterov", "adam", "adam_amsgrad", "ad
 SCOPES = ["step", "step", "loss", "module"]
 ZERO_GRADS = ["opt_none", "opt_zeros", "module_none", "module_zeros"]
 TRAIN_VARIANTS = ["same", "eval", "batch", "lr", "freeze", "train_to_eval"]
+# inside a whole step (item, clip, create_graph: documented fallbacks; scheduler: a Python
+# side effect, run at the trace only), or hooks on a parameter registered outside
+TRAIN_EXTRAS = [
+    *["none"] * 6,
+    "item",
+    "clip",
+    "retain_graph",
+    "create_graph",
+    "param_hook",
+    "post_hook",
+    "scheduler",
+]
 
 
 @dataclass
@@ -818,6 +834,7 @@ class TrainProgram:
     variant: str
     dtype: Any
     loss: str
+    extra: str
     seed: int
 
     def setup(self) -> dict[str, Any]:
@@ -827,7 +844,17 @@ class TrainProgram:
             net = net.double()
         net.train()
         opt = _optimizer(self.optimizer, net.parameters())
-        return {"net": net, "shape": shape, "opt": opt}
+        world = {"net": net, "shape": shape, "opt": opt, "accumulated": []}
+        first = next(iter(net.parameters()))
+        if self.extra == "param_hook":  # hooks on a parameter, registered outside
+            first.register_hook(lambda g: g * 0.5)
+        if self.extra == "post_hook":
+            first.register_post_accumulate_grad_hook(
+                lambda t: world["accumulated"].append(t.grad.numpy().sum())
+            )
+        if self.extra == "scheduler":
+            world["scheduler"] = tg.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        return world
 
     def _zero(self, world: dict[str, Any]) -> None:
         owner = world["opt"] if self.zero_grad.startswith("opt") else world["net"]
@@ -845,11 +872,22 @@ class TrainProgram:
         if self.scope == "loss":
             return lambda x, y: self._loss(net(x), y)
 
-        def step(x: tg.Tensor, y: tg.Tensor) -> tg.Tensor:
+        extra = self.extra
+
+        def step(x: tg.Tensor, y: tg.Tensor) -> Any:
             self._zero(world)
             loss = self._loss(net(x), y)
-            loss.backward()
+            if extra == "create_graph":
+                loss.backward(create_graph=True)
+            else:
+                loss.backward(retain_graph=extra == "retain_graph")
+            if extra == "clip":
+                tg.nn.utils.clip_grad_norm_(net.parameters(), max_norm=0.5)
             opt.step()
+            if extra == "scheduler":
+                world["scheduler"].step()
+            if extra == "item":
+                return loss.item()
             return loss
 
         return step
@@ -872,7 +910,8 @@ class TrainProgram:
         else:
             y = tg.tensor(rng.standard_normal((batch, 3)), dtype=self.dtype)
         if self.scope == "step":
-            return _flat(fn(x, y).detach())
+            out = fn(x, y)
+            return _flat(out.detach() if isinstance(out, tg.Tensor) else out)
         self._zero(world)
         out = fn(x) if self.scope == "module" else fn(x, y)
         loss = out if self.scope == "loss" else self._loss(out, y)
@@ -893,12 +932,21 @@ class TrainProgram:
             if hasattr(m, "num_batches_tracked"):
                 out += _flat(m.num_batches_tracked)
         out += _flat(opt.state_dict()["state"])
+        out += _flat([group["lr"] for group in opt.param_groups])
+        out += _flat(world["accumulated"])
         return out
 
     def expect(self, compiled: Outcome) -> str | None:
         info = compiled.compiled.cache_info()
         if self.scope == "step" and not compiled.warnings and info.hits == 0:
             return f"a whole step never replayed: {info}"
+        fallback = {
+            "item": "reads a tensor's value",
+            "clip": "a .grad",
+            "create_graph": "of a kind not replayed",
+        }.get(self.extra if self.scope == "step" else "")
+        if fallback and not any(fallback in w for w in compiled.warnings):
+            return f"expected a CompileWarning with {fallback!r}, got {compiled.warnings}"
         return None
 
 
@@ -911,11 +959,14 @@ def _generate_train(seed: int) -> TrainProgram:
     variant = str(rng.choice(TRAIN_VARIANTS))
     dtype = tg.float32 if rng.random() < 0.5 else tg.float64
     loss = "ce" if rng.random() < 0.6 else "mse"
+    extra = str(rng.choice(TRAIN_EXTRAS))
     label = (
         f"train#{seed} {model} {optimizer} {scope} {zero_grad} {variant} {np.dtype(dtype).name} "
-        f"{loss}"
+        f"{loss} {extra}"
     )
-    return TrainProgram(label, model, optimizer, scope, zero_grad, variant, dtype, loss, seed)
+    return TrainProgram(
+        label, model, optimizer, scope, zero_grad, variant, dtype, loss, extra, seed
+    )
 
 
 TRAIN_PROGRAMS = [_generate_train(seed) for seed in range(N_TRAIN)]
@@ -945,3 +996,166 @@ def test_most_programs_replay():
         outcome = _run_world(program, compiled=True)
         replayed += outcome.compiled.cache_info().hits > 0 and not outcome.warnings
     assert replayed > len(sample) // 2, f"{replayed} of {len(sample)} replayed"
+
+
+# ====================================================================== the facades
+def _mx_net(kind: str) -> Any:
+    from tapegrad.compat import mxnet as mx
+    from tapegrad.compat.mxnet.gluon import nn as gnn
+
+    net = gnn.HybridSequential()
+    if kind == "dense":
+        net.add(gnn.Dense(8, activation="relu"), gnn.Dense(3))
+    elif kind == "dense_dropout":
+        net.add(gnn.Dense(8, activation="tanh"), gnn.Dropout(0.3), gnn.Dense(3))
+    elif kind == "batch_norm":  # BatchNorm's statistics: eager, with one warning per block
+        net.add(gnn.Dense(4), gnn.BatchNorm(), gnn.Dense(3))
+    else:
+        raise ValueError(kind)
+    net.initialize(mx.init.Xavier())
+    return net
+
+
+@dataclass
+class FacadeProgram:
+    """MXNet's `hybridize()` and MegEngine's `jit.trace` against their eager selves (the
+    compiled world hybridizes, or decorates, what the eager world runs as it is)."""
+
+    label: str
+    framework: str
+    kind: str
+    optimizer: str
+    seed: int
+
+    def setup(self) -> dict[str, Any]:
+        tg.manual_seed(self.seed)
+        if self.framework == "mxnet":
+            from tapegrad.compat import mxnet as mx
+
+            mx.random.seed(self.seed)
+            net = _mx_net(self.kind)
+            net(mx.np.array(np.zeros((2, 5), dtype=np.float32)))  # deferred initialisation
+            trainer = mx.gluon.Trainer(
+                net.collect_params(), self.optimizer, {"learning_rate": 0.05}
+            )
+            return {"net": net, "trainer": trainer}
+        import tapegrad.compat.megengine as mge
+        import tapegrad.compat.megengine.module as M
+
+        net = M.Sequential(M.Linear(5, 8), M.ReLU(), M.Linear(8, 3))
+        opt_class = mge.optimizer.SGD if self.optimizer == "sgd" else mge.optimizer.Adam
+        opt = opt_class(net.parameters(), lr=0.05)
+        return {"net": net, "opt": opt}
+
+    def function(self, world: dict[str, Any]) -> Callable[..., Any]:
+        net = world["net"]
+        if self.framework == "mxnet":
+            return net
+        import tapegrad.compat.megengine.functional as MF
+        from tapegrad.compat.megengine.autodiff import GradManager
+
+        opt = world["opt"]
+        world["gm"] = gm = GradManager().attach(net.parameters())
+        if self.kind == "forward":
+            return lambda x: MF.relu(net(x)) * 2.0
+        if self.kind == "loss":  # compiled; GradManager's backward and the step outside
+            return lambda x, y: MF.loss.square_loss(net(x), y)
+
+        def step(x: Any, y: Any) -> Any:  # eager, with one warning: gm.backward() inside
+            with gm:
+                loss = MF.loss.square_loss(net(x), y)
+                gm.backward(loss)
+            opt.step().clear_grad()
+            return loss
+
+        return step
+
+    def compiled(self, world: dict[str, Any], fn: Callable[..., Any]) -> Any:
+        if self.framework == "mxnet":
+            world["net"].hybridize(active=True, static_alloc=True, static_shape=True)
+            return fn
+        import tapegrad.compat.megengine as mge
+
+        return mge.jit.trace(fn, symbolic=True)
+
+    def call(self, world: dict[str, Any], fn: Callable[..., Any], k: int, sig: str) -> list[Any]:
+        rng = np.random.default_rng(self.seed * 100 + k)
+        batch = 4 + (sig == "B")
+        x_np = rng.standard_normal((batch, 5)).astype(np.float32)
+        y_np = rng.standard_normal((batch, 3)).astype(np.float32)
+        if self.framework == "mxnet":
+            from tapegrad.compat import mxnet as mx
+            from tapegrad.compat.mxnet import autograd
+
+            x = mx.np.array(x_np)
+            if k == 4:  # a prediction outside record(): another signature
+                return [("predict", np.array(fn(x).asnumpy(), copy=True))]
+            with autograd.record():
+                out = fn(x)
+                loss = ((out - mx.np.array(y_np)) ** 2).mean()
+            loss.backward()
+            world["trainer"].step(batch)
+            return [("out", np.array(out.asnumpy(), copy=True))]
+        import tapegrad.compat.megengine as mge
+
+        x, y = mge.tensor(x_np), mge.tensor(y_np)
+        if self.kind == "forward":
+            out = fn(x)
+        elif self.kind == "loss":
+            with world["gm"]:
+                out = fn(x, y)
+                world["gm"].backward(out)
+            record = [("out", np.array(out.numpy(), copy=True))] + self.state(world)
+            world["opt"].step().clear_grad()
+            return record
+        else:
+            out = fn(x, y)
+        return [("out", np.array(out.numpy(), copy=True))]
+
+    def state(self, world: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        if self.framework == "mxnet":
+            for i, p in enumerate(world["net"].collect_params().values()):  # (names count
+                out.append((i, np.array(p.data().asnumpy(), copy=True)))  # blocks globally)
+                if p.grad_req != "null":
+                    out.append((i, "grad", np.array(p.grad().asnumpy(), copy=True)))
+            return out
+        for p in world["net"].parameters():
+            out.append(("param", np.array(p._data, copy=True)))
+            out += _flat(p.grad)
+        return out
+
+    def expect(self, compiled: Outcome) -> str | None:
+        fn = compiled.compiled
+        info = (fn if self.framework == "megengine" else fn._hybrid).cache_info()
+        if self.kind not in ("grad_manager", "batch_norm") and info.hits < 2:
+            return f"expected replays: {info}"
+        if self.kind in ("batch_norm", "grad_manager"):
+            if not compiled.warnings:
+                return "expected a CompileWarning (a documented fallback)"
+        elif compiled.warnings:
+            return f"unexpected CompileWarnings: {compiled.warnings}"
+        return None
+
+
+FACADE_PROGRAMS = [
+    FacadeProgram(f"facade#{i} {fw} {kind} {opt}", fw, kind, opt, 50 + i)
+    for i, (fw, kind, opt) in enumerate(
+        [
+            ("mxnet", "dense", "sgd"),
+            ("mxnet", "dense", "adam"),
+            ("mxnet", "dense_dropout", "sgd"),
+            ("mxnet", "dense_dropout", "adam"),
+            ("mxnet", "batch_norm", "sgd"),
+            ("megengine", "forward", "sgd"),
+            ("megengine", "loss", "sgd"),
+            ("megengine", "loss", "adam"),
+            ("megengine", "grad_manager", "sgd"),
+        ]
+    )
+]
+
+
+@pytest.mark.parametrize("program", FACADE_PROGRAMS, ids=lambda p: p.label.split(" ")[0])
+def test_facade_program_compiled_equals_eager(program):
+    _check(program)
