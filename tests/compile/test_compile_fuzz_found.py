@@ -172,3 +172,63 @@ def test_a_second_backward_through_a_graph_that_saves_raises_as_in_eager():
         y.sum().backward()
         with pytest.raises(RuntimeError, match="second time"):
             y.sum().backward()
+
+
+def test_an_output_viewing_a_leaf_refuses_an_in_place_write_as_in_eager():
+    # silent: the replay's output was a fresh tensor sharing the leaf's memory, so
+    # `y.mul_(2)` wrote into x with no error, no version bump, no graph
+    compiled = tg.compile(lambda x: x[0])
+    for _ in range(3):
+        x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = compiled(x)
+        with pytest.raises(RuntimeError, match="view of a leaf"):
+            y.mul_(2.0)
+        assert_array_equal(x.detach().numpy(), np.arange(6.0).reshape(2, 3))
+
+
+def test_a_write_into_an_output_viewing_a_non_leaf_input_reaches_its_gradient():
+    # silent wrong gradient: the write reached x's memory but not x's graph
+    def f(x):
+        return x.transpose(0, 1)
+
+    compiled = tg.compile(f)
+    for _ in range(3):
+        grads = []
+        for fn in (f, compiled):
+            a = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+            x = a * 1.0
+            y = fn(x)
+            y[0].mul_(3.0)  # column 0 of x
+            assert x._version == y._version > 0
+            (x * x).sum().backward()
+            grads.append(a.grad.numpy().copy())
+        assert_array_equal(grads[1], grads[0])
+        assert_array_equal(grads[0][:, 0], 18.0 * np.array([0.0, 3.0]))
+
+
+def test_an_output_viewing_another_output_writes_through_to_it():
+    def f(x):
+        y = x * 2.0
+        return y, y[1:]
+
+    compiled = tg.compile(f)
+    for _ in range(3):
+        grads = []
+        for fn in (f, compiled):
+            x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            y, tail = fn(x)
+            tail.mul_(10.0)
+            assert_array_equal(y.detach().numpy(), [2.0, 40.0, 60.0])
+            y.sum().backward()
+            grads.append(x.grad.numpy().copy())
+        assert_array_equal(grads[1], grads[0])
+        assert_array_equal(grads[0], [2.0, 20.0, 20.0])
+
+
+def test_a_detached_output_shares_the_inputs_version_counter():
+    compiled = tg.compile(lambda x: (x * 2.0, x.detach()))
+    for _ in range(3):
+        x = tg.tensor([1.0, 2.0], requires_grad=True)
+        y, d = compiled(x)
+        d.add_(1.0)
+        assert x._version == 1

@@ -62,6 +62,9 @@ KNOWN: dict[str, str] = {
     "engine and the rest from the one compiled node, already summed: eager adds the same "
     "terms in another order, so a gradient may differ in its last bit (docs/guides/"
     "compile.md, Limits)",
+    "* out:retain_out * out-used *": "retain_grad() on an output of a compiled call that fn "
+    "also used to compute another output keeps only the gradient that reaches it from "
+    "outside: the rest flows inside the one compiled node (docs/guides/compile.md, Limits)",
     "train#* step * scheduler": "Python side effects in fn (an LR scheduler's step()) happen "
     "when it traces only (docs/guides/compile.md, Whole training steps): the learning rate "
     "stops decaying in the replays",
@@ -495,6 +498,9 @@ OUTSIDE = [
     "twice",  # a second backward without retain_graph: both raise
     "write_then_backward",  # an input written in place before the backward
     "first_only",  # backward from the first output alone
+    "write_outputs",  # in-place writes into the outputs, then backward
+    "chain",  # the first output through fn again
+    "retain_out",  # retain_grad() on the outputs
 ]
 VARIANTS = [
     "same",
@@ -622,12 +628,31 @@ class TensorProgram:
         # a replayed whole step returns its loss without a graph (docs/guides/compile.md)
         record = _flat(out.detach() if self.inside == "backward" else out)
         outs = list(out) if isinstance(out, tuple) else [out]
+        if self.outside == "write_outputs":  # in place into what fn returned (views too)
+            for o in outs:
+                try:
+                    o.mul_(2.0)
+                    record.append(("wrote", True))
+                except RuntimeError as e:  # a view of a leaf that requires grad
+                    record.append(("wrote", type(e).__name__))
+            record += _flat([(t.detach(), t._version) for t in leaves])
+        if self.outside == "chain" and outs[0].shape == leaves[0].shape:
+            if outs[0].dtype == leaves[0].dtype:  # the output through fn again: two nodes
+                again = fn(outs[0], *leaves[1:], s)
+                outs = list(again) if isinstance(again, tuple) else [again]
+                record += _flat(again)
         diff = [o for o in outs if isinstance(o, tg.Tensor) and o.requires_grad]
         if self.outside == "none" or self.inside == "backward" or not diff:
             return record
         heads = [tg.tensor(rng.standard_normal(o.shape), dtype=o.dtype) for o in diff]
+        if self.outside == "retain_out":
+            for o in diff:
+                o.retain_grad()
+            tg.autograd.backward(diff, heads)
+            return record + _flat([o.grad for o in diff])
         if self.outside == "hook_out":
-            diff[0].register_hook(lambda g: g * 0.5)
+            for o in diff:
+                o.register_hook(lambda g: g * 0.5)
         if self.outside == "create":
             wrt = [t for t in leaves if t.requires_grad]
             grads = tg.autograd.grad(diff, wrt, heads, create_graph=True, allow_unused=True)
@@ -729,6 +754,10 @@ def _generate(seed: int) -> TensorProgram:
         outputs.append(0)  # an input returned as it is
     names = "-".join(s[0] if s[0] not in ("view", "reduce") else s[2]["kind"] for s in steps)
     returns = "ret-input" if min(outputs) < len(shapes) else "ret-new"
+    # an output that fn also uses to compute another output (see KNOWN)
+    consumed = {i for step in steps for i in step[1]}
+    if any(o in consumed for o in outputs):
+        returns += " out-used"
     label = (
         f"tensor#{seed} {variant} in:{inside} out:{outside} {np.dtype(dtype).name} "
         f"{returns} {shapes} {names}"

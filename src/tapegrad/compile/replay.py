@@ -21,7 +21,8 @@ from .program import (
     build_forward,
     kept_slots,
 )
-from .tracing import ARG, EXTERNAL, OP, Instr, Trace, backward_order
+from ..ops.registry import dispatch
+from .tracing import ALIAS, ARG, EXTERNAL, OP, Instr, Trace, backward_order
 
 # what `specialize` rebuilds the backward from: build_backward's arguments
 _LeanArgs = tuple[Trace, list[Instr], list[int], list[int], Any]
@@ -148,6 +149,42 @@ class _Call:
         return prog.eager_backward(self, g)
 
 
+def _view_outputs(trace: Trace, tensors: list[Tensor]) -> list[tuple[int, Any, list[Any]]]:
+    """Outputs that are views (view ops, `detach()`) of an input or of an earlier output:
+    (index among the outputs, where the base is, the ops from it). A replay takes them again
+    from the real base through the dispatcher, so they share its version counter and know
+    what they view, as eager's: an in-place write into one is seen by the base (its version,
+    its graph rebased; a view of a leaf that requires grad refuses it), not lost."""
+    made_by = {i.out: i for i in trace.instrs}
+    first_output: dict[int, int] = {}
+    for k, t in enumerate(tensors):
+        first_output.setdefault(trace._slot_of[id(t)], k)
+    found = []
+    for k, t in enumerate(tensors):
+        slot = trace._slot_of[id(t)]
+        if trace.kinds[slot] != OP:
+            continue
+        chain: list[tuple[Any, dict[str, Any]]] = []
+        source: tuple[str, Any] | None = None
+        while True:
+            instr = made_by.get(slot)
+            if instr is None or len(instr.ins) != 1 or not (instr.op is ALIAS or instr.op.view):
+                break
+            chain.append((instr.op, instr.params))
+            slot = instr.ins[0]
+            if trace.kinds[slot] == ARG:
+                source = ("arg", trace.arg_pos[slot])
+            elif trace.kinds[slot] == EXTERNAL:
+                source = ("ext", trace.values[slot])
+            elif first_output.get(slot, k) < k:
+                source = ("out", first_output[slot])
+            if source is not None:
+                break
+        if source is not None:
+            found.append((k, source, chain[::-1]))
+    return found
+
+
 class Program:
     """The replayable form of one trace (see `program.py` for the generated code)."""
 
@@ -176,6 +213,7 @@ class Program:
                     diff.append(slot)
                 nr = diff.index(slot)
             self.outputs.append(("op", op_outputs.index(slot), t._tapes, type(t), nr))
+        self.views = _view_outputs(trace, tensors)
         self.n_out = len(diff)
         self.backward: Generated | None = None
         self.lean: Generated | None = None  # without the fix-ups that never fire (one call on)
@@ -280,8 +318,14 @@ class Program:
                 t.grad_fn = node
                 t._out_nr = nr
             values.append(t)
+        for k, source, chain in self.views:  # taken again by the view ops, as eager took it
+            kind, where = source
+            base = leaves[where] if kind == "arg" else where if kind == "ext" else values[where]
+            for op, params in chain:
+                base = base.detach() if op is ALIAS else dispatch(op, base, **params)
+            values[k] = base
         if node is not None and self.saved_outputs:
-            node.checks += tuple((values[k]._vc, 0, -1) for k in self.saved_outputs)
+            node.checks += tuple((values[k]._vc, values[k]._vc[0], -1) for k in self.saved_outputs)
         if type(self.template) is _Leaf:
             return values[0]
         return rebuild(self.template, values)
