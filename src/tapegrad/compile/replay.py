@@ -12,6 +12,7 @@ import numpy as np
 from ..engine.backward import SAVED_INPUT
 from ..engine.recorder import record_node
 from ..engine.state import also_recording
+from ..ops.registry import dispatch
 from ..tensor import Tensor, _wrap
 from .program import (
     Generated,
@@ -21,7 +22,6 @@ from .program import (
     build_forward,
     kept_slots,
 )
-from ..ops.registry import dispatch
 from .tracing import ALIAS, ARG, EXTERNAL, OP, Instr, Trace, backward_order
 
 # what `specialize` rebuilds the backward from: build_backward's arguments
