@@ -636,11 +636,11 @@ class TensorProgram:
                 except RuntimeError as e:  # a view of a leaf that requires grad
                     record.append(("wrote", type(e).__name__))
             record += _flat([(t.detach(), t._version) for t in leaves])
-        if self.outside == "chain" and outs[0].shape == leaves[0].shape:
-            if outs[0].dtype == leaves[0].dtype:  # the output through fn again: two nodes
-                again = fn(outs[0], *leaves[1:], s)
-                outs = list(again) if isinstance(again, tuple) else [again]
-                record += _flat(again)
+        like_first = (outs[0].shape, outs[0].dtype) == (leaves[0].shape, leaves[0].dtype)
+        if self.outside == "chain" and like_first:  # the output through fn again: two nodes
+            again = fn(outs[0], *leaves[1:], s)
+            outs = list(again) if isinstance(again, tuple) else [again]
+            record += _flat(again)
         diff = [o for o in outs if isinstance(o, tg.Tensor) and o.requires_grad]
         if self.outside == "none" or self.inside == "backward" or not diff:
             return record
