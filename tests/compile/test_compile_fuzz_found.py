@@ -232,3 +232,47 @@ def test_a_detached_output_shares_the_inputs_version_counter():
         y, d = compiled(x)
         d.add_(1.0)
         assert x._version == 1
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, i: x[x > 0.1].sum(),  # a boolean mask it computes
+        lambda x, i: x[i].sum(),  # an integer index tensor it is given
+        lambda x, i: x[i[0]].sum(),  # a 0-d one
+    ],
+    ids=["mask", "index-argument", "0d-index"],
+)
+def test_indexing_with_a_tensor_replays_the_new_index_values(fn):
+    # silent: the index became NumPy arrays in getitem's parameters, constants of the
+    # trace, so later calls read the first call's rows (x[mask].max() gave 0.7, not 0.8)
+    compiled = tg.compile(fn)
+    rng = np.random.default_rng(3)
+    with pytest.warns(CompileWarning, match="indexes with a tensor"):
+        for k in range(5):
+            x_np = rng.standard_normal(6)
+            i_np = rng.integers(0, 6, 3)
+            if k < 2:  # the same index and mask: the first replay's eager check agrees
+                x_np, i_np = np.abs(x_np), np.array([0, 1, 2])
+            results = []
+            for f in (fn, compiled):
+                x = tg.tensor(x_np, requires_grad=True)
+                y = f(x, tg.tensor(i_np))
+                y.backward()
+                results.append((y.detach().numpy().copy(), x.grad.numpy().copy()))
+            for got, want in zip(results[1], results[0], strict=True):
+                assert_array_equal(got, want)
+
+
+def test_writing_through_a_tensor_mask_replays_the_new_mask():
+    def f(x):
+        y = x * 1.0
+        y[x < 0] = 0.0
+        return y
+
+    compiled = tg.compile(f)
+    rng = np.random.default_rng(4)
+    with pytest.warns(CompileWarning):  # (the write in place is reason enough already)
+        for _ in range(4):
+            x = tg.tensor(rng.standard_normal(5))
+            assert_array_equal(compiled(x).numpy(), np.maximum(x.numpy(), 0.0))

@@ -58,13 +58,10 @@ PATTERN = "AAABBA"  # signatures of the six calls
 
 # label pattern -> why compiled may differ from eager there (a documented limit)
 KNOWN: dict[str, str] = {
-    "* ret-input *": "an input returned as it is gets its head gradient straight from the "
-    "engine and the rest from the one compiled node, already summed: eager adds the same "
-    "terms in another order, so a gradient may differ in its last bit (docs/guides/"
-    "compile.md, Limits)",
-    "* out:retain_out * out-used *": "retain_grad() on an output of a compiled call that fn "
-    "also used to compute another output keeps only the gradient that reaches it from "
-    "outside: the rest flows inside the one compiled node (docs/guides/compile.md, Limits)",
+    "* ret-input *": "an input returned as it is (or a view of it, taken again by the view "
+    "ops) gets its head gradient from the engine and the rest from the one compiled node, "
+    "already summed: eager adds the same terms in another order, so a gradient may differ "
+    "in its last bit (docs/guides/compile.md, Limits)",
     "train#* step * scheduler": "Python side effects in fn (an LR scheduler's step()) happen "
     "when it traces only (docs/guides/compile.md, Whole training steps): the learning rate "
     "stops decaying in the replays",
@@ -226,7 +223,24 @@ UNARY: dict[str, Callable[..., tg.Tensor]] = {
     "cumsum": lambda s, a: a.cumsum(0) if a.ndim else a,
     "flip": lambda s, a: a.flip(0) if a.ndim else a,
     "clone": lambda s, a: a.clone(),
+    # data-dependent shapes and orders: boolean masks, sorting, arg-reductions
+    "mask": lambda s, a: a[a > 0.1],
+    "sort": lambda s, a: a.sort(dim=-1)[0] if a.ndim else a,
+    "topk": lambda s, a: a.topk(1, dim=-1)[0] if a.ndim else a,
+    "gather_argmax": lambda s, a: a.gather(-1, a.argmax(-1, keepdim=True)) if a.ndim else a,
+    "argsort_index": lambda s, a: a.reshape(-1)[a.reshape(-1).argsort()],
+    "masked_fill": lambda s, a: a.masked_fill(a < -0.2, 0.5),
+    # indices computed from values: as inputs (gather) or as indexing keys (eager then)
+    "gather_by": lambda s, a: a.gather(-1, _index_from(a, a.shape[-1])) if a.ndim else a,
+    "take_flat_by": lambda s, a: tg.take_along_dim(a, _index_from(a, a.numel()), None),
 }
+
+
+def _index_from(a: tg.Tensor, n: int) -> tg.Tensor:
+    """Integer indices in [0, n) computed from `a`'s values."""
+    return (a.abs() * 7.0).long() % max(n, 1)
+
+
 BINARY: dict[str, Callable[..., tg.Tensor]] = {
     "add": lambda s, a, b: a + b,
     "sub": lambda s, a, b: a - b,
@@ -240,6 +254,11 @@ BINARY: dict[str, Callable[..., tg.Tensor]] = {
     "matmul_t": lambda s, a, b: a @ b.mT,
     "cat": lambda s, a, b: tg.cat([a, b], dim=0),
     "stack": lambda s, a, b: tg.stack([a, b]),
+    "index_by": lambda s, a, b: a[_index_from(b.reshape(-1), a.shape[0])],
+    "index_select_by": lambda s, a, b: a.index_select(0, _index_from(b.reshape(-1), a.shape[0])),
+    "index_add_by": lambda s, a, b: a.index_add(
+        0, _index_from(b[:1].reshape(-1), a.shape[0]), a[:1]
+    ),
 }
 
 
@@ -365,6 +384,27 @@ def _apply(step: tuple[Any, ...], s: Any, vals: list[tg.Tensor]) -> tg.Tensor:
     raise ValueError(kind)
 
 
+# ops whose indices come from values: some replay (gather), the others make the signature
+# eager (an indexing key, a raw argsort), so they are drawn less often
+DATA_DEPENDENT = {
+    "mask",
+    "sort",
+    "topk",
+    "gather_argmax",
+    "argsort_index",
+    "gather_by",
+    "take_flat_by",
+    "index_by",
+    "index_select_by",
+    "index_add_by",
+}
+
+
+def _pick(rng: np.random.Generator, ops: dict[str, Any]) -> str:
+    names = [n for n in ops if (n in DATA_DEPENDENT) == (rng.random() < 0.15)]
+    return str(rng.choice(names))
+
+
 def _draw_view(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[str, dict[str, Any]]:
     nd = len(shape)
     kinds = ["reshape_flat", "slice", "expand", "unsqueeze"]
@@ -424,9 +464,9 @@ def _draw_step(
     shape = shapes[i]
     nd = len(shape)
     if r < 0.25:
-        return (str(rng.choice(list(UNARY))), (i,), {})
+        return (_pick(rng, UNARY), (i,), {})
     if r < 0.5:
-        return (str(rng.choice(list(BINARY))), (i, j), {})
+        return (_pick(rng, BINARY), (i, j), {})
     if r < 0.62:
         kind = str(rng.choice(["sum", "mean", "amax", "max", "std", "prod", "logsumexp"]))
         if nd == 0 or rng.random() < 0.2:
@@ -753,7 +793,9 @@ def _generate(seed: int) -> TensorProgram:
     if rng.random() < 0.1:
         outputs.append(0)  # an input returned as it is
     names = "-".join(s[0] if s[0] not in ("view", "reduce") else s[2]["kind"] for s in steps)
-    returns = "ret-input" if min(outputs) < len(shapes) else "ret-new"
+    # an input returned as it is, or a view of one (its storage, its version counter)
+    viewing = any(vals[o]._vc is vals[a]._vc for o in outputs for a in range(len(shapes)))
+    returns = "ret-input" if viewing else "ret-new"
     # an output that fn also uses to compute another output (see KNOWN)
     consumed = {i for step in steps for i in step[1]}
     if any(o in consumed for o in outputs):

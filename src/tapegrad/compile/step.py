@@ -215,7 +215,7 @@ def _targets() -> list[PatchTarget]:
     from ..autograd import engine_api
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
-    from . import effects, random_draws
+    from . import effects, random_draws, tracing
 
     return [
         (engine_api, "run_backward", _wrapped_backward),
@@ -224,6 +224,7 @@ def _targets() -> list[PatchTarget]:
         (Module, "zero_grad", _wrapped_call),
         *effects.targets(),
         *random_draws.targets(),
+        *tracing.targets(),
     ]
 
 

@@ -149,7 +149,21 @@ class Trace:
                 t = self._storage.get(id(v))
                 if t is not None and t._data is v:
                     found[k] = self.slot_of(t)
+                elif self.derived(v):  # a reshaped index (take_along_dim without dim)
+                    self.fail(INDEX_REASON)
+            elif type(v) is tuple and any(self.derived(e) for e in v):
+                self.fail(INDEX_REASON)  # an indexing key (index_add's, index_put_'s)
         return found
+
+    def derived(self, a: Any) -> bool:
+        """`a` is an array that views a traced tensor's storage (a reshaped index array, say)
+        without being it: an op that gets it as a parameter would take it for a constant."""
+        while isinstance(a, np.ndarray):
+            t = self._storage.get(id(a))
+            if t is not None and t._data is a:
+                return True
+            a = a.base
+        return False
 
     def append(
         self, op: Any, args: tuple[Any, ...], params: dict[str, Any], result: Tensor
@@ -225,6 +239,36 @@ class Trace:
 
 
 HOOKS_REASON = "it registers tensor hooks or retain_grad() on tensors inside it"
+INDEX_REASON = (
+    "it indexes with a tensor it was given or computed (x[idx], x[mask], x[i] = v): the "
+    "index becomes NumPy indices in the op's parameters, which a replay would take for "
+    "constants"
+)
+
+
+def _index_noticed(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`ops.index.normalize_key` (every indexing entry turns tensor indices into arrays
+    there): a traced tensor among the indices, or an array viewing one, stops the replay
+    of this signature."""
+
+    def normalize_key(key: Any, *args: Any, **kwargs: Any) -> Any:
+        trace = hook.local.trace
+        if trace is not None and not trace.in_call:
+            for k in key if type(key) is tuple else (key,):
+                if (isinstance(k, Tensor) and k._tapes & TRACING) or trace.derived(k):
+                    trace.fail(INDEX_REASON)  # (derived: index_select's reshaped index)
+        return original(key, *args, **kwargs)
+
+    normalize_key.__doc__ = original.__doc__
+    return normalize_key
+
+
+def targets() -> list[PatchTarget]:
+    """What `step.step_guard` patches for the trace (see `_index_noticed`)."""
+    from ..ops import index
+
+    return [(index, "normalize_key", _index_noticed)]
+
 
 # ---------------------------------------------------------------- value reads
 _READS = (
