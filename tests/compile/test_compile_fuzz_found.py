@@ -276,3 +276,57 @@ def test_writing_through_a_tensor_mask_replays_the_new_mask():
         for _ in range(4):
             x = tg.tensor(rng.standard_normal(5))
             assert_array_equal(compiled(x).numpy(), np.maximum(x.numpy(), 0.0))
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [
+        lambda x: x.topk(1, dim=-1)[0],
+        lambda x: x.sort(dim=-1)[0][:, :1],
+        lambda x: tg.kthvalue(x, 2, dim=-1)[0],
+    ],
+    ids=["topk", "sort", "kthvalue"],
+)
+def test_a_whole_step_through_sort_indices_writes_what_eager_writes(pick):
+    # silent: sort and topk compute their indices from the raw arrays, so a whole step
+    # (which had no first-replay check: an eager rerun would step twice) replayed the
+    # first call's indices; its first replay now traces again and compares the constants
+    def run(compiled):
+        w = tg.tensor(np.linspace(-1.0, 1.0, 12).reshape(3, 4), requires_grad=True)
+        opt = tg.optim.SGD([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = (pick(x * w) * 0.5).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = tg.compile(step) if compiled else step
+        rng = np.random.default_rng(5)
+        losses = [fn(tg.tensor(rng.standard_normal((3, 4)))).item() for _ in range(5)]
+        return losses, w.detach().numpy().copy()
+
+    eager = run(False)
+    with pytest.warns(CompileWarning, match="two traces"):
+        compiled = run(True)
+    assert compiled[0] == eager[0]
+    assert_array_equal(compiled[1], eager[1])
+
+
+def test_a_whole_step_without_raw_values_still_replays():
+    w = tg.tensor(np.ones(3), requires_grad=True)
+    opt = tg.optim.SGD([w], lr=0.1)
+
+    @tg.compile
+    def step(x):
+        opt.zero_grad()
+        loss = (x * w).tanh().sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for k in range(4):
+        step(tg.tensor(np.arange(3.0) + k))
+    assert step.cache_info().hits == 3 and step.eager_reason is None
+    assert next(iter(step._cache.values())).verified
