@@ -21,7 +21,7 @@ from .engine.node import (
     accumulator,
     hold_leaf,
 )
-from .engine.state import AMBIENT, FORWARD, RECORD
+from .engine.state import AMBIENT, NOT_GRAD, RECORD
 from .engine.versions import bump_version
 
 if TYPE_CHECKING:  # the installed methods, typed (generated; run-time base is object)
@@ -293,7 +293,7 @@ class Tensor(_Surface):
     @property
     def requires_grad(self) -> bool:
         """True when any tape tracks this tensor (set it to join the ambient tape)."""
-        return bool(self._tapes & ~FORWARD)  # a dual tensor alone does not require grad
+        return bool(self._tapes & ~NOT_GRAD)  # a dual tensor alone, a traced one, do not
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -382,7 +382,7 @@ class Tensor(_Surface):
 
     def retain_grad(self) -> None:
         """Keep `.grad` of this non-leaf after backward (leaves keep it anyway)."""
-        if not self._tapes:
+        if not self._tapes & ~NOT_GRAD:
             raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
         if self.grad_fn is None:
             return
@@ -402,7 +402,7 @@ class Tensor(_Surface):
     def register_hook(self, hook: TensorHook) -> RemovableHandle:
         """Call `hook(grad)` when this tensor's gradient is computed; a non-None return value
         replaces the gradient. Returns a handle with `remove()`."""
-        if not self._tapes:
+        if not self._tapes & ~NOT_GRAD:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn.add_tensor_hook(self._out_nr, hook)

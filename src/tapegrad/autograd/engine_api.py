@@ -11,7 +11,7 @@ from typing import Any, overload
 import numpy as np
 
 from ..engine.backward import run_backward
-from ..engine.state import AMBIENT, RECORD, ModeScope
+from ..engine.state import AMBIENT, NOT_GRAD, RECORD, ModeScope
 from ..tensor import Tensor, _wrap, array_class
 from .heads import head_gradients
 from .record import _RecordingStateScope
@@ -64,7 +64,7 @@ def backward(
         if not write_only:
             raise RuntimeError("backward: inputs= was given but is empty")
         for i, t in enumerate(write_only):
-            if not isinstance(t, Tensor) or not t._tapes:
+            if not isinstance(t, Tensor) or not t._tapes & ~NOT_GRAD:
                 raise RuntimeError(f"backward: inputs[{i}] does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
@@ -124,7 +124,7 @@ def grad(
     for i, t in enumerate(wrt):
         if not isinstance(t, Tensor):
             raise TypeError(f"grad: inputs[{i}] is a {type(t).__name__}, not a Tensor")
-        if not t._tapes:
+        if not t._tapes & ~NOT_GRAD:
             raise RuntimeError(
                 f"One of the differentiated Tensors (inputs[{i}]) does not require grad; call "
                 "requires_grad_() or attach_grad() on it before computing the outputs"

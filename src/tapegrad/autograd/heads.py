@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..engine.state import FORWARD, RECORD
+from ..engine.state import NOT_GRAD, RECORD
 from ..tensor import Tensor, _wrap
 
 __all__ = ["head_gradients"]
@@ -73,7 +73,7 @@ def _head(
 ) -> Any:
     if not isinstance(t, Tensor):
         raise TypeError(f"backward: tensor {i} is a {type(t).__name__}, not a Tensor")
-    if require_graph and not t._tapes & ~FORWARD:  # a dual tensor alone is not in a graph
+    if require_graph and not t._tapes & ~NOT_GRAD:  # a dual or traced tensor alone: no graph
         raise RuntimeError(
             f"tensor {i} is not in a computational graph: it does not require grad and has "
             "no grad_fn. Set requires_grad=True on an input before computing it (PyTorch "

@@ -28,7 +28,7 @@ from ..tensor import Tensor
 from . import hook, random_draws, step
 from .discovery import discover
 from .replay import Program
-from .tracing import CONST, Trace, value_read_guard
+from .tracing import CONST, HOOKS_REASON, Trace, value_read_guard
 
 if TYPE_CHECKING:
     from ..nn.module import Module
@@ -139,6 +139,8 @@ class CompiledFunction:
                 with self._lock:
                     self._cache.move_to_end(key)
             if not program.verified:
+                if isinstance(program, step.StepProgram):
+                    return self._second_step_trace(program, key, leaves, args, kwargs)
                 return self._first_replay(program, key, leaves, args, kwargs)
             return program.run(leaves, args, kwargs)
         self._misses += 1
@@ -179,6 +181,31 @@ class CompiledFunction:
             key,
         )
         return self._fn(*args, **kwargs)
+
+    def _second_step_trace(
+        self,
+        program: step.StepProgram,
+        key: Key,
+        leaves: list[Tensor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """A step's first replay traces it again instead (eager, so it steps once, as eager
+        does): the two traces, on different inputs, must have taken the same constants, or
+        the step read values outside the op table (sort's indices) and runs eagerly."""
+        result = self._trace(key, leaves, args, kwargs)
+        again = self._cache.get(key)
+        if isinstance(again, step.StepProgram):
+            if again.constants == program.constants:
+                again.verified = True
+            else:
+                self._go_eager(
+                    "two traces on different inputs took different constants (values it "
+                    "computes outside tapegrad's ops, from raw arrays, such as sort's or "
+                    "topk's indices)",
+                    key,
+                )
+        return result
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> Key:
         key = [_key_of(a, leaves) for a in args]
@@ -263,7 +290,7 @@ class CompiledFunction:
         if reason is None and any(
             i.node is not None and (i.node.hooks or i.node.retained) for i in trace.instrs
         ):
-            reason = "it registers tensor hooks or retain_grad() on tensors inside it"
+            reason = HOOKS_REASON
         if reason is None:
             reason = _side_effects(before, trace, rng_before, *step.explained(trace))
         if reason is None:

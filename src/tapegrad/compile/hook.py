@@ -11,12 +11,12 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..engine.state import allocate_tape_bit, state
+from ..engine.state import TRACING, state
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-TRACING = allocate_tape_bit()  # a bit of its own: no GradManager is ever handed it
+__all__ = ["TRACING", "local", "traced_call"]  # TRACING: a fixed bit of its own (engine.state)
 _FLOAT_KINDS = "fc"
 
 

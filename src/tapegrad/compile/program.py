@@ -110,6 +110,23 @@ def op_saved(instr: Instr) -> list[int]:
     return [instr.out if i == -1 else instr.ins[i] for i in instr.op.saved_indices(len(instr.ins))]
 
 
+def kept_slots(order: Iterable[Instr]) -> set[int]:
+    """The slots eager's nodes keep, and so version-check, for these rules: what each rule
+    reads, less a value only the gradient of an input without an edge would need
+    (`Op.saves_only_for`: `x * 2.0` keeps no `x`), plus the array parameters read."""
+    kept: set[int] = set()
+    for instr in order:
+        op = instr.op
+        save_for = getattr(op, "save_for", None)
+        for j, i in enumerate(op.saved_indices(len(instr.ins))):
+            needed_by = save_for[j] if save_for is not None else None
+            if needed_by is not None and not any(instr.edges[k] for k in needed_by):
+                continue
+            kept.add(instr.out if i == -1 else instr.ins[i])
+        kept.update(instr.param_slots.values())
+    return kept
+
+
 def _slot_name(trace: Trace, env: _Env, slot: int) -> str:
     if trace.kinds[slot] == CONST:
         return env.bind("C", trace.values[slot])

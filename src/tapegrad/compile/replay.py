@@ -12,9 +12,17 @@ import numpy as np
 from ..engine.backward import SAVED_INPUT
 from ..engine.recorder import record_node
 from ..engine.state import also_recording
+from ..ops.registry import dispatch
 from ..tensor import Tensor, _wrap
-from .program import Generated, InlinedRules, boundary_slots, build_backward, build_forward
-from .tracing import ARG, EXTERNAL, OP, Instr, Trace, backward_order
+from .program import (
+    Generated,
+    InlinedRules,
+    boundary_slots,
+    build_backward,
+    build_forward,
+    kept_slots,
+)
+from .tracing import ALIAS, ARG, EXTERNAL, OP, Instr, Trace, backward_order
 
 # what `specialize` rebuilds the backward from: build_backward's arguments
 _LeanArgs = tuple[Trace, list[Instr], list[int], list[int], Any]
@@ -141,6 +149,42 @@ class _Call:
         return prog.eager_backward(self, g)
 
 
+def _view_outputs(trace: Trace, tensors: list[Tensor]) -> list[tuple[int, Any, list[Any]]]:
+    """Outputs that are views (view ops, `detach()`) of an input or of an earlier output:
+    (index among the outputs, where the base is, the ops from it). A replay takes them again
+    from the real base through the dispatcher, so they share its version counter and know
+    what they view, as eager's: an in-place write into one is seen by the base (its version,
+    its graph rebased; a view of a leaf that requires grad refuses it), not lost."""
+    made_by = {i.out: i for i in trace.instrs}
+    first_output: dict[int, int] = {}
+    for k, t in enumerate(tensors):
+        first_output.setdefault(trace._slot_of[id(t)], k)
+    found = []
+    for k, t in enumerate(tensors):
+        slot = trace._slot_of[id(t)]
+        if trace.kinds[slot] != OP:
+            continue
+        chain: list[tuple[Any, dict[str, Any]]] = []
+        source: tuple[str, Any] | None = None
+        while True:
+            instr = made_by.get(slot)
+            if instr is None or len(instr.ins) != 1 or not (instr.op is ALIAS or instr.op.view):
+                break
+            chain.append((instr.op, instr.params))
+            slot = instr.ins[0]
+            if trace.kinds[slot] == ARG:
+                source = ("arg", trace.arg_pos[slot])
+            elif trace.kinds[slot] == EXTERNAL:
+                source = ("ext", trace.values[slot])
+            elif first_output.get(slot, k) < k:
+                source = ("out", first_output[slot])
+            if source is not None:
+                break
+        if source is not None:
+            found.append((k, source, chain[::-1]))
+    return found
+
+
 class Program:
     """The replayable form of one trace (see `program.py` for the generated code)."""
 
@@ -169,12 +213,15 @@ class Program:
                     diff.append(slot)
                 nr = diff.index(slot)
             self.outputs.append(("op", op_outputs.index(slot), t._tapes, type(t), nr))
+        self.views = _view_outputs(trace, tensors)
         self.n_out = len(diff)
         self.backward: Generated | None = None
         self.lean: Generated | None = None  # without the fix-ups that never fire (one call on)
         reads: list[int] = []
         self.backward_source = ""
         self.mask = 0
+        self.saves = False
+        kept: set[int] = set()
         self.wanted: list[int] = []
         if diff:
             roots = [trace.values[s].grad_fn for s in diff]
@@ -186,6 +233,10 @@ class Program:
             # rules written as expressions, decided on the arrays
             self._inlined: InlinedRules = {}
             order = backward_order(trace.instrs, roots)
+            # eager's backward frees the saved values of the nodes it runs: a second one
+            # raises when some node had any (a constant too), and runs again otherwise
+            self.saves = any(i.node is not None and i.node.saved for i in order)
+            kept = kept_slots(order)
             self.backward, reads, self.backward_source = build_backward(
                 trace, order, diff, self.wanted, ns, fired=self._fired, inlined=self._inlined
             )
@@ -206,14 +257,18 @@ class Program:
             for s in boundary
         ]
         # what the backward reads that the caller can still change in place before it runs,
-        # version-checked as eager checks a node's saved tensors: the boundary tensors it
-        # reads (an input saved for another input's gradient too), and the outputs whose
-        # storage it reads (indices into self.outputs)
-        saved_data = [trace.values[s]._data for s in reads]
+        # version-checked as eager checks its nodes' saved tensors (`kept`): the
+        # differentiated inputs kept (by their index among the node's inputs), the other
+        # boundary tensors kept (an input saved for another input's gradient), and the
+        # outputs whose storage is kept (indices into self.outputs). What eager does not
+        # keep may change freely (tanh keeps its output, not its input; `x * 2.0` no `x`).
+        checked = [s for s in reads if s in kept]
+        saved_data = [trace.values[s]._data for s in checked]
+        self.checked_inputs = [i for i, s in enumerate(self.wanted) if s in kept]
         self.saved_from: list[tuple[str, Any]] = [
             ("arg", trace.arg_pos[s]) if trace.kinds[s] == ARG else ("ext", trace.values[s])
-            for s in reads
-            if trace.kinds[s] in (ARG, EXTERNAL)
+            for s in checked
+            if trace.kinds[s] in (ARG, EXTERNAL) and s not in self.wanted
         ]
         self.saved_outputs = [
             k
@@ -241,12 +296,16 @@ class Program:
         node = None
         if self.backward is not None:
             inputs = [leaves[where] if kind == "arg" else where for kind, where in self.wanted_from]
-            checks = [(t._vc, t._version, i) for i, t in enumerate(inputs)]
+            checks = [(inputs[i]._vc, inputs[i]._version, i) for i in self.checked_inputs]
             for kind, where in self.saved_from:
                 t = leaves[where] if kind == "arg" else where
                 checks.append((t._vc, t._vc[0], SAVED_INPUT))
             node = record_node(COMPILED, {}, inputs, self.mask, self.ns, Tensor, self.n_out)
-            node.saved = (_Call(self, saved, inputs, args, kwargs, rng_state),)
+            call = _Call(self, saved, inputs, args, kwargs, rng_state)
+            if self.saves:
+                node.saved = (call,)
+            else:  # nothing saved: a second backward runs again, as eager's does (the engine
+                node.params = {"call": call}  # frees `saved` only, and only a non-empty one)
             node.checks = tuple(checks)
         values: list[Any] = []
         for spec in self.outputs:
@@ -259,8 +318,14 @@ class Program:
                 t.grad_fn = node
                 t._out_nr = nr
             values.append(t)
+        for k, source, chain in self.views:  # taken again by the view ops, as eager took it
+            kind, where = source
+            base = leaves[where] if kind == "arg" else where if kind == "ext" else values[where]
+            for op, params in chain:
+                base = base.detach() if op is ALIAS else dispatch(op, base, **params)
+            values[k] = base
         if node is not None and self.saved_outputs:
-            node.checks += tuple((values[k]._vc, 0, -1) for k in self.saved_outputs)
+            node.checks += tuple((values[k]._vc, values[k]._vc[0], -1) for k in self.saved_outputs)
         if type(self.template) is _Leaf:
             return values[0]
         return rebuild(self.template, values)

@@ -25,7 +25,7 @@ from ..tensor import Tensor, _wrap
 from . import functions, hook
 from .program import boundary_slots, build_backward, build_forward
 from .replay import split
-from .tracing import ARG, EXTERNAL, OP, Instr, PatchTarget, Trace, backward_order
+from .tracing import ARG, CONST, EXTERNAL, OP, Instr, PatchTarget, Trace, backward_order
 
 _OWN = AMBIENT | RECORD  # the tapes Tensor.backward follows
 _T = TypeVar("_T")
@@ -215,7 +215,7 @@ def _targets() -> list[PatchTarget]:
     from ..autograd import engine_api
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
-    from . import effects, random_draws
+    from . import effects, random_draws, tracing
 
     return [
         (engine_api, "run_backward", _wrapped_backward),
@@ -224,6 +224,7 @@ def _targets() -> list[PatchTarget]:
         (Module, "zero_grad", _wrapped_call),
         *effects.targets(),
         *random_draws.targets(),
+        *tracing.targets(),
     ]
 
 
@@ -292,13 +293,49 @@ def step_problem(trace: Trace) -> str | None:
     return None
 
 
+def constants(trace: Trace) -> list[Any]:
+    """What a trace took for constants, per instruction: its array parameters (index keys
+    too; not those read from a slot at each call), its constant array inputs, and its
+    external inputs (a found tensor by identity, a tensor made inside `fn` by its values).
+    Two traces of one signature on different inputs that disagree here took
+    input-dependent values for constants (sort's and topk's indices, from the raw arrays)."""
+
+    def digest(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return (v.shape, v.dtype.str, zlib.crc32(np.ascontiguousarray(v).data))
+        if type(v) is tuple:
+            return tuple(digest(e) for e in v)
+        return None
+
+    watched = {id(t) for t in trace.watched}
+    out: list[Any] = []
+    for instr in trace.instrs:
+        params = tuple(  # an array read from a slot (statistics, a mask) is no constant
+            (k, None if k in instr.param_slots else digest(v)) for k, v in instr.params.items()
+        )
+        ins = []
+        for s in instr.ins:
+            kind, value = trace.kinds[s], trace.values[s]
+            if kind == CONST:
+                ins.append(digest(value))
+            elif kind == EXTERNAL:
+                ins.append(id(value) if id(value) in watched else digest(value._data))
+            else:
+                ins.append(kind)
+        out.append((getattr(instr.op, "name", None), params, tuple(ins)))
+    return out
+
+
 class StepProgram:
     """One compiled training step (see the module docstring)."""
 
-    verified = True  # no eager rerun to compare with: that would step twice
-    draws = False  # (never replayed unverified: its dropout draws need no comparison)
+    draws = False  # (its first replay traces again: its dropout draws need no comparison)
 
     def __init__(self, trace: Trace, result: Any, ns: Any) -> None:
+        # no eager rerun to compare the first replay with (it would step twice): that call
+        # traces again instead, and the two traces' constants must agree (api.py)
+        self.verified = False
+        self.constants = constants(trace)
         event = trace.backward
         assert event is not None, "step_problem() lets only a step with a backward through"
         tensors: list[Tensor] = []

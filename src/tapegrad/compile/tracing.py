@@ -149,7 +149,21 @@ class Trace:
                 t = self._storage.get(id(v))
                 if t is not None and t._data is v:
                     found[k] = self.slot_of(t)
+                elif self.derived(v):  # a reshaped index (take_along_dim without dim)
+                    self.fail(INDEX_REASON)
+            elif type(v) is tuple and any(self.derived(e) for e in v):
+                self.fail(INDEX_REASON)  # an indexing key (index_add's, index_put_'s)
         return found
+
+    def derived(self, a: Any) -> bool:
+        """`a` is an array that views a traced tensor's storage (a reshaped index array, say)
+        without being it: an op that gets it as a parameter would take it for a constant."""
+        while isinstance(a, np.ndarray):
+            t = self._storage.get(id(a))
+            if t is not None and t._data is a:
+                return True
+            a = a.base
+        return False
 
     def append(
         self, op: Any, args: tuple[Any, ...], params: dict[str, Any], result: Tensor
@@ -222,6 +236,38 @@ class Trace:
         for t, _ in self._marked.values():
             t._tapes &= ~TRACING
         self._marked.clear()
+
+
+HOOKS_REASON = "it registers tensor hooks or retain_grad() on tensors inside it"
+INDEX_REASON = (
+    "it indexes with a tensor it was given or computed (x[idx], x[mask], x[i] = v): the "
+    "index becomes NumPy indices in the op's parameters, which a replay would take for "
+    "constants"
+)
+
+
+def _index_noticed(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`ops.index.normalize_key` (every indexing entry turns tensor indices into arrays
+    there): a traced tensor among the indices, or an array viewing one, stops the replay
+    of this signature."""
+
+    def normalize_key(key: Any, *args: Any, **kwargs: Any) -> Any:
+        trace = hook.local.trace
+        if trace is not None and not trace.in_call:
+            for k in key if type(key) is tuple else (key,):
+                if (isinstance(k, Tensor) and k._tapes & TRACING) or trace.derived(k):
+                    trace.fail(INDEX_REASON)  # (derived: index_select's reshaped index)
+        return original(key, *args, **kwargs)
+
+    normalize_key.__doc__ = original.__doc__
+    return normalize_key
+
+
+def targets() -> list[PatchTarget]:
+    """What `step.step_guard` patches for the trace (see `_index_noticed`)."""
+    from ..ops import index
+
+    return [(index, "normalize_key", _index_noticed)]
 
 
 # ---------------------------------------------------------------- value reads
@@ -319,19 +365,26 @@ def _getter(p: property) -> Callable[[Any], Any]:
     return p.fget
 
 
-def _requires_grad_ignoring_trace(original: property) -> property:
-    """`requires_grad` that does not count the tracing bit (fn must see what eager sees)."""
+def _hook_noticed(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A hook registered on a leaf inside `fn` (an argument, a parameter) outlives the call:
+    eager registers one more at every call, a replay none. (A hook on an intermediate is
+    seen on its node when the trace ends.)"""
 
-    def requires_grad(t: Tensor) -> bool:
-        return t._tapes & ~TRACING != 0
+    def register(self: Tensor, fn: Callable[..., Any]) -> Any:
+        trace = hook.local.trace
+        if trace is not None and not trace.in_call and self.grad_fn is None:
+            trace.fail(HOOKS_REASON)
+        return original(self, fn)
 
-    return property(requires_grad, original.fset, None, original.__doc__)
+    register.__name__ = original.__name__
+    register.__doc__ = original.__doc__
+    return register
 
 
 class value_read_guard:
     """While entered (by any thread), Tensor's value-reading methods tell the trace,
-    `detach()` and `.data` are traced as aliases, a `.grad` read stops the replay, and
-    `requires_grad` ignores the tracing bit. (Patched on the class only while some thread
+    `detach()` and `.data` are traced as aliases, and a `.grad` read or a hook registered on
+    a leaf stops the replay. (Patched on the class only while some thread
     traces: eager code never pays for it.)"""
 
     def __enter__(self) -> value_read_guard:
@@ -344,7 +397,8 @@ class value_read_guard:
                         _originals[name] = original
                         setattr(Tensor, name, _guarded(name, original))
                 wrappers: tuple[tuple[str, Callable[[Any], Any]], ...] = (
-                    ("requires_grad", _requires_grad_ignoring_trace),
+                    ("register_hook", _hook_noticed),
+                    ("register_post_accumulate_grad_hook", _hook_noticed),
                     ("detach", _detach_traced),
                     ("data", _data_traced),
                     ("grad", _grad_read_noticed),

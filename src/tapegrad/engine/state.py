@@ -8,7 +8,13 @@ A *tape* is one bit of a mask. A tensor carries the bits of the tapes that track
     bit 1  RECORD   MXNet style: `attach_grad()`; active only inside `record()`
     bit 2  FORWARD  dual tensors of forward-mode AD; active only inside `forward_ad.dual_level()`
                     (it records no graph: the dispatcher computes the output's tangent)
-    bit 3+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+    bit 3  TRACING  set by `tg.compile` on the tensors it traces (compile/hook.py); never
+                    active, so nothing records on it: it only routes their ops to the tracer
+    bit 4+          one per GradManager (MegEngine), handed out by `allocate_tape_bit`
+
+A tensor *requires grad* when it carries a bit outside `NOT_GRAD` (FORWARD and TRACING
+track no graph): every "does it require grad" check masks with it, so a traced tensor
+raises where the same tensor untraced raises.
 
 The mask changes only through a `ModeScope` (`no_grad`, `enable_grad`, `record`, ...; library
 code that needs another mode for a while enters one of them, so an exception restores the
@@ -34,7 +40,9 @@ _Scope = TypeVar("_Scope", bound="ModeScope")
 AMBIENT = 1
 RECORD = 2
 FORWARD = 4
-_FIRST_MANAGER_BIT = 3
+TRACING = 8
+NOT_GRAD = FORWARD | TRACING  # bits that do not make a tensor require grad
+_FIRST_MANAGER_BIT = 4
 
 
 class _State(threading.local):
