@@ -22,6 +22,8 @@ on machines with more cores and memory bandwidth; measure before turning it on.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import os
 import threading
@@ -33,7 +35,14 @@ import numpy as np
 if TYPE_CHECKING:  # the pool's module (and logging, which it imports) loads on first split
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["for_slices", "set_intra_op_threads", "intra_op_threads"]
+__all__ = [
+    "for_slices",
+    "for_batch",
+    "batch_split",
+    "batch_bounds",
+    "set_intra_op_threads",
+    "intra_op_threads",
+]
 
 MIN_ELEMENTS = 1 << 16  # below this a thread handoff (~20-50 us) costs more than it saves
 CHUNKS_PER_THREAD = 2  # finer chunks let the caller take over a late worker's share
@@ -98,6 +107,9 @@ class _Split:
 
     def __init__(self, body, bounds):
         self.body, self.bounds = body, bounds
+        # each chunk runs in a copy of the caller's context: np.errstate (a context
+        # variable) and the caller's other settings hold in the workers too
+        self.contexts = [contextvars.copy_context() for _ in bounds[1:]]
         self.claims = itertools.count()  # next() is atomic under the GIL
         self.lock = threading.Lock()
         self.left = len(bounds) - 1
@@ -110,7 +122,7 @@ class _Split:
             try:
                 if self.error is None:
                     _inside.running = True
-                    self.body(self.bounds[i], self.bounds[i + 1])
+                    self.contexts[i].run(self.body, self.bounds[i], self.bounds[i + 1])
             except BaseException as e:  # re-raised in the caller
                 self.error = self.error or e
             finally:
@@ -132,7 +144,10 @@ def for_slices(xp: Any, n: int, body: Callable[[int, int], None], elements: int)
     if threads <= 1 or getattr(_inside, "running", False):
         body(0, n)
         return
-    chunks = min(n, CHUNKS_PER_THREAD * threads)
+    _run_split(body, n, min(n, CHUNKS_PER_THREAD * threads), threads)
+
+
+def _run_split(body, n, chunks, threads):
     split = _Split(body, [n * i // chunks for i in range(chunks + 1)])
     pool = _executor(threads - 1)
     try:
@@ -144,3 +159,124 @@ def for_slices(xp: Any, n: int, body: Callable[[int, int], None], elements: int)
     split.finished.wait()
     if split.error is not None:
         raise split.error
+
+
+# ---------------------------------------------------------------- whole ops over the batch
+class _OneBlasThread:
+    """OpenBLAS (pthreads build: one process-wide pool) held at one thread while any
+    whole-op split runs, through a direct ctypes handle (~0.5 us a call; threadpoolctl's
+    `limit` costs ~50 us and, from 3.8 on, ignores every thread but the first that set a
+    limit). Reference-counted under a lock: the first split to enter saves the setting,
+    the last to leave restores exactly that, exceptions included; two user threads
+    splitting at once share the one saved value. What another user thread sees meanwhile:
+    its own GEMMs outside a split run on one BLAS thread until the last split leaves (the
+    setting is process-wide in OpenBLAS; there is no per-thread one to use instead)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = 1
+        self.handles: tuple[Any, Any] | None | bool = False  # False: not looked up yet
+
+    def _lookup(self):
+        """(set, get) of the one OpenBLAS with a pthreads pool in the process, else None
+        (MKL, BLIS, an OpenMP OpenBLAS, several BLAS libraries: no whole-op split)."""
+        import ctypes
+
+        from ..threads import blas_controller
+
+        libs = blas_controller(refresh=False).select(user_api="blas").lib_controllers
+        if len(libs) != 1 or libs[0].internal_api != "openblas":
+            return None
+        lib = libs[0]
+        if getattr(lib, "threading_layer", None) == "openmp":
+            return None
+        for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
+            setter = getattr(lib.dynlib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            getter = getattr(lib.dynlib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype = [ctypes.c_int], None
+                getter.argtypes, getter.restype = [], ctypes.c_int
+                return setter, getter
+        return None
+
+    def available(self) -> bool:
+        if self.handles is False:
+            with self.lock:
+                if self.handles is False:
+                    self.handles = self._lookup()
+        return self.handles is not None
+
+    def __enter__(self) -> None:
+        with self.lock:
+            if self.depth == 0:
+                setter, getter = self.handles  # type: ignore[misc]
+                self.saved = getter()
+                if self.saved != 1:
+                    setter(1)
+            self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0 and self.saved != 1:
+                self.handles[0](self.saved)  # type: ignore[index]
+
+
+_one_blas_thread = _OneBlasThread()
+
+
+def batch_split(xp: Any, n: int, elements: int) -> bool:
+    """Whether `for_batch` would split an op over a batch of n touching `elements` array
+    elements: splitting on, the work large, NumPy arrays, not nested in another split, and
+    the process's BLAS one pthreads OpenBLAS (whose thread count can be held at one). An op
+    that is not split runs its usual code, unchanged."""
+    return (
+        min(intra_op_threads(), n) > 1
+        and elements >= MIN_ELEMENTS
+        and getattr(xp, "module", xp) is np
+        and not getattr(_inside, "running", False)
+        and _one_blas_thread.available()
+    )
+
+
+def for_batch(n: int, body: Callable[[int, int], None]) -> None:
+    """A whole op split over its batch (call it where `batch_split` said yes): body(lo, hi)
+    runs the entire op (window copies, GEMMs, layout copies) for samples lo:hi, one slice
+    per intra-op thread (the caller's included; a slice a late worker has not claimed, the
+    caller runs), with OpenBLAS held at one thread meanwhile, so that no BLAS worker spins
+    on the core a slice wants and the op pays one handoff, not one per array pass. Unlike
+    `for_slices`, bodies may use ops/scratch.py: each thread has its own buffers. The
+    slices are fixed by n and the thread count (`batch_bounds`), so a reduction over them
+    adds in a reproducible order. Exceptions in any slice reach the caller; the BLAS
+    setting is restored in every case."""
+    threads = max(1, min(intra_op_threads(), n))
+    with _one_blas_thread:
+        _run_split(body, n, threads, threads)
+
+
+def batch_bounds(n: int) -> list[int]:
+    """The slice bounds `for_batch` uses for a batch of n."""
+    threads = max(1, min(intra_op_threads(), n))
+    return [n * i // threads for i in range(threads + 1)]
+
+
+# A GEMM this small (multiply-adds) gains little from a second BLAS thread, but waking
+# OpenBLAS's pool costs more than that: its worker then spin-waits ~40 ms (measured on the
+# 2-core VMs) on the core the whole-op splits want. With splitting on, matmul holds
+# OpenBLAS at one thread below this (W3's fully connected layer: 64x1568x10).
+SMALL_GEMM = 1 << 22
+_no_hold = contextlib.nullcontext()
+
+
+def small_gemm(xp: Any, macs: int) -> contextlib.AbstractContextManager[None]:
+    """The context a matmul of `macs` multiply-adds runs in: OpenBLAS held at one thread
+    when splitting is on and the GEMM is small (see SMALL_GEMM), else nothing."""
+    if (
+        _threads > 1
+        and macs < SMALL_GEMM
+        and getattr(xp, "module", xp) is np
+        and _one_blas_thread.available()
+    ):
+        return _one_blas_thread
+    return _no_hold
