@@ -392,3 +392,20 @@ def test_w3_sized_convs_split_bitwise(split_everything):
             )
         for a, m in zip(*results, strict=True):
             np.testing.assert_array_equal(a, m)
+
+
+@needs_openblas
+def test_a_thread_count_set_during_a_split_is_the_one_restored(split_everything, two_blas_threads):
+    import threading
+
+    split_everything(2)
+    calls = []
+
+    def body(lo, hi):
+        if threading.current_thread() is threading.main_thread() and not calls:
+            calls.append(lo)
+            tg.set_num_threads(3)  # the user's new setting, while the split holds one
+            assert _blas_threads() == 1
+
+    parallel.for_batch(4, body)
+    assert calls and _blas_threads() == 3

@@ -494,6 +494,18 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
 # their slices of one result (bitwise the unsplit result: no reduction is split); the weight
 # gradient sums over the batch, so each slice gives a partial, added in slice order
 # (reproducible, but not bitwise the one-thread sum).
+def _depthwise_direct(c, w_or_o, groups, p, transposed=False):
+    """Whether the op takes a depthwise multiply-accumulate path (ops/conv_direct.py or the
+    strided-view gradients): those measured slower split whole (32x64x14x14 3x3 fwd+bwd,
+    wall minimum at two threads: 12.8-12.9 ms vs 5.0-9.9 unsplit, 7.8-10.2 per pass;
+    bench/NOTES.md, "Stop 20"), so they keep their per-pass splits."""
+    if isinstance(w_or_o, int):  # the weight gradient: output channels
+        o = w_or_o
+    else:
+        o = w_or_o.shape[1] * groups if transposed else w_or_o.shape[0]
+    return conv_direct.correlates(c, o, groups, p["stride"]) or _is_depthwise(c, o, groups)
+
+
 def _split_result(xp, n, shape, dtype, work, run):
     """run(lo, hi, out_slice) over the batch into a new array, or None: not split."""
     if not parallel.batch_split(xp, n, work):
@@ -524,18 +536,22 @@ def _split_sum(xp, n, work, run):
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
     check_same_float("conv", x, w, b)
     p = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
-    kernel = w.shape[2:]
-    shape = (x.shape[0], w.shape[0]) + _geometry(x.shape, kernel, stride, padding, dilation)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        out = _split_result(
-            xp,
-            x.shape[0],
-            shape,
-            x.dtype,
-            prod(shape) * (x.shape[1] // groups) * prod(kernel),
-            lambda lo, hi, part: _conv_forward(xp, x[lo:hi], w, b, out=part, **p),
-        )
-        return _conv_forward(xp, x, w, b, **p) if out is None else out
+        if parallel.intra_op_threads() > 1 and not _depthwise_direct(x.shape[1], w, groups, p):
+            kernel = w.shape[2:]
+            spatial = _geometry(x.shape, kernel, stride, padding, dilation)
+            shape = (x.shape[0], w.shape[0]) + spatial
+            out = _split_result(
+                xp,
+                x.shape[0],
+                shape,
+                x.dtype,
+                prod(shape) * (x.shape[1] // groups) * prod(kernel),
+                lambda lo, hi, part: _conv_forward(xp, x[lo:hi], w, b, out=part, **p),
+            )
+            if out is not None:
+                return out
+        return _conv_forward(xp, x, w, b, **p)
 
 
 @_conv.vjp
@@ -550,17 +566,21 @@ def _(xp, g, x, w, needs, **p):
 def _conv_transpose(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
     p = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     p["out_shape"] = out_shape
-    shape = (y.shape[0], w.shape[1] * groups) + tuple(out_shape)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        out = _split_result(
-            xp,
-            y.shape[0],
-            shape,
-            xp.result_type(y, w),
-            y.size * w.shape[1] * prod(w.shape[2:]),
-            lambda lo, hi, part: _conv_transpose_forward(xp, y[lo:hi], w, b, out=part, **p),
-        )
-        return _conv_transpose_forward(xp, y, w, b, **p) if out is None else out
+        if parallel.intra_op_threads() > 1 and not _depthwise_direct(
+            y.shape[1], w, groups, p, transposed=True
+        ):
+            out = _split_result(
+                xp,
+                y.shape[0],
+                (y.shape[0], w.shape[1] * groups) + tuple(out_shape),
+                xp.result_type(y, w),
+                y.size * w.shape[1] * prod(w.shape[2:]),
+                lambda lo, hi, part: _conv_transpose_forward(xp, y[lo:hi], w, b, out=part, **p),
+            )
+            if out is not None:
+                return out
+        return _conv_transpose_forward(xp, y, w, b, **p)
 
 
 def _reach_of_y(xp, g, y_sizes, kernel, *, stride, padding, dilation, **_):
@@ -594,13 +614,18 @@ def _(xp, g, y, w, needs, out_shape, **p):
 def _conv_weight_grad(xp, x, g, *, kernel, stride, padding, dilation, groups):
     p = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation, groups=groups)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        dw = _split_sum(
-            xp,
-            x.shape[0],
-            g.size * (x.shape[1] // groups) * prod(kernel),
-            lambda lo, hi: _conv_weight_grad_forward(xp, x[lo:hi], g[lo:hi], **p),
-        )
-        return _conv_weight_grad_forward(xp, x, g, **p) if dw is None else dw
+        if parallel.intra_op_threads() > 1 and not _depthwise_direct(
+            x.shape[1], g.shape[1], groups, p
+        ):
+            dw = _split_sum(
+                xp,
+                x.shape[0],
+                g.size * (x.shape[1] // groups) * prod(kernel),
+                lambda lo, hi: _conv_weight_grad_forward(xp, x[lo:hi], g[lo:hi], **p),
+            )
+            if dw is not None:
+                return dw
+        return _conv_weight_grad_forward(xp, x, g, **p)
 
 
 @_conv_weight_grad.vjp

@@ -1,4 +1,4 @@
-"""Intra-op threads for the array passes of conv and pool: a loop split over the batch.
+"""Intra-op threads for conv, pool and relu: work split over the batch.
 
 Why: NumPy runs every copy and ufunc on one thread, while its BLAS runs the GEMMs on all of
 `tg.get_num_threads()`. In a conv net step most of the time outside the GEMMs is such passes
@@ -6,18 +6,37 @@ Why: NumPy runs every copy and ufunc on one thread, while its BLAS runs the GEMM
 larger part of the step (bench/NOTES.md, "Stop 18"). NumPy releases the GIL inside those
 loops, so two Python threads can run the two halves of a batch in parallel.
 
-`for_slices(xp, n, body, elements)` calls `body(lo, hi)` on consecutive slices of range(n)
-(two per thread), each taken by whichever thread is free, the calling thread included, and
-returns when all are done. The bodies must touch disjoint parts of their outputs (then the
-results are bitwise those of one thread: no reduction is split) and must not use
-ops/scratch.py (its buffers are per thread): the caller allocates. One thread (the
-default), small work or a nested call runs the body inline.
+Two ways to split:
 
-Off by default, opt-in with `set_intra_op_threads(n)`: on the 2-core benchmark VMs the
-split measured *slower* (W3 step, wall minimum: 16.5-17.5 ms unsplit vs 17.9-19.6 split
-with two BLAS threads, whose idle thread spin-waits on the core the split wants; 19.2 vs
-19.9 with one BLAS thread: the passes are memory-bound and the handoffs cost). It may pay
-on machines with more cores and memory bandwidth; measure before turning it on.
+- `for_slices(xp, n, body, elements)` calls `body(lo, hi)` on consecutive slices of range(n)
+  (two per thread), each taken by whichever thread is free, the calling thread included,
+  and returns when all are done. The bodies must touch disjoint parts of their outputs
+  (then the results are bitwise those of one thread: no reduction is split) and must not
+  use ops/scratch.py (its buffers are per thread): the caller allocates. Max pool (forward
+  and backward) and relu (forward and backward) run whole in one such body per slice.
+- `for_batch(n, body)` (where `batch_split(xp, n, elements)` says yes) runs a *whole* op
+  per slice, one slice per thread: conv, the transposed conv (conv's input gradient) and
+  the weight gradient each run their window copy, GEMM and layout copies on half the
+  batch in each thread, with OpenBLAS held at one thread meanwhile (a reference-counted
+  ctypes handle, restored on exceptions too; see `_OneBlasThread` for what another user
+  thread sees), and any per-pass split inside runs inline: one handoff per op instead of
+  one per pass, and no BLAS worker spin-waiting on the core a slice wants. The bodies may
+  use scratch buffers (each thread has its own: a worker thread keeps its set, sized for
+  its slice, between calls). Forward and transposed conv write their slices of one result;
+  the weight gradient's slices give partial sums, added in slice order, so it is
+  reproducible for a given thread count but not bitwise the one-thread sum. While
+  splitting is on, `matmul` holds OpenBLAS at one thread for GEMMs below `SMALL_GEMM`
+  multiply-adds (a fully connected layer's): waking OpenBLAS's pool for them leaves its
+  worker spinning ~40 ms afterwards, over the next ops' splits.
+
+Each slice runs in a copy of the caller's `contextvars` context (np.errstate holds there).
+One thread (the default), small work or a nested call runs the body inline; a process
+whose BLAS is not one pthreads OpenBLAS (MKL, BLIS, an OpenMP build) does no whole-op
+split (its per-pass splits still run).
+
+Off by default, opt-in with `set_intra_op_threads(n)` (`tg.get_num_threads()` == 1 is
+unaffected); bench/NOTES.md "Stop 18" (the per-pass split: slower on the 2-core VMs) and
+"Stop 20" (the whole-op split) have the measurements.
 """
 
 from __future__ import annotations
@@ -53,7 +72,8 @@ _inside = threading.local()  # set while a body runs: nested calls run inline
 
 
 def set_intra_op_threads(n: int) -> None:
-    """Split conv, max-pool and relu array passes over `n` threads (1, the default: no split).
+    """Split conv ops (whole, over the batch), max pool and relu over `n` threads (1, the
+    default: no split). See the module's docstring.
 
     >>> from tapegrad.ops import parallel
     >>> parallel.set_intra_op_threads(2); parallel.intra_op_threads()
@@ -221,6 +241,14 @@ class _OneBlasThread:
             self.depth -= 1
             if self.depth == 0 and self.saved != 1:
                 self.handles[0](self.saved)  # type: ignore[index]
+
+    def user_set(self, n: int) -> None:
+        """`tg.set_num_threads(n)` was called: if splits are running, n (not the value they
+        saved) is what the last one restores, and until then OpenBLAS stays at one."""
+        with self.lock:
+            if self.depth > 0 and self.handles:
+                self.saved = n
+                self.handles[0](1)  # type: ignore[index]
 
 
 _one_blas_thread = _OneBlasThread()
