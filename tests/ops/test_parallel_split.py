@@ -399,13 +399,39 @@ def test_a_thread_count_set_during_a_split_is_the_one_restored(split_everything,
     import threading
 
     split_everything(2)
-    calls = []
+    started, release = threading.Event(), threading.Event()
 
     def body(lo, hi):
-        if threading.current_thread() is threading.main_thread() and not calls:
-            calls.append(lo)
-            tg.set_num_threads(3)  # the user's new setting, while the split holds one
-            assert _blas_threads() == 1
+        started.set()
+        release.wait(10)
 
-    parallel.for_batch(4, body)
-    assert calls and _blas_threads() == 3
+    other = threading.Thread(target=parallel.for_batch, args=(2, body))
+    other.start()  # another user thread's split, holding OpenBLAS at one thread
+    try:
+        assert started.wait(10)
+        assert _blas_threads() == 1
+        tg.set_num_threads(3)  # the user's new setting, while that split runs
+        assert _blas_threads() == 1
+    finally:
+        release.set()
+        other.join()
+    assert _blas_threads() == 3
+
+
+@needs_openblas
+@pytest.mark.parametrize("groups, stride", [(1, 1), (2, 2)])
+def test_split_gradients_match_finite_differences(split_everything, groups, stride):
+    from tapegrad.autograd import gradcheck, gradgradcheck
+
+    split_everything(2)
+    rng = np.random.default_rng(groups)
+    x = tg.tensor(rng.standard_normal((4, 4, 7, 7)), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((6, 4 // groups, 3, 3)), requires_grad=True)
+    b = tg.tensor(rng.standard_normal(6), requires_grad=True)
+
+    def fn(x, w, b):
+        h = F.conv2d(x, w, b, stride=stride, padding=1, groups=groups)
+        return F.max_pool2d(F.relu(h), 2) @ tg.ones(h.shape[-1] // 2, 2, dtype=h.dtype)
+
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(lambda x, w: F.conv2d(x, w, stride=stride, groups=groups), (x, w))

@@ -46,8 +46,7 @@ def _matmul(xp, x1, x2):
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         try:
             if parallel.intra_op_threads() > 1:  # (then a small GEMM keeps one BLAS thread)
-                macs = np.size(x1) * (np.shape(x2)[-1] if np.ndim(x2) > 1 else 1)
-                with parallel.small_gemm(xp, macs):
+                with parallel.small_gemm(xp, x1, x2):
                     return xp.matmul(x1, x2)
             return xp.matmul(x1, x2)
         except ValueError:
@@ -59,10 +58,11 @@ def _(xp, g, a, b, needs):
     ga = gb = None
     if a.ndim >= 2 and b.ndim >= 2:
         if needs[0]:
-            with parallel.small_gemm(xp, g.size * b.shape[-2]):
-                ga = xp.matmul(g, xp.swapaxes(b, -1, -2))
+            bt = xp.swapaxes(b, -1, -2)
+            with parallel.small_gemm(xp, g, bt):  # (nothing unless intra-op splits are on)
+                ga = xp.matmul(g, bt)
         if needs[1]:
-            with parallel.small_gemm(xp, a.size * g.shape[-1]):
+            with parallel.small_gemm(xp, a, g):
                 gb = xp.matmul(xp.swapaxes(a, -1, -2), g)
     elif a.ndim == 1 and b.ndim == 1:  # inner product: g is 0-d
         ga = g * b if needs[0] else None

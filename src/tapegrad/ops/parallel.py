@@ -114,6 +114,10 @@ def _forget_pool() -> None:
     global _pool, _threads, _pool_lock
     _pool, _threads = None, 1
     _pool_lock = threading.Lock()  # (a thread of the parent may have held it at the fork)
+    # a split running in a parent thread at the fork never ends here: forget it (the child
+    # keeps the BLAS count it was forked with; setting OpenBLAS's in a child spins a thread)
+    _one_blas_thread.lock = threading.Lock()
+    _one_blas_thread.depth = 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -297,14 +301,12 @@ SMALL_GEMM = 1 << 22
 _no_hold = contextlib.nullcontext()
 
 
-def small_gemm(xp: Any, macs: int) -> contextlib.AbstractContextManager[None]:
-    """The context a matmul of `macs` multiply-adds runs in: OpenBLAS held at one thread
-    when splitting is on and the GEMM is small (see SMALL_GEMM), else nothing."""
-    if (
-        _threads > 1
-        and macs < SMALL_GEMM
-        and getattr(xp, "module", xp) is np
-        and _one_blas_thread.available()
-    ):
-        return _one_blas_thread
+def small_gemm(xp: Any, left: Any, right: Any) -> contextlib.AbstractContextManager[None]:
+    """The context the GEMM left @ right runs in: OpenBLAS held at one thread when
+    splitting is on, the arrays are NumPy's and the product is small (see SMALL_GEMM),
+    else nothing."""
+    if _threads > 1 and getattr(xp, "module", xp) is np and _one_blas_thread.available():
+        macs = np.size(left) * (np.shape(right)[-1] if np.ndim(right) > 1 else 1)
+        if macs < SMALL_GEMM:
+            return _one_blas_thread
     return _no_hold
