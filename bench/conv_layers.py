@@ -1,6 +1,7 @@
 """W3's layers one at a time, forward and backward, tapegrad next to PyTorch (if installed).
 
     PYTHONPATH=src python bench/conv_layers.py [--threads 1] [--repeats 30] [--clock cpu|wall]
+                                               [--intra-op 1]
 
 Each layer of the W3 CNN (batch 64, 28x28) alone: conv3x3 1->16, relu, max_pool 2x2,
 conv3x3 16->32, relu, max_pool 2x2, with the input requiring grad (as inside the network,
@@ -12,7 +13,8 @@ the frameworks interleaved call by call. CPU time, not wall time: on the shared 
 machine the wall clock mostly measures the other users, and with one BLAS thread CPU time
 is the work done (page faults included, which cost 3-10 us each on these VMs). With more
 threads it also counts spin-waiting, so `--clock wall` (perf_counter) is the one to read
-there, on a quiet machine only. The last line also gives the page faults of one W3 step
+there, on a quiet machine only. `--intra-op N` turns tapegrad's intra-op splits on
+(ops/parallel.py: whole conv ops over the batch, pools and relu per pass). The last line also gives the page faults of one W3 step
 (`getrusage` minflt; ~0 under tapegrad/malloc_policy.py). Quote ratios from one run. For
 before/after, run it once per source tree (PYTHONPATH), alternating.
 """
@@ -129,7 +131,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument("--intra-op", type=int, default=1, help="tapegrad's intra-op threads")
     args = parser.parse_args()
+    from tapegrad.ops import parallel
+
+    parallel.set_intra_op_threads(args.intra_op)
     global _CLOCK
     _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     rng = np.random.default_rng(0)

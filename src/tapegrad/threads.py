@@ -97,6 +97,9 @@ def set_num_threads(n: int) -> None:
         )
     _limits = controller.limit(limits=n, user_api="blas")
     _requested = n
+    from .ops import parallel  # (loaded with tapegrad's ops)
+
+    parallel._one_blas_thread.user_set(n)  # a split running in another thread restores n
 
 
 def get_num_threads() -> int:

@@ -177,11 +177,13 @@ def _im2col_rows(xp, x, kernel, stride, padding, dilation):
     return cols.reshape(n, c * prod(kernel), prod(out_sizes)), out_sizes
 
 
-def _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation):
-    """(N, O, *S_out) conv as a batch of per-sample GEMMs on window rows: no result copy."""
+def _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation, out=None):
+    """(N, O, *S_out) conv as a batch of per-sample GEMMs on window rows: no result copy
+    (into `out`, C-contiguous, if given)."""
     cols, out_sizes = _im2col_rows(xp, x, kernel, stride, padding, dilation)
-    out = xp.matmul(w.reshape(w.shape[0], -1), cols)
-    return _add_bias(out.reshape((x.shape[0], w.shape[0]) + tuple(out_sizes)), b)
+    rows = None if out is None else out.reshape(x.shape[0], w.shape[0], cols.shape[2])
+    res = xp.matmul(w.reshape(w.shape[0], -1), cols, out=rows)
+    return _add_bias(res.reshape((x.shape[0], w.shape[0]) + tuple(out_sizes)), b)
 
 
 def _sample_major_weight_grad(xp, x, g, kernel, stride, padding, dilation):
@@ -220,10 +222,11 @@ def _gemm(xp, a, b, role="conv.gemm"):
     return xp.matmul(a, b, out=scratch(xp, role, shape, xp.result_type(a, b)))
 
 
-def _to_result(xp, m, n, spatial, bias=None):
+def _to_result(xp, m, n, spatial, bias=None, out=None):
     """(C, N * L) channel-major result (a scratch buffer) -> a new row-major (N, C, *S)
-    array (as PyTorch's result: `conv(x).view(n, -1)` must work), plus the bias."""
-    return _from_acc(xp, m.reshape((m.shape[0], n) + tuple(spatial)), bias)
+    array (as PyTorch's result: `conv(x).view(n, -1)` must work; `out` if given), plus the
+    bias."""
+    return _from_acc(xp, m.reshape((m.shape[0], n) + tuple(spatial)), bias, out)
 
 
 def _add_bias(out, b):
@@ -256,23 +259,27 @@ def _sample_points(x, stride):
     return x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)]
 
 
-def _pointwise_forward(xp, x, w, groups, stride):
+def _pointwise_forward(xp, x, w, groups, stride, out=None):
     """(N, O, *S_out) 1x1 convolution: one batched GEMM, no copy of x at stride 1."""
     xs = _sample_points(x, stride)
     n, c = x.shape[:2]
     o = w.shape[0]
-    cols = xs.reshape(n, groups, c // groups, prod(xs.shape[2:]))
-    out = xp.matmul(w.reshape(groups, o // groups, c // groups), cols)
-    return out.reshape((n, o) + xs.shape[2:])
+    size = prod(xs.shape[2:])
+    cols = xs.reshape(n, groups, c // groups, size)
+    into = None if out is None else out.reshape(n, groups, o // groups, size)
+    res = xp.matmul(w.reshape(groups, o // groups, c // groups), cols, out=into)
+    return res.reshape((n, o) + xs.shape[2:])
 
 
-def _pointwise_transpose(xp, y, w, groups):
+def _pointwise_transpose(xp, y, w, groups, out=None):
     """1x1 transposed conv at stride 1: out (N, C_out, *S) = w^T y, one batched GEMM."""
     n, cin = y.shape[:2]
     cout = w.shape[1] * groups
+    size = prod(y.shape[2:])
     wt = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)
-    out = xp.matmul(wt, y.reshape(n, groups, cin // groups, prod(y.shape[2:])))
-    return out.reshape((n, cout) + y.shape[2:])
+    into = None if out is None else out.reshape(n, groups, cout // groups, size)
+    res = xp.matmul(wt, y.reshape(n, groups, cin // groups, size), out=into)
+    return res.reshape((n, cout) + y.shape[2:])
 
 
 def _pointwise_weight_grad(xp, x, g, groups, stride):
@@ -318,21 +325,25 @@ def _depthwise_weight_grad(xp, x, g, *, kernel, stride, padding, dilation):
 
 
 # ---------------------------------------------------------------- convolution
-def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups):
+def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups, out=None):
+    """The conv's result, a new array (written into `out`, a C-contiguous array of the
+    result's shape, if given: a slice of the batch's result when split, see `_conv`)."""
     kernel = w.shape[2:]
     n, c = x.shape[:2]
     o = w.shape[0]
     if _is_pointwise(kernel, padding):
-        return _add_bias(_pointwise_forward(xp, x, w, groups, stride), b)
+        return _add_bias(_pointwise_forward(xp, x, w, groups, stride, out), b)
     if conv_direct.correlates(c, o, groups, stride):  # depthwise: ops/conv_direct.py
-        return conv_direct.conv(xp, x, w, b, padding=padding, dilation=dilation, groups=groups)
+        return conv_direct.conv(
+            xp, x, w, b, padding=padding, dilation=dilation, groups=groups, out=out
+        )
     # (a strided depthwise conv goes the im2col way: its direct multiply-accumulate on
     # strided views measured slower, 6.5 vs 5.0 ms for 32x64x14x14 3x3)
     if _is_sample_major(c, kernel, groups):
-        return _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation)
+        return _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation, out)
     cols, out_sizes = _im2col(xp, x, kernel, stride, padding, dilation, groups)
-    out = _gemm(xp, w.reshape(groups, o // groups, -1), cols).reshape(o, -1)
-    return _to_result(xp, out, n, out_sizes, b)
+    res = _gemm(xp, w.reshape(groups, o // groups, -1), cols).reshape(o, -1)
+    return _to_result(xp, res, n, out_sizes, b, out)
 
 
 def _full_sizes(in_sizes, kernel, stride, padding, dilation, out_shape):
@@ -345,8 +356,9 @@ def _full_sizes(in_sizes, kernel, stride, padding, dilation, out_shape):
     )
 
 
-def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
-    """Scatter each input position times the kernel into the output (col2im)."""
+def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, out_shape, out=None):
+    """Scatter each input position times the kernel into the output (col2im); a new array
+    (written into `out`, C-contiguous, if given)."""
     n, cin = y.shape[:2]
     kernel = w.shape[2:]
     cout = w.shape[1] * groups
@@ -356,18 +368,29 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
         and all(s == 1 for s in stride)
         and tuple(out_shape) == tuple(in_sizes)
     ):
-        return _add_bias(_pointwise_transpose(xp, y, w, groups), b)
+        return _add_bias(_pointwise_transpose(xp, y, w, groups, out), b)
     # (an infinite weight would meet the direct grid's padding zeros: NaN where PyTorch
     # and the scatter below give +-Inf; w is small, the check costs nothing)
     if conv_direct.correlates(cin, cout, groups, stride) and bool(xp.isfinite(w).all()):
         return conv_direct.conv_transpose(
-            xp, y, w, b, padding=padding, dilation=dilation, groups=groups, out_shape=out_shape
+            xp,
+            y,
+            w,
+            b,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+            out_shape=out_shape,
+            out=out,
         )
     if _is_depthwise(cin, cout, groups):
-        out = _depthwise_transpose(
+        res = _depthwise_transpose(
             xp, y, w, stride=stride, padding=padding, dilation=dilation, out_shape=out_shape
         )
-        return _add_bias(out, b)
+        if out is not None:  # (strided depthwise: rare, a copy)
+            out[...] = res
+            res = out
+        return _add_bias(res, b)
     cin_g, cout_g, nd = cin // groups, w.shape[1], len(kernel)
     # GEMM rows ordered (k_last, k_rest..., c) per group: the col2im below adds one last-axis
     # offset's products at a time, each a block of whole (C, N, *S) slabs
@@ -402,23 +425,24 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
     def body(lo, hi):  # samples are independent: each thread owns acc[:, lo:hi]
         for g in range(groups):
             ch = slice(g * cout_g, (g + 1) * cout_g)
-            out, part = acc[ch, lo:hi], rows[ch, lo:hi]
-            out.fill(0)
+            total, part = acc[ch, lo:hi], rows[ch, lo:hi]
+            total.fill(0)
             for j in range(kernel[-1]):
                 part.fill(0)
                 for idx, sl in inner:
                     part[sl] += dcols[(g, j) + idx][:, lo:hi]
-                out[last[j]] += part
+                total[last[j]] += part
 
     parallel.for_slices(xp, n, body, elements=dcols.size)
-    return _from_acc(xp, acc[_crop(padding, out_shape)], b)
+    return _from_acc(xp, acc[_crop(padding, out_shape)], b, out)
 
 
-def _from_acc(xp, acc, b):
+def _from_acc(xp, acc, b, out=None):
     """(C, N, *S) channel-major accumulator (a view of a scratch buffer) -> a new row-major
-    (N, C, *S) array, plus the bias."""
+    (N, C, *S) array (or `out`), plus the bias."""
     nd = acc.ndim - 2
-    out = xp.empty(_channel_major(acc).shape, dtype=acc.dtype)
+    if out is None:
+        out = xp.empty(_channel_major(acc).shape, dtype=acc.dtype)
     bias = None if b is None else b.reshape((-1, 1) + (1,) * nd)
 
     def body(lo, hi):
@@ -462,13 +486,72 @@ def _conv_weight_grad_forward(xp, x, g, *, kernel, stride, padding, dilation, gr
     return dw.reshape((o, c // groups) + tuple(kernel))
 
 
+# ---------------------------------------------------------------- whole ops over the batch
+# With intra-op threads on (ops/parallel.py), a conv, a transposed conv and a weight
+# gradient each run whole on slices of the batch, one per thread, with OpenBLAS held at one
+# thread: the window copies, GEMMs and layout copies of a slice run on one core, and no BLAS
+# worker spins on the other (bench/NOTES.md, "Stop 20"). Forward and transposed conv write
+# their slices of one result (bitwise the unsplit result: no reduction is split); the weight
+# gradient sums over the batch, so each slice gives a partial, added in slice order
+# (reproducible, but not bitwise the one-thread sum).
+def _depthwise_direct(c, w_or_o, groups, p, transposed=False):
+    """Whether the op takes a depthwise multiply-accumulate path (ops/conv_direct.py or the
+    strided-view gradients): those measured slower split whole (32x64x14x14 3x3 fwd+bwd,
+    wall minimum at two threads: 12.8-12.9 ms vs 5.0-9.9 unsplit, 7.8-10.2 per pass;
+    bench/NOTES.md, "Stop 20"), so they keep their per-pass splits."""
+    if isinstance(w_or_o, int):  # the weight gradient: output channels
+        o = w_or_o
+    else:
+        o = w_or_o.shape[1] * groups if transposed else w_or_o.shape[0]
+    return conv_direct.correlates(c, o, groups, p["stride"]) or _is_depthwise(c, o, groups)
+
+
+def _split_result(xp, n, shape, dtype, work, run):
+    """run(lo, hi, out_slice) over the batch into a new array, or None: not split."""
+    if not parallel.batch_split(xp, n, work):
+        return None
+    out = xp.empty(shape, dtype=dtype)
+    parallel.for_batch(n, lambda lo, hi: run(lo, hi, out[lo:hi]))
+    return out
+
+
+def _split_sum(xp, n, work, run):
+    """The sum over batch slices of run(lo, hi) (each a new array), in slice order, or None."""
+    if not parallel.batch_split(xp, n, work):
+        return None
+    parts: dict[int, object] = {}
+
+    def body(lo, hi):
+        parts[lo] = run(lo, hi)
+
+    parallel.for_batch(n, body)
+    bounds = parallel.batch_bounds(n)
+    total = parts[bounds[0]]
+    for lo in bounds[1:-1]:
+        total += parts[lo]
+    return total
+
+
 @defop(saves=("x", "w"), name="conv", array_twin=True)
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
     check_same_float("conv", x, w, b)
+    p = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        return _conv_forward(
-            xp, x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups
-        )
+        if parallel.intra_op_threads() > 1 and not _depthwise_direct(x.shape[1], w, groups, p):
+            kernel = w.shape[2:]
+            spatial = _geometry(x.shape, kernel, stride, padding, dilation)
+            shape = (x.shape[0], w.shape[0]) + spatial
+            out = _split_result(
+                xp,
+                x.shape[0],
+                shape,
+                x.dtype,
+                prod(shape) * (x.shape[1] // groups) * prod(kernel),
+                lambda lo, hi, part: _conv_forward(xp, x[lo:hi], w, b, out=part, **p),
+            )
+            if out is not None:
+                return out
+        return _conv_forward(xp, x, w, b, **p)
 
 
 @_conv.vjp
@@ -481,18 +564,23 @@ def _(xp, g, x, w, needs, **p):
 
 @defop(saves=("y", "w"), name="conv_transpose", array_twin=True)
 def _conv_transpose(xp, y, w, b, *, stride, padding, dilation, groups, out_shape):
+    p = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    p["out_shape"] = out_shape
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        return _conv_transpose_forward(
-            xp,
-            y,
-            w,
-            b,
-            stride=stride,
-            padding=padding,
-            dilation=dilation,
-            groups=groups,
-            out_shape=out_shape,
-        )
+        if parallel.intra_op_threads() > 1 and not _depthwise_direct(
+            y.shape[1], w, groups, p, transposed=True
+        ):
+            out = _split_result(
+                xp,
+                y.shape[0],
+                (y.shape[0], w.shape[1] * groups) + tuple(out_shape),
+                xp.result_type(y, w),
+                y.size * w.shape[1] * prod(w.shape[2:]),
+                lambda lo, hi, part: _conv_transpose_forward(xp, y[lo:hi], w, b, out=part, **p),
+            )
+            if out is not None:
+                return out
+        return _conv_transpose_forward(xp, y, w, b, **p)
 
 
 def _reach_of_y(xp, g, y_sizes, kernel, *, stride, padding, dilation, **_):
@@ -524,17 +612,20 @@ def _(xp, g, y, w, needs, out_shape, **p):
 
 @defop(saves=("x", "g"), name="conv_weight_grad", array_twin=True)
 def _conv_weight_grad(xp, x, g, *, kernel, stride, padding, dilation, groups):
+    p = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation, groups=groups)
     with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        return _conv_weight_grad_forward(
-            xp,
-            x,
-            g,
-            kernel=kernel,
-            stride=stride,
-            padding=padding,
-            dilation=dilation,
-            groups=groups,
-        )
+        if parallel.intra_op_threads() > 1 and not _depthwise_direct(
+            x.shape[1], g.shape[1], groups, p
+        ):
+            dw = _split_sum(
+                xp,
+                x.shape[0],
+                g.size * (x.shape[1] // groups) * prod(kernel),
+                lambda lo, hi: _conv_weight_grad_forward(xp, x[lo:hi], g[lo:hi], **p),
+            )
+            if dw is not None:
+                return dw
+        return _conv_weight_grad_forward(xp, x, g, **p)
 
 
 @_conv_weight_grad.vjp

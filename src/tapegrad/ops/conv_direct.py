@@ -122,9 +122,11 @@ def _correlate(xp, flat, n, groups, a, b, plane, shifts, wk):
     return acc
 
 
-def _cropped(xp, acc, n, channels, plane, sizes, bias):
-    """A new (N, channels, *sizes) array: the first `sizes` of the grid accumulator, + bias."""
-    out = xp.empty((n, channels) + tuple(sizes), dtype=acc.dtype)
+def _cropped(xp, acc, n, channels, plane, sizes, bias, out=None):
+    """A new (N, channels, *sizes) array (or `out`): the first `sizes` of the grid
+    accumulator, + bias."""
+    if out is None:
+        out = xp.empty((n, channels) + tuple(sizes), dtype=acc.dtype)
     grid = acc.reshape((n, channels) + tuple(plane))
     out[...] = grid[(slice(None), slice(None)) + tuple(slice(0, s) for s in sizes)]
     if bias is not None:
@@ -132,7 +134,7 @@ def _cropped(xp, acc, n, channels, plane, sizes, bias):
     return out
 
 
-def conv(xp: Any, x, w, bias, *, padding, dilation, groups):
+def conv(xp: Any, x, w, bias, *, padding, dilation, groups, out=None):
     """Stride-1 grouped conv: x (N, G*a, *S), w (G*b, a, *K) -> (N, G*b, *S_out)."""
     n, c = x.shape[:2]
     o, kernel = w.shape[0], w.shape[2:]
@@ -143,10 +145,10 @@ def conv(xp: Any, x, w, bias, *, padding, dilation, groups):
     flat = _on_grid(xp, "conv.direct_in", x, plane, [lo for lo, _ in padding], shifts[-1])
     wk = w.reshape(groups, b, a, -1).transpose(3, 2, 1, 0)  # (K, a, b, G)
     acc = _correlate(xp, flat, n, groups, a, b, plane, shifts, wk)
-    return _cropped(xp, acc, n, o, plane, sizes, bias)
+    return _cropped(xp, acc, n, o, plane, sizes, bias, out)
 
 
-def conv_transpose(xp: Any, y, w, bias, *, padding, dilation, groups, out_shape):
+def conv_transpose(xp: Any, y, w, bias, *, padding, dilation, groups, out_shape, out=None):
     """Stride-1 grouped transposed conv: y (N, G*a, *S), w (G*a, b, *K) -> (N, G*b,
     *out_shape), as the correlation of y (offset by d(K-1) - pad_lo) with the flipped kernel."""
     n, c = y.shape[:2]
@@ -159,7 +161,7 @@ def conv_transpose(xp: Any, y, w, bias, *, padding, dilation, groups, out_shape)
     # the flattened kernel reversed is the kernel flipped on every axis
     wk = w.reshape(groups, a, b, -1)[..., ::-1].transpose(3, 1, 2, 0)  # (K, a, b, G)
     acc = _correlate(xp, flat, n, groups, a, b, plane, shifts, wk)
-    return _cropped(xp, acc, n, groups * b, plane, out_shape, bias)
+    return _cropped(xp, acc, n, groups * b, plane, out_shape, bias, out)
 
 
 def weight_grad(xp: Any, x, g, *, kernel, padding, dilation, groups):

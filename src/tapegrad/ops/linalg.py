@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import parallel
 from .einsum import _einsum, einsum, tensordot  # noqa: F401  (public names of the family)
 from .matfuncs import _det, _inv, _logabsdet, _solve  # noqa: F401  (for tg.linalg)
 from .promotion import check_same_float
@@ -44,6 +45,9 @@ def _matmul(xp, x1, x2):
     check_same_float("matmul", x1, x2)
     with quiet():  # NaN/Inf stay in the values silently, as in PyTorch
         try:
+            if parallel.intra_op_threads() > 1:  # (then a small GEMM keeps one BLAS thread)
+                with parallel.small_gemm(xp, x1, x2):
+                    return xp.matmul(x1, x2)
             return xp.matmul(x1, x2)
         except ValueError:
             raise _mismatch(np.shape(x1), np.shape(x2)) from None
@@ -54,9 +58,12 @@ def _(xp, g, a, b, needs):
     ga = gb = None
     if a.ndim >= 2 and b.ndim >= 2:
         if needs[0]:
-            ga = xp.matmul(g, xp.swapaxes(b, -1, -2))
+            bt = xp.swapaxes(b, -1, -2)
+            with parallel.small_gemm(xp, g, bt):  # (nothing unless intra-op splits are on)
+                ga = xp.matmul(g, bt)
         if needs[1]:
-            gb = xp.matmul(xp.swapaxes(a, -1, -2), g)
+            with parallel.small_gemm(xp, a, g):
+                gb = xp.matmul(xp.swapaxes(a, -1, -2), g)
     elif a.ndim == 1 and b.ndim == 1:  # inner product: g is 0-d
         ga = g * b if needs[0] else None
         gb = g * a if needs[1] else None
