@@ -3,7 +3,11 @@ FRAMEWORKS = {"tapegrad": {},
               # the same workloads under tg.compile (the compiled part: end of this file)
               "tapegrad-compiled": {"compiled": True, "only": ["w1", "w1_50", "w2", "w3"]},
               # W8 one parameter at a time (foreach=False), next to the default multi-tensor path
-              "tapegrad-per-param": {"foreach": False, "only": ["w8"]}}
+              "tapegrad-per-param": {"foreach": False, "only": ["w8"]},
+              # W3 with conv ops split over the batch on two Python threads (opt-in:
+              # tapegrad.ops.parallel.set_intra_op_threads; bench/NOTES.md, "Stop 20")
+              "tapegrad-split": {"intra_op": 2, "only": ["w3"]},
+              "tapegrad-compiled-split": {"compiled": True, "intra_op": 2, "only": ["w3"]}}
 DISTRIBUTIONS = ["tapegrad"]
 IMPORT = "import tapegrad"
 NA = {"w5": "W5 is the numpy-manual limit only"}
@@ -19,6 +23,10 @@ def setup(opts):
 
     tg, F = _tg, _F
     tg.manual_seed(0)
+    if opts.get("intra_op"):
+        from tapegrad.ops import parallel
+
+        parallel.set_intra_op_threads(opts["intra_op"])
     return {"version": tg.__version__, "dtype": "float32"}
 
 
