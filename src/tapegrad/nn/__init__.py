@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..malloc_policy import apply_malloc_policy
 from . import functional, init, utils  # noqa: F401
+from .activation_layers import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
