@@ -28,7 +28,20 @@ FILES = [
     "unit/core/test_autodiff.py",
     "integration/test_grad_detach.py",
     "integration/test_converge.py",
+    "unit/optimizer/test_clip_grad.py",
+    "integration/test_optimizer.py",
+    "unit/module/test_activation.py",
+    "unit/module/test_batchnorm.py",
+    "unit/module/test_conv.py",
+    "unit/module/test_init.py",
+    "unit/module/test_module.py",
+    "unit/module/test_normalization.py",
+    "unit/module/test_pool2d.py",
+    "unit/functional/test_loss.py",
+    "unit/functional/test_functional.py",
 ]
+# files the upstream tests import as modules (copied next to them, not run)
+HELPERS = ["helpers/utils.py"]
 
 # what the facade does not do, and why each test that needs it is left out
 _DIST = "several devices and dist.launcher (out of scope)"
@@ -76,9 +89,13 @@ import json
 import sys
 import types
 
+import os
+
 from tapegrad.compat import alias
 
 alias.install("megengine")
+# upstream's conftest puts helpers/ (utils.opr_test) on the path the same way
+sys.path.append(os.path.join(os.path.dirname(__file__), "helpers"))
 
 STUBBED = {stubbed!r}
 DESELECT = {deselect!r}
@@ -184,13 +201,14 @@ def _test_root(path: pathlib.Path) -> pathlib.Path:
     )
 
 
-def run(path: pathlib.Path, pytest_args: list[str]) -> int:
+def run(path: pathlib.Path, pytest_args: list[str], files: list[str] | None = None) -> int:
+    files = list(FILES if files is None else files)
     root = _test_root(path)
     src = pathlib.Path(__file__).resolve().parent.parent / "src"
     with tempfile.TemporaryDirectory(prefix="mge-conformance-") as tmp:
         work = pathlib.Path(tmp)
         report = work / "report.json"
-        for rel in FILES:
+        for rel in files + [h for h in HELPERS if (root / h).is_file()]:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(root / rel, work / rel)
         (work / "conftest.py").write_text(
@@ -214,23 +232,23 @@ def run(path: pathlib.Path, pytest_args: list[str]) -> int:
             "-c",
             str(work / "pytest.ini"),
             *pytest_args,
-            *FILES,
+            *files,
         ]
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
         if not report.is_file():
             print(proc.stdout[-4000:], proc.stderr[-4000:])
             return 2
         data = json.loads(report.read_text())
-    return _print_report(data, proc)
+    return _print_report(data, proc, files)
 
 
-def _print_report(data: dict, proc: subprocess.CompletedProcess) -> int:
+def _print_report(data: dict, proc: subprocess.CompletedProcess, files: list[str]) -> int:
     results, deselected = data["results"], data["deselected"]
     total_pass = total = 0
     import numpy
 
     print(f"MegEngine 1.13 autodiff tests on the tapegrad facade (NumPy {numpy.__version__})\n")
-    for rel in FILES:
+    for rel in files:
         name = rel.rsplit("/", 1)[-1]
         outcomes = results.get(name, {})
         n_pass = sum(1 for o in outcomes.values() if o == "passed")
@@ -260,9 +278,21 @@ def main(argv: list[str] | None = None) -> int:
         type=pathlib.Path,
         help="a MegEngine checkout, or its imperative/python/test directory",
     )
-    parser.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
+    parser.add_argument(
+        "--files",
+        nargs="+",
+        choices=FILES,
+        default=list(FILES),
+        metavar="FILE",
+        help="run only these upstream files (default: all of them)",
+    )
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # everything after "--" goes to pytest (split here: argparse would give it to PATH's
+    # neighbour only when no option comes between them)
+    pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     args = parser.parse_args(argv)
-    return run(args.path, args.pytest_args)
+    return run(args.path, pytest_args, args.files)
 
 
 if __name__ == "__main__":
