@@ -88,8 +88,6 @@ _REPR = (
 # (file, test name prefix) -> reason; the first matching row wins; a name ending in "$"
 # is one test (with all its parameters), not a prefix
 DESELECT = [
-    ("test_optimizer.py", "test_adagrad", _NOT_IN_FACADE.format("Adagrad")),
-    ("test_optimizer.py", "test_adadelta", _NOT_IN_FACADE.format("Adadelta")),
     ("test_activation.py", "test_prelu", _NOT_IN_FACADE.format("PReLU")),
     ("test_batchnorm.py", "test_syncbn", _DIST),
     ("test_batchnorm.py", "test_batchnorm2d$", _BN_SHAPE),
