@@ -1,6 +1,8 @@
-"""`mge.optimizer`: SGD, Adam, AdamW, Adagrad, Adadelta with MegEngine's chaining: `opt.step().clear_grad()`.
+"""`mge.optimizer`: SGD, Adam, AdamW, Adagrad, Adadelta with MegEngine's chaining:
+`opt.step().clear_grad()`.
 
-The updates are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are PyTorch's).
+SGD, Adam and AdamW are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are
+PyTorch's); Adagrad and Adadelta make MegEngine's own updates (below).
 
     >>> model = mge.module.Linear(3, 1)
     >>> opt = mge.optimizer.SGD(model.parameters(), lr=0.1, momentum=0.9)
