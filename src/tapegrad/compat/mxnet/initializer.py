@@ -46,7 +46,8 @@ class Initializer:
         >>> class Twos(mx.init.Initializer):
         ...     def _init_weight(self, name, arr):
         ...         arr[:] = 2
-        >>> mx.gluon.Parameter("w", shape=(2,), init=Twos())
+        >>> p = mx.gluon.Parameter("w", shape=(2,), init=Twos())
+        >>> p.initialize()
     """
 
     def __init__(self, **kwargs) -> None:
