@@ -32,6 +32,10 @@ FILES = (
     "test_contrib_autograd.py",
     "test_higher_order_grad.py",
     "test_gluon.py",
+    "test_loss.py",
+    "test_gluon_trainer.py",
+    "test_init.py",
+    "test_gluon_rnn.py",
 )
 HELPERS = ("common.py",)
 
@@ -58,6 +62,36 @@ PRETRAINED_PORTED = (
     "tests/compat/test_mxnet_hybrid_export.py runs its checks on an untrained narrow ResNet"
 )
 MODULE = "downloads pretrained weights and reads the export with mx.mod.Module (not provided)"
+MODULE_FIT = (
+    "trains a symbol graph with mx.mod.Module on an mx.io.NDArrayIter (the Module API, "
+    "symbols and mx.io are not provided; the loss itself is checked in tests/compat/"
+    "test_mxnet_losses.py)"
+)
+MODULE_INIT = (
+    "initializes a symbol graph through mx.mod.Module (the Module API and symbols are not "
+    "provided; Gluon initialization is test_gluon.py's)"
+)
+IGNORED_KWARG = (
+    "its reference passes axis= to mx.nd.broadcast_maximum, an option that op does not "
+    "have (MXNet ignores it, the facade refuses it); CosineEmbeddingLoss is checked in "
+    "tests/compat/test_mxnet_losses.py"
+)
+KVSTORE = "kvstores (mx.kv, update_on_kvstore) are not provided"
+DEVICES_TRAINER = (
+    "needs several devices (ctx=[cpu(0), cpu(1)]); the single-device updates (momentum, "
+    "lr_mult, lr_scheduler, save/load_states) are tests/compat/test_gluon_trainer_updates.py's"
+)
+CELLS = (
+    "recurrent cells (RNNCell/LSTMCell/GRUCell, Sequential/Residual/Bidirectional/Zoneout "
+    "cells, unroll) are not provided: mx.gluon.rnn has the fused LSTM layer"
+)
+RNN_LAYERS = "the fused RNN / GRU layers are not provided (mx.gluon.rnn has LSTM only)"
+LSTMP = "LSTM(projection_size=...) is not provided"
+UNFUSE = (
+    "compares the LSTM layer with its unfused cells (LSTM._unfuse; cells are not provided); "
+    "the layer's own output is checked in tests/compat/test_mxnet_facade.py"
+)
+FP16 = "float16 RNN layers need a GPU"
 NOT_A_TEST = (
     "contrib.autograd's test_section() scope, collected only because the file star-imports it"
 )
@@ -107,6 +141,78 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_hybrid_static_memory": PRETRAINED_PORTED,
         "test_hybrid_static_memory_switching": PRETRAINED_PORTED,
         "test_hybrid_static_memory_recording": PRETRAINED_PORTED,
+    },
+    "test_loss.py": {
+        **{
+            name: MODULE_FIT
+            for name in (
+                "test_ce_loss",
+                "test_bce_loss",
+                "test_kl_loss",
+                "test_l2_loss",
+                "test_l1_loss",
+                "test_ctc_loss_train",
+                "test_sample_weight_loss",
+                "test_saveload",
+                "test_huber_loss",
+                "test_hinge_loss",
+                "test_squared_hinge_loss",
+                "test_triplet_loss",
+                "test_sdml_loss",
+                "test_poisson_nllloss_mod",
+                "test_bce_loss_with_pos_weight",
+            )
+        },
+        "test_cosine_loss": IGNORED_KWARG,
+    },
+    "test_gluon_trainer.py": {
+        "test_multi_trainer": SPARSE,
+        "test_trainer_with_sparse_grad_on_single_context": SPARSE,
+        "test_trainer_with_teststore": KVSTORE,
+        "test_trainer": DEVICES_TRAINER,
+        "test_trainer_save_load": f"{DEVICES}; {KVSTORE}",
+        "test_trainer_sparse_save_load": SPARSE,
+        "test_trainer_multi_layer_init": SPARSE,
+        "test_trainer_reset_kv": f"{DEVICES}; {KVSTORE}",
+        "test_trainer_sparse_kv": SPARSE,
+        "test_trainer_lr_sched": DEVICES_TRAINER,
+    },
+    "test_init.py": {
+        "test_default_init": MODULE_INIT,
+        "test_variable_init": MODULE_INIT,
+        "test_aux_init": MODULE_INIT,
+        "test_rsp_const_init": SPARSE,
+    },
+    "test_gluon_rnn.py": {
+        **{
+            name: CELLS
+            for name in (
+                "test_rnn",
+                "test_lstm",
+                "test_lstm_forget_bias",
+                "test_gru",
+                "test_residual",
+                "test_residual_bidirectional",
+                "test_stack",
+                "test_hybridstack",
+                "test_bidirectional",
+                "test_zoneout",
+                "test_unroll_layout",
+                "test_rnn_cells",
+                "test_rnn_cells_export_import",
+                "test_fused_lstm_layer",
+                "test_rnn_unroll_variant_length",
+                "test_cell_fill_shape",
+                "test_bidirectional_unroll_valid_length",
+            )
+        },
+        "test_lstmp": LSTMP,
+        "test_lstm_cpu_inference": UNFUSE,
+        "test_rnn_layers_fp32": RNN_LAYERS,
+        "test_rnn_layers_fp16": FP16,
+        "test_fused_gru_layer": RNN_LAYERS,
+        "test_fused_rnnrelu_layer": RNN_LAYERS,
+        "test_fused_rnntanh_layer": RNN_LAYERS,
     },
 }
 
@@ -200,7 +306,7 @@ def find_tests(path: Path) -> Path:
     )
 
 
-def run(tests: Path, pytest_args: list[str], table: dict) -> dict[str, str]:
+def run(tests: Path, files: tuple[str, ...], pytest_args: list[str], table: dict) -> dict[str, str]:
     src = str(SRC)
     with tempfile.TemporaryDirectory(prefix="mxnet-conformance-") as tmp:
         work = Path(tmp)
@@ -223,17 +329,17 @@ def run(tests: Path, pytest_args: list[str], table: dict) -> dict[str, str]:
             "--continue-on-collection-errors",
             "--rootdir",
             str(work),
-            *FILES,
+            *files,
             *pytest_args,
         ]
         subprocess.run(cmd, cwd=work, check=False)
         return json.loads(results.read_text()) if results.exists() else {}
 
 
-def summarize(results: dict[str, str], table: dict) -> int:
+def summarize(results: dict[str, str], files: tuple[str, ...], table: dict) -> int:
     print(f"\n{'file':28} {'passed':>7} {'failed':>7} {'skipped':>8} {'deselected':>11}")
     failed_total = 0
-    for name in FILES:
+    for name in files:
         outcomes = [v for k, v in results.items() if k.split("::")[0] == name]
         counts = {o: outcomes.count(o) for o in ("passed", "failed", "skipped", "deselected")}
         failed_total += counts["failed"]
@@ -242,7 +348,7 @@ def summarize(results: dict[str, str], table: dict) -> int:
             f"{counts['deselected']:11}"
         )
     print("\ndeselected (out of scope):")
-    for name in FILES:
+    for name in files:
         for test, reason in table[name].items():
             print(f"  {name}::{test}: {reason}")
     return 1 if failed_total or not results else 0
@@ -255,10 +361,24 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="an MXNet checkout (tag 1.9.1) or its tests/python/unittest directory",
     )
-    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    parser.add_argument(
+        "--files",
+        nargs="+",
+        choices=FILES,
+        default=list(FILES),
+        metavar="FILE",
+        help="run only these upstream files (default: all of them)",
+    )
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # everything after "--" goes to pytest (split here: argparse would give it to PATH's
+    # neighbour only when no option comes between them)
+    pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     args = parser.parse_args(argv)
+    args.pytest_args = pytest_args
     table = DESELECTED
-    return summarize(run(find_tests(args.path), args.pytest_args, table), table)
+    files = tuple(args.files)
+    return summarize(run(find_tests(args.path), files, args.pytest_args, table), files, table)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,14 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         # importlib gave the facade module the alias's spec and loader; put its own back, so
         # that after uninstall() nothing (pickle, inspect, doc tools) sees the framework name
         module.__spec__, module.__loader__ = self._own_attrs
+        # the facade's submodules already imported (by its own __init__) are known under the
+        # alias too: importing one later then finds it in sys.modules, and importlib does not
+        # bind it on its parent again -- which would hide a package attribute of the same
+        # name, as `megengine.tensor` (the module) would hide `mge.tensor` (the class)
+        head = self.target + "."
+        for loaded, mod in list(sys.modules.items()):
+            if loaded.startswith(head):
+                sys.modules.setdefault(self.name + "." + loaded[len(head) :], mod)
 
 
 def _missing(name: str, target: str) -> str:

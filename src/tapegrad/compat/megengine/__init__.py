@@ -30,7 +30,8 @@ from . import (  # noqa: F401
     optimizer,
     random,
 )
-from ._tensor import Parameter, Tensor, tensor  # noqa: F401
+from . import tensor as _tensor_module  # noqa: F401  (the module megengine.tensor)
+from ._tensor import Parameter, Tensor, tensor  # noqa: F401, E402  (mge.tensor: the function)
 
 __version__ = "1.13.0"  # the MegEngine API this facade follows
 

@@ -112,6 +112,11 @@ class Tensor(_CoreTensor):
         """The number of elements (MegEngine's `size`: an int, not PyTorch's `size()`)."""
         return math.prod(self.shape)
 
+    @property
+    def _tuple_shape(self) -> tuple:
+        """The shape as a plain tuple (MegEngine's own tests read this private name)."""
+        return tuple(self.shape)
+
     def numpy(self):
         """A NumPy copy of the values (whatever records this tensor)."""
         return self.asnumpy()
@@ -200,9 +205,9 @@ def _rebuild_parameter(values, grad_req, name):
     return p
 
 
-def tensor(data=None, dtype=None, device=None, is_const=False, no_cache=False, name=None):
-    """A new `mge.Tensor` holding a copy of `data` (float32 / int32 by default)."""
-    return Tensor(data, dtype, device, name=name)
+# MegEngine's `tensor` is the class itself (`mge.tensor([1.0])` makes one, and
+# `isinstance(x, mge.tensor)` asks whether x is one)
+tensor = Tensor
 
 
 def from_core(t: _CoreTensor) -> _CoreTensor:

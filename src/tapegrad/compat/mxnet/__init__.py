@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     contrib,
     gluon,
     initializer,
+    lr_scheduler,
     ndarray,
     numpy,
     numpy_extension,
@@ -52,7 +53,6 @@ _HINTS = {
     "io": "not provided; use mx.gluon.data",
     "recordio": "RecordIO is not supported",
     "profiler": "not provided",
-    "lr_scheduler": "not provided; call trainer.set_learning_rate(lr) yourself",
 }
 _hinted = facade_getattr(__name__, "the MXNet facade", {}, _HINTS)
 

@@ -10,6 +10,7 @@ An initializer is called with a parameter's name and shape and returns the initi
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -27,24 +28,55 @@ __all__ = [
     "One",
     "Constant",
     "Orthogonal",
+    "Bilinear",
     "create",
+    "register",
 ]
 
 
 class Initializer:
-    """Base class: subclasses implement `_init_weight(name, shape) -> numpy array`.
+    """Base class. As in MXNet, a subclass implements `_init_weight(name, arr)`, which
+    fills the array `arr` in place (`arr[:] = values`); the constructor's keyword arguments
+    are kept in `_kwargs` (what `dumps()` writes).
 
     Gluon hands each parameter its own initializer when it has one (`bias_initializer=
     "zeros"`, ...) and the one given to `initialize()` otherwise, so no name-based rules
     apply here (as in MXNet's Gluon).
+
+        >>> class Twos(mx.init.Initializer):
+        ...     def _init_weight(self, name, arr):
+        ...         arr[:] = 2
+        >>> p = mx.gluon.Parameter("w", shape=(2,), init=Twos())
+        >>> p.initialize()
     """
 
-    def __call__(self, name, shape, dtype="float32") -> np.ndarray:
-        arr = np.asarray(self._init_weight(str(name or ""), tuple(shape)), dtype=np.float64)
-        return arr.astype(dtype)
+    def __init__(self, **kwargs) -> None:
+        self._kwargs = kwargs
 
-    def _init_weight(self, name, shape):  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__} must implement _init_weight")
+    def __call__(self, name, arr, dtype="float32"):
+        """`init(name, arr)` fills the array `arr` in place (MXNet's call);
+        `init(name, shape, dtype)` returns new values as a NumPy array (what Gluon
+        Parameters use)."""
+        from ...tensor import Tensor
+
+        if isinstance(arr, Tensor):
+            self._init_weight(name, arr)
+            return None
+        from . import ndarray
+
+        out = ndarray.zeros(tuple(arr), dtype=dtype)
+        returned = self._init_weight(str(name or ""), out)
+        values = out.asnumpy() if returned is None else np.asarray(returned)
+        return values.astype(dtype, copy=False)
+
+    def _init_weight(self, name, arr):  # pragma: no cover - abstract
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _init_weight(name, arr), filling arr in place"
+        )
+
+    def dumps(self) -> str:
+        """The initializer as JSON: `["<class name, lower case>", {constructor kwargs}]`."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -53,63 +85,98 @@ class Initializer:
         """Initializers of one kind with the same settings are equal (as MXNet's)."""
         if type(other) is not type(self):
             return NotImplemented
-        mine, theirs = vars(self), vars(other)
+        mine = {k: v for k, v in vars(self).items() if k != "_kwargs"}
+        theirs = {k: v for k, v in vars(other).items() if k != "_kwargs"}
         return mine.keys() == theirs.keys() and all(
-            np.array_equal(np.asarray(mine[k]), np.asarray(theirs[k])) for k in mine
+            np.array_equal(_plain(mine[k]), _plain(theirs[k])) for k in mine
         )
 
     __hash__ = object.__hash__
 
 
-class _Fill(Initializer):
-    """Fills every parameter it is given with one value (names ignored, as MXNet's)."""
-
-    value = 0.0
-
-    def __call__(self, name, shape, dtype="float32") -> np.ndarray:
-        return np.full(tuple(shape), self.value, dtype=dtype)
+def _plain(value):
+    return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
 
 
-class Zero(_Fill):
+def _fill(arr, values) -> None:
+    """Write `values` (a NumPy array or a number) into the array `arr`, in place."""
+    arr[:] = values
+
+
+class Zero(Initializer):
     """Zeros."""
 
-    value = 0.0
+    def _init_weight(self, name, arr):
+        _fill(arr, 0.0)
 
 
-class One(_Fill):
+class One(Initializer):
     """Ones."""
 
-    value = 1.0
+    def _init_weight(self, name, arr):
+        _fill(arr, 1.0)
 
 
-class Constant(_Fill):
-    """Every value set to `value`."""
+class Constant(Initializer):
+    """Every value set to `value` (a number, or an array broadcast to the shape)."""
 
     def __init__(self, value) -> None:
+        super().__init__(value=value)
         self.value = value
 
-    def __call__(self, name, shape, dtype="float32") -> np.ndarray:
-        return np.broadcast_to(np.asarray(self.value, dtype=dtype), tuple(shape)).copy()
+    def _init_weight(self, name, arr):
+        _fill(arr, _plain(self.value) if not np.isscalar(self.value) else self.value)
+
+    def dumps(self) -> str:
+        """As `Initializer.dumps`, an array value written as nested lists (MXNet's form)."""
+        value = self._kwargs["value"]
+        if not np.isscalar(value):
+            self._kwargs["value"] = _plain(value).tolist()
+        return super().dumps()
+
+
+class Bilinear(Initializer):
+    """The bilinear-upsampling kernel, for a `Conv2DTranspose` weight
+    (out, in, k_h, k_w): w[..., y, x] = (1 - |x / f - c|) * (1 - |y / f - c|) with
+    f = ceil(k_w / 2), c = (2f - 1 - f % 2) / (2f)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def _init_weight(self, name, arr):
+        shape = tuple(arr.shape)
+        if len(shape) != 4:
+            raise ValueError(
+                f"Bilinear: needs a 4-d convolution weight (out, in, k_h, k_w), got shape {shape}"
+            )
+        f = np.ceil(shape[3] / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        x = np.arange(shape[3])
+        y = np.arange(shape[2])
+        kernel = np.outer(1 - abs(y / f - c), 1 - abs(x / f - c))
+        _fill(arr, np.broadcast_to(kernel, shape).astype(np.float32))
 
 
 class Uniform(Initializer):
     """U(-scale, scale); MXNet's default initializer (scale 0.07)."""
 
     def __init__(self, scale: float = 0.07) -> None:
+        super().__init__(scale=scale)
         self.scale = scale
 
-    def _init_weight(self, name, shape):
-        return generator().uniform(-self.scale, self.scale, shape)
+    def _init_weight(self, name, arr):
+        _fill(arr, generator().uniform(-self.scale, self.scale, tuple(arr.shape)))
 
 
 class Normal(Initializer):
     """N(0, sigma**2)."""
 
     def __init__(self, sigma: float = 0.01) -> None:
+        super().__init__(sigma=sigma)
         self.sigma = sigma
 
-    def _init_weight(self, name, shape):
-        return generator().normal(0.0, self.sigma, shape)
+    def _init_weight(self, name, arr):
+        _fill(arr, generator().normal(0.0, self.sigma, tuple(arr.shape)))
 
 
 def _fans(shape):
@@ -132,15 +199,18 @@ class Xavier(Initializer):
             raise ValueError(
                 f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}"
             )
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
         self.rnd_type, self.factor_type, self.magnitude = rnd_type, factor_type, float(magnitude)
 
-    def _init_weight(self, name, shape):
+    def _init_weight(self, name, arr):
+        shape = tuple(arr.shape)
         fan_in, fan_out = _fans(shape)
         factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
         scale = math.sqrt(self.magnitude / factor)
         if self.rnd_type == "uniform":
-            return generator().uniform(-scale, scale, shape)
-        return generator().normal(0.0, scale, shape)
+            _fill(arr, generator().uniform(-scale, scale, shape))
+        else:
+            _fill(arr, generator().normal(0.0, scale, shape))
 
 
 class MSRAPrelu(Xavier):
@@ -148,15 +218,18 @@ class MSRAPrelu(Xavier):
 
     def __init__(self, factor_type="avg", slope=0.25) -> None:
         super().__init__("gaussian", factor_type, 2.0 / (1 + slope**2))
+        self._kwargs = {"factor_type": factor_type, "slope": slope}
 
 
 class Orthogonal(Initializer):
     """A (scaled) random orthogonal matrix, reshaped to the parameter's shape."""
 
     def __init__(self, scale=1.414, rand_type="uniform") -> None:
+        super().__init__(scale=scale, rand_type=rand_type)
         self.scale, self.rand_type = scale, rand_type
 
-    def _init_weight(self, name, shape):
+    def _init_weight(self, name, arr):
+        shape = tuple(arr.shape)
         rows, cols = shape[0], int(np.prod(shape[1:]))
         rng = generator()
         a = (
@@ -166,7 +239,7 @@ class Orthogonal(Initializer):
         )
         u, _, v = np.linalg.svd(a, full_matrices=False)
         q = u if u.shape == (rows, cols) else v
-        return self.scale * q.reshape(shape)
+        _fill(arr, self.scale * q.reshape(shape))
 
 
 _BY_NAME = {
@@ -179,7 +252,17 @@ _BY_NAME = {
     "xavier": Xavier,
     "msraprelu": MSRAPrelu,
     "orthogonal": Orthogonal,
+    "bilinear": Bilinear,
 }
+
+
+def register(klass):
+    """Register an Initializer subclass under its lower-case class name, so that
+    `create("name")` (and `initialize("name")`) finds it; returns the class (a decorator)."""
+    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
+        raise TypeError(f"register: expected an Initializer subclass, got {klass!r}")
+    _BY_NAME[klass.__name__.lower()] = klass
+    return klass
 
 
 def create(init) -> Initializer:
@@ -206,7 +289,6 @@ __getattr__ = facade_getattr(
     "the MXNet facade (mx.init)",
     {},
     {
-        "Bilinear": "not provided; build the kernel with NumPy and use Constant(array)",
         "LSTMBias": "not provided; set the forget-gate bias with param.set_data(...)",
         "Mixed": "not provided; initialize the blocks one by one",
     },

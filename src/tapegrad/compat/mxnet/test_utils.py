@@ -47,6 +47,13 @@ def default_dtype():
     return np.float32
 
 
+def effective_dtype(dat) -> np.dtype:
+    """The dtype whose tolerances a comparison of `dat` should use: its own dtype (MXNet
+    answers float16 only for float32 GEMM/convolution outputs on TF32 GPUs, which tapegrad
+    does not use)."""
+    return np.dtype(dat.dtype)
+
+
 def _numpy(a) -> np.ndarray:
     if hasattr(a, "asnumpy"):
         return a.asnumpy()

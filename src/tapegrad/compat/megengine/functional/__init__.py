@@ -160,7 +160,10 @@ def linspace(start, stop, num, dtype="float32", device=None):
 
 
 def _shape(shape):
-    return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    """A shape from an int, a sequence, or a tensor / array of them (0-d: one dimension)."""
+    if hasattr(shape, "shape") and hasattr(shape, "tolist"):  # a tensor or a NumPy array
+        shape = shape.tolist()
+    return (int(shape),) if isinstance(shape, (int, float)) else tuple(int(s) for s in shape)
 
 
 ALIASES = core_aliases(

@@ -183,7 +183,9 @@ def layer_norm(inp, normalized_shape, affine=True, weight=None, bias=None, eps=1
 
 
 def pad(src, pad_width, mode="constant", constant_value=0.0):
-    """NumPy-style padding: `pad_width` is one (before, after) pair per axis."""
+    """NumPy-style padding: `pad_width` is one (before, after) pair per axis; `mode`
+    "constant", "reflect" or "replicate" (any case, as MegEngine's)."""
+    mode = mode.lower() if isinstance(mode, str) else mode
     pairs = [tuple(int(v) for v in p) for p in pad_width]
     if len(pairs) < src.ndim:
         pairs = [(0, 0)] * (src.ndim - len(pairs)) + pairs

@@ -1,6 +1,8 @@
-"""`mge.optimizer`: SGD, Adam, AdamW with MegEngine's chaining: `opt.step().clear_grad()`.
+"""`mge.optimizer`: SGD, Adam, AdamW, Adagrad, Adadelta with MegEngine's chaining:
+`opt.step().clear_grad()`.
 
-The updates are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are PyTorch's).
+SGD, Adam and AdamW are tapegrad.optim's (MegEngine's SGD, momentum and Adam updates are
+PyTorch's); Adagrad and Adadelta make MegEngine's own updates (below).
 
     >>> model = mge.module.Linear(3, 1)
     >>> opt = mge.optimizer.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -16,7 +18,16 @@ from ....optim import AdamW as _AdamW
 from ....optim import Optimizer as _Optimizer
 from ..._facade import facade_getattr
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm", "clip_grad_value"]
+__all__ = [
+    "SGD",
+    "Adam",
+    "AdamW",
+    "Adagrad",
+    "Adadelta",
+    "Optimizer",
+    "clip_grad_norm",
+    "clip_grad_value",
+]
 
 
 def clip_grad_norm(tensors, max_norm: float, ord: float = 2.0):  # noqa: A002
@@ -130,6 +141,64 @@ class AdamW(_Chaining, _AdamW):
         super().__init__(list(params), lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
 
+class Adagrad(_Chaining):
+    """Adagrad(params, lr=0.01, lr_decay=0.0, eps=1e-10, weight_decay=0.0), MegEngine's
+    update: `s += g**2; p -= lr / (1 + (step - 1) * lr_decay) * g / sqrt(s + eps)` (the
+    epsilon inside the root, where PyTorch's adds it outside), `g` the gradient plus
+    `weight_decay * p`."""
+
+    _MGE_OPTIONS = ("lr", "lr_decay", "eps", "weight_decay")
+    _nonnegative = ("lr_decay", "eps", "weight_decay")
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, eps=1e-10, weight_decay=0.0) -> None:
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay)
+        super().__init__(list(params), defaults)
+
+    def _update(self, group, params, grads, states) -> None:
+        import numpy as np
+
+        lr, decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
+        for p, g, st in zip(params, grads, states, strict=True):
+            if not st:
+                st["step"], st["square_avg"] = 0, np.zeros_like(p)
+            st["step"] += 1
+            g = g + wd * p if wd else g  # a new array: the gradient stays as backward wrote it
+            st["square_avg"] += g * g
+            clr = lr / (1 + (st["step"] - 1) * decay)
+            p -= clr * g / np.sqrt(st["square_avg"] + eps)
+
+
+class Adadelta(_Chaining):
+    """Adadelta(params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0), MegEngine's update:
+    `s = rho*s + (1-rho)*g**2; d = g * sqrt(a + eps) / sqrt(s + eps);
+    a = rho*a + (1-rho)*d**2; p -= lr * d` (`g` the gradient plus `weight_decay * p`)."""
+
+    _MGE_OPTIONS = ("lr", "rho", "eps", "weight_decay")
+    _nonnegative = ("rho", "eps", "weight_decay")
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0) -> None:
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+        super().__init__(list(params), defaults)
+
+    def _update(self, group, params, grads, states) -> None:
+        import numpy as np
+
+        lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+        for p, g, st in zip(params, grads, states, strict=True):
+            if not st:
+                st["square_avg"], st["acc_delta"] = np.zeros_like(p), np.zeros_like(p)
+            g = g + wd * p if wd else g
+            s, a = st["square_avg"], st["acc_delta"]
+            s *= rho
+            s += (1 - rho) * g * g
+            delta = g * np.sqrt(a + eps) / np.sqrt(s + eps)
+            a *= rho
+            a += (1 - rho) * delta * delta
+            p -= lr * delta
+
+
 Optimizer = _Chaining
 
 __getattr__ = facade_getattr(
@@ -138,8 +207,6 @@ __getattr__ = facade_getattr(
     {},
     {
         "LAMB": "not provided; use Adam or AdamW",
-        "Adadelta": "not provided; use Adam",
-        "Adagrad": "use tapegrad.optim.Adagrad directly",
         "MultiStepLR": "not provided; set group['lr'] in opt.param_groups yourself",
     },
 )

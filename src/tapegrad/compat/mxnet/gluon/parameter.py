@@ -44,6 +44,20 @@ def _tensor(values, dtype, device) -> Tensor:
     return as_class(_core_tensor(values, dtype=dtype, device=device), array_class())
 
 
+class _GradWritten:
+    """A post-accumulate hook on a parameter's array: `fresh` is set when backward writes
+    its gradient and cleared by the Trainer's update (MXNet's `_fresh_grad`). The flag lives
+    in the hook, so a deep copy of a block copies it with the array it watches."""
+
+    __slots__ = ("fresh",)
+
+    def __init__(self) -> None:
+        self.fresh = False
+
+    def __call__(self, tensor) -> None:
+        self.fresh = True
+
+
 class DeferredInitializationError(RuntimeError):
     """The parameter's shape is not known yet: it is initialized at the first forward."""
 
@@ -95,6 +109,7 @@ class Parameter:
         self._differentiable = differentiable
         self._grad_req = self._check_req(grad_req if differentiable else "null")
         self._var: Tensor | None = None
+        self._grad_written = _GradWritten()  # watches the array _set_var installs
         self._deferred: tuple[Any, str] | None = None  # (init, device) until the shape is known
         self._device = "cpu"
 
@@ -190,6 +205,9 @@ class Parameter:
         self._var = var
         self._device = var.device
         self._attach(var)
+        # a new array has no gradient from backward yet
+        self._grad_written = _GradWritten()
+        var.register_post_accumulate_grad_hook(self._grad_written)
 
     def _check_initialized(self) -> Tensor:
         if self._var is not None:

@@ -99,18 +99,39 @@ class Trainer:
         self._wd = float(opts.get("wd", 0.0))
         self._scale = float(opts.get("rescale_grad", 1.0))
         self._clip = opts.get("clip_gradient")
+        self._scheduler = opts.get("lr_scheduler")
+        if self._scheduler is not None:
+            if not callable(self._scheduler):
+                raise TypeError(
+                    "Trainer: lr_scheduler must be an mx.lr_scheduler object (called with the "
+                    f"update count), got {type(self._scheduler).__name__}"
+                )
+            # as MXNet's optimizer: the schedule starts from the Trainer's learning rate
+            self._scheduler.base_lr = self._lr
+        # updates made so far (MXNet's num_update): what the scheduler is asked about
+        self._num_update = int(opts.get("begin_num_update", 0))
         self._opts = opts
         self._opt: Optimizer | None = None  # made at the first step, when deferred parameters exist
 
     @property
     def learning_rate(self) -> float:
+        """The current rate: the scheduler's at the current update count, when there is one."""
+        if self._scheduler is not None:
+            return float(self._scheduler(self._num_update))
         return self._lr
 
     def set_learning_rate(self, lr) -> None:
+        """Set the rate (refused with an lr_scheduler, which owns the rate, as in MXNet)."""
+        if self._scheduler is not None:
+            raise UserWarning(
+                "Trainer.set_learning_rate: this Trainer has an lr_scheduler, which sets the "
+                "learning rate at every update; change the scheduler (or make the Trainer "
+                "without one) instead"
+            )
         self._lr = float(lr)
         if self._opt is not None:
-            for group in self._opt.param_groups:
-                group["lr"] = self._lr * group["lr_mult"]
+            for p, group in zip(self._params, self._opt.param_groups, strict=True):
+                group["lr"] = self._lr * p.lr_mult
 
     @property
     def optimizer(self):
@@ -166,11 +187,61 @@ class Trainer:
         self.update(batch_size, ignore_stale_grad)
 
     def update(self, batch_size, ignore_stale_grad=False) -> None:
-        """The update of `step`; a parameter without a gradient (grad_req "null") is skipped."""
+        """The update of `step`; a parameter without a gradient (grad_req "null") is skipped.
+
+        As in MXNet, every parameter's gradient must have been written by a backward since
+        the last update: a stale one raises (nothing is updated), or with
+        `ignore_stale_grad=True` that parameter is left as it is (its momentum too).
+        """
+        stale = [p for p in self._params if p.grad_req != "null" and not p._grad_written.fresh]
+        if stale and not ignore_stale_grad:
+            names = ", ".join(repr(p.name) for p in stale)
+            raise UserWarning(
+                f"Trainer.step: the gradient of Parameter(s) {names} has not been updated by "
+                "backward since the last step (the model used only some of its parameters this "
+                "iteration?); nothing was updated. If that is intended, call "
+                "step(batch_size, ignore_stale_grad=True) to skip the stale ones"
+            )
         opt = self._opt if self._opt is not None else self._make_optimizer()
-        for group in opt.param_groups:
+        self._num_update += 1
+        lr = self._scheduler(self._num_update) if self._scheduler is not None else self._lr
+        for p, group in zip(self._params, opt.param_groups, strict=True):
+            self._follow(opt, p, group)
+            # read at every update, as MXNet does: lr_mult / wd_mult may change between steps
+            group["lr"] = float(lr) * p.lr_mult
+            group["lr_mult"] = p.lr_mult
+            group["weight_decay"] = self._wd * p.wd_mult
             group["grad_scale"] = self._scale / batch_size
-        opt.step()
+        skipped = [p._var for p in stale if p._var is not None]
+        held = [v.grad for v in skipped]
+        for v in skipped:  # the core optimizer leaves a parameter without a gradient alone
+            v.grad = None
+        try:
+            opt.step()
+        finally:
+            for v, g in zip(skipped, held, strict=True):
+                v.grad = g
+        for p in self._params:
+            if p not in stale:
+                p._grad_written.fresh = False
+
+    @staticmethod
+    def _follow(opt: Optimizer, p: Parameter, group: dict) -> None:
+        """Point `group` at the parameter's current array: `initialize(force_reinit=True)`,
+        `cast` or `reset_ctx` give a Parameter a new one, which the updates must reach (its
+        optimizer state moves along when the shape is unchanged)."""
+        cur = p.data()
+        old = group["params"][0]
+        if old is cur:
+            return
+        st = opt.state.pop(old, None)
+        if st is not None and old.shape == cur.shape:
+            opt.state[cur] = {
+                k: (v.astype(cur.dtype) if hasattr(v, "astype") and getattr(v, "ndim", 0) else v)
+                for k, v in st.items()
+            }
+        group["params"] = [cur]
+        opt._flat_cache, opt._flat_scratch = {}, {}  # they may hold the old array's state
 
     def save_states(self, fname) -> None:
         from .... import io
