@@ -283,20 +283,18 @@ def _pad_class(name: str, dims: int, mode: str) -> type[Module]:
         "circular": "the other end's values",
     }[mode]
     doc = f"Pads the last {dims} dims with {what} (`F.pad(mode={mode!r})`)."
-    if name.startswith("Zero"):
+    zero = name.startswith("Zero")
 
-        def __init__(self, padding) -> None:
+    def __init__(self, padding, *args) -> None:
+        # ZeroPad*d(padding); ConstantPad*d(padding, value); the others (padding)
+        if zero or mode != "constant":
+            if args:
+                raise TypeError(f"{name}() takes only padding, got {len(args)} more arguments")
             _Pad.__init__(self, padding, 0.0)
-
-    elif mode == "constant":
-
-        def __init__(self, padding, value) -> None:
-            _Pad.__init__(self, padding, value)
-
-    else:
-
-        def __init__(self, padding) -> None:
-            _Pad.__init__(self, padding)
+        else:
+            if len(args) != 1:
+                raise TypeError(f"{name}() takes padding and value")
+            _Pad.__init__(self, padding, args[0])
 
     cls = type(name, (_Pad,), {"__doc__": doc, "__init__": __init__, "_dims": dims, "_mode": mode})
     cls.__module__ = __name__

@@ -237,7 +237,7 @@ class Trainer:
         st = opt.state.pop(old, None)
         if st is not None and old.shape == cur.shape:
             opt.state[cur] = {
-                k: (v.astype(cur.dtype) if hasattr(v, "astype") and getattr(v, "ndim", 0) else v)
+                k: (v.astype(cur.dtype) if hasattr(v, "astype") and getattr(v, "ndim", None) else v)
                 for k, v in st.items()
             }
         group["params"] = [cur]
