@@ -208,7 +208,11 @@ class Op:
             out = drop_unasked_float64(out, arrays, params)
         if mask:
             if mask & TRACING:  # tg.compile is tracing this call (compile/hook.py)
-                return traced_call(self, args, params, out, mask, xp, cls)
+                if not mask & FORWARD & state.active:
+                    return traced_call(self, args, params, out, mask, xp, cls)
+                # a dual tensor: a trace holds no tangents, so it can't be replayed; the op
+                # runs eagerly below to get its tangent (vmap(jvp(f)): sample 0's run)
+                _untraceable("an op ran on a dual tensor of forward AD")
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
                 if mask & FORWARD:  # a dual tensor (forward AD): forward_ad adds the tangent
@@ -222,6 +226,14 @@ class Op:
         if self.view:
             mark_view(result, self, args, params)  # an in-place write may record later
         return result
+
+
+def _untraceable(why: str) -> None:
+    """Mark the trace this thread builds (if any) as not replayable."""
+    from ..compile import hook
+
+    if hook.local.trace is not None:
+        hook.local.trace.fail(why)
 
 
 def mark_view(result: Tensor, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> None:

@@ -1,0 +1,767 @@
+"""Differential fuzzing of forward-mode AD and `tg.func` against PyTorch (float64, CPU).
+
+tests/autograd/test_forward_ad_ops.py checks each op's tangent on its own samples; this
+module calls the public surface the way user code does and runs the same call in PyTorch:
+
+- forward AD through the op table (`tapegrad.ops.registry.OPS`, each op's samples drawn
+  from two seeds, random tangents on every float input): `tg.autograd.forward_ad`'s
+  `dual_level`/`make_dual`/`unpack_dual` against `torch.autograd.forward_ad`, and
+  forward-over-reverse Hessian-vector products (the tangent of `autograd.grad`'s result);
+- `tg.func` against `torch.func` with each function written once over a namespace (`tg` or
+  `torch`): grad/value_and_grad (argnums, has_aux, pytrees), vjp (has_aux, several
+  outputs, dict/tuple outputs), jvp, jacrev/jacfwd (argnums, has_aux), hessian, vmap
+  (in_dims ints/None/tuples/nested/negative, out_dims, chunk_size, randomness), and their
+  compositions (vmap(grad), jacfwd(jacrev), vmap(jvp), grad(grad), vmap(jacrev));
+- functional_call over nn layers, per-sample gradients through it, vmap over Linear,
+  Conv2d, LSTM and eval-mode BatchNorm2d;
+- misuse: where torch.func raises, tapegrad must raise a contract exception that names the
+  transform and the problem (not a NumPy error, not a wrong value).
+
+`KNOWN` lists the cases where tapegrad deliberately differs (fnmatch over the case label,
+with the reason); they still run, and a crash outside the contract fails them. The run is
+seeded and deterministic.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.autograd import forward_ad as fwAD
+from tapegrad.ops.registry import OPS
+
+torch = pytest.importorskip("torch")
+with warnings.catch_warnings():  # torch.func imports torch.jit.script (deprecated)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import torch.autograd.forward_ad as tfwAD
+    import torch.func as tfunc
+
+# torch imports torch.jit.script (deprecated) lazily, on its first forward-AD call
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+
+CONTRACT = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError, AttributeError)
+MAX_SAMPLES = 2  # per op and seed
+# ops whose samples are slow to run in both libraries (convolutions): one sample per seed
+SLOW_OPS = {"conv", "conv_transpose", "conv_weight_grad", "dropout", "batch_norm"}
+SEEDS = (11, 12)  # sample seeds (the op-table tests use 0)
+
+# label pattern -> why tapegrad differs from torch there
+KNOWN: dict[str, str] = {}
+
+
+def _known(label: str) -> bool:
+    return any(fnmatch.fnmatchcase(label, pat) for pat in KNOWN)
+
+
+def _close(ours: Any, theirs: Any, what: str, rtol: float = 1e-7, atol: float = 1e-9) -> list[str]:
+    a = np.asarray(_np(ours), dtype=np.float64)
+    b = np.asarray(_np(theirs), dtype=np.float64)
+    if a.shape != b.shape:
+        return [f"{what}: shape {a.shape} != torch's {b.shape}"]
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return [f"{what}: NaN pattern differs"]
+    fin = np.isfinite(a) & np.isfinite(b)
+    if not np.array_equal(a[~fin & ~np.isnan(a)], b[~fin & ~np.isnan(b)]):
+        return [f"{what}: Inf pattern differs"]
+    if not np.allclose(a[fin], b[fin], rtol=rtol, atol=atol):
+        return [f"{what}: values differ by up to {np.max(np.abs(a[fin] - b[fin])):.3g}"]
+    return []
+
+
+def _np(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    if isinstance(x, tg.Tensor):
+        return np.asarray(x.detach()._data)
+    return x
+
+
+def _tree_close(ours: Any, theirs: Any, what: str, **tol: float) -> list[str]:
+    """Compare two nested tuples/lists/dicts of tensors leaf by leaf (structure too)."""
+    if isinstance(theirs, dict):
+        if not isinstance(ours, dict) or sorted(ours) != sorted(theirs):
+            return [f"{what}: structure {_shape_of(ours)} != torch's {_shape_of(theirs)}"]
+        return [p for k in theirs for p in _tree_close(ours[k], theirs[k], f"{what}[{k!r}]", **tol)]
+    if isinstance(theirs, (tuple, list)):
+        if not isinstance(ours, (tuple, list)) or len(ours) != len(theirs):
+            return [f"{what}: structure {_shape_of(ours)} != torch's {_shape_of(theirs)}"]
+        return [
+            p for i, (o, t) in enumerate(zip(ours, theirs)) for p in _tree_close(o, t, f"{what}[{i}]", **tol)
+        ]
+    if isinstance(theirs, torch.Tensor):
+        if not isinstance(ours, tg.Tensor):
+            return [f"{what}: got {type(ours).__name__}, torch a Tensor"]
+        return _close(ours, theirs, what, **tol)
+    if ours != theirs:
+        return [f"{what}: {ours!r} != torch's {theirs!r}"]
+    return []
+
+
+def _shape_of(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _shape_of(v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        return type(x)(_shape_of(v) for v in x)
+    if isinstance(x, (tg.Tensor, torch.Tensor)):
+        return tuple(x.shape)
+    return type(x).__name__
+
+
+def _quiet_torch(fn: Callable[[], Any]) -> Any:
+    with warnings.catch_warnings():  # torch.func imports torch.jit.script (deprecated)
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+# ---------------------------------------------------------------------------------------
+# 1. forward AD through the op table
+
+
+def _op_cases():
+    for name, op in sorted(OPS.items()):
+        if not op.differentiable or op.torch_ref is None or op.samples is None:
+            continue
+        for seed in SEEDS:
+            for index, (args, params) in enumerate(op.samples(np.random.default_rng(seed))):
+                if index >= (1 if name in SLOW_OPS else MAX_SAMPLES):
+                    break
+                args = [
+                    a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+                    for a in args
+                ]
+                floats = [
+                    i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                ]
+                if floats:
+                    yield f"{name}[{seed}:{index}]", op, args, params, floats
+
+
+def _tg_inputs(args, tangents, grad):
+    return [
+        fwAD.make_dual(tg.tensor(a.copy(), requires_grad=grad), tg.tensor(tangents[i]))
+        if i in tangents
+        else (tg.tensor(a.copy()) if isinstance(a, np.ndarray) else a)
+        for i, a in enumerate(args)
+    ]
+
+
+def _torch_inputs(args, tangents, grad):
+    out = []
+    for i, a in enumerate(args):
+        if i in tangents:
+            p = torch.from_numpy(a.copy()).requires_grad_(grad)
+            out.append(tfwAD.make_dual(p, torch.from_numpy(tangents[i])))
+        elif isinstance(a, np.ndarray):
+            out.append(torch.from_numpy(a.copy()))
+        else:
+            out.append(a)
+    return out
+
+
+def _torch_hvp(op, args, params, floats, tangents, v):
+    """torch's reference for the forward-over-reverse HVP: per float input, the gradient
+    of <v, out> and its derivative along the tangents, by reverse-over-reverse (torch's
+    double backward; its forward-over-reverse is wrong for det, cofactor and cumprod)."""
+    leaves = [torch.from_numpy(args[i].copy()).requires_grad_() for i in floats]
+    full = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+    for i, leaf in zip(floats, leaves):
+        full[i] = leaf
+    try:
+        out = op.torch_ref(torch, *full, **params)
+        if not out.requires_grad:
+            return None
+        gs = torch.autograd.grad(out, leaves, torch.from_numpy(v), create_graph=True, allow_unused=True)
+        gs = [torch.zeros_like(x) if g is None else g for g, x in zip(gs, leaves)]
+        dot = sum((g * torch.from_numpy(tangents[i])).sum() for g, i in zip(gs, floats))
+        if not dot.requires_grad:
+            hs = [None] * len(leaves)
+        else:
+            hs = torch.autograd.grad(dot, leaves, allow_unused=True)
+    except (RuntimeError, NotImplementedError):
+        return None
+    return [
+        (g.numpy(force=True).copy(), np.zeros(x.shape) if h is None else h.numpy(force=True).copy())
+        for g, h, x in zip(gs, hs, leaves)
+    ]
+
+
+def _hvp_case(op, args, params, tangents, v, ref) -> list[str]:
+    problems: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with fwAD.dual_level():
+                leaves = {i: tg.tensor(args[i].copy(), requires_grad=True) for i in tangents}
+                inputs = [
+                    fwAD.make_dual(leaves[i], tg.tensor(tangents[i]))
+                    if i in leaves
+                    else (tg.tensor(a.copy()) if isinstance(a, np.ndarray) else a)
+                    for i, a in enumerate(args)
+                ]
+                out = op(*inputs, **params)
+                gs = tg.autograd.grad(out, list(leaves.values()), tg.tensor(v), allow_unused=True)
+                for k, (g, r) in enumerate(zip(gs, ref)):
+                    if r is None:
+                        continue
+                    ref_g, ref_t = r
+                    if g is None:
+                        if np.any(ref_g):
+                            problems.append(f"grad {k}: None where torch's is nonzero")
+                        continue
+                    p, t = fwAD.unpack_dual(g)
+                    problems += _close(p, ref_g, f"grad {k}")
+                    if ref_t is None:
+                        continue
+                    if t is None:
+                        if np.any(ref_t):
+                            problems.append(f"hvp {k}: no tangent where torch's is nonzero")
+                    else:
+                        problems += _close(t, ref_t, f"hvp {k}", rtol=1e-6, atol=1e-8)
+        except CONTRACT as e:
+            problems.append(f"hvp: raised {type(e).__name__}: {e}"[:300])
+    problems += [f"hvp leaked warning: {w.message}" for w in caught]
+    return problems
+
+
+def test_forward_ad_through_the_op_table_matches_torch():
+    failures: list[str] = []
+    count = ran = 0
+    for label, op, args, params, floats in _op_cases():
+        count += 1
+        problems, did = _run_forward_case(op, args, params, floats, np.random.default_rng(count))
+        ran += did
+        if problems and not _known(f"fwad {label}"):
+            failures += [f"fwad {label}: {p}" for p in problems]
+    print(f"forward AD: {count} cases, {ran} compared with torch")
+    assert count > 300
+    assert not failures, f"{len(failures)} problems:\n" + "\n".join(failures)
+
+
+def _run_forward_case(op, args, params, floats, rng):
+    tangents = {i: rng.standard_normal(args[i].shape) for i in floats}
+    # torch first: its values are the reference, a refusal (no forward formula) skips
+    try:
+        with tfwAD.dual_level():
+            t_inputs = _torch_inputs(args, tangents, False)
+            ref_out = _quiet_torch(lambda: op.torch_ref(torch, *t_inputs, **params))
+            if not isinstance(ref_out, torch.Tensor) or not ref_out.dtype.is_floating_point:
+                return [], False
+            ref_primal, ref_tangent = tfwAD.unpack_dual(ref_out)
+            ref_primal = ref_primal.numpy(force=True).copy()
+            ref_tangent = None if ref_tangent is None else ref_tangent.numpy(force=True).copy()
+        v = rng.standard_normal(tuple(ref_out.shape))
+    except (RuntimeError, NotImplementedError):
+        return [], False
+    problems: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with fwAD.dual_level():
+                out = op(*_tg_inputs(args, tangents, False), **params)
+                primal, tangent = fwAD.unpack_dual(out)
+                problems += _close(primal, ref_primal, "primal", rtol=1e-10, atol=1e-12)
+                if tangent is None:
+                    if ref_tangent is not None and np.any(ref_tangent):
+                        problems.append("tangent: None where torch's is nonzero")
+                elif ref_tangent is None:
+                    if np.any(tangent._data):
+                        problems.append("tangent: nonzero where torch has none")
+                else:
+                    problems += _close(tangent, ref_tangent, "tangent")
+        except CONTRACT as e:
+            problems.append(f"tangent: raised {type(e).__name__}: {e}"[:300])
+    problems += [f"leaked warning: {w.message}" for w in caught]
+    ref_grads = _torch_hvp(op, args, params, floats, tangents, v)
+    if ref_grads is not None and not problems:
+        problems += _hvp_case(op, args, params, tangents, v, ref_grads)
+    return problems, True
+
+
+# ---------------------------------------------------------------------------------------
+# 2. tg.func against torch.func: each function is written once, over a namespace L (tg or
+# torch), and called with the same float64 values in both
+
+
+def _lib_tree(lib, tree):
+    """numpy arrays (nested in tuples/lists/dicts) as tensors of `lib` (fresh copies)."""
+    if isinstance(tree, dict):
+        return {k: _lib_tree(lib, v) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_lib_tree(lib, v) for v in tree)
+    if isinstance(tree, np.ndarray):
+        return torch.from_numpy(tree.copy()) if lib is torch else tg.tensor(tree.copy())
+    return tree
+
+
+def _func_of(lib):
+    return tfunc if lib is torch else tg.func
+
+
+# scalar-valued functions: name -> (argument shapes, f(L, *args))
+SCALAR_FUNCS: dict[str, tuple[list[tuple[int, ...]], Callable[..., Any]]] = {
+    "sinexp": ([(4,), (4,)], lambda L, x, y: (L.sin(x) * y).sum() + (x * x * L.exp(y)).mean()),
+    "mlp": ([(3, 4), (4, 2), (2,)], lambda L, x, w, b: (L.tanh(x @ w + b) ** 2).sum()),
+    "lse": ([(2, 5)], lambda L, x: L.logsumexp(x, 1).sum()),
+    "logsm": (
+        [(3, 4), (3, 4)],
+        lambda L, x, y: -(x.log_softmax(-1) * y.softmax(-1)).sum(),
+    ),
+    "ratio": ([(5,), (5,)], lambda L, x, y: (x / (1 + y * y)).sum() + L.sqrt((x * x).sum() + 1)),
+    "mat": ([(3, 3)], lambda L, a: L.trace(a @ a.T) + (a.sigmoid() * a).sum()),
+    "where": ([(6,)], lambda L, x: L.where(x > 0, x * x, L.sin(x)).sum()),
+    "cumsum": ([(5,)], lambda L, x: (L.cumsum(x, 0) ** 2).sum()),
+    "maxclamp": ([(6,)], lambda L, x: x.abs().amax() + x.clamp(-0.5, 0.5).sum() * x.sum()),
+    "einsum": ([(2, 3), (3, 2)], lambda L, a, b: L.einsum("ij,jk->ik", a, b).tanh().sum()),
+    "var": ([(3, 4)], lambda L, x: x.var(1).sum() + (x.amax(0) * x.mean(0)).sum()),
+    "scalar0d": ([(), (3,)], lambda L, s, x: (s * x).sin().sum() * s),
+    "views": (
+        [(2, 3), (3,)],
+        lambda L, a, x: (a.reshape(3, 2).T * x.unsqueeze(1)[:2].squeeze(1).unsqueeze(-1)).pow(3).sum(),
+    ),
+}
+
+# tensor-valued functions (one output or a tuple/list/dict of them)
+VECTOR_FUNCS: dict[str, tuple[list[tuple[int, ...]], Callable[..., Any]]] = {
+    "vec": ([(4,)], lambda L, x: (L.tanh(x) * L.flip(x, [0])) ** 2),
+    "mat_out": ([(2, 3), (3,)], lambda L, a, x: (a * x).sin() + x.exp()),
+    "outer": ([(3,), (2,)], lambda L, x, y: L.outer(x, y).tanh()),
+    "tuple_out": ([(3,), (2, 3)], lambda L, x, y: (x * y, (y**2).sum(0).exp())),
+    "dict_out": ([(3,), (3,)], lambda L, x, y: {"a": x.exp() * y, "b": (x * y).sum()}),
+    "nested_out": ([(3,), (3,)], lambda L, x, y: [x.sin(), (y * x, y.cos().sum())]),
+    "softmax": ([(2, 4)], lambda L, x: x.softmax(-1) * x),
+    "matmul": ([(2, 3), (3, 3)], lambda L, a, b: L.tanh(a @ b) @ b.T),
+}
+
+
+def _draw(rng, shapes):
+    return [rng.standard_normal(s) for s in shapes]
+
+
+def _with_aux(f):
+    """f returning (value, aux) with an aux tree of tensors (torch.func takes tensors only)."""
+    return lambda L, *xs: (f(L, *xs), {"twice": xs[0] * 2, "pair": (xs[-1].sum(),)})
+
+
+def _pair(label, ours, theirs, **tol):
+    return label, ours, theirs, tol
+
+
+def _grad_cases(rng):
+    for name, (shapes, f) in SCALAR_FUNCS.items():
+        n = len(shapes)
+        argnums_options: list[Any] = [0, n - 1, -1, tuple(range(n))]
+        if n > 1:
+            argnums_options.append((n - 1, 0))
+        for argnums in argnums_options:
+            for aux in (False, True):
+                for which in ("grad", "grad_and_value"):
+                    xs = _draw(rng, shapes)
+                    g = _with_aux(f) if aux else f
+
+                    def run(lib, g=g, xs=xs, argnums=argnums, aux=aux, which=which):
+                        fn = getattr(_func_of(lib), which)
+                        return fn(lambda *a: g(lib, *a), argnums=argnums, has_aux=aux)(
+                            *_lib_tree(lib, xs)
+                        )
+
+                    yield _pair(
+                        f"{which} {name} argnums={argnums} has_aux={aux}",
+                        lambda run=run: run(tg),
+                        lambda run=run: run(torch),
+                    )
+    # a pytree of parameters (dict and tuple) as one argument
+    for aux in (False, True):
+        params = {"w": rng.standard_normal((4, 2)), "b": (rng.standard_normal(2),)}
+        x = rng.standard_normal((3, 4))
+
+        def tree_loss(L, p, x):
+            return (L.tanh(x @ p["w"] + p["b"][0]) ** 2).mean()
+
+        g = _with_aux(tree_loss) if aux else tree_loss
+
+        def run(lib, g=g, params=params, x=x, aux=aux):
+            fn = _func_of(lib).grad(lambda p, x: g(lib, p, x), has_aux=aux)
+            return fn(_lib_tree(lib, params), _lib_tree(lib, x))
+
+        yield _pair(f"grad pytree-dict has_aux={aux}", lambda r=run: r(tg), lambda r=run: r(torch))
+
+
+def _cotangents(rng, out):
+    """numpy cotangents shaped like a torch output tree."""
+    if isinstance(out, dict):
+        return {k: _cotangents(rng, v) for k, v in out.items()}
+    if isinstance(out, (tuple, list)):
+        return type(out)(_cotangents(rng, v) for v in out)
+    return rng.standard_normal(tuple(out.shape))
+
+
+def _vjp_jvp_cases(rng):
+    for name, (shapes, f) in {**VECTOR_FUNCS, **SCALAR_FUNCS}.items():
+        for aux in (False, True):
+            xs = _draw(rng, shapes)
+            g = _with_aux(f) if aux else f
+            ref_out = f(torch, *_lib_tree(torch, xs))
+            cot = _cotangents(rng, ref_out)
+            cot2 = _cotangents(rng, ref_out)
+
+            def run_vjp(lib, g=g, xs=xs, cot=cot, cot2=cot2, aux=aux):
+                res = _func_of(lib).vjp(lambda *a: g(lib, *a), *_lib_tree(lib, xs), has_aux=aux)
+                # vjp_fn called twice (torch allows it)
+                return (res[0], res[1](_lib_tree(lib, cot)), res[1](_lib_tree(lib, cot2)), *res[2:])
+
+            yield _pair(f"vjp {name} has_aux={aux}", lambda r=run_vjp: r(tg), lambda r=run_vjp: r(torch))
+            ts = _draw(rng, shapes)
+
+            def run_jvp(lib, g=g, xs=xs, ts=ts, aux=aux):
+                return _func_of(lib).jvp(
+                    lambda *a: g(lib, *a),
+                    tuple(_lib_tree(lib, xs)),
+                    tuple(_lib_tree(lib, ts)),
+                    has_aux=aux,
+                )
+
+            yield _pair(f"jvp {name} has_aux={aux}", lambda r=run_jvp: r(tg), lambda r=run_jvp: r(torch))
+
+
+def _jacobian_cases(rng):
+    for name, (shapes, f) in {**VECTOR_FUNCS, **SCALAR_FUNCS}.items():
+        n = len(shapes)
+        for argnums in ([0, tuple(range(n))] if n > 1 else [0, (0,)]) + ([-1] if n > 1 else []):
+            for which in ("jacrev", "jacfwd"):
+                for aux in (False, True):
+                    xs = _draw(rng, shapes)
+                    g = _with_aux(f) if aux else f
+
+                    def run(lib, g=g, xs=xs, argnums=argnums, aux=aux, which=which):
+                        fn = getattr(_func_of(lib), which)
+                        return fn(lambda *a: g(lib, *a), argnums=argnums, has_aux=aux)(
+                            *_lib_tree(lib, xs)
+                        )
+
+                    yield _pair(
+                        f"{which} {name} argnums={argnums} has_aux={aux}",
+                        lambda r=run: r(tg),
+                        lambda r=run: r(torch),
+                    )
+    for name, (shapes, f) in SCALAR_FUNCS.items():
+        n = len(shapes)
+        for argnums in [0, tuple(range(n))] if n > 1 else [0]:
+            xs = _draw(rng, shapes)
+
+            def run_h(lib, f=f, xs=xs, argnums=argnums):
+                return _func_of(lib).hessian(lambda *a: f(lib, *a), argnums=argnums)(
+                    *_lib_tree(lib, xs)
+                )
+
+            yield _pair(
+                f"hessian {name} argnums={argnums}",
+                lambda r=run_h: r(tg),
+                lambda r=run_h: r(torch),
+                rtol=1e-6,
+                atol=1e-8,
+            )
+            for outer, inner in (("jacfwd", "jacrev"), ("jacrev", "jacrev"), ("jacfwd", "jacfwd")):
+
+                def run_c(lib, f=f, xs=xs, outer=outer, inner=inner):
+                    F = _func_of(lib)
+                    inner_fn = getattr(F, inner)(lambda *a: f(lib, *a))
+                    return getattr(F, outer)(inner_fn)(*_lib_tree(lib, xs))
+
+                yield _pair(
+                    f"{outer}({inner}) {name}",
+                    lambda r=run_c: r(tg),
+                    lambda r=run_c: r(torch),
+                    rtol=1e-6,
+                    atol=1e-8,
+                )
+
+
+def _second_order_cases(rng):
+    """grad(grad(f)) on scalar functions of a 0-d input; grad of a grad's sum; jvp of grad."""
+    one_d = {
+        "poly": lambda L, x: x**3 * L.sin(x),
+        "exp_tanh": lambda L, x: L.exp(L.tanh(x)) / (1 + x * x),
+        "log1p": lambda L, x: L.log1p(x * x) * L.cos(x),
+    }
+    for name, f in one_d.items():
+        x = rng.standard_normal(())
+
+        def run_gg(lib, f=f, x=x):
+            F = _func_of(lib)
+            return F.grad(F.grad(lambda a: f(lib, a)))(_lib_tree(lib, x))
+
+        yield _pair(f"grad(grad) {name}", lambda r=run_gg: r(tg), lambda r=run_gg: r(torch))
+
+        def run_ggg(lib, f=f, x=x):
+            F = _func_of(lib)
+            return F.grad(F.grad(F.grad(lambda a: f(lib, a))))(_lib_tree(lib, x))
+
+        yield _pair(
+            f"grad(grad(grad)) {name}", lambda r=run_ggg: r(tg), lambda r=run_ggg: r(torch), rtol=1e-6
+        )
+    for name, (shapes, f) in SCALAR_FUNCS.items():
+        xs = _draw(rng, shapes)
+        ts = _draw(rng, shapes)
+
+        def run_gs(lib, f=f, xs=xs):
+            F = _func_of(lib)
+            inner = F.grad(lambda *a: f(lib, *a))
+            return F.grad(lambda *a: (inner(*a) ** 2).sum())(*_lib_tree(lib, xs))
+
+        yield _pair(f"grad(sum grad^2) {name}", lambda r=run_gs: r(tg), lambda r=run_gs: r(torch), rtol=1e-6)
+
+        def run_jg(lib, f=f, xs=xs, ts=ts):
+            F = _func_of(lib)
+            inner = F.grad(lambda *a: f(lib, *a), argnums=tuple(range(len(xs))))
+            return F.jvp(inner, tuple(_lib_tree(lib, xs)), tuple(_lib_tree(lib, ts)))
+
+        yield _pair(f"jvp(grad) {name}", lambda r=run_jg: r(tg), lambda r=run_jg: r(torch), rtol=1e-6)
+
+
+def _batched(rng, shape, dim, size):
+    """A batch of `size` samples of `shape`, the batch at dimension `dim`."""
+    arr = rng.standard_normal((size, *shape))
+    return np.moveaxis(arr, 0, dim) if dim is not None else rng.standard_normal(shape)
+
+
+def _vmap_cases(rng):
+    size = 3
+    for name, (shapes, f) in {**VECTOR_FUNCS, **SCALAR_FUNCS}.items():
+        n = len(shapes)
+        in_dim_options: list[Any] = [0, tuple([0] + [None] * (n - 1))]
+        in_dim_options.append(tuple(-1 if len(s) else 0 for s in shapes))
+        in_dim_options.append(tuple(len(s) if k % 2 == 0 else None for k, s in enumerate(shapes)))
+        if n > 1:
+            in_dim_options.append(tuple([None] * (n - 1) + [0]))
+        for in_dims in in_dim_options:
+            dims = [in_dims] * n if isinstance(in_dims, int) else list(in_dims)
+            xs = [
+                _batched(rng, s, None if d is None else (d if d >= 0 else len(s) + 1 + d), size)
+                for s, d in zip(shapes, dims)
+            ]
+            if all(d is None for d in dims):
+                continue
+            for out_dims in (0, -1, 1):
+                for chunk in (None, 2):
+
+                    def run(lib, f=f, xs=xs, in_dims=in_dims, out_dims=out_dims, chunk=chunk):
+                        mapped = _func_of(lib).vmap(
+                            lambda *a: f(lib, *a), in_dims=in_dims, out_dims=out_dims, chunk_size=chunk
+                        )
+                        return mapped(*_lib_tree(lib, xs))
+
+                    yield _pair(
+                        f"vmap {name} in_dims={in_dims} out_dims={out_dims} chunk={chunk}",
+                        lambda r=run: r(tg),
+                        lambda r=run: r(torch),
+                    )
+    # nested in_dims over a tuple argument and a dict argument
+    pair = (rng.standard_normal((size, 3)), rng.standard_normal(3))
+    z = rng.standard_normal((4, size))
+    d = {"w": rng.standard_normal((3, size)), "b": rng.standard_normal(())}
+
+    def run_nested(lib):
+        def f(p, z, d):
+            x, y = p
+            return (x * y).sum() * z + d["w"].sum() + d["b"]
+
+        return _func_of(lib).vmap(f, in_dims=((0, None), 1, {"w": 1, "b": None}))(
+            *_lib_tree(lib, (pair, z, d))
+        )
+
+    yield _pair("vmap nested in_dims tuple/dict", lambda: run_nested(tg), lambda: run_nested(torch))
+    # out_dims per output, for a tuple output
+    xs = [rng.standard_normal((size, 3)), rng.standard_normal((size, 2, 3))]
+    for out_dims in ((0, 1), (1, 0), (-1, None), (None, 2)):
+
+        def run_od(lib, out_dims=out_dims):
+            f = VECTOR_FUNCS["tuple_out"][1]
+            in_dims = (0, 0) if None not in out_dims else (None, 0)
+            args = _lib_tree(lib, xs)
+            if None in out_dims:
+                args[0] = args[0][0]
+            return _func_of(lib).vmap(lambda *a: f(lib, *a), in_dims=in_dims, out_dims=out_dims)(*args)
+
+        yield _pair(f"vmap tuple_out out_dims={out_dims}", lambda r=run_od: r(tg), lambda r=run_od: r(torch))
+    # vmap of vmap, with different dims
+    x = rng.standard_normal((2, 4, 3))
+    y = rng.standard_normal((3, 2))
+
+    def run_vv(lib):
+        F = _func_of(lib)
+        inner = F.vmap(lambda a, b: (a * b).sin().sum(), in_dims=(0, None))
+        return F.vmap(inner, in_dims=(0, 1))(*_lib_tree(lib, (x, y)))
+
+    yield _pair("vmap(vmap) in_dims=(0,1)/(0,None)", lambda: run_vv(tg), lambda: run_vv(torch))
+    # keyword arguments are not mapped
+    x = rng.standard_normal((size, 4))
+    scale = rng.standard_normal(4)
+
+    def run_kw(lib):
+        return _func_of(lib).vmap(lambda a, s=None: (a * s).exp())(
+            _lib_tree(lib, x), s=_lib_tree(lib, scale)
+        )
+
+    yield _pair("vmap kwargs unmapped", lambda: run_kw(tg), lambda: run_kw(torch))
+
+
+def _composition_cases(rng):
+    size = 4
+    # per-sample gradients: vmap(grad(loss)) over the data, parameters shared
+    for name, (shapes, f) in SCALAR_FUNCS.items():
+        n = len(shapes)
+        in_dims = tuple([None] + [0] * (n - 1)) if n > 1 else (0,)
+        xs = [
+            _batched(rng, s, None if d is None else 0, size) for s, d in zip(shapes, in_dims)
+        ]
+        for argnums in (0, tuple(range(n))):
+
+            def run(lib, f=f, xs=xs, in_dims=in_dims, argnums=argnums):
+                F = _func_of(lib)
+                return F.vmap(F.grad(lambda *a: f(lib, *a), argnums=argnums), in_dims=in_dims)(
+                    *_lib_tree(lib, xs)
+                )
+
+            yield _pair(
+                f"vmap(grad) {name} argnums={argnums} in_dims={in_dims}",
+                lambda r=run: r(tg),
+                lambda r=run: r(torch),
+            )
+        batched0 = [rng.standard_normal((size, *s)) for s in shapes]
+
+        def run_vh(lib, f=f, xs=batched0):
+            F = _func_of(lib)
+            return F.vmap(F.hessian(lambda *a: f(lib, *a)))(*_lib_tree(lib, xs))
+
+        yield _pair(f"vmap(hessian) {name}", lambda r=run_vh: r(tg), lambda r=run_vh: r(torch), rtol=1e-6)
+    for name, (shapes, f) in VECTOR_FUNCS.items():
+        xs = [rng.standard_normal((size, *s)) for s in shapes]
+        ts = [rng.standard_normal((size, *s)) for s in shapes]
+
+        def run_vj(lib, f=f, xs=xs, ts=ts):
+            F = _func_of(lib)
+            n = len(xs)
+
+            def one(*a):
+                return F.jvp(lambda *p: f(lib, *p), tuple(a[:n]), tuple(a[n:]))
+
+            return F.vmap(one)(*_lib_tree(lib, xs + ts))
+
+        yield _pair(f"vmap(jvp) {name}", lambda r=run_vj: r(tg), lambda r=run_vj: r(torch))
+
+        def run_vjr(lib, f=f, xs=xs):
+            F = _func_of(lib)
+            return F.vmap(F.jacrev(lambda *p: f(lib, *p), argnums=tuple(range(len(xs)))))(
+                *_lib_tree(lib, xs)
+            )
+
+        yield _pair(f"vmap(jacrev) {name}", lambda r=run_vjr: r(tg), lambda r=run_vjr: r(torch))
+
+        def run_vjf(lib, f=f, xs=xs):
+            F = _func_of(lib)
+            return F.vmap(F.jacfwd(lambda *p: f(lib, *p)))(*_lib_tree(lib, xs))
+
+        yield _pair(f"vmap(jacfwd) {name}", lambda r=run_vjf: r(tg), lambda r=run_vjf: r(torch))
+        ref_out = f(torch, *[torch.from_numpy(x[0]) for x in xs])
+        cots = [_cotangents(rng, ref_out) for _ in range(size)]
+        cot_batch = _stack_tree(cots)
+
+        def run_vv(lib, f=f, xs=xs, cot_batch=cot_batch):
+            F = _func_of(lib)
+            n = len(xs)
+
+            def one(*a):
+                _, fn = F.vjp(lambda *p: f(lib, *p), *a[:n])
+                return fn(a[n])
+
+            return F.vmap(one)(*_lib_tree(lib, xs), _lib_tree(lib, cot_batch))
+
+        yield _pair(f"vmap(vjp) {name}", lambda r=run_vv: r(tg), lambda r=run_vv: r(torch))
+        ts0 = [t[0] for t in ts]
+
+        def run_gj(lib, f=f, xs=[x[0] for x in xs], ts=ts0):
+            # reverse-over-forward: the gradient of a jvp's squared norm
+            F = _func_of(lib)
+
+            def loss(*a):
+                _, t = F.jvp(lambda *p: f(lib, *p), tuple(a), tuple(_lib_tree(lib, ts)))
+                leaves = t.values() if isinstance(t, dict) else _flat(t)
+                return sum((leaf**2).sum() for leaf in leaves)
+
+            return F.grad(loss, argnums=tuple(range(len(xs))))(*_lib_tree(lib, xs))
+
+        yield _pair(f"grad(jvp) {name}", lambda r=run_gj: r(tg), lambda r=run_gj: r(torch), rtol=1e-6)
+
+
+def _flat(t):
+    if isinstance(t, (tuple, list)):
+        return [leaf for v in t for leaf in _flat(v)]
+    if isinstance(t, dict):
+        return [leaf for v in t.values() for leaf in _flat(v)]
+    return [t]
+
+
+def _stack_tree(trees):
+    first = trees[0]
+    if isinstance(first, dict):
+        return {k: _stack_tree([t[k] for t in trees]) for k in first}
+    if isinstance(first, (tuple, list)):
+        return type(first)(_stack_tree([t[i] for t in trees]) for i in range(len(first)))
+    return np.stack(trees)
+
+
+def _run_pair(label, ours, theirs, tol) -> list[str]:
+    try:
+        ref = _quiet_torch(theirs)
+        ref_error = None
+    except Exception as e:  # noqa: BLE001  torch refusing the case is the fact we want
+        ref, ref_error = None, e
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = ours()
+            error = None
+        except Exception as e:  # noqa: BLE001  classified below
+            got, error = None, e
+    problems = [f"leaked warning: {w.message}" for w in caught]
+    if error is not None and not isinstance(error, CONTRACT):
+        problems.append(f"non-contract exception {type(error).__name__}: {error}"[:400])
+    elif ref_error is not None:
+        if error is None:
+            problems.append(f"accepted what torch refuses ({type(ref_error).__name__}: {ref_error})"[:400])
+    elif error is not None:
+        problems.append(f"refused what torch accepts: {type(error).__name__}: {error}"[:400])
+    else:
+        problems += _tree_close(got, ref, "result", **tol)
+    return problems
+
+
+def _run_all(cases) -> tuple[int, int, list[str]]:
+    count = known = 0
+    failures: list[str] = []
+    for label, ours, theirs, tol in cases:
+        count += 1
+        problems = _run_pair(label, ours, theirs, tol)
+        if problems and _known(label):
+            known += 1
+            continue
+        failures += [f"{label}: {p}" for p in problems]
+    return count, known, failures
+
+
+@pytest.mark.parametrize(
+    "family",
+    [_grad_cases, _vjp_jvp_cases, _jacobian_cases, _second_order_cases, _vmap_cases, _composition_cases],
+    ids=lambda f: f.__name__.strip("_"),
+)
+def test_func_transforms_match_torch_func(family):
+    count, known, failures = _run_all(family(np.random.default_rng(2026)))
+    print(f"{family.__name__}: {count} cases, {known} known differences")
+    assert count >= 20
+    assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)
