@@ -36,3 +36,29 @@ def test_compiled_function_taking_a_jvp_gets_its_tangent_on_the_first_call():
     with pytest.warns(CompileWarning, match="dual tensor of forward AD"):
         first = f(x)
     np.testing.assert_allclose(first.numpy(), np.cos([0.3, 1.0]), rtol=1e-12)
+
+
+def test_grad_and_value_returns_the_gradient_first_as_torch_func():
+    # it was an alias of value_and_grad (JAX's order: value first)
+    g, value = F.grad_and_value(lambda x: (x**3).sum())(_t([1.0, 2.0]))
+    assert g.tolist() == [3.0, 12.0] and value.item() == 9.0
+    g, (value, aux) = F.grad_and_value(lambda x: ((x**2).sum(), x * 2), has_aux=True)(_t([3.0]))
+    assert g.tolist() == [6.0] and value.item() == 9.0 and aux.tolist() == [6.0]
+    value, g = F.value_and_grad(lambda x: x**2)(_t(3.0))  # JAX's order stays
+    assert value.item() == 9.0 and g.item() == 6.0
+
+
+@pytest.mark.parametrize("batched_path", [True, False], ids=["batched", "per-sample"])
+def test_vmap_refuses_out_dims_none_for_an_output_that_varies(batched_path):
+    # vmap returned sample 0's value for it, silently (torch.func raises)
+    x = _t([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(a):
+        if not batched_path:
+            float(a.sum())  # a value read: vmap runs per sample
+        return a * 2, tg.ones(2)
+
+    with pytest.raises(ValueError, match=r"vmap\(f, .*output 0 depends on the mapped inputs"):
+        F.vmap(f, out_dims=(None, 0))(x)
+    out, ones = F.vmap(f, out_dims=(0, None))(x)  # the unmapped output is fine
+    assert out.tolist() == [[2.0, 4.0], [6.0, 8.0]] and ones.tolist() == [1.0, 1.0]

@@ -156,7 +156,7 @@ def run_traced_batched(
         trace.unmark_all()
     why, captured = _why_not_batched(trace, rng.state != start, randomness, outer)
     if why is None:
-        result = _replay(trace, batched, size, out, out_dims)
+        result = _replay(trace, batched, size, out, out_dims, func)
         if not isinstance(result, str):
             _active.why = None  # (a vmap nested inside func fell back, this one did not)
             return result
@@ -201,7 +201,14 @@ def _why_not_batched(
     return None, False
 
 
-def _replay(trace: Trace, batched: dict[int, Any], size: int, out: Any, out_dims: Dims) -> Any:
+def _replay(
+    trace: Trace,
+    batched: dict[int, Any],
+    size: int,
+    out: Any,
+    out_dims: Dims,
+    func: Callable[..., Any],
+) -> Any:
     """The batched result, or a string saying why not."""
     values = {slot: (arr, True) for slot, arr in batched.items()}
 
@@ -242,11 +249,17 @@ def _replay(trace: Trace, batched: dict[int, Any], size: int, out: Any, out_dims
         if result.dtype != expected.dtype:
             result = result.astype(expected.dtype)
         values[instr.out] = (result, True)
-    return _outputs(trace, value, size, out, out_dims, list(batched.values()))
+    return _outputs(trace, value, size, out, out_dims, list(batched.values()), func)
 
 
 def _outputs(
-    trace: Trace, value: Value, size: int, out: Any, out_dims: Dims, inputs: list[Any]
+    trace: Trace,
+    value: Value,
+    size: int,
+    out: Any,
+    out_dims: Dims,
+    inputs: list[Any],
+    func: Callable[..., Any],
 ) -> Any:
     leaves, spec = flatten(out)
     odims: list[Any]
@@ -257,7 +270,7 @@ def _outputs(
         if len(odims) != len(leaves):
             return "out_dims do not match the outputs"  # the loop raises the error
     results: list[Any] = []
-    for t, d in zip(leaves, odims, strict=True):
+    for k, (t, d) in enumerate(zip(leaves, odims, strict=True)):
         if not isinstance(t, Tensor) or (d is not None and not -(t.ndim + 1) <= d <= t.ndim):
             return "an output is not a tensor, or out_dims is out of range"
         slot = trace._slot_of.get(id(t))
@@ -269,7 +282,9 @@ def _outputs(
             return "an output shares a traced tensor's memory untraced"
         if d is None:
             if is_batched:
-                return "out_dims=None for a batched output"
+                from .vmap import _batched_out_dim_none
+
+                _batched_out_dim_none(func, k)
             results.append(t)
             continue
         if not is_batched:

@@ -21,7 +21,7 @@ from ..engine.state import AMBIENT, FORWARD, also_recording, state
 from ..tensor import Tensor, _wrap
 from ._tree import flatten, unflatten
 
-__all__ = ["grad", "value_and_grad", "vjp"]
+__all__ = ["grad", "grad_and_value", "value_and_grad", "vjp"]
 
 Argnums = int | tuple[int, ...]
 
@@ -178,6 +178,25 @@ def value_and_grad(
         return ((value, aux) if has_aux else value), g
 
     return vg_fn
+
+
+def grad_and_value(
+    func: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., tuple[Any, Any]]:
+    """torch.func's order: the new function returns `(gradient, value)`
+    (`(gradient, (value, aux))` with `has_aux=True`); `value_and_grad` is JAX's order.
+
+    >>> tg.func.grad_and_value(lambda x: x ** 2)(tg.tensor(3.0))
+    (tensor(6.), tensor(9.))
+    """
+    vg = value_and_grad(func, argnums=argnums, has_aux=has_aux)
+
+    @functools.wraps(func)
+    def gv_fn(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        value, g = vg(*args, **kwargs)
+        return g, value
+
+    return gv_fn
 
 
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:

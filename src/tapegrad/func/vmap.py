@@ -20,6 +20,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+import numpy as np
+
 from .. import random as _random
 from ..tensor import Tensor
 from ._tree import Spec, flatten, unflatten
@@ -195,6 +197,20 @@ def _random_error() -> NoReturn:
     )
 
 
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a.shape == b.shape and bool(np.array_equal(a._data, b._data, equal_nan=True))
+    return a is b or bool(a == b)
+
+
+def _batched_out_dim_none(func: Callable[..., Any], k: int) -> NoReturn:
+    raise ValueError(
+        f"vmap({_name(func)}, ..., out_dims=...): output {k} depends on the mapped inputs "
+        "(it differs per sample) but its out_dim is None; give it an out_dim (e.g. 0), or "
+        "return a value that is the same for every sample"
+    )
+
+
 def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims) -> Any:
     from ..ops.joins import stack
 
@@ -216,6 +232,10 @@ def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims)
         items = [f[0][k] for f in flat]
         d = odims[k]
         if d is None:
+            # out_dims=None promises one value for all samples: refuse one that differs
+            # (torch.func refuses any output that depends on a mapped input)
+            if any(not _same(items[0], item) for item in items[1:]):
+                _batched_out_dim_none(func, k)
             stacked.append(items[0])
             continue
         for item in items:
