@@ -62,3 +62,24 @@ def test_vmap_refuses_out_dims_none_for_an_output_that_varies(batched_path):
         F.vmap(f, out_dims=(None, 0))(x)
     out, ones = F.vmap(f, out_dims=(0, None))(x)  # the unmapped output is fine
     assert out.tolist() == [[2.0, 4.0], [6.0, 8.0]] and ones.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: F.vmap(lambda a: a, in_dims=(0.5,))(x), r"vmap\(<lambda>.*in_dim=0.5"),
+        (lambda x: F.vmap(lambda a: a, out_dims=3)(x), r"vmap\(<lambda>, \.\.\., out_dims=3\)"),
+        (lambda x: F.vmap(lambda a: a, chunk_size=0)(x), r"vmap\(<lambda>.*chunk_size"),
+        (lambda x: F.grad(lambda a: a.sum(), argnums=0.5)(x), r"grad: argnums must be an int"),
+        (lambda x: F.jacrev(lambda a: 2.0)(x), r"jacrev\(f, \*primals\)"),
+        (lambda x: F.jacfwd(lambda a: 2.0)(x), r"jacfwd\(f, primals, tangents\)"),
+        (lambda x: F.hessian(lambda a: 2.0)(x), r"hessian\(f, \*primals\)"),
+        (lambda x: F.jacrev(lambda a: a)(tg.tensor([1, 2])), r"jacrev: argument 0 has dtype"),
+        (lambda x: F.jacrev(lambda a: a, chunk_size=0)(x), r"jacrev: chunk_size"),
+    ],
+)
+def test_misuse_names_the_transform(call, message):
+    # these raised a bare TypeError/IndexError (tuple indices, 'float' not iterable, dimension
+    # out of range), named the inner vjp/jvp, or accepted chunk_size=0
+    with pytest.raises((TypeError, ValueError, IndexError, RuntimeError), match=message):
+        call(_t([[1.0, 2.0], [3.0, 4.0]]))

@@ -52,7 +52,11 @@ SLOW_OPS = {"conv", "conv_transpose", "conv_weight_grad", "dropout", "batch_norm
 SEEDS = (11, 12)  # sample seeds (the op-table tests use 0)
 
 # label pattern -> why tapegrad differs from torch there
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    "error functional_call unknown name": "functional_call refuses a name the module has no "
+    "parameter or buffer of (AttributeError naming the module's names): a misspelt key would "
+    "otherwise do nothing; torch (strict=False) sets it as a new attribute for the call",
+}
 
 
 # label pattern -> where torch 2.13 itself is wrong; those cases compare with a reference
@@ -65,6 +69,9 @@ TORCH_WRONG: dict[str, str] = {
     "a negative or chunked one (sizes like 34359738369); the reference is torch's per-sample "
     "loop stacked at out_dims",
     "vmap nested_out in_dims=(*None*) out_dims=[-1]*": "same",
+    "vmap* lstm*": "torch.func.vmap has no batching rule for aten::lstm (nor a fallback); the "
+    "reference is torch's per-sample loop",
+    "vmap* gru": "same, for aten::gru",
 }
 
 
@@ -552,11 +559,13 @@ def _batched(rng, shape, dim, size):
 
 
 def _torch_loop_vmap(f, in_dims, out_dims, args):
-    """torch's per-sample loop, stacked at out_dims: vmap's meaning (flat in_dims only)."""
+    """torch's per-sample loop, stacked at out_dims: vmap's meaning (one in_dim per argument)."""
+    tree = torch.utils._pytree
     dims = [in_dims] * len(args) if isinstance(in_dims, int) else list(in_dims)
-    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    size = next(tree.tree_leaves(a)[0].shape[d] for a, d in zip(args, dims) if d is not None)
     outs = [
-        f(*[a if d is None else a.select(d, i) for a, d in zip(args, dims)]) for i in range(size)
+        f(*[a if d is None else tree.tree_map(lambda t: t.select(d, i), a) for a, d in zip(args, dims)])
+        for i in range(size)
     ]
     flat = [torch.utils._pytree.tree_flatten(o) for o in outs]
     n = len(flat[0][0])
@@ -813,4 +822,339 @@ def test_func_transforms_match_torch_func(family):
     count, known, failures = _run_all(family(np.random.default_rng(2026)))
     print(f"{family.__name__}: {count} cases, {known} known differences")
     assert count >= 20
+    assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. nn layers: functional_call, gradients over parameters, per-sample gradients, vmap
+
+
+def _layers():
+    """(name, tapegrad layer, torch layer (float64), a sample's input shape, in eval mode)."""
+    tnn = torch.nn
+    return [
+        ("linear", tg.nn.Linear(4, 3), tnn.Linear(4, 3), (2, 4)),
+        ("mlp", tg.nn.Sequential(tg.nn.Linear(4, 5), tg.nn.Tanh(), tg.nn.Linear(5, 2)),
+         tnn.Sequential(tnn.Linear(4, 5), tnn.Tanh(), tnn.Linear(5, 2)), (3, 4)),
+        ("conv2d", tg.nn.Conv2d(2, 3, 3, padding=1), tnn.Conv2d(2, 3, 3, padding=1), (1, 2, 5, 5)),
+        ("conv2d-groups", tg.nn.Conv2d(4, 4, 3, stride=2, groups=2),
+         tnn.Conv2d(4, 4, 3, stride=2, groups=2), (1, 4, 6, 6)),
+        ("lstm", tg.nn.LSTM(3, 4), tnn.LSTM(3, 4), (5, 1, 3)),
+        ("lstm-batch-first", tg.nn.LSTM(3, 2, batch_first=True), tnn.LSTM(3, 2, batch_first=True),
+         (1, 4, 3)),
+        ("batchnorm-eval", tg.nn.BatchNorm2d(3).eval(), tnn.BatchNorm2d(3).eval(), (2, 3, 4, 4)),
+        ("layernorm", tg.nn.LayerNorm(4), tnn.LayerNorm(4), (3, 4)),
+        ("gru", tg.nn.GRU(3, 2), tnn.GRU(3, 2), (4, 1, 3)),
+    ]
+
+
+def _layer_state(rng, torch_layer):
+    """Random parameters and buffers as numpy arrays, by name."""
+    params = {k: rng.standard_normal(tuple(v.shape)) * 0.5 for k, v in torch_layer.named_parameters()}
+    buffers = {}
+    for k, v in torch_layer.named_buffers():
+        if v.dtype.is_floating_point:
+            buffers[k] = np.abs(rng.standard_normal(tuple(v.shape))) + 0.5
+        else:
+            buffers[k] = v.numpy().copy()
+    return params, buffers
+
+
+def _first(out):
+    """An RNN's (output, state) as its output: the loss uses every tensor."""
+    return out
+
+
+def _loss(L, out):
+    leaves = _flat(out)
+    return sum((leaf.tanh() ** 2).sum() for leaf in leaves)
+
+
+def _nn_cases(rng):
+    size = 3
+    for name, tg_layer, torch_layer, shape in _layers():
+        torch_layer = torch_layer.double()
+        params, buffers = _layer_state(rng, torch_layer)
+        layers = {tg: tg_layer, torch: torch_layer}
+        x = rng.standard_normal(shape)
+
+        def call(lib, p, b, *args):
+            return _func_of(lib).functional_call(layers[lib], (p, b), args)
+
+        def run_fc(lib, x=x, params=params, buffers=buffers, call=call):
+            return call(lib, _lib_tree(lib, params), _lib_tree(lib, buffers), _lib_tree(lib, x))
+
+        yield _pair(f"functional_call {name}", lambda r=run_fc: r(tg), lambda r=run_fc: r(torch))
+
+        def run_grad(lib, x=x, params=params, buffers=buffers, call=call):
+            b = _lib_tree(lib, buffers)
+            fn = _func_of(lib).grad(lambda p, x: _loss(lib, call(lib, p, b, x)), argnums=(0, 1))
+            return fn(_lib_tree(lib, params), _lib_tree(lib, x))
+
+        yield _pair(f"grad(functional_call) {name}", lambda r=run_grad: r(tg), lambda r=run_grad: r(torch))
+        # per-sample gradients: every sample is a batch of one (the layer's own batch dim)
+        batch_dim = 1 if name in ("lstm", "gru") else 0
+        xs = rng.standard_normal((size, *shape))
+
+        def run_psg(lib, xs=xs, params=params, buffers=buffers, call=call, bd=batch_dim):
+            F = _func_of(lib)
+            b = _lib_tree(lib, buffers)
+
+            def loss(p, x):
+                return _loss(lib, call(lib, p, b, x))
+
+            return F.vmap(F.grad(loss), in_dims=(None, 0))(_lib_tree(lib, params), _lib_tree(lib, xs))
+
+        def loop_psg(params=params, buffers=buffers, xs=xs, call=call):
+            b = _lib_tree(torch, buffers)
+            g = tfunc.grad(lambda p, x: _loss(torch, call(torch, p, b, x)))
+            return _torch_loop_vmap(g, (None, 0), 0, _lib_tree(torch, [params, xs]))
+
+        yield _pair(
+            f"vmap(grad(functional_call)) {name}",
+            lambda r=run_psg: r(tg),
+            lambda r=run_psg: r(torch),
+            loop=loop_psg,
+        )
+
+        def run_vm(lib, xs=xs, params=params, buffers=buffers, call=call):
+            F = _func_of(lib)
+            p, b = _lib_tree(lib, params), _lib_tree(lib, buffers)
+            return F.vmap(lambda x: call(lib, p, b, x))(_lib_tree(lib, xs))
+
+        def loop_vm(params=params, buffers=buffers, xs=xs, call=call):
+            p, b = _lib_tree(torch, params), _lib_tree(torch, buffers)
+            return _torch_loop_vmap(lambda x: call(torch, p, b, x), 0, 0, [_lib_tree(torch, xs)])
+
+        yield _pair(
+            f"vmap(layer) {name}", lambda r=run_vm: r(tg), lambda r=run_vm: r(torch), loop=loop_vm
+        )
+        # an ensemble: per-model parameters stacked, the same input
+        stacked = {k: rng.standard_normal((2, *v.shape)) * 0.5 for k, v in params.items()}
+
+        def run_ens(lib, x=x, stacked=stacked, buffers=buffers, call=call):
+            F = _func_of(lib)
+            b = _lib_tree(lib, buffers)
+            return F.vmap(lambda p, x: call(lib, p, b, x), in_dims=(0, None))(
+                _lib_tree(lib, stacked), _lib_tree(lib, x)
+            )
+
+        def loop_ens(stacked=stacked, buffers=buffers, x=x, call=call):
+            b = _lib_tree(torch, buffers)
+            return _torch_loop_vmap(
+                lambda p, x: call(torch, p, b, x), (0, None), 0, _lib_tree(torch, [stacked, x])
+            )
+
+        yield _pair(
+            f"vmap ensemble {name}", lambda r=run_ens: r(tg), lambda r=run_ens: r(torch), loop=loop_ens
+        )
+        if np.prod(shape) <= 24:
+
+            def run_jac(lib, x=x, params=params, buffers=buffers, call=call):
+                F = _func_of(lib)
+                p, b = _lib_tree(lib, params), _lib_tree(lib, buffers)
+                out = lambda x: _flat(call(lib, p, b, x))[0]  # noqa: E731
+                return F.jacrev(out)(_lib_tree(lib, x)), F.jacfwd(out)(_lib_tree(lib, x))
+
+            yield _pair(f"jacrev/jacfwd(layer) {name}", lambda r=run_jac: r(tg), lambda r=run_jac: r(torch))
+
+
+def test_nn_layers_under_func_match_torch_func():
+    count, known, failures = _run_all(_nn_cases(np.random.default_rng(7)))
+    print(f"nn: {count} cases, {known} known differences")
+    assert count >= 40
+    assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. misuse: torch.func raises, tapegrad must raise a contract exception naming the
+# transform; and vmap's randomness modes
+
+
+def _error_cases(rng):
+    """(label, word the message must contain, f(lib) that misuses the API)."""
+    x32 = rng.standard_normal((3, 2))
+    x42 = rng.standard_normal((4, 2))
+    v3 = rng.standard_normal(3)
+
+    def T(lib, a):
+        return _lib_tree(lib, a)
+
+    def rand(lib, x):
+        return x + (torch.rand_like(x) if lib is torch else tg.rand_like(x))
+
+    def dropout(lib, x):
+        fn = torch.nn.functional.dropout if lib is torch else tg.nn.functional.dropout
+        return fn(x, 0.5, training=True)
+
+    def randn(lib, x):
+        return x * (torch.randn(2, dtype=torch.float64) if lib is torch else tg.randn(2, dtype=tg.float64))
+
+    cases: list[tuple[str, str, Callable[[Any], Any]]] = [
+        ("vmap batch sizes differ", "vmap",
+         lambda L: _func_of(L).vmap(lambda a, b: a * b)(T(L, x32), T(L, x42))),
+        ("vmap in_dims out of range", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, in_dims=2)(T(L, x32))),
+        ("vmap in_dims negative out of range", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, in_dims=-3)(T(L, x32))),
+        ("vmap in_dims too many entries", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, in_dims=(0, 0))(T(L, x32))),
+        ("vmap in_dims a list", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, in_dims=[0])(T(L, x32))),
+        ("vmap in_dims a float", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, in_dims=(0.5,))(T(L, x32))),
+        ("vmap in_dims nested mismatch", "vmap",
+         lambda L: _func_of(L).vmap(lambda p: p[0] * p[1], in_dims=((0, 0, 0),))((T(L, x32), T(L, x32)))),
+        ("vmap in_dim on a Python number", "vmap",
+         lambda L: _func_of(L).vmap(lambda a, s: a * s, in_dims=(0, 0))(T(L, x32), 2.0)),
+        ("vmap every in_dim None", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, in_dims=None)(T(L, x32))),
+        ("vmap in_dim on a 0-d tensor", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2)(T(L, np.asarray(1.5)))),
+        ("vmap no inputs", "vmap", lambda L: _func_of(L).vmap(lambda: T(L, v3))()),
+        ("vmap out_dims out of range", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, out_dims=3)(T(L, x32))),
+        ("vmap out_dims too many", "vmap",
+         lambda L: _func_of(L).vmap(lambda a: a * 2, out_dims=(0, 0))(T(L, x32))),
+        ("vmap returns a float", "vmap", lambda L: _func_of(L).vmap(lambda a: 2.0)(T(L, x32))),
+        ("vmap returns a string", "vmap", lambda L: _func_of(L).vmap(lambda a: (a, "s"))(T(L, x32))),
+        ("vmap randomness unknown", "randomness",
+         lambda L: _func_of(L).vmap(lambda a: a, randomness="sometimes")(T(L, x32))),
+        ("vmap randomness=error rand_like", "random",
+         lambda L: _func_of(L).vmap(lambda a: rand(L, a))(T(L, x32))),
+        ("vmap randomness=error dropout", "random",
+         lambda L: _func_of(L).vmap(lambda a: dropout(L, a))(T(L, x32))),
+        ("vmap randomness=error randn", "random",
+         lambda L: _func_of(L).vmap(lambda a: randn(L, a))(T(L, x32))),
+        ("vmap(grad) randomness=error", "random",
+         lambda L: _func_of(L).vmap(_func_of(L).grad(lambda a: rand(L, a).sum()))(T(L, x32))),
+        ("vmap chunk_size 0", "chunk_size",
+         lambda L: _func_of(L).vmap(lambda a: a, chunk_size=0)(T(L, x32))),
+        ("grad of a vector", "grad", lambda L: _func_of(L).grad(lambda a: a * 2)(T(L, v3))),
+        ("grad of a float", "grad", lambda L: _func_of(L).grad(lambda a: 2.0)(T(L, v3))),
+        ("grad argnums out of range", "argnums",
+         lambda L: _func_of(L).grad(lambda a: a.sum(), argnums=1)(T(L, v3))),
+        ("grad argnums negative out of range", "argnums",
+         lambda L: _func_of(L).grad(lambda a: a.sum(), argnums=-2)(T(L, v3))),
+        ("grad argnums a float", "argnums",
+         lambda L: _func_of(L).grad(lambda a: a.sum(), argnums=0.5)(T(L, v3))),
+        ("grad argnums empty", "argnums",
+         lambda L: _func_of(L).grad(lambda a: a.sum(), argnums=())(T(L, v3))),
+        ("grad of an int tensor", "grad",
+         lambda L: _func_of(L).grad(lambda a: (a * a).sum())(T(L, np.arange(3)))),
+        ("grad has_aux not a pair", "has_aux",
+         lambda L: _func_of(L).grad(lambda a: a.sum(), has_aux=True)(T(L, v3))),
+        ("grad has_aux a triple", "has_aux",
+         lambda L: _func_of(L).grad(lambda a: (a.sum(), a, a), has_aux=True)(T(L, v3))),
+        ("vjp cotangent shape", "shape",
+         lambda L: _func_of(L).vjp(lambda a: a * 2, T(L, v3))[1](T(L, x32))),
+        ("vjp cotangent structure", "structure",
+         lambda L: _func_of(L).vjp(lambda a: (a, a), T(L, v3))[1](T(L, v3))),
+        ("vjp output not a tensor", "vjp", lambda L: _func_of(L).vjp(lambda a: 2.0, T(L, v3))),
+        ("jvp primals not a tuple", "primals",
+         lambda L: _func_of(L).jvp(lambda a: a, T(L, v3), (T(L, v3),))),
+        ("jvp tangents not a tuple", "tangents",
+         lambda L: _func_of(L).jvp(lambda a: a, (T(L, v3),), T(L, v3))),
+        ("jvp tangent shape", "shape",
+         lambda L: _func_of(L).jvp(lambda a: a, (T(L, v3),), (T(L, x32),))),
+        ("jvp count mismatch", "jvp",
+         lambda L: _func_of(L).jvp(lambda a: a, (T(L, v3),), (T(L, v3), T(L, v3)))),
+        ("jvp output not a tensor", "jvp",
+         lambda L: _func_of(L).jvp(lambda a: 2.0, (T(L, v3),), (T(L, v3),))),
+        ("jvp int primal", "jvp",
+         lambda L: _func_of(L).jvp(lambda a: a, (T(L, np.arange(3)),), (T(L, np.arange(3)),))),
+        ("jacrev argnums out of range", "argnums",
+         lambda L: _func_of(L).jacrev(lambda a: a * 2, argnums=2)(T(L, v3))),
+        ("jacfwd argnums out of range", "argnums",
+         lambda L: _func_of(L).jacfwd(lambda a: a * 2, argnums=2)(T(L, v3))),
+        ("jacrev output not a tensor", "jacrev", lambda L: _func_of(L).jacrev(lambda a: 2.0)(T(L, v3))),
+        ("jacfwd output not a tensor", "jacfwd", lambda L: _func_of(L).jacfwd(lambda a: 2.0)(T(L, v3))),
+        ("jacfwd int input", "jacfwd",
+         lambda L: _func_of(L).jacfwd(lambda a: a * 2)(T(L, np.arange(3)))),
+        ("jacrev int input", "jacrev",
+         lambda L: _func_of(L).jacrev(lambda a: a * 2)(T(L, np.arange(3)))),
+        ("hessian of a float", "hessian", lambda L: _func_of(L).hessian(lambda a: 2.0)(T(L, v3))),
+        ("grad(vmap) batch sizes differ", "vmap",
+         lambda L: _func_of(L).grad(lambda a: _func_of(L).vmap(lambda p, q: p * q)(a, T(L, x42)).sum())(T(L, x32))),
+        ("vmap(jacrev) out_dims out of range", "vmap",
+         lambda L: _func_of(L).vmap(_func_of(L).jacrev(lambda a: a.sin()), out_dims=4)(T(L, x32))),
+    ]
+    for label, word, fn in cases:
+        yield label, word, fn
+
+
+def _functional_call_errors(rng):
+    lin = {tg: tg.nn.Linear(2, 2), torch: torch.nn.Linear(2, 2).double()}
+    w = rng.standard_normal((2, 2))
+    x = rng.standard_normal((1, 2))
+
+    def fc(L, params):
+        return _func_of(L).functional_call(lin[L], params, (_lib_tree(L, x),))
+
+    yield ("functional_call unknown name", "functional_call",
+           lambda L: fc(L, {"weigth": _lib_tree(L, w)}))
+    yield ("functional_call name in two dicts", "functional_call",
+           lambda L: fc(L, ({"weight": _lib_tree(L, w)}, {"weight": _lib_tree(L, w)})))
+    yield ("functional_call strict missing", "missing",
+           lambda L: _func_of(L).functional_call(
+               lin[L], {"weight": _lib_tree(L, w)}, (_lib_tree(L, x),), strict=True))
+
+
+def _forward_ad_errors(rng):
+    v3 = rng.standard_normal(3)
+    ad = {tg: fwAD, torch: tfwAD}
+
+    def T(L, a):
+        return _lib_tree(L, a)
+
+    def in_level(L, body):
+        with ad[L].dual_level():
+            return body()
+
+    yield ("make_dual outside a level", "dual", lambda L: ad[L].make_dual(T(L, v3), T(L, v3)))
+    yield ("make_dual tangent shape", "size", lambda L: in_level(
+        L, lambda: ad[L].make_dual(T(L, v3), T(L, v3[:2]))))
+    yield ("make_dual int primal", "floating", lambda L: in_level(
+        L, lambda: ad[L].make_dual(T(L, np.arange(3)), T(L, np.arange(3)))))
+    yield ("make_dual of a dual", "forward", lambda L: in_level(
+        L, lambda: ad[L].make_dual(ad[L].make_dual(T(L, v3), T(L, v3)), T(L, v3))))
+
+
+def _check_error(label, word, fn) -> list[str]:
+    try:
+        _quiet_torch(lambda: fn(torch))
+        ref_error = None
+    except Exception as e:  # noqa: BLE001
+        ref_error = e
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fn(tg)
+            error = None
+        except Exception as e:  # noqa: BLE001
+            error = e
+    problems = [f"leaked warning: {w.message}" for w in caught]
+    if ref_error is None:
+        problems.append("torch accepts it: not a misuse (fix the case)")
+    elif error is None:
+        problems.append(f"accepted what torch refuses ({type(ref_error).__name__}: {ref_error})"[:300])
+    elif not isinstance(error, CONTRACT) or isinstance(error, AttributeError) and "functional_call" not in label:
+        problems.append(f"non-contract exception {type(error).__name__}: {error}"[:300])
+    elif word.lower() not in str(error).lower():
+        problems.append(f"message does not say {word!r}: {type(error).__name__}: {error}"[:300])
+    return problems
+
+
+def test_misuse_raises_like_torch_func():
+    failures: list[str] = []
+    count = known = 0
+    rng = np.random.default_rng(3)
+    for label, word, fn in [*_error_cases(rng), *_functional_call_errors(rng), *_forward_ad_errors(rng)]:
+        count += 1
+        problems = _check_error(label, word, fn)
+        if problems and _known(f"error {label}"):
+            known += 1
+            continue
+        failures += [f"error {label}: {p}" for p in problems]
+    print(f"errors: {count} cases, {known} known differences")
     assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)

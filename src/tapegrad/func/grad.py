@@ -65,6 +65,11 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
 
 def argnums_tuple(argnums: Argnums, what: str) -> tuple[bool, tuple[int, ...]]:
     single = isinstance(argnums, int)
+    if not single and not isinstance(argnums, tuple):
+        raise TypeError(
+            f"{what}: argnums must be an int or a tuple of ints, got {argnums!r} "
+            f"({type(argnums).__name__})"
+        )
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise ValueError(f"{what}: argnums must name at least one argument")
@@ -208,20 +213,27 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     >>> vjp_fn(tg.ones(2))
     (tensor([1.    , 0.5403]),)
     """
+    return vjp_as(func, primals, has_aux, "vjp")
+
+
+def vjp_as(
+    func: Callable[..., Any], primals: Sequence[Any], has_aux: bool, what: str
+) -> tuple[Any, ...]:
+    """`vjp` for a transform named `what` (jacrev, hessian): errors name it."""
     with transform_scope() as depth:
         create_graph = depth > 1
         wrt: list[Tensor] = []
         for n, p in enumerate(primals):
-            x, nested = fresh_input(p, n, "vjp")
+            x, nested = fresh_input(p, n, what)
             create_graph |= nested
             wrt.append(x)
         out = func(*wrt)
-    out, aux = _split(out, has_aux, "vjp")
+    out, aux = _split(out, has_aux, what)
     leaves, spec = flatten(out)
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(
-                f"vjp(f, *primals): Expected f to be a function that has only Tensors as "
+                f"{what}(f, *primals): Expected f to be a function that has only Tensors as "
                 f"outputs, got an output of type {type(leaf).__name__}"
             )
 

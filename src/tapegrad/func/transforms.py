@@ -26,7 +26,7 @@ from .grad import (
     check_argnums,
     fresh_input,
     transform_scope,
-    vjp,
+    vjp_as,
 )
 
 __all__ = ["hessian", "jacfwd", "jacrev", "jvp"]
@@ -69,34 +69,45 @@ def jvp(
     >>> tg.func.jvp(tg.sin, (tg.tensor(0.0),), (tg.tensor(2.0),))
     (tensor(0.), tensor(2.))
     """
-    primals = _as_tuple(primals, "jvp(f, primals, tangents)", "primals")
-    tangents = _as_tuple(tangents, "jvp(f, primals, tangents)", "tangents")
+    return jvp_as(func, primals, tangents, has_aux, "jvp")
+
+
+def jvp_as(
+    func: Callable[..., Any],
+    primals: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    has_aux: bool,
+    what: str,
+) -> tuple[Any, ...]:
+    """`jvp` for a transform named `what` (jacfwd, hessian): errors name it."""
+    primals = _as_tuple(primals, f"{what}(f, primals, tangents)", "primals")
+    tangents = _as_tuple(tangents, f"{what}(f, primals, tangents)", "tangents")
     if len(primals) != len(tangents):
         raise RuntimeError(
-            f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
+            f"{what}(f, primals, tangents): Expected primals and tangents to have the same "
             f"python structure: {len(primals)} primals, {len(tangents)} tangents"
         )
-    ps = [_float_tensor(p, "jvp", i) for i, p in enumerate(primals)]
+    ps = [_float_tensor(p, what, i) for i, p in enumerate(primals)]
     ts = [t if isinstance(t, Tensor) else _tensor(t, dtype=p.dtype) for t, p in zip(tangents, ps)]
     for i, (p, t) in enumerate(zip(ps, ts)):
         if p.shape != t.shape:
             raise RuntimeError(
-                f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                f"{what}(f, primals, tangents): Expected primals and tangents to have the same "
                 f"shape: primal {i} has shape {tuple(p.shape)}, tangent {i} has shape "
                 f"{tuple(t.shape)}"
             )
     if state.dual_level is not None:
-        return _jvp_by_reverse(func, ps, ts, has_aux)
+        return _jvp_by_reverse(func, ps, ts, has_aux, what)
     with fwAD.dual_level():
         out = func(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
-        out, aux = _split(out, has_aux, "jvp")
+        out, aux = _split(out, has_aux, what)
         leaves, spec = flatten(out)
         primal_out: list[Tensor] = []
         tangent_out: list[Tensor] = []
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(
-                    "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, "
+                    f"{what}(f, primals, tangents): Expected f(*primals) to return only tensors, "
                     f"got unsupported type {type(leaf).__name__}"
                 )
             p, t = fwAD.unpack_dual(leaf)
@@ -107,14 +118,24 @@ def jvp(
 
 
 def _jvp_by_reverse(
-    func: Callable[..., Any], primals: list[Tensor], tangents: list[Tensor], has_aux: bool
+    func: Callable[..., Any],
+    primals: list[Tensor],
+    tangents: list[Tensor],
+    has_aux: bool,
+    what: str,
 ) -> tuple[Any, ...]:
     """J.t as d/du <J^T u, t> (for a jvp inside an active forward level)."""
     with transform_scope():
-        wrt = [fresh_input(p, i, "jvp")[0] for i, p in enumerate(primals)]
+        wrt = [fresh_input(p, i, what)[0] for i, p in enumerate(primals)]
         out = func(*wrt)
-        out, aux = _split(out, has_aux, "jvp")
+        out, aux = _split(out, has_aux, what)
         leaves, spec = flatten(out)
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    f"{what}(f, primals, tangents): Expected f(*primals) to return only "
+                    f"tensors, got unsupported type {type(leaf).__name__}"
+                )
         us = [_wrap(np.zeros_like(o._data)).requires_grad_(True) for o in leaves]
         pairs = [(o, u) for o, u in zip(leaves, us, strict=True) if o.requires_grad]
         found: list[Tensor | None] = [None] * len(leaves)
@@ -220,14 +241,28 @@ def jacrev(
     tensor([[1.    , 0.    ],
             [0.    , 0.5403]])
     """
-    single, nums = argnums_tuple(argnums, "jacrev")
+    _check_chunk_size(chunk_size, "jacrev")
+    return _jacrev(func, argnums, has_aux, "jacrev")
+
+
+def _check_chunk_size(chunk_size: Any, what: str) -> None:
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1
+    ):
+        raise ValueError(
+            f"{what}: chunk_size should be None or an int greater than 0 (got {chunk_size!r})"
+        )
+
+
+def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
+    single, nums = argnums_tuple(argnums, what)
 
     @functools.wraps(func)
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
-        check_argnums(nums, args, "jacrev")
+        check_argnums(nums, args, what)
         primals = [args[n] for n in nums]
         top = _top_level(primals)
-        res = vjp(_partial(func, args, nums, kwargs), *primals, has_aux=has_aux)
+        res = vjp_as(_partial(func, args, nums, kwargs), primals, has_aux, what)
         out, vjp_fn = res[0], res[1]
         leaves, spec = flatten(out)
         shapes = [tuple(np.shape(p)) for p in primals]
@@ -264,12 +299,21 @@ def jacfwd(
     tensor([[2., 0.],
             [0., 4.]])
     """
-    single, nums = argnums_tuple(argnums, "jacfwd")
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "jacfwd: Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    return _jacfwd(func, argnums, has_aux, "jacfwd")
+
+
+def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
+    single, nums = argnums_tuple(argnums, what)
 
     @functools.wraps(func)
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
-        check_argnums(nums, args, "jacfwd")
-        primals = tuple(_float_tensor(args[n], "jacfwd", n) for n in nums)
+        check_argnums(nums, args, what)
+        primals = tuple(_float_tensor(args[n], what, n) for n in nums)
         top = _top_level(primals)
         f = _partial(func, args, nums, kwargs)
         per_arg_columns: list[list[list[Tensor]]] = []
@@ -282,7 +326,7 @@ def jacfwd(
                 ts = tuple(
                     e if i == j else _wrap(np.zeros_like(q._data)) for i, q in enumerate(primals)
                 )
-                res = jvp(f, primals, ts, has_aux=has_aux)
+                res = jvp_as(f, primals, ts, has_aux, what)
                 out_leaves, spec = flatten(res[0])
                 leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
                 columns.append(flatten(res[1])[0])
@@ -290,7 +334,7 @@ def jacfwd(
                     aux = res[2]
             per_arg_columns.append(columns)
         if leaves_shape is None:  # every primal is empty: evaluate once for the layout
-            res = _evaluate(f, primals, has_aux)
+            res = _evaluate(f, primals, has_aux, what)
             out_leaves, spec = flatten(res[0])
             leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
             aux = res[1]
@@ -307,10 +351,12 @@ def jacfwd(
     return jac_fn
 
 
-def _evaluate(f: Callable[..., Any], primals: tuple[Tensor, ...], has_aux: bool) -> tuple[Any, Any]:
+def _evaluate(
+    f: Callable[..., Any], primals: tuple[Tensor, ...], has_aux: bool, what: str
+) -> tuple[Any, Any]:
     with not_recording(AMBIENT):
         out = f(*primals)
-    return _split(out, has_aux, "jacfwd")
+    return _split(out, has_aux, what)
 
 
 def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
@@ -321,4 +367,4 @@ def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(jacrev(func, argnums), argnums)
+    return _jacfwd(_jacrev(func, argnums, False, "hessian"), argnums, False, "hessian")

@@ -67,6 +67,13 @@ def vmap(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. "
             f"Got {randomness}"
         )
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1
+    ):
+        raise ValueError(
+            f"vmap({_name(func)}, ..., chunk_size={chunk_size!r}): chunk_size should be None or "
+            "an int greater than 0"
+        )
     if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
         raise ValueError(
             f"vmap({_name(func)}, in_dims={in_dims}, ...): expected `in_dims` to be int or a "
@@ -148,6 +155,12 @@ def _leaf_dims(in_dims: Dims, args: Sequence[Any], where: str) -> list[int | Non
                     f"{where}: in_dims is not compatible with the structure of `inputs`."
                 )
             dims.extend(sub)
+    for d in dims:
+        if d is not None and (not isinstance(d, int) or isinstance(d, bool)):
+            raise ValueError(
+                f"{where}: Got in_dim={d!r} for an input but in_dim must be either an integer "
+                "dimension or None."
+            )
     return dims
 
 
@@ -245,10 +258,16 @@ def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims)
                     f"type {type(item)}. Did you mean to set out_dims= to None for output?"
                 )
         ndim = items[0].ndim + 1
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise ValueError(
+                f"vmap({_name(func)}, ..., out_dims={out_dims}): an out_dim must be an int or "
+                f"None, got {d!r}"
+            )
         if not -ndim <= d < ndim:
             raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
-                f"but got {d})"
+                f"vmap({_name(func)}, ..., out_dims={out_dims}): Dimension out of range "
+                f"(expected to be in range of [{-ndim}, {ndim - 1}], but got {d}) for output "
+                f"{k}, which has {ndim - 1} dimensions per sample"
             )
         stacked.append(stack(items, dim=d))
     return unflatten(stacked, spec)
