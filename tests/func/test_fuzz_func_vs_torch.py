@@ -45,11 +45,11 @@ with warnings.catch_warnings():  # torch.func imports torch.jit.script (deprecat
 # torch imports torch.jit.script (deprecated) lazily, on its first forward-AD call
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 
-CONTRACT = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError, AttributeError)
-MAX_SAMPLES = 2  # per op and seed
+CONTRACT = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError)
+MAX_SAMPLES = 3  # per op
 # ops whose samples are slow to run in both libraries (convolutions): one sample per seed
 SLOW_OPS = {"conv", "conv_transpose", "conv_weight_grad", "dropout", "batch_norm"}
-SEEDS = (11, 12)  # sample seeds (the op-table tests use 0)
+SEEDS = (11,)  # sample seeds (the op-table tests use 0)
 
 # label pattern -> why tapegrad differs from torch there
 KNOWN: dict[str, str] = {
@@ -460,7 +460,7 @@ def _jacobian_cases(rng):
         n = len(shapes)
         for argnums in ([0, tuple(range(n))] if n > 1 else [0, (0,)]) + ([-1] if n > 1 else []):
             for which in ("jacrev", "jacfwd"):
-                for aux in (False, True):
+                for aux in (False, True) if argnums == 0 else (bool(rng.integers(2)),):
                     xs = _draw(rng, shapes)
                     g = _with_aux(f) if aux else f
 
@@ -494,7 +494,9 @@ def _jacobian_cases(rng):
                 rtol=1e-6,
                 atol=1e-8,
             )
-            for outer, inner in (("jacfwd", "jacrev"), ("jacrev", "jacrev"), ("jacfwd", "jacfwd")):
+            small = sum(int(np.prod(sh)) for sh in shapes) <= 10  # jacfwd(jacfwd) is n^2 jvps
+            pairs = [("jacfwd", "jacrev"), ("jacrev", "jacrev")] + [("jacfwd", "jacfwd")] * small
+            for outer, inner in pairs:
 
                 def run_c(lib, f=f, xs=xs, outer=outer, inner=inner):
                     F = _func_of(lib)
@@ -1138,7 +1140,9 @@ def _check_error(label, word, fn) -> list[str]:
         problems.append("torch accepts it: not a misuse (fix the case)")
     elif error is None:
         problems.append(f"accepted what torch refuses ({type(ref_error).__name__}: {ref_error})"[:300])
-    elif not isinstance(error, CONTRACT) or isinstance(error, AttributeError) and "functional_call" not in label:
+    elif not isinstance(error, CONTRACT) and not (
+        isinstance(error, AttributeError) and "functional_call" in label
+    ):
         problems.append(f"non-contract exception {type(error).__name__}: {error}"[:300])
     elif word.lower() not in str(error).lower():
         problems.append(f"message does not say {word!r}: {type(error).__name__}: {error}"[:300])
@@ -1157,4 +1161,39 @@ def test_misuse_raises_like_torch_func():
             continue
         failures += [f"error {label}: {p}" for p in problems]
     print(f"errors: {count} cases, {known} known differences")
+    assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)
+
+
+def _randomness_cases():
+    """vmap's randomness modes: the same pattern of equal / distinct rows as torch.func."""
+    draws = {
+        "rand_like": lambda L, x: x + L.rand_like(x),
+        "randn": lambda L, x: x * 0 + L.randn(16, dtype=L.float64),
+        "dropout": lambda L, x: (torch.nn.functional if L is torch else tg.nn.functional).dropout(
+            x + 1, 0.5, training=True
+        ),
+        "randn_like": lambda L, x: L.randn_like(x) * x + L.randn_like(x),
+        "unbatched-randn": lambda L, x: L.randn(16, dtype=L.float64),
+    }
+    for name, draw in draws.items():
+        for mode in ("same", "different"):
+            for wrap in ("vmap", "vmap(grad)"):
+
+                def run(L, draw=draw, mode=mode, wrap=wrap):
+                    F = _func_of(L)
+                    x = _lib_tree(L, np.zeros((4, 16)))  # 16 elements: rows can't collide
+                    if wrap == "vmap":
+                        f = lambda a: draw(L, a)  # noqa: E731
+                    else:
+                        f = F.grad(lambda a: (draw(L, a) * a).sum() + (a * a).sum())
+                    out = _np(F.vmap(f, randomness=mode)(x))
+                    rows = [out[i].tobytes() for i in range(out.shape[0])]
+                    return out.shape, len(set(rows)) == 1, len(set(rows)) == len(rows)
+
+                yield _pair(f"randomness={mode} {wrap} {name}", lambda r=run: r(tg), lambda r=run: r(torch))
+
+
+def test_vmap_randomness_modes_match_torch_func():
+    count, known, failures = _run_all(_randomness_cases())
+    print(f"randomness: {count} cases, {known} known differences")
     assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)
