@@ -83,3 +83,23 @@ def test_misuse_names_the_transform(call, message):
     # out of range), named the inner vjp/jvp, or accepted chunk_size=0
     with pytest.raises((TypeError, ValueError, IndexError, RuntimeError), match=message):
         call(_t([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def test_primals_may_be_dicts_and_tuples_of_tensors():
+    # vjp, jvp, jacrev, jacfwd and hessian refused them ("cannot make a tensor from dict")
+    p = {"w": _t([1.0, 2.0]), "b": (_t(0.5),)}
+    x = _t([3.0, -1.0])
+
+    def f(q):
+        return q["w"] * x + q["b"][0]
+
+    (g,) = F.vjp(f, p)[1](_t([1.0, 1.0]))
+    assert g["w"].tolist() == [3.0, -1.0] and g["b"][0].item() == 2.0
+    _, t = F.jvp(f, (p,), ({"w": _t([1.0, 0.0]), "b": (_t(1.0),)},))
+    assert t.tolist() == [4.0, 1.0]
+    for jac in (F.jacrev(f)(p), F.jacfwd(f)(p)):
+        np.testing.assert_array_equal(jac["w"].numpy(), np.diag([3.0, -1.0]))
+        np.testing.assert_array_equal(jac["b"][0].numpy(), [1.0, 1.0])
+    h = F.hessian(lambda q: (q["w"] ** 3).sum() * q["b"][0])(p)
+    np.testing.assert_array_equal(h["w"]["w"].numpy(), np.diag([3.0, 6.0]))  # 6 w b
+    np.testing.assert_array_equal(h["w"]["b"][0].numpy(), [3.0, 12.0])  # 3 w^2

@@ -206,8 +206,9 @@ def grad_and_value(
 
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(func(*primals), vjp_fn)`: `vjp_fn(cotangents)` returns, for each primal, the
-    vector-Jacobian product (a tuple, one entry per primal). `cotangents` has the structure
-    of the output (a tensor, or a tuple/list/dict of them); `vjp_fn` may be called again.
+    vector-Jacobian product (a tuple, one entry per primal, shaped like it: a primal may be
+    a tuple/list/dict of tensors). `cotangents` has the structure of the output (a tensor,
+    or a tuple/list/dict of them); `vjp_fn` may be called again.
 
     >>> out, vjp_fn = tg.func.vjp(tg.sin, tg.tensor([0.0, 1.0]))
     >>> vjp_fn(tg.ones(2))
@@ -222,12 +223,20 @@ def vjp_as(
     """`vjp` for a transform named `what` (jacrev, hessian): errors name it."""
     with transform_scope() as depth:
         create_graph = depth > 1
-        wrt: list[Tensor] = []
-        for n, p in enumerate(primals):
-            x, nested = fresh_input(p, n, what)
-            create_graph |= nested
-            wrt.append(x)
-        out = func(*wrt)
+        wrt: list[Tensor] = []  # every primal's leaves, in order
+        specs: list[tuple[Any, int]] = []  # per primal: its tree spec, its number of leaves
+        trees: list[Any] = []
+        for n, p in enumerate(primals):  # a primal may be a tuple/list/dict of tensors
+            leaves_in, pspec = flatten(p)
+            fresh: list[Tensor] = []
+            for leaf in leaves_in:
+                x, nested = fresh_input(leaf, n, what)
+                create_graph |= nested
+                fresh.append(x)
+            wrt.extend(fresh)
+            specs.append((pspec, len(fresh)))
+            trees.append(unflatten(fresh, pspec))
+        out = func(*trees)
     out, aux = _split(out, has_aux, what)
     leaves, spec = flatten(out)
     for leaf in leaves:
@@ -239,7 +248,7 @@ def vjp_as(
 
     def vjp_fn(
         cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None
-    ) -> tuple[Tensor, ...]:
+    ) -> tuple[Any, ...]:
         cots, cot_spec = flatten(cotangents)
         if len(cots) != len(leaves):
             raise RuntimeError(
@@ -272,9 +281,15 @@ def vjp_as(
                 )
         else:
             gs = (None,) * len(wrt)
-        return tuple(
+        flat = [
             _wrap(np.zeros_like(x._data)) if g is None else g for g, x in zip(gs, wrt, strict=True)
-        )
+        ]
+        per_primal: list[Any] = []
+        start = 0
+        for pspec, n in specs:
+            per_primal.append(unflatten(flat[start : start + n], pspec))
+            start += n
+        return tuple(per_primal)
 
     create_graph_default = create_graph
     if not create_graph:

@@ -62,8 +62,8 @@ def jvp(
 
     Args:
         func: a function of tensors returning a tensor or a tuple/list/dict of tensors.
-        primals: a tuple of tensors, the point.
-        tangents: a tuple of tensors of the same shapes, the direction.
+        primals: a tuple of tensors (or of tuples/lists/dicts of them), the point.
+        tangents: the same structure of tensors of the same shapes, the direction.
         has_aux: `func` returns `(output, aux)`; the result is `(output, jvp_out, aux)`.
 
     >>> tg.func.jvp(tg.sin, (tg.tensor(0.0),), (tg.tensor(2.0),))
@@ -87,19 +87,42 @@ def jvp_as(
             f"{what}(f, primals, tangents): Expected primals and tangents to have the same "
             f"python structure: {len(primals)} primals, {len(tangents)} tangents"
         )
-    ps = [_float_tensor(p, what, i) for i, p in enumerate(primals)]
-    ts = [t if isinstance(t, Tensor) else _tensor(t, dtype=p.dtype) for t, p in zip(tangents, ps)]
-    for i, (p, t) in enumerate(zip(ps, ts)):
-        if p.shape != t.shape:
+    ps: list[Tensor] = []  # every primal's leaves (a primal may be a tuple/list/dict)
+    ts: list[Tensor] = []
+    specs: list[tuple[Any, int]] = []
+    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+        p_leaves, p_spec = flatten(primal)
+        t_leaves, t_spec = flatten(tangent)
+        if len(p_leaves) != len(t_leaves) or (p_spec is None) != (t_spec is None):
             raise RuntimeError(
                 f"{what}(f, primals, tangents): Expected primals and tangents to have the same "
-                f"shape: primal {i} has shape {tuple(p.shape)}, tangent {i} has shape "
-                f"{tuple(t.shape)}"
+                f"python structure: primal {i} has {len(p_leaves)} tensors, tangent {i} "
+                f"{len(t_leaves)}"
             )
+        specs.append((p_spec, len(p_leaves)))
+        for p_leaf, t_leaf in zip(p_leaves, t_leaves):
+            p = _float_tensor(p_leaf, what, i)
+            t = t_leaf if isinstance(t_leaf, Tensor) else _tensor(t_leaf, dtype=p.dtype)
+            if p.shape != t.shape:
+                raise RuntimeError(
+                    f"{what}(f, primals, tangents): Expected primals and tangents to have the "
+                    f"same shape: primal {i} has shape {tuple(p.shape)}, tangent {i} has shape "
+                    f"{tuple(t.shape)}"
+                )
+            ps.append(p)
+            ts.append(t)
+
+    def call(*flat: Tensor) -> Any:
+        trees, start = [], 0
+        for spec, n in specs:
+            trees.append(unflatten(flat[start : start + n], spec))
+            start += n
+        return func(*trees)
+
     if state.dual_level is not None:
-        return _jvp_by_reverse(func, ps, ts, has_aux, what)
+        return _jvp_by_reverse(call, ps, ts, has_aux, what)
     with fwAD.dual_level():
-        out = func(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
+        out = call(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
         out, aux = _split(out, has_aux, what)
         leaves, spec = flatten(out)
         primal_out: list[Tensor] = []
@@ -235,7 +258,8 @@ def jacrev(
 ) -> Callable[..., Any]:
     """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
     vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
-    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple.
+    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple,
+    an argument that is a tuple/list/dict of tensors a Jacobian of that structure.
 
     >>> tg.func.jacrev(tg.sin)(tg.tensor([0.0, 1.0]))
     tensor([[1.    , 0.    ],
@@ -260,23 +284,29 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
     @functools.wraps(func)
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
         check_argnums(nums, args, what)
-        primals = [args[n] for n in nums]
-        top = _top_level(primals)
+        primals = [args[n] for n in nums]  # each a tensor or a tuple/list/dict of them
+        trees = [flatten(p) for p in primals]
+        top = _top_level([leaf for leaves, _ in trees for leaf in leaves])
         res = vjp_as(_partial(func, args, nums, kwargs), primals, has_aux, what)
         out, vjp_fn = res[0], res[1]
         leaves, spec = flatten(out)
-        shapes = [tuple(np.shape(p)) for p in primals]
         jacs: list[Any] = []
         for k, o in enumerate(leaves):
-            rows: list[tuple[Tensor, ...]] = []
+            rows: list[list[list[Tensor]]] = []  # per basis vector: per primal, its leaves
             for e in _basis(o.shape, o.dtype):
                 cots = [
                     e if i == k else _wrap(np.zeros_like(x._data)) for i, x in enumerate(leaves)
                 ]
-                rows.append(vjp_fn(unflatten(cots, spec)))
+                rows.append([flatten(g)[0] for g in vjp_fn(unflatten(cots, spec))])
             per_arg = tuple(
-                _stack_first([r[j] for r in rows], o.shape, shapes[j], o.dtype)
-                for j in range(len(primals))
+                unflatten(
+                    [
+                        _stack_first([r[j][m] for r in rows], o.shape, np.shape(leaf), o.dtype)
+                        for m, leaf in enumerate(p_leaves)
+                    ],
+                    p_spec,
+                )
+                for j, (p_leaves, p_spec) in enumerate(trees)
             )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
@@ -313,26 +343,41 @@ def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
     @functools.wraps(func)
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
         check_argnums(nums, args, what)
-        primals = tuple(_float_tensor(args[n], what, n) for n in nums)
-        top = _top_level(primals)
+        # each primal a tensor or a tuple/list/dict of them: its leaves as float tensors
+        trees: list[tuple[list[Tensor], Any]] = []
+        for n in nums:
+            p_leaves, p_spec = flatten(args[n])
+            trees.append(([_float_tensor(leaf, what, n) for leaf in p_leaves], p_spec))
+        primals = tuple(unflatten(p_leaves, p_spec) for p_leaves, p_spec in trees)
+        flat = [
+            (j, m, leaf) for j, (p_leaves, _) in enumerate(trees) for m, leaf in enumerate(p_leaves)
+        ]
+        top = _top_level([leaf for _, _, leaf in flat])
         f = _partial(func, args, nums, kwargs)
-        per_arg_columns: list[list[list[Tensor]]] = []
+        columns: dict[tuple[int, int], list[list[Tensor]]] = {}  # per primal leaf: per basis
         spec: Any = None
         aux: Any = None
         leaves_shape: list[tuple[tuple[int, ...], Any]] | None = None
-        for j, p in enumerate(primals):
-            columns: list[list[Tensor]] = []
+        for j, m, p in flat:
+            cols: list[list[Tensor]] = []
             for e in _basis(p.shape, p.dtype):
                 ts = tuple(
-                    e if i == j else _wrap(np.zeros_like(q._data)) for i, q in enumerate(primals)
+                    unflatten(
+                        [
+                            e if (i, n) == (j, m) else _wrap(np.zeros_like(q._data))
+                            for n, q in enumerate(q_leaves)
+                        ],
+                        q_spec,
+                    )
+                    for i, (q_leaves, q_spec) in enumerate(trees)
                 )
                 res = jvp_as(f, primals, ts, has_aux, what)
                 out_leaves, spec = flatten(res[0])
                 leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
-                columns.append(flatten(res[1])[0])
+                cols.append(flatten(res[1])[0])
                 if has_aux:
                     aux = res[2]
-            per_arg_columns.append(columns)
+            columns[(j, m)] = cols
         if leaves_shape is None:  # every primal is empty: evaluate once for the layout
             res = _evaluate(f, primals, has_aux, what)
             out_leaves, spec = flatten(res[0])
@@ -341,8 +386,14 @@ def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         jacs: list[Any] = []
         for k, (shape, dtype) in enumerate(leaves_shape):
             per_arg = tuple(
-                _stack_last([c[k] for c in per_arg_columns[j]], shape, primals[j].shape, dtype)
-                for j in range(len(primals))
+                unflatten(
+                    [
+                        _stack_last([c[k] for c in columns[(j, m)]], shape, leaf.shape, dtype)
+                        for m, leaf in enumerate(p_leaves)
+                    ],
+                    p_spec,
+                )
+                for j, (p_leaves, p_spec) in enumerate(trees)
             )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
@@ -352,7 +403,7 @@ def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
 
 
 def _evaluate(
-    f: Callable[..., Any], primals: tuple[Tensor, ...], has_aux: bool, what: str
+    f: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, what: str
 ) -> tuple[Any, Any]:
     with not_recording(AMBIENT):
         out = f(*primals)
