@@ -103,3 +103,40 @@ def test_primals_may_be_dicts_and_tuples_of_tensors():
     h = F.hessian(lambda q: (q["w"] ** 3).sum() * q["b"][0])(p)
     np.testing.assert_array_equal(h["w"]["w"].numpy(), np.diag([3.0, 6.0]))  # 6 w b
     np.testing.assert_array_equal(h["w"]["b"][0].numpy(), [3.0, 12.0])  # 3 w^2
+
+
+def _per_sample(f, *args):
+    return np.stack([f(*[a[k] for a in args]).numpy() for k in range(args[0].shape[0])])
+
+
+_INDEX_SOURCES = {
+    # an index tensor's array inside the indexing key: the batched replay used sample 0's
+    "x[i]": (lambda a, i, j, m: a[i] * 2),
+    "index_select": (lambda a, i, j, m: tg.index_select(a, 0, i)),
+    "index_add": (lambda a, i, j, m: tg.zeros(5, 3, dtype=a.dtype).index_add(0, i, a[:2])),
+    # indices computed from a sample's values outside the op table
+    "x[0-d int]": (lambda a, i, j, m: a[j]),
+    "sort": (lambda a, i, j, m: tg.sort(a, dim=0).values),
+    "argsort": (lambda a, i, j, m: tg.argsort(a, dim=0)),
+    "topk": (lambda a, i, j, m: tg.topk(a.flatten(), 3).values),
+    "kthvalue": (lambda a, i, j, m: tg.kthvalue(a, 2, 0).values),
+    "x[mask].sum()": (lambda a, i, j, m: a[m].sum()),
+    "masked_select": (lambda a, i, j, m: tg.masked_select(a, m).sum()),
+    "nonzero": (lambda a, i, j, m: tg.nonzero(m[0]).sum() * a),
+    "allclose": (lambda a, i, j, m: a * 2 if tg.allclose(a[0], a[1]) else a),
+}
+
+
+@pytest.mark.parametrize("name", list(_INDEX_SOURCES))
+def test_vmap_with_per_sample_indices_matches_the_loop(name):
+    rng = np.random.default_rng(0)
+    x = _t(rng.standard_normal((4, 5, 3)))
+    i = tg.tensor(rng.integers(0, 5, (4, 2)))
+    j = tg.tensor(rng.integers(0, 5, (4,)))
+    m = tg.tensor(rng.random((4, 5, 3)) > 0.5)
+    data = x.numpy().copy()
+    data[2, 1] = data[2, 0]  # allclose(rows 0, 1) holds for sample 2 only
+    x = _t(data)
+    f = _INDEX_SOURCES[name]
+    got = F.vmap(f)(x, i, j, m)
+    np.testing.assert_array_equal(got.numpy(), _per_sample(f, x, i, j, m))

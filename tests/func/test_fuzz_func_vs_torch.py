@@ -55,6 +55,11 @@ SEEDS = (11,)  # sample seeds (the op-table tests use 0)
 
 # label pattern -> why tapegrad differs from torch there
 KNOWN: dict[str, str] = {
+    "vmap-index bool mask sum": "vmap over data-dependent shapes (a boolean mask, nonzero, "
+    "masked_select) runs per sample and stacks the results when their shapes agree; torch "
+    "refuses dynamic shapes",
+    "vmap-index allclose branch": "vmap over Python control flow on values (allclose, .item()) "
+    "runs per sample; torch refuses it",
     "error functional_call unknown name": "functional_call refuses a name the module has no "
     "parameter or buffer of (AttributeError naming the module's names): a misspelt key would "
     "otherwise do nothing; torch (strict=False) sets it as a new attribute for the call",
@@ -756,6 +761,91 @@ def _vmap_cases(rng):
     yield _pair("vmap kwargs unmapped", lambda: run_kw(tg), lambda: run_kw(torch))
 
 
+def _vmap_index_cases(rng):
+    """vmap over integer and bool inputs (labels, indices, masks): the per-sample patterns."""
+    size = 4
+    x = rng.standard_normal((size, 5, 3))
+    w = rng.standard_normal((3, 4))
+    labels = rng.integers(0, 4, (size, 5))
+    idx = rng.integers(-3, 3, (size, 2))
+    mask = rng.random((size, 5, 3)) > 0.5
+    table = rng.standard_normal((6, 3))
+    tokens = rng.integers(0, 6, (size, 4))
+
+    def nnf(L):
+        return torch.nn.functional if L is torch else tg.nn.functional
+
+    calls: dict[str, Callable[[Any], Any]] = {
+        "cross_entropy per-sample grad": lambda L: _func_of(L).vmap(
+            _func_of(L).grad(lambda w_, a, y: nnf(L).cross_entropy(a @ w_, y)), in_dims=(None, 0, 0)
+        )(_lib_tree(L, w), _lib_tree(L, x), _lib_tree(L, labels)),
+        "cross_entropy smoothing": lambda L: _func_of(L).vmap(
+            lambda a, y: nnf(L).cross_entropy(a @ _lib_tree(L, w), y, label_smoothing=0.1)
+        )(_lib_tree(L, x), _lib_tree(L, labels)),
+        "nll_loss sum": lambda L: _func_of(L).vmap(
+            lambda a, y: nnf(L).nll_loss((a @ _lib_tree(L, w)).log_softmax(-1), y, reduction="sum")
+        )(_lib_tree(L, x), _lib_tree(L, labels)),
+        "integer index": lambda L: _func_of(L).vmap(lambda a, i: a[i] * 2)(
+            _lib_tree(L, x), _lib_tree(L, idx)
+        ),
+        "bool mask where": lambda L: _func_of(L).vmap(lambda a, m: L.where(m, a, -a).exp())(
+            _lib_tree(L, x), _lib_tree(L, mask)
+        ),
+        "embedding": lambda L: _func_of(L).vmap(
+            lambda t: nnf(L).embedding(t, _lib_tree(L, table)), in_dims=0
+        )(_lib_tree(L, tokens)),
+        "embedding grad": lambda L: _func_of(L).vmap(
+            _func_of(L).grad(lambda tab, t: (nnf(L).embedding(t, tab) ** 2).sum()),
+            in_dims=(None, 0),
+        )(_lib_tree(L, table), _lib_tree(L, tokens)),
+        "gather": lambda L: _func_of(L).vmap(lambda a, i: L.gather(a, 0, i))(
+            _lib_tree(L, x), _lib_tree(L, np.abs(idx)[:, :, None].repeat(3, -1) % 5)
+        ),
+        "one_hot": lambda L: _func_of(L).vmap(
+            lambda y, a: (nnf(L).one_hot(y, 4).to(a.dtype) * (a @ _lib_tree(L, w))).sum()
+        )(_lib_tree(L, labels), _lib_tree(L, x)),
+        "argmax in loss": lambda L: _func_of(L).vmap(
+            lambda a: a.amax(-1) * a.argmax(-1).to(a.dtype)
+        )(_lib_tree(L, x)),
+        "sort values": lambda L: _func_of(L).vmap(lambda a: L.sort(a, dim=-1).values.cumsum(-1))(
+            _lib_tree(L, x)
+        ),
+        "topk grad": lambda L: _func_of(L).vmap(
+            _func_of(L).grad(lambda a: L.topk(a.flatten(), 3).values.pow(2).sum())
+        )(_lib_tree(L, x)),
+        "masked_fill": lambda L: _func_of(L).vmap(lambda a, m: a.masked_fill(m, 0.0).sum(0))(
+            _lib_tree(L, x), _lib_tree(L, mask)
+        ),
+        "scatter_add": lambda L: _func_of(L).vmap(
+            lambda a, i: L.zeros(5, 3, dtype=a.dtype).scatter_add(0, i, a[:2])
+        )(_lib_tree(L, x), _lib_tree(L, np.abs(idx)[:, :, None].repeat(3, -1) % 5)),
+        "index_select": lambda L: _func_of(L).vmap(lambda a, i: L.index_select(a, 0, i))(
+            _lib_tree(L, x), _lib_tree(L, np.abs(idx) % 5)
+        ),
+        "index_add": lambda L: _func_of(L).vmap(
+            lambda a, i: L.zeros(5, 3, dtype=a.dtype).index_add(0, i, a[:2])
+        )(_lib_tree(L, x), _lib_tree(L, np.abs(idx) % 5)),
+        "0-d integer index": lambda L: _func_of(L).vmap(lambda a, i: a[i])(
+            _lib_tree(L, x), _lib_tree(L, idx[:, 0])
+        ),
+        "argsort": lambda L: _func_of(L).vmap(lambda a: L.argsort(a, dim=0))(_lib_tree(L, x)),
+        "topk indices": lambda L: _func_of(L).vmap(lambda a: L.topk(a, 2, dim=0).indices)(
+            _lib_tree(L, x)
+        ),
+        "kthvalue grad": lambda L: _func_of(L).vmap(
+            _func_of(L).grad(lambda a: L.kthvalue(a, 2, 0).values.pow(2).sum())
+        )(_lib_tree(L, x)),
+        "bool mask sum": lambda L: _func_of(L).vmap(lambda a, m: a[m].sum())(
+            _lib_tree(L, x), _lib_tree(L, mask)
+        ),
+        "allclose branch": lambda L: _func_of(L).vmap(
+            lambda a: a * 2 if L.allclose(a[0], a[1]) else a
+        )(_lib_tree(L, x)),
+    }
+    for label, call in calls.items():
+        yield _pair(f"vmap-index {label}", lambda c=call: c(tg), lambda c=call: c(torch))
+
+
 def _composition_cases(rng):
     size = 4
     # per-sample gradients: vmap(grad(loss)) over the data, parameters shared
@@ -916,6 +1006,7 @@ def _run_all(cases) -> tuple[int, int, list[str]]:
         _jacobian_cases,
         _second_order_cases,
         _vmap_cases,
+        _vmap_index_cases,
         _composition_cases,
     ],
     ids=lambda f: f.__name__.strip("_"),
@@ -1072,6 +1163,55 @@ def _nn_cases(rng):
             lambda r=run_ens: r(tg),
             lambda r=run_ens: r(torch),
             loop=loop_ens,
+        )
+        # forward mode over the parameters and the input, and forward-over-reverse HVPs
+        t_params = {k: rng.standard_normal(v.shape) for k, v in params.items()}
+        t_x = rng.standard_normal(shape)
+
+        def run_jvp(lib, x=x, params=params, buffers=buffers, call=call, tp=t_params, tx=t_x):
+            b = _lib_tree(lib, buffers)
+            return _func_of(lib).jvp(
+                lambda p, inp: call(lib, p, b, inp),
+                (_lib_tree(lib, params), _lib_tree(lib, x)),
+                (_lib_tree(lib, tp), _lib_tree(lib, tx)),
+            )
+
+        yield _pair(
+            f"jvp(functional_call) {name}", lambda r=run_jvp: r(tg), lambda r=run_jvp: r(torch)
+        )
+
+        def run_hvp(lib, x=x, params=params, buffers=buffers, call=call, tp=t_params, tx=t_x):
+            F = _func_of(lib)
+            b = _lib_tree(lib, buffers)
+            g = F.grad(lambda p, inp: _loss(lib, call(lib, p, b, inp)), argnums=(0, 1))
+            return F.jvp(
+                g,
+                (_lib_tree(lib, params), _lib_tree(lib, x)),
+                (_lib_tree(lib, tp), _lib_tree(lib, tx)),
+            )
+
+        yield _pair(
+            f"jvp(grad(functional_call)) {name}",
+            lambda r=run_hvp: r(tg),
+            lambda r=run_hvp: r(torch),
+            rtol=1e-6,
+        )
+
+        def run_fwad(lib, x=x, params=params, buffers=buffers, call=call, tp=t_params, tx=t_x):
+            # the forward_ad API directly: dual parameters and input, tangent of every output
+            ad = fwAD if lib is tg else tfwAD
+            b = _lib_tree(lib, buffers)
+            with ad.dual_level():
+                p = {
+                    k: ad.make_dual(v, _lib_tree(lib, tp[k]))
+                    for k, v in _lib_tree(lib, params).items()
+                }
+                inp = ad.make_dual(_lib_tree(lib, x), _lib_tree(lib, tx))
+                outs = _flat(call(lib, p, b, inp))
+                return [ad.unpack_dual(o).tangent for o in outs]
+
+        yield _pair(
+            f"forward_ad(layer) {name}", lambda r=run_fwad: r(tg), lambda r=run_fwad: r(torch)
         )
         if np.prod(shape) <= 24:
 

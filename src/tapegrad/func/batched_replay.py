@@ -127,6 +127,7 @@ def run_traced_batched(
     _active.why = None
     _active.looped = []
     trace = Trace()
+    trace.per_sample_values = True  # type: ignore[attr-defined]  # (ops/registry.py)
     samples: list[Any] = []
     batched: dict[int, Any] = {}  # slot -> the input's array, batch dimension first
     for pos, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
@@ -220,6 +221,9 @@ def _replay(
         return (v._data if isinstance(v, Tensor) else v), False
 
     for instr in trace.instrs:
+        why = _array_parameter(trace, instr, value)
+        if why is not None:
+            return why
         args = [value(s) for s in instr.ins]
         # an array parameter that is a traced tensor's storage (batch norm's running
         # statistics passed to functional_call as buffers): shared, it is the very array the
@@ -250,6 +254,53 @@ def _replay(
             result = result.astype(expected.dtype)
         values[instr.out] = (result, True)
     return _outputs(trace, value, size, out, out_dims, list(batched.values()), func)
+
+
+def _arrays_in(params: Any) -> Iterator[Any]:
+    """The NumPy arrays among an op's parameters, nested in tuples/lists/dicts (an index
+    key) too."""
+    if isinstance(params, np.ndarray):
+        yield params
+    elif isinstance(params, (tuple, list)):
+        for p in params:
+            yield from _arrays_in(p)
+    elif isinstance(params, dict):
+        for p in params.values():
+            yield from _arrays_in(p)
+
+
+# ops whose array parameter may be computed from a traced tensor's raw array outside the op
+# table (sort, topk, kthvalue, median and mode gather with indices from the values' order):
+# an array of unknown origin there is sample 0's, not a constant
+_DERIVED_INDICES = frozenset(("take_along_axis",))
+
+
+def _array_parameter(trace: Trace, instr: Any, value: Value) -> str | None:
+    """Why an op's array parameter stops the replay, or None. The replay passes the traced
+    call's parameters to every sample, so an array among them must be one value for all.
+    The storage of a batched traced tensor inside an indexing key (`x[i]` with `i` mapped),
+    or indices computed from a sample's values (`sort`), would be sample 0's."""
+    for arr in _arrays_in(instr.params):
+        owner = trace._storage.get(id(arr))
+        slot = None if owner is None else trace._slot_of.get(id(owner))
+        if slot is None and arr.size > 1:  # a view of a traced array (`index.reshape(-1)`)
+            slot = _sharing_slot(trace, arr)
+        if slot is not None and value(slot)[1]:
+            return f"op {instr.op.name} reads a batched tensor as a parameter"
+        if slot is None and instr.op.name in _DERIVED_INDICES:
+            return (
+                f"op {instr.op.name} takes indices computed outside the op table (from a "
+                "sample's values: sort, topk)"
+            )
+    return None
+
+
+def _sharing_slot(trace: Trace, arr: Any) -> int | None:
+    """The slot of a traced tensor whose array `arr` is a view of, or None."""
+    for t in trace._storage.values():
+        if np.may_share_memory(arr, t._data):
+            return trace._slot_of.get(id(t))
+    return None
 
 
 def _outputs(

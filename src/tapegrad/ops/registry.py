@@ -236,6 +236,23 @@ def _untraceable(why: str) -> None:
         hook.local.trace.fail(why)
 
 
+def note_values_read(what: str, *tensors: Any) -> None:
+    """`what` (a Python-level function: sort's order, a mask's positions, an index's int,
+    allclose) computed something from these tensors' values outside the op table. A trace
+    that `vmap` replays on the whole batch (its `per_sample_values` set) would replay sample
+    0's result for every sample, so it stops the replay; tg.compile checks its replays
+    against eager instead, and is left as it is."""
+    from ..compile import hook
+
+    trace = hook.local.trace
+    if trace is None or not getattr(trace, "per_sample_values", False):
+        return
+    for t in tensors:
+        if isinstance(t, Tensor) and t._tapes & TRACING:
+            trace.fail(f"{what} computes from a mapped tensor's values outside the op table")
+            return
+
+
 def mark_view(result: Tensor, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> None:
     """A view op's result shares its input's version counter and remembers how it was taken
     (an in-place write into it rebases the input's graph: ops/view_writes.py)."""
