@@ -1627,3 +1627,72 @@ def test_vmap_randomness_modes_match_torch_func():
     count, known, failures = _run_all(_randomness_cases())
     print(f"randomness: {count} cases, {known} known differences")
     assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)
+
+
+# ---------------------------------------------------------------------------------------
+# 5. forward AD as user code writes it: views, in-place changes, copies, casts, no_grad
+
+
+def _no_grad_square(L, d):
+    with L.no_grad():  # forward AD continues under no_grad, as in torch
+        return d * d
+
+
+def _in_place(d, method, *args):
+    getattr(d, method)(*args)
+    return d
+
+
+def _forward_ad_api_cases(rng):
+    x, t, y = (rng.standard_normal((3, 4)) for _ in range(3))
+    ad = {tg: fwAD, torch: tfwAD}
+    bodies: dict[str, Callable[[Any, Callable[[], Any], Any], Any]] = {
+        "view row": lambda L, mk, y: mk()[1],
+        "transpose": lambda L, mk, y: mk().T * 1,
+        "detach": lambda L, mk, y: mk().detach(),
+        "clone": lambda L, mk, y: mk().clone(),
+        "mul_": lambda L, mk, y: _in_place(mk(), "mul_", 2.0),
+        "add_ into a plain tensor": lambda L, mk, y: _in_place(y, "add_", mk()),
+        "setitem into a plain tensor": lambda L, mk, y: _in_place(
+            y, "__setitem__", slice(0, 2), mk()[:2]
+        ),
+        "no_grad": lambda L, mk, y: _no_grad_square(L, mk()),
+        "reshape": lambda L, mk, y: mk().reshape(4, 3).exp(),
+        "to float32": lambda L, mk, y: mk().to(L.float32),
+        "where": lambda L, mk, y: L.where(y > 0, mk(), y),
+        "stack": lambda L, mk, y: L.stack([mk(), y]),
+        "unbind": lambda L, mk, y: mk().unbind(0),
+        "split": lambda L, mk, y: mk().split(2, 0),
+        "expand": lambda L, mk, y: mk()[:1].expand(3, 4) * 1,
+        "pow with a dual exponent": lambda L, mk, y: L.pow(y.abs() + 0.5, mk()),
+        "dual times itself": lambda L, mk, y: mk() * mk().sin(),
+        "sort values": lambda L, mk, y: L.sort(mk(), 1).values,
+        "cumprod": lambda L, mk, y: L.cumprod(mk(), 1),
+        "masked_fill": lambda L, mk, y: mk().masked_fill(y > 0, 0.0),
+        "norm": lambda L, mk, y: L.linalg.norm(mk()),
+    }
+    for name, body in bodies.items():
+
+        def run(L, body=body):
+            with ad[L].dual_level():
+
+                def mk():
+                    return ad[L].make_dual(_lib_tree(L, x), _lib_tree(L, t))
+
+                out = body(L, mk, _lib_tree(L, y))
+                outs = out if isinstance(out, tuple) else (out,)
+                return tuple(_tangent_or_zeros(ad[L].unpack_dual(o).tangent, o) for o in outs)
+
+        yield _pair(f"forward_ad {name}", lambda r=run: r(tg), lambda r=run: r(torch))
+
+
+def _tangent_or_zeros(tangent, like):
+    if tangent is not None:
+        return tangent.detach() * 1  # torch's may be a ZeroTensor
+    return (torch.zeros_like if isinstance(like, torch.Tensor) else tg.zeros_like)(like.detach())
+
+
+def test_forward_ad_api_matches_torch():
+    count, known, failures = _run_all(_forward_ad_api_cases(np.random.default_rng(5)))
+    print(f"forward AD API: {count} cases, {known} known differences")
+    assert not failures, f"{len(failures)} problems in {count} cases:\n" + "\n".join(failures)

@@ -70,6 +70,7 @@ import numpy as np
 
 from .. import backend
 from ..compile.hook import TRACING, traced_call
+from ..compile.hook import local as _tracing
 from ..engine.node import ACCUMULATE, OUT, leaf_of
 from ..engine.recorder import record_node
 from ..engine.state import FORWARD, state
@@ -230,10 +231,8 @@ class Op:
 
 def _untraceable(why: str) -> None:
     """Mark the trace this thread builds (if any) as not replayable."""
-    from ..compile import hook
-
-    if hook.local.trace is not None:
-        hook.local.trace.fail(why)
+    if _tracing.trace is not None:
+        _tracing.trace.fail(why)
 
 
 def note_values_read(what: str, *tensors: Any) -> None:
@@ -242,9 +241,7 @@ def note_values_read(what: str, *tensors: Any) -> None:
     that `vmap` replays on the whole batch (its `per_sample_values` set) would replay sample
     0's result for every sample, so it stops the replay; tg.compile checks its replays
     against eager instead, and is left as it is."""
-    from ..compile import hook
-
-    trace = hook.local.trace
+    trace = _tracing.trace
     if trace is None or not getattr(trace, "per_sample_values", False):
         return
     for t in tensors:
