@@ -140,3 +140,13 @@ def test_vmap_with_per_sample_indices_matches_the_loop(name):
     f = _INDEX_SOURCES[name]
     got = F.vmap(f)(x, i, j, m)
     np.testing.assert_array_equal(got.numpy(), _per_sample(f, x, i, j, m))
+
+
+def test_jvp_of_a_vmap_that_captures_the_dual_tensor():
+    # the per-sample fallback detached sample 0's result (the traced run's), dropping the
+    # tangent it got from the captured dual tensor: jacfwd(lambda x: vmap(g(x, .))(Y))
+    x0 = np.array([0.3, -1.2, 0.7])
+    ys = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    jac = F.jacfwd(lambda x: F.vmap(lambda y: (x * y).sin())(_t(ys)))(_t(x0))
+    expected = np.stack([np.diag(np.cos(x0 * y) * y) for y in ys])
+    np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-12)

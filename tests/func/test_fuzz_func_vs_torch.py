@@ -487,6 +487,79 @@ def _pytree_cases(rng):
         yield _pair(f"pytree {label}", lambda c=call: c(tg), lambda c=call: c(torch), rtol=1e-6)
 
 
+def _closure_cases(rng):
+    """Transforms of functions that close over another transform's variables (the inner
+    result must stay differentiable for the outer one) and transforms of vmap."""
+    x0, y0 = rng.standard_normal(3), rng.standard_normal(3)
+    X, W, A = (
+        rng.standard_normal((4, 3)),
+        rng.standard_normal((3, 2)),
+        rng.standard_normal((2, 3, 4)),
+    )
+
+    def T(L, a):
+        return _lib_tree(L, a)
+
+    def F(L):
+        return _func_of(L)
+
+    calls: dict[str, Callable[[Any], Any]] = {
+        "grad(grad)": lambda L: F(L).grad(
+            lambda x: F(L).grad(lambda y: (x * y * y).sum())(T(L, y0)).pow(2).sum()
+        )(T(L, x0)),
+        "jacrev(vmap)": lambda L: F(L).jacrev(
+            lambda x: F(L).vmap(lambda y: (x * y).sin())(T(L, X))
+        )(T(L, x0)),
+        "jacfwd(vmap)": lambda L: F(L).jacfwd(
+            lambda x: F(L).vmap(lambda y: (x * y).sin())(T(L, X))
+        )(T(L, x0)),
+        "vmap(grad)": lambda L: F(L).vmap(
+            lambda x: F(L).grad(lambda w: (w * x).sin().sum())(T(L, y0))
+        )(T(L, X)),
+        "jvp(grad)": lambda L: F(L).jvp(
+            lambda x: F(L).grad(lambda y: (x * y * y).sum())(T(L, y0)), (T(L, x0),), (T(L, y0),)
+        ),
+        "vmap(jacrev)": lambda L: F(L).vmap(lambda x: F(L).jacrev(lambda y: x * y.sin())(T(L, y0)))(
+            T(L, X)
+        ),
+        "vmap(jacfwd)": lambda L: F(L).vmap(lambda x: F(L).jacfwd(lambda y: x * y.sin())(T(L, y0)))(
+            T(L, X)
+        ),
+        "grad(vmap)": lambda L: F(L).grad(
+            lambda w: F(L).vmap(lambda x: (x @ w).tanh().sum())(T(L, X)).sum()
+        )(T(L, W)),
+        "vmap(vmap(grad))": lambda L: F(L).vmap(F(L).vmap(F(L).grad(lambda a: (a**3).sum())))(
+            T(L, A)
+        ),
+        "jacfwd(jacfwd)": lambda L: F(L).jacfwd(
+            lambda x: F(L).jacfwd(lambda y: x * y * y)(T(L, y0))
+        )(T(L, x0)),
+        "grad(jacfwd)": lambda L: F(L).grad(
+            lambda y: F(L).jacfwd(lambda z: z.exp() * z.sum())(y).sum()
+        )(T(L, y0)),
+        "vmap(hessian)": lambda L: F(L).vmap(
+            lambda x: F(L).hessian(lambda y: (x * y.sin()).sum())(T(L, y0))
+        )(T(L, X)),
+        "jvp(vmap)": lambda L: F(L).jvp(
+            F(L).vmap(lambda a: a.sin() * a.sum()), (T(L, X),), (T(L, X * 2),)
+        ),
+        "vjp(vmap)": lambda L: F(L).vjp(F(L).vmap(lambda a: a.sin() * a.sum()), T(L, X))[1](
+            T(L, X)
+        ),
+        "vmap(jvp)": lambda L: F(L).vmap(
+            lambda x: F(L).jvp(lambda y: (x * y).exp(), (T(L, y0),), (x,))[1]
+        )(T(L, X)),
+        "jacrev(jvp)": lambda L: F(L).jacrev(
+            lambda x: F(L).jvp(lambda y: y.sin() * x, (T(L, y0),), (x,))[1]
+        )(T(L, x0)),
+        "grad(vjp)": lambda L: F(L).grad(
+            lambda x: F(L).vjp(lambda y: (x * y).sin(), T(L, y0))[1](x)[0].sum()
+        )(T(L, x0)),
+    }
+    for label, call in calls.items():
+        yield _pair(f"closure {label}", lambda c=call: c(tg), lambda c=call: c(torch), rtol=1e-6)
+
+
 def _cotangents(rng, out):
     """numpy cotangents shaped like a torch output tree."""
     if isinstance(out, dict):
@@ -1002,6 +1075,7 @@ def _run_all(cases) -> tuple[int, int, list[str]]:
     [
         _grad_cases,
         _pytree_cases,
+        _closure_cases,
         _vjp_jvp_cases,
         _jacobian_cases,
         _second_order_cases,

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import random as _random
 from ..engine.backward import observing_rebuilt_outputs
-from ..engine.state import state
+from ..engine.state import FORWARD, state
 from ..tensor import Tensor, _wrap
 from . import batching_nn  # noqa: F401  (registers the conv, pooling and norm rules)
 from ._tree import flatten, unflatten
@@ -166,7 +166,12 @@ def run_traced_batched(
     # happen once per sample). Where a tape outside tracks a captured tensor, the graph of
     # the result matters: the loop runs the other samples one transform level deeper too,
     # like the traced one; otherwise nothing outside can tell, and a plain loop is faster.
-    return Fallback(why, out if captured else _detached(out), start, nested=captured)
+    # A result tracked outside without a traced capture (a captured dual tensor of forward
+    # AD: its ops run untraced) keeps its graph and tangent the same way.
+    keep = captured or any(
+        isinstance(leaf, Tensor) and leaf._tapes & outer & FORWARD for leaf in flatten(out)[0]
+    )
+    return Fallback(why, out if keep else _detached(out), start, nested=keep)
 
 
 def _why_not_batched(
