@@ -150,3 +150,22 @@ def test_jvp_of_a_vmap_that_captures_the_dual_tensor():
     jac = F.jacfwd(lambda x: F.vmap(lambda y: (x * y).sin())(_t(ys)))(_t(x0))
     expected = np.stack([np.diag(np.cos(x0 * y) * y) for y in ys])
     np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-12)
+
+
+def test_top_level_results_and_aux_are_plain_tensors():
+    # aux (grad, vjp, jacrev, jacfwd), jvp's outputs over a grad, and vmap over a grad of a
+    # captured tensor came back requiring grad, carrying the transform's graph
+    x, y = _t([1.0, 2.0]), _t([0.5, -1.0])
+    _, aux = F.grad(lambda a: ((a**2).sum(), a * 3), has_aux=True)(x)
+    assert not aux.requires_grad
+    assert not F.vjp(lambda a: (a * 2, a.exp()), x, has_aux=True)[2].requires_grad
+    assert not F.jacrev(lambda a: (a * 2, a.exp()), has_aux=True)(x)[1].requires_grad
+    assert not F.jacfwd(lambda a: (a * 2, a.exp()), has_aux=True)(x)[1].requires_grad
+    out, t = F.jvp(F.grad(lambda a: (a**3).sum()), (x,), (y,))
+    assert not out.requires_grad and not t.requires_grad
+    np.testing.assert_allclose(t.numpy(), 6 * x.numpy() * y.numpy())
+    g = F.vmap(lambda row: F.grad(lambda w: (w * row).sin().sum())(y))(_t([[1.0, 2.0], [3.0, 4.0]]))
+    assert not g.requires_grad
+    from tapegrad.func import batched_replay
+
+    assert batched_replay.fallback_reason() is None  # it was taken for a captured tracked tensor

@@ -52,6 +52,7 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
             t.requires_grad_(True)
             return t, True
         t = x.detach()
+        _made_inside_vmap(x, t)
     else:
         t = _tensor(x)
     if t._data.dtype.kind not in "fc":
@@ -61,6 +62,17 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
         )
     t.requires_grad_(True)
     return t, False
+
+
+def _made_inside_vmap(x: Tensor, t: Tensor) -> None:
+    """`t`, a fresh leaf to differentiate against, is made inside the function vmap traces
+    (from `x`, captured or not): give it a slot, or vmap would take it, requiring grad, for a
+    tensor captured from a tape outside (and run per sample, with graphs kept)."""
+    from ..compile import hook
+
+    trace = hook.local.trace
+    if trace is not None and getattr(trace, "per_sample_values", False) and not t._tapes:
+        trace.alias(x, t)
 
 
 def argnums_tuple(argnums: Argnums, what: str) -> tuple[bool, tuple[int, ...]]:
@@ -172,8 +184,9 @@ def value_and_grad(
             _wrap(np.zeros_like(x._data)) if g is None else g
             for g, x in zip(found, wrt, strict=True)
         )
-        if not create_graph:
+        if not create_graph:  # nothing outside differentiates: plain tensors, as torch.func
             value = value.detach()
+            aux = detached_tree(aux)
         per_arg: list[Any] = []
         start = 0
         for spec, n in specs:
@@ -294,7 +307,14 @@ def vjp_as(
     create_graph_default = create_graph
     if not create_graph:
         out = unflatten([leaf.detach() for leaf in leaves], spec)
+        aux = detached_tree(aux)
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def detached_tree(tree: Any) -> Any:
+    """`tree` with its tensors detached (other leaves as they are)."""
+    leaves, spec = flatten(tree)
+    return unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
 
 
 def _split(out: Any, has_aux: bool, what: str) -> tuple[Any, Any]:

@@ -24,6 +24,7 @@ from .grad import (
     _split,
     argnums_tuple,
     check_argnums,
+    detached_tree,
     fresh_input,
     transform_scope,
     vjp_as,
@@ -121,6 +122,7 @@ def jvp_as(
 
     if state.dual_level is not None:
         return _jvp_by_reverse(call, ps, ts, has_aux, what)
+    top = _top_level(ps)
     with fwAD.dual_level():
         out = call(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
         out, aux = _split(out, has_aux, what)
@@ -137,6 +139,8 @@ def jvp_as(
             primal_out.append(p)
             tangent_out.append(_wrap(np.zeros_like(leaf._data)) if t is None else t)
     result = unflatten(primal_out, spec), unflatten(tangent_out, spec)
+    if top:  # nothing outside differentiates (a grad inside recorded): plain tensors
+        result, aux = detached_tree(result), detached_tree(aux)
     return (*result, aux) if has_aux else result
 
 
@@ -242,11 +246,8 @@ def _top_level(primals: Sequence[Any]) -> bool:
     )
 
 
-def _detached(jac: Any, top: bool) -> Any:
-    if not top:
-        return jac
-    leaves, spec = flatten(jac)
-    return unflatten([leaf.detach() for leaf in leaves], spec)
+def _detached(tree: Any, top: bool) -> Any:
+    return detached_tree(tree) if top else tree
 
 
 def jacrev(
@@ -310,7 +311,7 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
             )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
-        return (jac, res[2]) if has_aux else jac
+        return (jac, _detached(res[2], top)) if has_aux else jac
 
     return jac_fn
 
@@ -397,7 +398,7 @@ def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
             )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
-        return (jac, aux) if has_aux else jac
+        return (jac, _detached(aux, top)) if has_aux else jac
 
     return jac_fn
 

@@ -211,9 +211,7 @@ class Op:
             if mask & TRACING:  # tg.compile is tracing this call (compile/hook.py)
                 if not mask & FORWARD & state.active:
                     return traced_call(self, args, params, out, mask, xp, cls)
-                # a dual tensor: a trace holds no tangents, so it can't be replayed; the op
-                # runs eagerly below to get its tangent (vmap(jvp(f)): sample 0's run)
-                _untraceable("an op ran on a dual tensor of forward AD")
+                return _untraced_dual_call(self, args, params, out, mask, xp, cls)
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
                 if mask & FORWARD:  # a dual tensor (forward AD): forward_ad adds the tangent
@@ -229,10 +227,34 @@ class Op:
         return result
 
 
-def _untraceable(why: str) -> None:
-    """Mark the trace this thread builds (if any) as not replayable."""
-    if _tracing.trace is not None:
-        _tracing.trace.fail(why)
+def _untraced_dual_call(
+    op: Op,
+    args: tuple[Any, ...],
+    params: dict[str, Any],
+    out: Any,
+    mask: int,
+    xp: Any,
+    cls: type[Tensor],
+) -> Tensor:
+    """An op on a dual tensor of forward AD while tg.compile or vmap traces. A trace holds
+    no tangents, so it can't be replayed (it fails); the op runs eagerly for its tangent
+    (`vmap(jvp(f))`: sample 0's run), and its inputs and result still take slots, so the
+    trace tells tensors captured from outside from the ones made inside."""
+    mask &= state.active
+    if op.differentiable and out.dtype.kind in _FLOAT_KINDS:
+        result = _dual_output(op, args, params, out, mask, xp, cls)
+    else:
+        result = _wrap(out, 0, cls)
+    if op.view:
+        mark_view(result, op, args, params)
+    trace = _tracing.trace
+    if trace is not None:
+        trace.fail("an op ran on a dual tensor of forward AD")
+        for a in args:
+            if isinstance(a, Tensor):
+                trace.slot_of(a)
+        trace.output_slot(result)
+    return result
 
 
 def note_values_read(what: str, *tensors: Any) -> None:
