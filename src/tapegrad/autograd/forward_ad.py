@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..compile.hook import TRACING
+from ..compile.hook import local as _tracing
 from ..engine.backward import run_backward
 from ..engine.node import OUT, accumulator
 from ..engine.recorder import record_node
@@ -226,6 +228,10 @@ def _shadow(t: Tensor, tapes: int) -> Tensor:
     """A tensor sharing `t`'s storage, version counter and place in the reverse graph."""
     s = _wrap(t._data, tapes, type(t))
     s._vc = t._vc
+    if tapes & TRACING and _tracing.trace is not None:
+        # vmap/tg.compile trace this (their trace fails on a dual op anyway): the shadow is
+        # the traced tensor under another name, not a tensor captured from outside
+        _tracing.trace.alias(t, s)
     if t.grad_fn is not None:
         s.grad_fn, s._out_nr = t.grad_fn, t._out_nr
     elif t._tapes & ~FORWARD:  # a tracked leaf: gradients through s must reach t

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import random as _random
 from ..engine.backward import observing_rebuilt_outputs
-from ..engine.state import state
+from ..engine.state import FORWARD, state
 from ..tensor import Tensor, _wrap
 from . import batching_nn  # noqa: F401  (registers the conv, pooling and norm rules)
 from ._tree import flatten, unflatten
@@ -127,6 +127,7 @@ def run_traced_batched(
     _active.why = None
     _active.looped = []
     trace = Trace()
+    trace.per_sample_values = True  # type: ignore[attr-defined]  # (ops/registry.py)
     samples: list[Any] = []
     batched: dict[int, Any] = {}  # slot -> the input's array, batch dimension first
     for pos, (leaf, d) in enumerate(zip(leaves, dims, strict=True)):
@@ -156,7 +157,7 @@ def run_traced_batched(
         trace.unmark_all()
     why, captured = _why_not_batched(trace, rng.state != start, randomness, outer)
     if why is None:
-        result = _replay(trace, batched, size, out, out_dims)
+        result = _replay(trace, batched, size, out, out_dims, func)
         if not isinstance(result, str):
             _active.why = None  # (a vmap nested inside func fell back, this one did not)
             return result
@@ -165,7 +166,12 @@ def run_traced_batched(
     # happen once per sample). Where a tape outside tracks a captured tensor, the graph of
     # the result matters: the loop runs the other samples one transform level deeper too,
     # like the traced one; otherwise nothing outside can tell, and a plain loop is faster.
-    return Fallback(why, out if captured else _detached(out), start, nested=captured)
+    # A result tracked outside without a traced capture (a captured dual tensor of forward
+    # AD: its ops run untraced) keeps its graph and tangent the same way.
+    keep = captured or any(
+        isinstance(leaf, Tensor) and leaf._tapes & outer & FORWARD for leaf in flatten(out)[0]
+    )
+    return Fallback(why, out if keep else _detached(out), start, nested=keep)
 
 
 def _why_not_batched(
@@ -201,7 +207,14 @@ def _why_not_batched(
     return None, False
 
 
-def _replay(trace: Trace, batched: dict[int, Any], size: int, out: Any, out_dims: Dims) -> Any:
+def _replay(
+    trace: Trace,
+    batched: dict[int, Any],
+    size: int,
+    out: Any,
+    out_dims: Dims,
+    func: Callable[..., Any],
+) -> Any:
     """The batched result, or a string saying why not."""
     values = {slot: (arr, True) for slot, arr in batched.items()}
 
@@ -213,6 +226,9 @@ def _replay(trace: Trace, batched: dict[int, Any], size: int, out: Any, out_dims
         return (v._data if isinstance(v, Tensor) else v), False
 
     for instr in trace.instrs:
+        why = _array_parameter(trace, instr, value)
+        if why is not None:
+            return why
         args = [value(s) for s in instr.ins]
         # an array parameter that is a traced tensor's storage (batch norm's running
         # statistics passed to functional_call as buffers): shared, it is the very array the
@@ -242,11 +258,64 @@ def _replay(trace: Trace, batched: dict[int, Any], size: int, out: Any, out_dims
         if result.dtype != expected.dtype:
             result = result.astype(expected.dtype)
         values[instr.out] = (result, True)
-    return _outputs(trace, value, size, out, out_dims, list(batched.values()))
+    return _outputs(trace, value, size, out, out_dims, list(batched.values()), func)
+
+
+def _arrays_in(params: Any) -> Iterator[Any]:
+    """The NumPy arrays among an op's parameters, nested in tuples/lists/dicts (an index
+    key) too."""
+    if isinstance(params, np.ndarray):
+        yield params
+    elif isinstance(params, (tuple, list)):
+        for p in params:
+            yield from _arrays_in(p)
+    elif isinstance(params, dict):
+        for p in params.values():
+            yield from _arrays_in(p)
+
+
+# ops whose array parameter may be computed from a traced tensor's raw array outside the op
+# table (sort, topk, kthvalue, median and mode gather with indices from the values' order):
+# an array of unknown origin there is sample 0's, not a constant
+_DERIVED_INDICES = frozenset(("take_along_axis",))
+
+
+def _array_parameter(trace: Trace, instr: Any, value: Value) -> str | None:
+    """Why an op's array parameter stops the replay, or None. The replay passes the traced
+    call's parameters to every sample, so an array among them must be one value for all.
+    The storage of a batched traced tensor inside an indexing key (`x[i]` with `i` mapped),
+    or indices computed from a sample's values (`sort`), would be sample 0's."""
+    for arr in _arrays_in(instr.params):
+        owner = trace._storage.get(id(arr))
+        slot = None if owner is None else trace._slot_of.get(id(owner))
+        if slot is None and arr.size > 1:  # a view of a traced array (`index.reshape(-1)`)
+            slot = _sharing_slot(trace, arr)
+        if slot is not None and value(slot)[1]:
+            return f"op {instr.op.name} reads a batched tensor as a parameter"
+        if slot is None and instr.op.name in _DERIVED_INDICES:
+            return (
+                f"op {instr.op.name} takes indices computed outside the op table (from a "
+                "sample's values: sort, topk)"
+            )
+    return None
+
+
+def _sharing_slot(trace: Trace, arr: Any) -> int | None:
+    """The slot of a traced tensor whose array `arr` is a view of, or None."""
+    for t in trace._storage.values():
+        if np.may_share_memory(arr, t._data):
+            return trace._slot_of.get(id(t))
+    return None
 
 
 def _outputs(
-    trace: Trace, value: Value, size: int, out: Any, out_dims: Dims, inputs: list[Any]
+    trace: Trace,
+    value: Value,
+    size: int,
+    out: Any,
+    out_dims: Dims,
+    inputs: list[Any],
+    func: Callable[..., Any],
 ) -> Any:
     leaves, spec = flatten(out)
     odims: list[Any]
@@ -257,7 +326,7 @@ def _outputs(
         if len(odims) != len(leaves):
             return "out_dims do not match the outputs"  # the loop raises the error
     results: list[Any] = []
-    for t, d in zip(leaves, odims, strict=True):
+    for k, (t, d) in enumerate(zip(leaves, odims, strict=True)):
         if not isinstance(t, Tensor) or (d is not None and not -(t.ndim + 1) <= d <= t.ndim):
             return "an output is not a tensor, or out_dims is out of range"
         slot = trace._slot_of.get(id(t))
@@ -269,7 +338,9 @@ def _outputs(
             return "an output shares a traced tensor's memory untraced"
         if d is None:
             if is_batched:
-                return "out_dims=None for a batched output"
+                from .vmap import _batched_out_dim_none
+
+                _batched_out_dim_none(func, k)
             results.append(t)
             continue
         if not is_batched:

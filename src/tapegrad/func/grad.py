@@ -21,7 +21,7 @@ from ..engine.state import AMBIENT, FORWARD, also_recording, state
 from ..tensor import Tensor, _wrap
 from ._tree import flatten, unflatten
 
-__all__ = ["grad", "value_and_grad", "vjp"]
+__all__ = ["grad", "grad_and_value", "value_and_grad", "vjp"]
 
 Argnums = int | tuple[int, ...]
 
@@ -52,6 +52,7 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
             t.requires_grad_(True)
             return t, True
         t = x.detach()
+        _made_inside_vmap(x, t)
     else:
         t = _tensor(x)
     if t._data.dtype.kind not in "fc":
@@ -63,8 +64,24 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
     return t, False
 
 
+def _made_inside_vmap(x: Tensor, t: Tensor) -> None:
+    """`t`, a fresh leaf to differentiate against, is made inside the function vmap traces
+    (from `x`, captured or not): give it a slot, or vmap would take it, requiring grad, for a
+    tensor captured from a tape outside (and run per sample, with graphs kept)."""
+    from ..compile import hook
+
+    trace = hook.local.trace
+    if trace is not None and getattr(trace, "per_sample_values", False) and not t._tapes:
+        trace.alias(x, t)
+
+
 def argnums_tuple(argnums: Argnums, what: str) -> tuple[bool, tuple[int, ...]]:
     single = isinstance(argnums, int)
+    if not single and not isinstance(argnums, tuple):
+        raise TypeError(
+            f"{what}: argnums must be an int or a tuple of ints, got {argnums!r} "
+            f"({type(argnums).__name__})"
+        )
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise ValueError(f"{what}: argnums must name at least one argument")
@@ -167,8 +184,9 @@ def value_and_grad(
             _wrap(np.zeros_like(x._data)) if g is None else g
             for g, x in zip(found, wrt, strict=True)
         )
-        if not create_graph:
+        if not create_graph:  # nothing outside differentiates: plain tensors, as torch.func
             value = value.detach()
+            aux = detached_tree(aux)
         per_arg: list[Any] = []
         start = 0
         for spec, n in specs:
@@ -180,35 +198,70 @@ def value_and_grad(
     return vg_fn
 
 
+def grad_and_value(
+    func: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., tuple[Any, Any]]:
+    """torch.func's order: the new function returns `(gradient, value)`
+    (`(gradient, (value, aux))` with `has_aux=True`); `value_and_grad` is JAX's order.
+
+    >>> tg.func.grad_and_value(lambda x: x ** 2)(tg.tensor(3.0))
+    (tensor(6.), tensor(9.))
+    """
+    vg = value_and_grad(func, argnums=argnums, has_aux=has_aux)
+
+    @functools.wraps(func)
+    def gv_fn(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        value, g = vg(*args, **kwargs)
+        return g, value
+
+    return gv_fn
+
+
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(func(*primals), vjp_fn)`: `vjp_fn(cotangents)` returns, for each primal, the
-    vector-Jacobian product (a tuple, one entry per primal). `cotangents` has the structure
-    of the output (a tensor, or a tuple/list/dict of them); `vjp_fn` may be called again.
+    vector-Jacobian product (a tuple, one entry per primal, shaped like it: a primal may be
+    a tuple/list/dict of tensors). `cotangents` has the structure of the output (a tensor,
+    or a tuple/list/dict of them); `vjp_fn` may be called again.
 
     >>> out, vjp_fn = tg.func.vjp(tg.sin, tg.tensor([0.0, 1.0]))
     >>> vjp_fn(tg.ones(2))
     (tensor([1.    , 0.5403]),)
     """
+    return vjp_as(func, primals, has_aux, "vjp")
+
+
+def vjp_as(
+    func: Callable[..., Any], primals: Sequence[Any], has_aux: bool, what: str
+) -> tuple[Any, ...]:
+    """`vjp` for a transform named `what` (jacrev, hessian): errors name it."""
     with transform_scope() as depth:
         create_graph = depth > 1
-        wrt: list[Tensor] = []
-        for n, p in enumerate(primals):
-            x, nested = fresh_input(p, n, "vjp")
-            create_graph |= nested
-            wrt.append(x)
-        out = func(*wrt)
-    out, aux = _split(out, has_aux, "vjp")
+        wrt: list[Tensor] = []  # every primal's leaves, in order
+        specs: list[tuple[Any, int]] = []  # per primal: its tree spec, its number of leaves
+        trees: list[Any] = []
+        for n, p in enumerate(primals):  # a primal may be a tuple/list/dict of tensors
+            leaves_in, pspec = flatten(p)
+            fresh: list[Tensor] = []
+            for leaf in leaves_in:
+                x, nested = fresh_input(leaf, n, what)
+                create_graph |= nested
+                fresh.append(x)
+            wrt.extend(fresh)
+            specs.append((pspec, len(fresh)))
+            trees.append(unflatten(fresh, pspec))
+        out = func(*trees)
+    out, aux = _split(out, has_aux, what)
     leaves, spec = flatten(out)
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(
-                f"vjp(f, *primals): Expected f to be a function that has only Tensors as "
+                f"{what}(f, *primals): Expected f to be a function that has only Tensors as "
                 f"outputs, got an output of type {type(leaf).__name__}"
             )
 
     def vjp_fn(
         cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None
-    ) -> tuple[Tensor, ...]:
+    ) -> tuple[Any, ...]:
         cots, cot_spec = flatten(cotangents)
         if len(cots) != len(leaves):
             raise RuntimeError(
@@ -241,14 +294,27 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
                 )
         else:
             gs = (None,) * len(wrt)
-        return tuple(
+        flat = [
             _wrap(np.zeros_like(x._data)) if g is None else g for g, x in zip(gs, wrt, strict=True)
-        )
+        ]
+        per_primal: list[Any] = []
+        start = 0
+        for pspec, n in specs:
+            per_primal.append(unflatten(flat[start : start + n], pspec))
+            start += n
+        return tuple(per_primal)
 
     create_graph_default = create_graph
     if not create_graph:
         out = unflatten([leaf.detach() for leaf in leaves], spec)
+        aux = detached_tree(aux)
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def detached_tree(tree: Any) -> Any:
+    """`tree` with its tensors detached (other leaves as they are)."""
+    leaves, spec = flatten(tree)
+    return unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
 
 
 def _split(out: Any, has_aux: bool, what: str) -> tuple[Any, Any]:

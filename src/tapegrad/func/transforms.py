@@ -24,9 +24,10 @@ from .grad import (
     _split,
     argnums_tuple,
     check_argnums,
+    detached_tree,
     fresh_input,
     transform_scope,
-    vjp,
+    vjp_as,
 )
 
 __all__ = ["hessian", "jacfwd", "jacrev", "jvp"]
@@ -62,59 +63,106 @@ def jvp(
 
     Args:
         func: a function of tensors returning a tensor or a tuple/list/dict of tensors.
-        primals: a tuple of tensors, the point.
-        tangents: a tuple of tensors of the same shapes, the direction.
+        primals: a tuple of tensors (or of tuples/lists/dicts of them), the point.
+        tangents: the same structure of tensors of the same shapes, the direction.
         has_aux: `func` returns `(output, aux)`; the result is `(output, jvp_out, aux)`.
 
     >>> tg.func.jvp(tg.sin, (tg.tensor(0.0),), (tg.tensor(2.0),))
     (tensor(0.), tensor(2.))
     """
-    primals = _as_tuple(primals, "jvp(f, primals, tangents)", "primals")
-    tangents = _as_tuple(tangents, "jvp(f, primals, tangents)", "tangents")
+    return jvp_as(func, primals, tangents, has_aux, "jvp")
+
+
+def jvp_as(
+    func: Callable[..., Any],
+    primals: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    has_aux: bool,
+    what: str,
+) -> tuple[Any, ...]:
+    """`jvp` for a transform named `what` (jacfwd, hessian): errors name it."""
+    primals = _as_tuple(primals, f"{what}(f, primals, tangents)", "primals")
+    tangents = _as_tuple(tangents, f"{what}(f, primals, tangents)", "tangents")
     if len(primals) != len(tangents):
         raise RuntimeError(
-            f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
+            f"{what}(f, primals, tangents): Expected primals and tangents to have the same "
             f"python structure: {len(primals)} primals, {len(tangents)} tangents"
         )
-    ps = [_float_tensor(p, "jvp", i) for i, p in enumerate(primals)]
-    ts = [t if isinstance(t, Tensor) else _tensor(t, dtype=p.dtype) for t, p in zip(tangents, ps)]
-    for i, (p, t) in enumerate(zip(ps, ts)):
-        if p.shape != t.shape:
+    ps: list[Tensor] = []  # every primal's leaves (a primal may be a tuple/list/dict)
+    ts: list[Tensor] = []
+    specs: list[tuple[Any, int]] = []
+    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+        p_leaves, p_spec = flatten(primal)
+        t_leaves, t_spec = flatten(tangent)
+        if len(p_leaves) != len(t_leaves) or (p_spec is None) != (t_spec is None):
             raise RuntimeError(
-                f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
-                f"shape: primal {i} has shape {tuple(p.shape)}, tangent {i} has shape "
-                f"{tuple(t.shape)}"
+                f"{what}(f, primals, tangents): Expected primals and tangents to have the same "
+                f"python structure: primal {i} has {len(p_leaves)} tensors, tangent {i} "
+                f"{len(t_leaves)}"
             )
+        specs.append((p_spec, len(p_leaves)))
+        for p_leaf, t_leaf in zip(p_leaves, t_leaves):
+            p = _float_tensor(p_leaf, what, i)
+            t = t_leaf if isinstance(t_leaf, Tensor) else _tensor(t_leaf, dtype=p.dtype)
+            if p.shape != t.shape:
+                raise RuntimeError(
+                    f"{what}(f, primals, tangents): Expected primals and tangents to have the "
+                    f"same shape: primal {i} has shape {tuple(p.shape)}, tangent {i} has shape "
+                    f"{tuple(t.shape)}"
+                )
+            ps.append(p)
+            ts.append(t)
+
+    def call(*flat: Tensor) -> Any:
+        trees, start = [], 0
+        for spec, n in specs:
+            trees.append(unflatten(flat[start : start + n], spec))
+            start += n
+        return func(*trees)
+
     if state.dual_level is not None:
-        return _jvp_by_reverse(func, ps, ts, has_aux)
+        return _jvp_by_reverse(call, ps, ts, has_aux, what)
+    top = _top_level(ps)
     with fwAD.dual_level():
-        out = func(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
-        out, aux = _split(out, has_aux, "jvp")
+        out = call(*[fwAD.make_dual(p, t) for p, t in zip(ps, ts)])
+        out, aux = _split(out, has_aux, what)
         leaves, spec = flatten(out)
         primal_out: list[Tensor] = []
         tangent_out: list[Tensor] = []
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(
-                    "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, "
+                    f"{what}(f, primals, tangents): Expected f(*primals) to return only tensors, "
                     f"got unsupported type {type(leaf).__name__}"
                 )
             p, t = fwAD.unpack_dual(leaf)
             primal_out.append(p)
             tangent_out.append(_wrap(np.zeros_like(leaf._data)) if t is None else t)
     result = unflatten(primal_out, spec), unflatten(tangent_out, spec)
+    if top:  # nothing outside differentiates (a grad inside recorded): plain tensors
+        result, aux = detached_tree(result), detached_tree(aux)
     return (*result, aux) if has_aux else result
 
 
 def _jvp_by_reverse(
-    func: Callable[..., Any], primals: list[Tensor], tangents: list[Tensor], has_aux: bool
+    func: Callable[..., Any],
+    primals: list[Tensor],
+    tangents: list[Tensor],
+    has_aux: bool,
+    what: str,
 ) -> tuple[Any, ...]:
     """J.t as d/du <J^T u, t> (for a jvp inside an active forward level)."""
     with transform_scope():
-        wrt = [fresh_input(p, i, "jvp")[0] for i, p in enumerate(primals)]
+        wrt = [fresh_input(p, i, what)[0] for i, p in enumerate(primals)]
         out = func(*wrt)
-        out, aux = _split(out, has_aux, "jvp")
+        out, aux = _split(out, has_aux, what)
         leaves, spec = flatten(out)
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    f"{what}(f, primals, tangents): Expected f(*primals) to return only "
+                    f"tensors, got unsupported type {type(leaf).__name__}"
+                )
         us = [_wrap(np.zeros_like(o._data)).requires_grad_(True) for o in leaves]
         pairs = [(o, u) for o, u in zip(leaves, us, strict=True) if o.requires_grad]
         found: list[Tensor | None] = [None] * len(leaves)
@@ -198,11 +246,8 @@ def _top_level(primals: Sequence[Any]) -> bool:
     )
 
 
-def _detached(jac: Any, top: bool) -> Any:
-    if not top:
-        return jac
-    leaves, spec = flatten(jac)
-    return unflatten([leaf.detach() for leaf in leaves], spec)
+def _detached(tree: Any, top: bool) -> Any:
+    return detached_tree(tree) if top else tree
 
 
 def jacrev(
@@ -214,38 +259,59 @@ def jacrev(
 ) -> Callable[..., Any]:
     """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
     vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
-    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple.
+    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple,
+    an argument that is a tuple/list/dict of tensors a Jacobian of that structure.
 
     >>> tg.func.jacrev(tg.sin)(tg.tensor([0.0, 1.0]))
     tensor([[1.    , 0.    ],
             [0.    , 0.5403]])
     """
-    single, nums = argnums_tuple(argnums, "jacrev")
+    _check_chunk_size(chunk_size, "jacrev")
+    return _jacrev(func, argnums, has_aux, "jacrev")
+
+
+def _check_chunk_size(chunk_size: Any, what: str) -> None:
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1
+    ):
+        raise ValueError(
+            f"{what}: chunk_size should be None or an int greater than 0 (got {chunk_size!r})"
+        )
+
+
+def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
+    single, nums = argnums_tuple(argnums, what)
 
     @functools.wraps(func)
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
-        check_argnums(nums, args, "jacrev")
-        primals = [args[n] for n in nums]
-        top = _top_level(primals)
-        res = vjp(_partial(func, args, nums, kwargs), *primals, has_aux=has_aux)
+        check_argnums(nums, args, what)
+        primals = [args[n] for n in nums]  # each a tensor or a tuple/list/dict of them
+        trees = [flatten(p) for p in primals]
+        top = _top_level([leaf for leaves, _ in trees for leaf in leaves])
+        res = vjp_as(_partial(func, args, nums, kwargs), primals, has_aux, what)
         out, vjp_fn = res[0], res[1]
         leaves, spec = flatten(out)
-        shapes = [tuple(np.shape(p)) for p in primals]
         jacs: list[Any] = []
         for k, o in enumerate(leaves):
-            rows: list[tuple[Tensor, ...]] = []
+            rows: list[list[list[Tensor]]] = []  # per basis vector: per primal, its leaves
             for e in _basis(o.shape, o.dtype):
                 cots = [
                     e if i == k else _wrap(np.zeros_like(x._data)) for i, x in enumerate(leaves)
                 ]
-                rows.append(vjp_fn(unflatten(cots, spec)))
+                rows.append([flatten(g)[0] for g in vjp_fn(unflatten(cots, spec))])
             per_arg = tuple(
-                _stack_first([r[j] for r in rows], o.shape, shapes[j], o.dtype)
-                for j in range(len(primals))
+                unflatten(
+                    [
+                        _stack_first([r[j][m] for r in rows], o.shape, np.shape(leaf), o.dtype)
+                        for m, leaf in enumerate(p_leaves)
+                    ],
+                    p_spec,
+                )
+                for j, (p_leaves, p_spec) in enumerate(trees)
             )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
-        return (jac, res[2]) if has_aux else jac
+        return (jac, _detached(res[2], top)) if has_aux else jac
 
     return jac_fn
 
@@ -264,53 +330,85 @@ def jacfwd(
     tensor([[2., 0.],
             [0., 4.]])
     """
-    single, nums = argnums_tuple(argnums, "jacfwd")
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "jacfwd: Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    return _jacfwd(func, argnums, has_aux, "jacfwd")
+
+
+def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
+    single, nums = argnums_tuple(argnums, what)
 
     @functools.wraps(func)
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
-        check_argnums(nums, args, "jacfwd")
-        primals = tuple(_float_tensor(args[n], "jacfwd", n) for n in nums)
-        top = _top_level(primals)
+        check_argnums(nums, args, what)
+        # each primal a tensor or a tuple/list/dict of them: its leaves as float tensors
+        trees: list[tuple[list[Tensor], Any]] = []
+        for n in nums:
+            p_leaves, p_spec = flatten(args[n])
+            trees.append(([_float_tensor(leaf, what, n) for leaf in p_leaves], p_spec))
+        primals = tuple(unflatten(p_leaves, p_spec) for p_leaves, p_spec in trees)
+        flat = [
+            (j, m, leaf) for j, (p_leaves, _) in enumerate(trees) for m, leaf in enumerate(p_leaves)
+        ]
+        top = _top_level([leaf for _, _, leaf in flat])
         f = _partial(func, args, nums, kwargs)
-        per_arg_columns: list[list[list[Tensor]]] = []
+        columns: dict[tuple[int, int], list[list[Tensor]]] = {}  # per primal leaf: per basis
         spec: Any = None
         aux: Any = None
         leaves_shape: list[tuple[tuple[int, ...], Any]] | None = None
-        for j, p in enumerate(primals):
-            columns: list[list[Tensor]] = []
+        for j, m, p in flat:
+            cols: list[list[Tensor]] = []
             for e in _basis(p.shape, p.dtype):
                 ts = tuple(
-                    e if i == j else _wrap(np.zeros_like(q._data)) for i, q in enumerate(primals)
+                    unflatten(
+                        [
+                            e if (i, n) == (j, m) else _wrap(np.zeros_like(q._data))
+                            for n, q in enumerate(q_leaves)
+                        ],
+                        q_spec,
+                    )
+                    for i, (q_leaves, q_spec) in enumerate(trees)
                 )
-                res = jvp(f, primals, ts, has_aux=has_aux)
+                res = jvp_as(f, primals, ts, has_aux, what)
                 out_leaves, spec = flatten(res[0])
                 leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
-                columns.append(flatten(res[1])[0])
+                cols.append(flatten(res[1])[0])
                 if has_aux:
                     aux = res[2]
-            per_arg_columns.append(columns)
+            columns[(j, m)] = cols
         if leaves_shape is None:  # every primal is empty: evaluate once for the layout
-            res = _evaluate(f, primals, has_aux)
+            res = _evaluate(f, primals, has_aux, what)
             out_leaves, spec = flatten(res[0])
             leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
             aux = res[1]
         jacs: list[Any] = []
         for k, (shape, dtype) in enumerate(leaves_shape):
             per_arg = tuple(
-                _stack_last([c[k] for c in per_arg_columns[j]], shape, primals[j].shape, dtype)
-                for j in range(len(primals))
+                unflatten(
+                    [
+                        _stack_last([c[k] for c in columns[(j, m)]], shape, leaf.shape, dtype)
+                        for m, leaf in enumerate(p_leaves)
+                    ],
+                    p_spec,
+                )
+                for j, (p_leaves, p_spec) in enumerate(trees)
             )
             jacs.append(per_arg[0] if single else per_arg)
         jac = _detached(unflatten(jacs, spec), top)
-        return (jac, aux) if has_aux else jac
+        return (jac, _detached(aux, top)) if has_aux else jac
 
     return jac_fn
 
 
-def _evaluate(f: Callable[..., Any], primals: tuple[Tensor, ...], has_aux: bool) -> tuple[Any, Any]:
+def _evaluate(
+    f: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, what: str
+) -> tuple[Any, Any]:
     with not_recording(AMBIENT):
         out = f(*primals)
-    return _split(out, has_aux, "jacfwd")
+    return _split(out, has_aux, what)
 
 
 def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
@@ -321,4 +419,4 @@ def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(jacrev(func, argnums), argnums)
+    return _jacfwd(_jacrev(func, argnums, False, "hessian"), argnums, False, "hessian")

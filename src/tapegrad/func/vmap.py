@@ -20,6 +20,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+import numpy as np
+
 from .. import random as _random
 from ..tensor import Tensor
 from ._tree import Spec, flatten, unflatten
@@ -64,6 +66,13 @@ def vmap(
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. "
             f"Got {randomness}"
+        )
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1
+    ):
+        raise ValueError(
+            f"vmap({_name(func)}, ..., chunk_size={chunk_size!r}): chunk_size should be None or "
+            "an int greater than 0"
         )
     if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
         raise ValueError(
@@ -146,6 +155,12 @@ def _leaf_dims(in_dims: Dims, args: Sequence[Any], where: str) -> list[int | Non
                     f"{where}: in_dims is not compatible with the structure of `inputs`."
                 )
             dims.extend(sub)
+    for d in dims:
+        if d is not None and (not isinstance(d, int) or isinstance(d, bool)):
+            raise ValueError(
+                f"{where}: Got in_dim={d!r} for an input but in_dim must be either an integer "
+                "dimension or None."
+            )
     return dims
 
 
@@ -195,6 +210,20 @@ def _random_error() -> NoReturn:
     )
 
 
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a.shape == b.shape and bool(np.array_equal(a._data, b._data, equal_nan=True))
+    return a is b or bool(a == b)
+
+
+def _batched_out_dim_none(func: Callable[..., Any], k: int) -> NoReturn:
+    raise ValueError(
+        f"vmap({_name(func)}, ..., out_dims=...): output {k} depends on the mapped inputs "
+        "(it differs per sample) but its out_dim is None; give it an out_dim (e.g. 0), or "
+        "return a value that is the same for every sample"
+    )
+
+
 def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims) -> Any:
     from ..ops.joins import stack
 
@@ -216,6 +245,10 @@ def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims)
         items = [f[0][k] for f in flat]
         d = odims[k]
         if d is None:
+            # out_dims=None promises one value for all samples: refuse one that differs
+            # (torch.func refuses any output that depends on a mapped input)
+            if any(not _same(items[0], item) for item in items[1:]):
+                _batched_out_dim_none(func, k)
             stacked.append(items[0])
             continue
         for item in items:
@@ -225,10 +258,16 @@ def _stack_outputs(func: Callable[..., Any], results: list[Any], out_dims: Dims)
                     f"type {type(item)}. Did you mean to set out_dims= to None for output?"
                 )
         ndim = items[0].ndim + 1
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise ValueError(
+                f"vmap({_name(func)}, ..., out_dims={out_dims}): an out_dim must be an int or "
+                f"None, got {d!r}"
+            )
         if not -ndim <= d < ndim:
             raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
-                f"but got {d})"
+                f"vmap({_name(func)}, ..., out_dims={out_dims}): Dimension out of range "
+                f"(expected to be in range of [{-ndim}, {ndim - 1}], but got {d}) for output "
+                f"{k}, which has {ndim - 1} dimensions per sample"
             )
         stacked.append(stack(items, dim=d))
     return unflatten(stacked, spec)

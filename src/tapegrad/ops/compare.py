@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .registry import defop
+from .registry import defop, note_values_read
 
 
 # Internal ops carry NumPy's names (rules call xp.equal, xp.logical_and, ...); the public
@@ -268,6 +268,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     >>> tg.allclose(tg.tensor([1.0]), tg.tensor([1.0 + 1e-9]))
     True
     """
+    note_values_read("allclose", input, other)
     return bool(_isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)._data.all())
 
 
@@ -276,6 +277,7 @@ def equal(input, other) -> bool:
     torch.equal; for the elementwise comparison use eq)."""
     if tuple(input.shape) != tuple(other.shape):
         return False
+    note_values_read("equal", input, other)
     return bool(_equal(input, other)._data.all())
 
 

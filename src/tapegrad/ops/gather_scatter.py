@@ -16,7 +16,7 @@ from .. import backend
 from ..tensor import Tensor, _axis
 from .arguments import need_dim, pick
 from .index import check_index_range, check_not_view_of_leaf, getitem, index_array
-from .registry import apply_inplace, defop, dispatch
+from .registry import apply_inplace, defop, dispatch, note_values_read
 from .views import reshape
 
 _slice = builtins.slice
@@ -249,6 +249,7 @@ def masked_fill(input, mask, value):
 
 def masked_select(input, mask):
     """The entries of `input` where `mask` is True, as a 1-D tensor."""
+    note_values_read("masked_select", mask)  # the mask's positions: data-dependent
     m = _mask_array(mask, input.shape, "masked_select")
     shape = np.broadcast_shapes(m.shape, input.shape)
     if shape != input.shape:

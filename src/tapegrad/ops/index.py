@@ -18,7 +18,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor, _axis
 from .arguments import need_dim
-from .registry import apply_inplace, check_inplace_allowed, defop, dispatch
+from .registry import apply_inplace, check_inplace_allowed, defop, dispatch, note_values_read
 from .xp import linear_jvp
 
 _slice = builtins.slice
@@ -40,6 +40,8 @@ def normalize_key(key, shape=None):
             out.append(k)
             continue
         if isinstance(k, Tensor):
+            if k._data.ndim == 0 or k._data.dtype.kind == "b":  # an int read, a mask's nonzero
+                note_values_read("indexing with a 0-d or boolean tensor", k)
             k = k._data
         elif isinstance(k, range):
             k = np.arange(k.start, k.stop, k.step)
@@ -417,6 +419,7 @@ def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero entries: an (n, ndim) int64 tensor, or a tuple of 1-D ones."""
     from ..tensor import _wrap
 
+    note_values_read("nonzero", input)
     data = input._data
     if data.ndim == 0:  # NumPy refuses a 0-d array; PyTorch treats it as one element
         hit = int(bool(data))

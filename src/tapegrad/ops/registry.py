@@ -70,6 +70,7 @@ import numpy as np
 
 from .. import backend
 from ..compile.hook import TRACING, traced_call
+from ..compile.hook import local as _tracing
 from ..engine.node import ACCUMULATE, OUT, leaf_of
 from ..engine.recorder import record_node
 from ..engine.state import FORWARD, state
@@ -208,7 +209,9 @@ class Op:
             out = drop_unasked_float64(out, arrays, params)
         if mask:
             if mask & TRACING:  # tg.compile is tracing this call (compile/hook.py)
-                return traced_call(self, args, params, out, mask, xp, cls)
+                if not mask & FORWARD & state.active:
+                    return traced_call(self, args, params, out, mask, xp, cls)
+                return _untraced_dual_call(self, args, params, out, mask, xp, cls)
             mask &= state.active
             if mask and self.differentiable and out.dtype.kind in _FLOAT_KINDS:
                 if mask & FORWARD:  # a dual tensor (forward AD): forward_ad adds the tangent
@@ -222,6 +225,51 @@ class Op:
         if self.view:
             mark_view(result, self, args, params)  # an in-place write may record later
         return result
+
+
+def _untraced_dual_call(
+    op: Op,
+    args: tuple[Any, ...],
+    params: dict[str, Any],
+    out: Any,
+    mask: int,
+    xp: Any,
+    cls: type[Tensor],
+) -> Tensor:
+    """An op on a dual tensor of forward AD while tg.compile or vmap traces. A trace holds
+    no tangents, so it can't be replayed (it fails); the op runs eagerly for its tangent
+    (`vmap(jvp(f))`: sample 0's run), and its inputs and result still take slots, so the
+    trace tells tensors captured from outside from the ones made inside."""
+    mask &= state.active
+    if op.differentiable and out.dtype.kind in _FLOAT_KINDS:
+        result = _dual_output(op, args, params, out, mask, xp, cls)
+    else:
+        result = _wrap(out, 0, cls)
+    if op.view:
+        mark_view(result, op, args, params)
+    trace = _tracing.trace
+    if trace is not None:
+        trace.fail("an op ran on a dual tensor of forward AD")
+        for a in args:
+            if isinstance(a, Tensor):
+                trace.slot_of(a)
+        trace.output_slot(result)
+    return result
+
+
+def note_values_read(what: str, *tensors: Any) -> None:
+    """`what` (a Python-level function: sort's order, a mask's positions, an index's int,
+    allclose) computed something from these tensors' values outside the op table. A trace
+    that `vmap` replays on the whole batch (its `per_sample_values` set) would replay sample
+    0's result for every sample, so it stops the replay; tg.compile checks its replays
+    against eager instead, and is left as it is."""
+    trace = _tracing.trace
+    if trace is None or not getattr(trace, "per_sample_values", False):
+        return
+    for t in tensors:
+        if isinstance(t, Tensor) and t._tapes & TRACING:
+            trace.fail(f"{what} computes from a mapped tensor's values outside the op table")
+            return
 
 
 def mark_view(result: Tensor, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> None:

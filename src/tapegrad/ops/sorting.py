@@ -21,7 +21,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor, _axis, _wrap
 from .gather_scatter import _take_along_axis
-from .registry import dispatch
+from .registry import dispatch, note_values_read
 from .views import reshape
 
 
@@ -73,6 +73,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
         values, indices = sort(reshape(input, (1,)), 0, descending)
         return SortResult(reshape(values, ()), reshape(indices, ()))
     d = _axis(dim, input.ndim)
+    note_values_read("the sort order", input)
     idx = _order(input._data, d, descending)
     return SortResult(_gather(input, d, idx), _wrap(idx))
 
@@ -90,6 +91,7 @@ def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
         _axis(dim, 0)
         return _wrap(backend.array_module(input._data).zeros((), dtype=np.int64))
     d = _axis(dim, input.ndim)
+    note_values_read("the sort order", input)
     return _wrap(_order(input._data, d, descending))
 
 
@@ -125,6 +127,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
             f"topk(): k ({k}) is out of range for dimension {dim} of size {n} "
             f"(shape {tuple(input.shape)}); pass 0 <= k <= {n}"
         )
+    note_values_read("the sort order", input)
     values, indices = _take_first(input, _order(input._data, d, largest), d, k)
     return TopkResult(values, indices)
 
@@ -149,6 +152,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=None, keepdims=None):
             f"kthvalue(): k ({k}) is out of range for dimension {dim} of size "
             f"{n} (shape {tuple(input.shape)}); pass 1 <= k <= {n}"
         )
+    note_values_read("the sort order", x)
     idx = _order(x._data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
     values, indices = _gather(x, d, idx), _wrap(idx)
     if flat or not keep:
