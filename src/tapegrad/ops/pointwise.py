@@ -23,7 +23,7 @@ from .. import dtypes
 from ..tensor import Tensor
 from .quiet import quiet
 from .registry import apply_inplace, defop, dispatch, dispatch_binary, dispatch_unary
-from .unary import _erf_values, _fl
+from .unary import _ERF64, _erf_values, _fl, _horner
 from .xp import plus_tangents
 
 _LN10 = math.log(10.0)
@@ -75,22 +75,24 @@ def _atan2(xp, x, y):
         return xp.arctan2(_flt(x), _flt(y))
 
 
-def _atan2_parts(xp, x, y):
-    # PyTorch's rule is 0 (not 0 * inf) at (0, 0): divide by 1 there instead
+def _atan2_recip(xp, x, y):
+    # PyTorch's 1 / (x*x + y*y), and 0 where that sum is 0 (underflow included): the
+    # gradient at (0, 0) is 0, not 0 * inf; the zero divides by 1 instead
     r2 = x * x + y * y
-    return xp.where(r2 == 0, 1.0, r2)
+    zero = r2 == 0
+    return xp.where(zero, 0.0, 1.0 / xp.where(zero, 1.0, r2))
 
 
 @_atan2.vjp
 def _(xp, g, x, y, needs):
-    r2 = _atan2_parts(xp, x, y)
-    return (g * y / r2 if needs[0] else None, -g * x / r2 if needs[1] else None)
+    recip = _atan2_recip(xp, x, y)
+    return (g * y * recip if needs[0] else None, -g * x * recip if needs[1] else None)
 
 
 @_atan2.jvp
 def _(xp, tangents, x, y, *, out):
-    r2 = _atan2_parts(xp, x, y)
-    return plus_tangents(_times(tangents[0], y / r2), _times(tangents[1], -x / r2))
+    recip = _atan2_recip(xp, x, y)
+    return plus_tangents(_times(tangents[0], y * recip), _times(tangents[1], -x * recip))
 
 
 _atan2.sample(_binary_samples)
@@ -243,7 +245,7 @@ def _xlogy(xp, x, y):
     with quiet():
         prod = x * xp.log(y)
         # 0 where x == 0, unless y is NaN (xlogy(0, nan) is NaN, as in PyTorch)
-        return xp.where((x == 0) & (y == y), 0.0 * prod, prod)
+        return xp.where((x == 0) & (y == y), 0.0, prod)
 
 
 @_xlogy.vjp
@@ -673,21 +675,40 @@ def _poly(coefs, w):
     return acc
 
 
+def _erfc_nonnegative(a):
+    """erfc(a) for a >= 0 in float64, to a few ulps relative (unary.py's erf internals:
+    the tail exp(-a*a) * erfcx(a) is never computed as 1 - erf)."""
+    series, c, u, top, erfcx = _ERF64
+    near = 1.0 - a * _horner(series, np.minimum(a * a, 0.5625))
+    z = np.minimum(np.maximum(a, 0.75), top)
+    far = np.exp(-z * z) * _horner(erfcx, (z - c) / ((z + c) * u))
+    return np.where(a < 0.75, near, far)
+
+
 def _erfinv_values(y):
-    """erfinv on a NumPy/CuPy array (float64 inside): +-inf at +-1, NaN outside [-1, 1]."""
+    """erfinv on a NumPy array (float64 inside): +-inf at +-1, NaN outside [-1, 1]."""
     dtype = y.dtype
     y64 = y.astype(np.float64)
     with np.errstate(all="ignore"):
         w = -np.log((1.0 - y64) * (1.0 + y64))
         central = _poly(_GILES_CENTRAL, w - 2.5)
         tail = _poly(_GILES_TAIL, np.sqrt(np.maximum(w, 0.0)) - 3.0)
-        x = y64 * np.where(w < 5.0, central, tail)
-        inside = np.abs(y64) < 1.0
-        x = np.where(inside, x, 0.0)
-        for _ in range(3):  # Newton: the guess is good to ~1e-7, each step squares that
+        a = np.abs(y64)
+        inside = a < 1.0
+        x = np.where(inside, a * np.where(w < 5.0, central, tail), 0.0)  # |erfinv(y)|
+        # Newton steps (the guess is good to ~1e-7, each step squares that): on erf for
+        # |y| < 0.5, on erfc(x) = 1 - |y| (exact for |y| >= 0.5) above, so that y near 1
+        # keeps its accuracy
+        q = 1.0 - a
+        small = a < 0.5
+        for _ in range(3):
             slope = np.exp(-x * x) * (1.0 / _SQRT_PI_2)
-            x = x - (_erf_values(np, x) - y64) / slope
-        x = np.where(inside, x, np.where(np.abs(y64) == 1.0, np.sign(y64) * np.inf, np.nan))
+            x = np.where(
+                small,
+                x - (_erf_values(np, x) - a) / slope,
+                x + (_erfc_nonnegative(x) - q) / slope,
+            )
+        x = np.where(inside, np.copysign(x, y64), np.where(a == 1.0, np.sign(y64) * np.inf, np.nan))
     return x.astype(dtype)
 
 
