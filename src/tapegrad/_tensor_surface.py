@@ -555,6 +555,10 @@ class TensorSurface:
     def float_power(self, exponent) -> Tensor:
         """input ** exponent computed in float64 (the result is float64, as in PyTorch); either"""
 
+    # ops.pointwise._float_power_
+    def float_power_(self, exponent) -> Tensor:
+        """float_power in place: only a float64 tensor can hold the result (as in PyTorch)."""
+
     # ops.unary.floor
     def floor(self) -> Tensor:
         """The largest integer <= input, elementwise; the gradient is zero."""
@@ -618,6 +622,10 @@ class TensorSurface:
     # ops.pointwise.heaviside
     def heaviside(self, values) -> Tensor:
         """The step function: 0 where input < 0, `values` where input == 0, 1 where input > 0."""
+
+    # ops.pointwise._heaviside_
+    def heaviside_(self, values) -> Tensor:
+        """heaviside in place."""
 
     # ops.pointwise.hypot
     def hypot(self, other: Tensor) -> Tensor:

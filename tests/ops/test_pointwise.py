@@ -342,3 +342,14 @@ def test_no_warnings_on_extreme_inputs():
         tg.addcdiv(big, big, big, value=2.0)
         tg.addcmul(big, big, big)
         tg.float_power(big, 2.5)
+
+
+def test_heaviside_and_float_power_in_place():
+    t = tg.tensor([-1.0, 0.0, 3.0])
+    assert t.heaviside_(tg.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
+    d = tg.tensor(np.array([2.0, 3.0]))
+    assert d.float_power_(2).tolist() == [4.0, 9.0]
+    with pytest.raises(RuntimeError, match="float_power_: the base has dtype"):
+        tg.tensor([2.0]).float_power_(2)
+    with pytest.raises(RuntimeError, match="heaviside_: input and values"):
+        t.heaviside_(tg.tensor([1]))

@@ -853,6 +853,31 @@ def _logit_(self, eps=None):
     return apply_inplace(_logit, self, eps=eps)
 
 
+def _heaviside_(self, values):
+    """heaviside in place."""
+    if isinstance(values, Tensor) and values.dtype != self.dtype:
+        raise RuntimeError(
+            "heaviside_: input and values must have the same dtype (as in PyTorch), got "
+            f"{self.dtype} and {values.dtype}; convert values first"
+        )
+    return apply_inplace(_heaviside, self, values)
+
+
+def _float_power_(self, exponent):
+    """float_power in place: only a float64 tensor can hold the result (as in PyTorch)."""
+    from .arith import _pow
+    from .casting import astype
+
+    if self.dtype != dtypes.float64:
+        raise RuntimeError(
+            f"float_power_: the base has dtype {self.dtype} but the result requires float64 "
+            "(as in PyTorch); use t.double().float_power_(...) or the out-of-place float_power"
+        )
+    if isinstance(exponent, Tensor):
+        exponent = astype(exponent, dtypes.float64)
+    return apply_inplace(_pow, self, exponent)
+
+
 #: in-place methods (Tensor.<name>) -> function; installed by tensor_methods
 INPLACE_METHODS = {
     "atan2_": _atan2_,
@@ -864,6 +889,8 @@ INPLACE_METHODS = {
     "addcdiv_": _addcdiv_,
     "nan_to_num_": _nan_to_num_,
     "logit_": _logit_,
+    "heaviside_": _heaviside_,
+    "float_power_": _float_power_,
 }
 
 __all__ = [
