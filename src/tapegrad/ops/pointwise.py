@@ -787,7 +787,7 @@ def float_power(input, exponent) -> Tensor:
     may be a number. Differentiable through the cast and `pow`.
 
     >>> tg.float_power(tg.tensor([2], dtype=tg.float32), 2).dtype
-    tg.float64
+    dtype('float64')
     """
     from .arith import pow
     from .casting import astype
