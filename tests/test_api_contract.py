@@ -279,6 +279,14 @@ def test_tensor_dtypes_from_python_and_numpy():
     assert tg.tensor([1, 2], dtype=tg.float64).dtype == tg.float64
 
 
+def test_python_floats_with_a_float64_dtype_keep_their_precision():
+    # not through float32 first: 0.1 stays 0.1, 1e308 stays finite
+    assert tg.tensor([0.1], dtype=tg.float64).item() == 0.1
+    assert tg.tensor(1e308, dtype=tg.float64).item() == 1e308
+    assert tg.as_tensor([0.1], dtype=tg.float64).item() == 0.1
+    assert tg.tensor([0.1]).dtype == tg.float32  # no dtype: still the default
+
+
 @pytest.mark.parametrize(
     "data", ["abc", b"x", np.array(["a"]), [object()]], ids=["str", "bytes", "str-array", "object"]
 )

@@ -44,6 +44,7 @@ from .ops.index import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.matrix import *  # noqa: F403
 from .ops.pairwise import *  # noqa: F403
+from .ops.pointwise import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403

@@ -211,6 +211,22 @@ class TensorSurface:
     def add_(self, other, *, alpha=1) -> Tensor:
         """In-place self + alpha * other (PyTorch's `p.add_(g, alpha=-lr)`)."""
 
+    # ops.pointwise.addcdiv
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        """input + value * tensor1 / tensor2, with broadcasting (Adam's update)."""
+
+    # ops.pointwise._addcdiv_
+    def addcdiv_(self, tensor1, tensor2, *, value=1) -> Tensor:
+        """addcdiv in place: self += value * tensor1 / tensor2 (Adam's step)."""
+
+    # ops.pointwise.addcmul
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        """input + value * tensor1 * tensor2, with broadcasting."""
+
+    # ops.pointwise._addcmul_
+    def addcmul_(self, tensor1, tensor2, *, value=1) -> Tensor:
+        """addcmul in place: self += value * tensor1 * tensor2 (optimizers' second moments)."""
+
     # ops.reduce.all
     def all(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         """True where every element along `dim` is non-zero (a bool tensor)."""
@@ -251,6 +267,14 @@ class TensorSurface:
     def arctan(self) -> Tensor:
         """Elementwise arctangent of `input` (differentiable)."""
 
+    # ops.pointwise.atan2
+    def arctan2(self, other: Tensor) -> Tensor:
+        """The angle of the point (other, input), in (-pi, pi]; `atan2(y, x)` with broadcasting."""
+
+    # ops.pointwise._atan2_
+    def arctan2_(self, other) -> Tensor:
+        """atan2 in place: self becomes atan2(self, other)."""
+
     # ops.unary.atanh
     def arctanh(self) -> Tensor:
         """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
@@ -287,6 +311,14 @@ class TensorSurface:
     def atan(self) -> Tensor:
         """Elementwise arctangent of `input` (differentiable)."""
 
+    # ops.pointwise.atan2
+    def atan2(self, other: Tensor) -> Tensor:
+        """The angle of the point (other, input), in (-pi, pi]; `atan2(y, x)` with broadcasting."""
+
+    # ops.pointwise._atan2_
+    def atan2_(self, other) -> Tensor:
+        """atan2 in place: self becomes atan2(self, other)."""
+
     # ops.unary.atanh
     def atanh(self) -> Tensor:
         """Elementwise inverse hyperbolic tangent of `input` (differentiable inside (-1, 1))."""
@@ -298,6 +330,10 @@ class TensorSurface:
     # ops.tensor_methods.backward
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, out_grad=None, train_mode=True) -> None:
         """Backpropagate from this tensor (PyTorch and MXNet signatures)."""
+
+    # ops.random_fills.bernoulli_
+    def bernoulli_(self, p: Any = 0.5, *, generator=None) -> Tensor:
+        """Fill with 1 with probability `p` and 0 otherwise, in place; `p` is a number or a"""
 
     # ops.linalg.bmm
     def bmm(self, mat2) -> Tensor:
@@ -314,6 +350,10 @@ class TensorSurface:
     # ops.casting._caster.<locals>.method
     def byte(self) -> Tensor:
         """This tensor as uint8 (itself when it already is)."""
+
+    # ops.random_fills.cauchy_
+    def cauchy_(self, median: builtins.float = 0.0, sigma: builtins.float = 1.0, *, generator=None) -> Tensor:
+        """Fill with samples of the Cauchy distribution (location `median`, scale `sigma`)."""
 
     # ops.unary.ceil
     def ceil(self) -> Tensor:
@@ -363,6 +403,14 @@ class TensorSurface:
     def copy_(self, src, non_blocking=False) -> Tensor:
         """Copy `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor."""
 
+    # ops.pointwise.copysign
+    def copysign(self, other) -> Tensor:
+        """|input| with the sign of `other` (a tensor or number; -0.0 counts as negative)."""
+
+    # ops.pointwise._copysign_
+    def copysign_(self, other) -> Tensor:
+        """copysign in place."""
+
     # ops.unary.cos
     def cos(self) -> Tensor:
         """The cosine, elementwise (radians)."""
@@ -382,6 +430,14 @@ class TensorSurface:
     # ops.statistics.cumsum
     def cumsum(self, dim=None, *, dtype=None, axis=None) -> Tensor:
         """Cumulative sum along `dim` (required)."""
+
+    # ops.pointwise.deg2rad
+    def deg2rad(self) -> Tensor:
+        """Degrees to radians, elementwise."""
+
+    # in place: op 'deg2rad' (registry.apply_inplace)
+    def deg2rad_(self) -> Tensor:
+        """In-place deg2rad: writes the result into this tensor and returns it."""
 
     # ops.matrix.diag
     def diag(self, diagonal=0) -> Tensor:
@@ -435,6 +491,14 @@ class TensorSurface:
     def erf_(self) -> Tensor:
         """In-place erf: writes the result into this tensor and returns it."""
 
+    # ops.pointwise.erfinv
+    def erfinv(self) -> Tensor:
+        """The inverse error function on [-1, 1] (+-inf at +-1, NaN outside), no SciPy needed."""
+
+    # in place: op 'erfinv' (registry.apply_inplace)
+    def erfinv_(self) -> Tensor:
+        """In-place erfinv: writes the result into this tensor and returns it."""
+
     # ops.unary.exp
     def exp(self) -> Tensor:
         """e ** input, elementwise."""
@@ -458,6 +522,10 @@ class TensorSurface:
     # in place: op 'expm1' (registry.apply_inplace)
     def expm1_(self) -> Tensor:
         """In-place expm1: writes the result into this tensor and returns it."""
+
+    # ops.random_fills.exponential_
+    def exponential_(self, lambd: builtins.float = 1.0, *, generator=None) -> Tensor:
+        """Fill with samples of the exponential distribution of rate `lambd`, in place."""
 
     # ops.casting._fill_
     def fill_(self, value) -> Tensor:
@@ -483,6 +551,14 @@ class TensorSurface:
     def float(self) -> Tensor:
         """This tensor as float32 (itself when it already is)."""
 
+    # ops.pointwise.float_power
+    def float_power(self, exponent) -> Tensor:
+        """input ** exponent computed in float64 (the result is float64, as in PyTorch); either"""
+
+    # ops.pointwise._float_power_
+    def float_power_(self, exponent) -> Tensor:
+        """float_power in place: only a float64 tensor can hold the result (as in PyTorch)."""
+
     # ops.unary.floor
     def floor(self) -> Tensor:
         """The largest integer <= input, elementwise; the gradient is zero."""
@@ -499,6 +575,14 @@ class TensorSurface:
     def fmod(self, other) -> Tensor:
         """input - trunc(input / other) * other, with the sign of `input` (C's fmod); an int"""
 
+    # ops.pointwise.frac
+    def frac(self) -> Tensor:
+        """The fractional part, input - trunc(input) (the sign follows input); float only."""
+
+    # ops.pointwise._frac_
+    def frac_(self) -> Tensor:
+        """frac in place."""
+
     # ops.gather_scatter.gather
     def gather(self, dim=None, index=None, *, axis=None) -> Tensor:
         """`out[i][j] = input[index[i][j]][j]` (dim=0): pick along `dim` at `index`, which has the"""
@@ -510,6 +594,10 @@ class TensorSurface:
     # ops.activation.gelu
     def gelu(self, approximate='none') -> Tensor:
         """x * Phi(x) with the exact erf form (approximate='none', PyTorch's default) or the tanh"""
+
+    # ops.random_fills.geometric_
+    def geometric_(self, p: builtins.float, *, generator=None) -> Tensor:
+        """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
 
     # ops.linalg.outer
     def ger(self, vec2) -> Tensor:
@@ -530,6 +618,22 @@ class TensorSurface:
     # ops.casting._caster.<locals>.method
     def half(self) -> Tensor:
         """This tensor as float16 (itself when it already is)."""
+
+    # ops.pointwise.heaviside
+    def heaviside(self, values) -> Tensor:
+        """The step function: 0 where input < 0, `values` where input == 0, 1 where input > 0."""
+
+    # ops.pointwise._heaviside_
+    def heaviside_(self, values) -> Tensor:
+        """heaviside in place."""
+
+    # ops.pointwise.hypot
+    def hypot(self, other: Tensor) -> Tensor:
+        """sqrt(input**2 + other**2) without overflow, elementwise with broadcasting."""
+
+    # ops.pointwise._hypot_
+    def hypot_(self, other) -> Tensor:
+        """hypot in place."""
 
     # ops.index.index_add
     def index_add(self, dim, index, source, *, alpha=1) -> Tensor:
@@ -611,6 +715,14 @@ class TensorSurface:
     def log(self) -> Tensor:
         """The natural logarithm, elementwise."""
 
+    # ops.pointwise.log10
+    def log10(self) -> Tensor:
+        """The base-10 logarithm, elementwise."""
+
+    # in place: op 'log10' (registry.apply_inplace)
+    def log10_(self) -> Tensor:
+        """In-place log10: writes the result into this tensor and returns it."""
+
     # ops.unary.log1p
     def log1p(self) -> Tensor:
         """log(1 + input), accurate near 0."""
@@ -627,9 +739,21 @@ class TensorSurface:
     def log_(self) -> Tensor:
         """In-place log: writes the result into this tensor and returns it."""
 
+    # ops.random_fills.log_normal_
+    def log_normal_(self, mean: builtins.float = 1.0, std: builtins.float = 2.0, *, generator=None) -> Tensor:
+        """Fill with exp(N(mean, std**2)) samples, in place (`mean`, `std` of the logarithm)."""
+
     # ops.tensor_methods.log_softmax
     def log_softmax(self, dim=None, dtype=None, *, axis=None) -> Tensor:
         """log(softmax(x)) along `dim` (`nn.functional.log_softmax`)."""
+
+    # ops.pointwise.logaddexp
+    def logaddexp(self, other: Tensor) -> Tensor:
+        """log(exp(input) + exp(other)) without overflow, elementwise with broadcasting."""
+
+    # ops.pointwise.logaddexp2
+    def logaddexp2(self, other: Tensor) -> Tensor:
+        """log2(2**input + 2**other) without overflow, elementwise with broadcasting."""
 
     # ops.compare.logical_and
     def logical_and(self, other) -> Tensor:
@@ -646,6 +770,14 @@ class TensorSurface:
     # ops.compare.logical_xor
     def logical_xor(self, other) -> Tensor:
         """Elementwise logical xor -> bool."""
+
+    # ops.pointwise.logit
+    def logit(self, eps: builtins.float | None = None) -> Tensor:
+        """log(p / (1 - p)), the inverse of sigmoid; with `eps`, input is first clamped to"""
+
+    # ops.pointwise._logit_
+    def logit_(self, eps=None) -> Tensor:
+        """logit in place."""
 
     # ops.statistics.logsumexp
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
@@ -732,6 +864,14 @@ class TensorSurface:
     def mv(self, vec) -> Tensor:
         """Matrix-vector product."""
 
+    # ops.pointwise.nan_to_num
+    def nan_to_num(self, nan: builtins.float = 0.0, posinf=None, neginf=None) -> Tensor:
+        """NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (by default the largest"""
+
+    # ops.pointwise._nan_to_num_
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
+        """nan_to_num in place."""
+
     # ops.index.narrow
     def narrow(self, dim, start, length) -> Tensor:
         """The view input[..., start:start+length, ...] along `dim`."""
@@ -780,6 +920,10 @@ class TensorSurface:
     def norm(self, p='fro', dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None) -> Tensor:
         """Vector p-norm over `dim` (all elements when None): p = 'fro' or 2 (default), 1, inf,"""
 
+    # ops.random_fills.normal_
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *, generator=None) -> Tensor:
+        """Fill with samples of N(mean, std**2), in place."""
+
     # ops.compare.ne
     def not_equal(self, other) -> Tensor:
         """Elementwise input != other."""
@@ -803,6 +947,18 @@ class TensorSurface:
     # ops.reduce.prod
     def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
         """Product over `dim`; the gradient is exact where elements are zero."""
+
+    # ops.pointwise.rad2deg
+    def rad2deg(self) -> Tensor:
+        """Radians to degrees, elementwise."""
+
+    # in place: op 'rad2deg' (registry.apply_inplace)
+    def rad2deg_(self) -> Tensor:
+        """In-place rad2deg: writes the result into this tensor and returns it."""
+
+    # ops.random_fills.random_
+    def random_(self, from_: builtins.int | None = None, to: builtins.int | None = None, *, generator=None) -> Tensor:
+        """Fill with integers drawn uniformly from [from, to), in place. `random_(to)` is"""
 
     # ops.unary.reciprocal
     def reciprocal(self) -> Tensor:
@@ -907,6 +1063,14 @@ class TensorSurface:
     # in place: op 'sin' (registry.apply_inplace)
     def sin_(self) -> Tensor:
         """In-place sin: writes the result into this tensor and returns it."""
+
+    # ops.pointwise.sinc
+    def sinc(self) -> Tensor:
+        """The normalized sinc, sin(pi x) / (pi x), and 1 at 0."""
+
+    # in place: op 'sinc' (registry.apply_inplace)
+    def sinc_(self) -> Tensor:
+        """In-place sinc: writes the result into this tensor and returns it."""
 
     # ops.unary.sinh
     def sinh(self) -> Tensor:
@@ -1064,6 +1228,10 @@ class TensorSurface:
     def unflatten(self, dim, sizes) -> Tensor:
         """Split dimension `dim` into `sizes` (one may be -1)."""
 
+    # ops.random_fills.uniform_
+    def uniform_(self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *, generator=None) -> Tensor:
+        """Fill with samples of U[from, to), in place (PyTorch's `from` is `from_` here, or"""
+
     # ops.views.unsqueeze
     def unsqueeze(self, dim=None, *, axis=None) -> Tensor:
         """Insert a size-1 dimension at `dim` (-1 appends one)."""
@@ -1083,6 +1251,14 @@ class TensorSurface:
     # ops.elementwise._where_method
     def where(self, condition, other) -> Tensor:
         """`self` where `condition`, else `other` (PyTorch's Tensor.where)."""
+
+    # ops.pointwise.xlogy
+    def xlogy(self, other: Tensor) -> Tensor:
+        """input * log(other), and 0 where input is 0 (unless other is NaN), as PyTorch."""
+
+    # in place: op 'xlogy' (registry.apply_inplace)
+    def xlogy_(self, y) -> Tensor:
+        """In-place xlogy: writes the result into this tensor and returns it."""
 
     # ops.casting._zero_
     def zero_(self) -> Tensor:

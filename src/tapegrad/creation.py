@@ -68,7 +68,7 @@ def tensor(data, dtype=None, requires_grad=False, device="cpu", *, ctx=None) -> 
     """
     if isinstance(data, Tensor):
         data = data._data
-    arr = dtypes.result_array(data, None)
+    arr = dtypes.result_array(data, dtype)
     arr = np.array(arr, copy=True) if type(arr) is np.ndarray else arr.copy()
     return _finish(arr, dtype, ctx if ctx is not None else device, requires_grad)
 

@@ -111,7 +111,9 @@ def result_array(data: Any, dtype: Any = None) -> np.ndarray:
                 f"cannot make a tensor from {type(data).__name__} {data!r:.80}: nested "
                 f"sequences must have the same length at each level ({e})"
             ) from None
-        if arr.dtype == np.float64 and not isinstance(data, np.generic):
+        # the default dtype only when none is asked for: tensor([0.1], dtype=float64) must
+        # not pass through float32 (0.10000000149...)
+        if arr.dtype == np.float64 and not isinstance(data, np.generic) and dtype is None:
             arr = arr.astype(get_default_dtype())
         elif arr.dtype.kind in "iu" and not isinstance(data, np.generic) and arr.dtype != np.uint8:
             arr = arr.astype(int64)

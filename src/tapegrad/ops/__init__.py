@@ -28,6 +28,8 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     conv.py         conv conv_transpose      pool.py  max/avg/adaptive pooling
     sorting.py      sort argsort topk ...    matrix.py  diagonal tril triu trace ...
     pairwise.py     cdist, cosine similarity ...
+    pointwise.py    atan2 hypot log10 logaddexp xlogy addcmul nan_to_num logit erfinv ...
+    random_fills.py t.uniform_() normal_() bernoulli_() ...: in-place draws
 """
 
 # ruff: noqa: I001  (the family imports are in registration order, not alphabetical)
@@ -46,7 +48,7 @@ from . import views, view_writes, tiling, joins, shape  # noqa: F401
 from . import index, gather_scatter  # noqa: F401
 from . import einsum, matfuncs, linalg  # noqa: F401
 from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401
-from . import sorting, matrix, pairwise  # noqa: F401
+from . import sorting, matrix, pairwise, pointwise, random_fills  # noqa: F401
 from .tensor_methods import install as _install_tensor_methods
 
 _engine.configure(T, _wrap, Tensor)

@@ -30,6 +30,8 @@ from . import (
     linalg,
     matrix,
     pairwise,
+    pointwise,
+    random_fills,
     reduce,
     sorting,
     statistics,
@@ -75,6 +77,11 @@ _SAME_NAME = (
     (matrix, "diag diagonal trace tril triu"),
     (sorting, "sort argsort topk kthvalue"),
     (pairwise, "lerp dist"),
+    (
+        pointwise,
+        "atan2 arctan2 hypot log10 logaddexp logaddexp2 xlogy addcmul addcdiv nan_to_num"
+        " logit deg2rad rad2deg copysign frac heaviside erfinv sinc float_power",
+    ),
 )
 
 # ------------------------------------------------------------------ in-place variants
@@ -82,6 +89,7 @@ _SAME_NAME = (
 _INPLACE_OF_OP = (
     "mul div neg pow abs exp log sqrt sin cos tanh sigmoid relu floor ceil round trunc"
     " reciprocal square expm1 log1p rsqrt erf sign"
+    " log10 xlogy deg2rad rad2deg sinc erfinv"
 )
 
 
@@ -413,6 +421,8 @@ def _build_table() -> dict[str, Any]:
         table[fn.__name__] = fn
     for name in _INPLACE_OF_OP.split():
         table[name + "_"] = inplace_method(name)
+    table.update(pointwise.INPLACE_METHODS)
+    table.update(random_fills.METHODS)
     return table
 
 
