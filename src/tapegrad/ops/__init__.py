@@ -27,7 +27,9 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     nn_losses.py    cross_entropy nll_loss bce kl_div     nn_norm.py  layer/batch/group norm
     conv.py         conv conv_transpose      pool.py  max/avg/adaptive pooling
     sorting.py      sort argsort topk ...    matrix.py  diagonal tril triu trace ...
-    pairwise.py     cdist, cosine similarity ...
+    pairwise.py     lerp dist cdist cosine_similarity
+    structure.py    roll diff take cross kron block_diag addmm ...
+    order_stats.py  median mode cummax quantile nansum unique bincount ...
 """
 
 # ruff: noqa: I001  (the family imports are in registration order, not alphabetical)
@@ -47,6 +49,7 @@ from . import index, gather_scatter  # noqa: F401
 from . import einsum, matfuncs, linalg  # noqa: F401
 from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401
 from . import sorting, matrix, pairwise  # noqa: F401
+from . import structure, order_stats  # noqa: F401
 from .tensor_methods import install as _install_tensor_methods
 
 _engine.configure(T, _wrap, Tensor)

@@ -29,10 +29,12 @@ from . import (
     joins,
     linalg,
     matrix,
+    order_stats,
     pairwise,
     reduce,
     sorting,
     statistics,
+    structure,
     tiling,
     unary,
     views,
@@ -75,6 +77,16 @@ _SAME_NAME = (
     (matrix, "diag diagonal trace tril triu"),
     (sorting, "sort argsort topk kthvalue"),
     (pairwise, "lerp dist"),
+    (
+        structure,
+        "roll diff take cross kron addmm baddbmm addmv is_floating_point type_as nelement"
+        " ndimension stride data_ptr unsqueeze_ squeeze_ t_ transpose_",
+    ),
+    (
+        order_stats,
+        "median nanmedian mode cummax cummin quantile nanquantile nansum nanmean"
+        " logcumsumexp unique unique_consecutive bincount isin",
+    ),
 )
 
 # ------------------------------------------------------------------ in-place variants
@@ -439,6 +451,18 @@ RETURNS = {
     "sort": "Any",
     "topk": "Any",
     "kthvalue": "Any",
+    "median": "Any",
+    "nanmedian": "Any",
+    "mode": "Any",
+    "cummax": "Any",
+    "cummin": "Any",
+    "unique": "Any",
+    "unique_consecutive": "Any",
+    "stride": "Any",
+    "is_floating_point": "bool",
+    "nelement": "int",
+    "ndimension": "int",
+    "data_ptr": "int",
     "max": "Any",
     "min": "Any",
     "nonzero": "Any",
