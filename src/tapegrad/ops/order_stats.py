@@ -265,7 +265,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     interpolated: 'linear' (default), 'lower', 'higher', 'midpoint' or 'nearest'.
 
     >>> tg.quantile(tg.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
-    tensor(2.5000)
+    tensor(2.5)
     """
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
@@ -375,7 +375,7 @@ def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, without overflow.
 
     >>> tg.logcumsumexp(tg.tensor([0.0, 0.0]), 0)
-    tensor([0.0000, 0.6931])
+    tensor([0.    , 0.6931])
     """
     _need_tensor("logcumsumexp", input)
     if input.ndim == 0:
