@@ -13,6 +13,7 @@ picks (for a tie, the same index as PyTorch). `logcumsumexp` is one op with its 
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections import namedtuple
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from .. import creation, dtypes
 from ..tensor import Tensor, _wrap
+from .arguments import check_scalar_dims
 from .compare import isnan
 from .elementwise import where
 from .pairwise import lerp
@@ -28,7 +30,7 @@ from .reduce import _dims, _keep, amax, amin, mean
 from .reduce import sum as _sum_fn
 from .registry import defop
 from .sorting import _gather, _order, sort
-from .statistics import _correction, std, var
+from .statistics import _correction, _revcumsum, std, var
 from .structure import _need_tensor, check_dim
 from .views import reshape
 
@@ -331,30 +333,36 @@ def var_mean(
 # ------------------------------------------------------------------ logcumsumexp
 @defop(saves=("x", "out"), name="logcumsumexp", array_twin=True)
 def _logcumsumexp(xp, x, *, axis):
+    if x.ndim == 0:  # dim 0 / -1 of a 0-d input: the value itself, as PyTorch
+        check_scalar_dims("logcumsumexp", axis)
+        return x.copy()
     with quiet():  # -inf - -inf and the like: NaN/inf silently, as PyTorch
         return xp.logaddexp.accumulate(x, axis=axis)
 
 
 @_logcumsumexp.vjp
 def _(xp, g, x, out, axis):
-    # d out_j / d x_i = exp(x_i - out_j) for j >= i. Summed in log space, positive and
-    # negative parts of g apart, so that nothing overflows: log(sum_j |g_j| exp(-out_j))
-    # is a reversed logcumsumexp of log|g| - out.
-    total = None
-    for sign in (1.0, -1.0):
-        part = g * sign > 0
-        logs = xp.where(part, xp.log(xp.where(part, g * sign, 1.0)) - out, -math.inf)
-        rev = xp.flip(xp.logcumsumexp(xp.flip(logs, axis=axis), axis=axis), axis=axis)
-        term = xp.exp(rev + x) * sign
-        total = term if total is None else total + term
-    return (total,)
+    # d out_j / d x_i = exp(x_i - out_j) for j >= i: a reversed running sum of
+    # g_j exp(c - out_j), times exp(x_i - c), with c the slice's last (largest) out, so the
+    # first factor is at most 1 wherever the slice spans under ~700 (float64). Linear in g,
+    # so the forward-mode rule derived from it is right too.
+    if x.ndim == 0:
+        return (g,)
+    n = x.shape[axis]
+    if n == 0:
+        return (xp.zeros_like(x),)
+    last = (builtins.slice(None),) * (axis % x.ndim) + (builtins.slice(n - 1, n),)
+    c = out[last]
+    with quiet():
+        c = xp.where(xp.isfinite(c), c, 0.0)
+        return (_revcumsum(xp, g * xp.exp(c - out), axis) * xp.exp(x - c),)
 
 
 @_logcumsumexp.jvp
 def _(xp, tangents, x, out, *, axis):
     # d out_j = sum_{i<=j} exp(x_i - out_j) dx_i, a softmax-weighted running sum
     t = tangents[0]
-    if x.size == 0:
+    if x.size == 0 or x.ndim == 0:
         return t
     w = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
     scale = xp.exp(xp.max(x, axis=axis, keepdims=True) - out)
