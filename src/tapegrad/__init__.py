@@ -43,12 +43,14 @@ from .ops.gather_scatter import *  # noqa: F403
 from .ops.index import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.matrix import *  # noqa: F403
+from .ops.order_stats import *  # noqa: F403
 from .ops.pairwise import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
+from .ops.structure import *  # noqa: F403
 from .random import manual_seed as manual_seed
 from .random import seed as seed
 from .tensor import Tensor as Tensor

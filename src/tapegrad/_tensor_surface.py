@@ -226,6 +226,13 @@ class TensorSurface:
     # ops.pointwise._addcmul_
     def addcmul_(self, tensor1, tensor2, *, value=1) -> Tensor:
         """addcmul in place: self += value * tensor1 * tensor2 (optimizers' second moments)."""
+    # ops.structure.addmm
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+        """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D (input broadcasts)."""
+
+    # ops.structure.addmv
+    def addmv(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
+        """beta * input + alpha * (mat @ vec), mat 2-D and vec 1-D (input broadcasts)."""
 
     # ops.reduce.all
     def all(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
@@ -334,6 +341,13 @@ class TensorSurface:
     # ops.random_fills.bernoulli_
     def bernoulli_(self, p: Any = 0.5, *, generator=None) -> Tensor:
         """Fill with 1 with probability `p` and 0 otherwise, in place; `p` is a number or a"""
+    # ops.structure.baddbmm
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        """beta * input + alpha * bmm(batch1, batch2), both 3-D (input broadcasts)."""
+
+    # ops.order_stats.bincount
+    def bincount(self, weights=None, minlength=0) -> Tensor:
+        """How often each non-negative integer occurs in the 1-D `input` (or the sum of its"""
 
     # ops.linalg.bmm
     def bmm(self, mat2) -> Tensor:
@@ -423,6 +437,18 @@ class TensorSurface:
     def cosh(self) -> Tensor:
         """Elementwise hyperbolic cosine of `input` (differentiable)."""
 
+    # ops.structure.cross
+    def cross(self, other, dim=None) -> Tensor:
+        """The cross product of 3-vectors along `dim` (inputs broadcast). Without `dim`, the"""
+
+    # ops.order_stats.cummax
+    def cummax(self, dim) -> Any:
+        """Running maximum along `dim` and the index it came from (the latest on a tie):"""
+
+    # ops.order_stats.cummin
+    def cummin(self, dim) -> Any:
+        """Running minimum along `dim` and the index it came from: (values, indices)."""
+
     # ops.statistics.cumprod
     def cumprod(self, dim=None, *, dtype=None, axis=None) -> Tensor:
         """Cumulative product along `dim` (required); the gradient is exact where elements are 0."""
@@ -438,6 +464,9 @@ class TensorSurface:
     # in place: op 'deg2rad' (registry.apply_inplace)
     def deg2rad_(self) -> Tensor:
         """In-place deg2rad: writes the result into this tensor and returns it."""
+    # ops.structure.data_ptr
+    def data_ptr(self) -> builtins.int:
+        """The address of this tensor's first element."""
 
     # ops.matrix.diag
     def diag(self, diagonal=0) -> Tensor:
@@ -446,6 +475,10 @@ class TensorSurface:
     # ops.matrix.diagonal
     def diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor:
         """Diagonal `offset` of the matrices in dimensions (dim1, dim2), as the last dimension:"""
+
+    # ops.structure.diff
+    def diff(self, n=1, dim=-1, prepend=None, append=None) -> Tensor:
+        """The n-th forward difference along `dim`: out[i] = x[i + 1] - x[i], `n` times;"""
 
     # ops.pairwise.dist
     def dist(self, other, p=2) -> Tensor:
@@ -667,6 +700,10 @@ class TensorSurface:
     def is_contiguous(self, memory_format=None) -> builtins.bool:
         """True when the storage is in row-major order (so `view` can reshape it freely)."""
 
+    # ops.structure.is_floating_point
+    def is_floating_point(self) -> builtins.bool:
+        """Whether `input`'s dtype is a floating point type."""
+
     # ops.compare.isclose
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
         """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
@@ -675,6 +712,10 @@ class TensorSurface:
     def isfinite(self) -> Tensor:
         """Where input is neither inf nor NaN."""
 
+    # ops.order_stats.isin
+    def isin(self, test_elements, *, assume_unique=False, invert=False) -> Tensor:
+        """Whether each of `elements` occurs in `test_elements` (either may be a number)."""
+
     # ops.compare.isinf
     def isinf(self) -> Tensor:
         """Where input is +inf or -inf."""
@@ -682,6 +723,10 @@ class TensorSurface:
     # ops.compare.isnan
     def isnan(self) -> Tensor:
         """Where input is NaN."""
+
+    # ops.structure.kron
+    def kron(self, other) -> Tensor:
+        """The Kronecker product: every element of `input` times all of `other`, laid out in"""
 
     # ops.sorting.kthvalue
     def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None, keepdims=None) -> Any:
@@ -754,6 +799,9 @@ class TensorSurface:
     # ops.pointwise.logaddexp2
     def logaddexp2(self, other: Tensor) -> Tensor:
         """log2(2**input + 2**other) without overflow, elementwise with broadcasting."""
+    # ops.order_stats.logcumsumexp
+    def logcumsumexp(self, dim) -> Tensor:
+        """log(cumsum(exp(input))) along `dim`, without overflow."""
 
     # ops.compare.logical_and
     def logical_and(self, other) -> Tensor:
@@ -824,6 +872,10 @@ class TensorSurface:
     def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
         """Arithmetic mean over `dim`. Integer tensors need `dtype=` (as in PyTorch)."""
 
+    # ops.order_stats.median
+    def median(self, dim=None, keepdim=False) -> Any:
+        """The median; of an even count, the lower of the two middle values (PyTorch's rule)."""
+
     # ops.reduce._extreme_public.<locals>.fn
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Any:
         """min(x) -> the smallest value; min(x, dim, keepdim=False) -> (values, indices);"""
@@ -835,6 +887,10 @@ class TensorSurface:
     # ops.linalg.mm
     def mm(self, mat2) -> Tensor:
         """Product of two 2-D matrices."""
+
+    # ops.order_stats.mode
+    def mode(self, dim=-1, keepdim=False) -> Any:
+        """The most frequent value along `dim` (the smallest on a tie) and the last index where"""
 
     # ops.views.moveaxis
     def moveaxis(self, source, destination) -> Tensor:
@@ -871,10 +927,29 @@ class TensorSurface:
     # ops.pointwise._nan_to_num_
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
         """nan_to_num in place."""
+    # ops.order_stats.nanmean
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+        """mean over the elements that are not NaN (NaN where a slice is all NaN)."""
+
+    # ops.order_stats.nanmedian
+    def nanmedian(self, dim=None, keepdim=False) -> Any:
+        """median ignoring NaN (NaN only where a slice is all NaN)."""
+
+    # ops.order_stats.nanquantile
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor:
+        """quantile ignoring NaN (NaN only where a slice is all NaN)."""
+
+    # ops.order_stats.nansum
+    def nansum(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+        """sum treating NaN as zero (NaN gets a zero gradient)."""
 
     # ops.index.narrow
     def narrow(self, dim, start, length) -> Tensor:
         """The view input[..., start:start+length, ...] along `dim`."""
+
+    # ops.structure.ndimension
+    def ndimension(self) -> builtins.int:
+        """The number of dimensions (PyTorch's alias of dim)."""
 
     # ops.compare.ne
     def ne(self, other) -> Tensor:
@@ -891,6 +966,10 @@ class TensorSurface:
     # ops.arith.neg
     def negative(self) -> Tensor:
         """-input, elementwise (`negative` is the same function)."""
+
+    # ops.structure.nelement
+    def nelement(self) -> builtins.int:
+        """The number of elements (PyTorch's alias of numel)."""
 
     # ops.tensor_methods.new_empty
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -959,6 +1038,9 @@ class TensorSurface:
     # ops.random_fills.random_
     def random_(self, from_: builtins.int | None = None, to: builtins.int | None = None, *, generator=None) -> Tensor:
         """Fill with integers drawn uniformly from [from, to), in place. `random_(to)` is"""
+    # ops.order_stats.quantile
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor:
+        """The q-th quantiles along `dim` (all elements when None); `q` is a number or a 1-D"""
 
     # ops.unary.reciprocal
     def reciprocal(self) -> Tensor:
@@ -995,6 +1077,10 @@ class TensorSurface:
     # ops.views.reshape_as
     def reshape_as(self, other) -> Tensor:
         """`input` reshaped to `other`'s shape."""
+
+    # ops.structure.roll
+    def roll(self, shifts, dims=None) -> Tensor:
+        """Shift elements along `dims` by `shifts`, wrapping around; with dims=None the tensor is"""
 
     # ops.unary.round
     def round(self, decimals: builtins.int = 0) -> Tensor:
@@ -1112,9 +1198,17 @@ class TensorSurface:
     def squeeze(self, dim=None, *, axis=None) -> Tensor:
         """Drop size-1 dimensions: all of them, or only `dim` (int or tuple) where it is 1."""
 
+    # ops.structure.squeeze_
+    def squeeze_(self, dim=None) -> Tensor:
+        """In-place squeeze: this tensor loses its dimensions of size 1 (or just `dim`)."""
+
     # ops.statistics.std
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None) -> Tensor:
         """Standard deviation over `dim` (see var for `correction`)."""
+
+    # ops.structure.stride
+    def stride(self, dim=None) -> Any:
+        """The step, in elements, between neighbours along each dimension (a tuple), or along"""
 
     # ops.arith.sub
     def sub(self, other, *, alpha=1) -> Tensor:
@@ -1147,6 +1241,14 @@ class TensorSurface:
     # ops.views.t
     def t(self) -> Tensor:
         """Transpose a tensor of at most 2 dimensions."""
+
+    # ops.structure.t_
+    def t_(self) -> Tensor:
+        """In-place t(): a 2-D tensor is transposed (0-d and 1-d stay as they are)."""
+
+    # ops.structure.take
+    def take(self, index) -> Tensor:
+        """`input` as if flattened, at `index` (an int64 tensor; negative counts from the end);"""
 
     # ops.gather_scatter.take_along_dim
     def take_along_dim(self, indices, dim=None) -> Tensor:
@@ -1188,6 +1290,10 @@ class TensorSurface:
     def transpose(self, dim0, dim1) -> Tensor:
         """Swap two dimensions (PyTorch's meaning; NumPy's transpose is `permute`)."""
 
+    # ops.structure.transpose_
+    def transpose_(self, dim0, dim1) -> Tensor:
+        """In-place transpose of dimensions `dim0` and `dim1`."""
+
     # ops.matrix.tril
     def tril(self, diagonal=0) -> Tensor:
         """The lower triangle (on and below diagonal `diagonal`) of the last two dimensions; the"""
@@ -1220,6 +1326,10 @@ class TensorSurface:
     def type(self, dtype=None) -> Any:
         """With no argument, the type name ('tapegrad.FloatTensor'); else a cast to `dtype`."""
 
+    # ops.structure.type_as
+    def type_as(self, other) -> Tensor:
+        """This tensor converted to `other`'s dtype."""
+
     # ops.joins.unbind
     def unbind(self, dim=0) -> builtins.tuple[Tensor, ...]:
         """The slices along `dim`, as a tuple of tensors with that dimension removed."""
@@ -1231,10 +1341,21 @@ class TensorSurface:
     # ops.random_fills.uniform_
     def uniform_(self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *, generator=None) -> Tensor:
         """Fill with samples of U[from, to), in place (PyTorch's `from` is `from_` here, or"""
+    # ops.order_stats.unique
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Any:
+        """The distinct values (sorted), and optionally the inverse (where each element went)"""
+
+    # ops.order_stats.unique_consecutive
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None) -> Any:
+        """The values (or slices along `dim`) with each run of equal neighbours kept once, and"""
 
     # ops.views.unsqueeze
     def unsqueeze(self, dim=None, *, axis=None) -> Tensor:
         """Insert a size-1 dimension at `dim` (-1 appends one)."""
+
+    # ops.structure.unsqueeze_
+    def unsqueeze_(self, dim) -> Tensor:
+        """In-place unsqueeze: this tensor gets a new dimension of size 1 at `dim`."""
 
     # ops.statistics.var
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None) -> Tensor:

@@ -22,10 +22,12 @@ from ..ops import nn_losses as _loss
 from ..ops import nn_norm as _norm
 from ..ops import nn_ops as _nn
 from ..ops.joins import pad  # torch.nn.functional.pad (also tg.pad)
+from ..ops.pairwise import cosine_similarity  # also tg.cosine_similarity
 from ..random import generator
 from ..tensor import Tensor, _wrap
 
 __all__ = [
+    "cosine_similarity",
     "relu",
     "relu_",
     "leaky_relu",

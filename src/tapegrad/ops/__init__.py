@@ -30,6 +30,9 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     pairwise.py     cdist, cosine similarity ...
     pointwise.py    atan2 hypot log10 logaddexp xlogy addcmul nan_to_num logit erfinv ...
     random_fills.py t.uniform_() normal_() bernoulli_() ...: in-place draws
+    pairwise.py     lerp dist cdist cosine_similarity
+    structure.py    roll diff take cross kron block_diag addmm ...
+    order_stats.py  median mode cummax quantile nansum unique bincount ...
 """
 
 # ruff: noqa: I001  (the family imports are in registration order, not alphabetical)
@@ -49,6 +52,8 @@ from . import index, gather_scatter  # noqa: F401
 from . import einsum, matfuncs, linalg  # noqa: F401
 from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401
 from . import sorting, matrix, pairwise, pointwise, random_fills  # noqa: F401
+from . import sorting, matrix, pairwise  # noqa: F401
+from . import structure, order_stats  # noqa: F401
 from .tensor_methods import install as _install_tensor_methods
 
 _engine.configure(T, _wrap, Tensor)

@@ -80,9 +80,48 @@ def dist(input, other, p=2):
     return norm(input - other, p)
 
 
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """The p-norm distance between every row of `x1` (..., P, M) and every row of `x2`
+    (..., R, M): (..., P, R). At zero distance the gradient is zero, as PyTorch's.
+
+    >>> tg.cdist(tg.tensor([[0.0, 0.0]]), tg.tensor([[3.0, 4.0], [0.0, 1.0]]))
+    tensor([[5., 1.]])
+    """
+    for name, t in (("x1", x1), ("x2", x2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cdist(): {name} must be a Tensor, got {type(t).__name__}")
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist(): {name} must have at least 2 dimensions, got {t.ndim}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"cdist(): x1 and x2 must have the same number of columns, got {x1.shape[-1]} "
+            f"and {x2.shape[-1]}"
+        )
+    if float(p) < 0:
+        raise RuntimeError(f"cdist(): p must be non-negative, got {p}")
+    return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), float(p), dim=-1)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between `x1` and `x2` along `dim` (broadcast): their dot
+    product over the product of their norms, each norm clamped to at least `eps`.
+
+    >>> tg.cosine_similarity(tg.tensor([1.0, 0.0]), tg.tensor([1.0, 1.0]), dim=0)
+    tensor(0.7071)
+    """
+    from .elementwise import clamp_min
+
+    for name, t in (("x1", x1), ("x2", x2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cosine_similarity(): {name} must be a Tensor, got {type(t).__name__}")
+    n1 = clamp_min(norm(x1, 2, dim=dim, keepdim=True), eps)
+    n2 = clamp_min(norm(x2, 2, dim=dim, keepdim=True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
 def _lerp_(self, end, weight):
     """In place `self + weight * (end - self)`."""
     return apply_inplace(_lerp, self, end, weight)
 
 
-__all__ = ["lerp", "dist"]
+__all__ = ["lerp", "dist", "cdist", "cosine_similarity"]

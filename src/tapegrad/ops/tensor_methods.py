@@ -29,12 +29,14 @@ from . import (
     joins,
     linalg,
     matrix,
+    order_stats,
     pairwise,
     pointwise,
     random_fills,
     reduce,
     sorting,
     statistics,
+    structure,
     tiling,
     unary,
     views,
@@ -81,6 +83,14 @@ _SAME_NAME = (
         pointwise,
         "atan2 arctan2 hypot log10 logaddexp logaddexp2 xlogy addcmul addcdiv nan_to_num"
         " logit deg2rad rad2deg copysign frac heaviside erfinv sinc float_power",
+        structure,
+        "roll diff take cross kron addmm baddbmm addmv is_floating_point type_as nelement"
+        " ndimension stride data_ptr unsqueeze_ squeeze_ t_ transpose_",
+    ),
+    (
+        order_stats,
+        "median nanmedian mode cummax cummin quantile nanquantile nansum nanmean"
+        " logcumsumexp unique unique_consecutive bincount isin",
     ),
 )
 
@@ -449,6 +459,18 @@ RETURNS = {
     "sort": "Any",
     "topk": "Any",
     "kthvalue": "Any",
+    "median": "Any",
+    "nanmedian": "Any",
+    "mode": "Any",
+    "cummax": "Any",
+    "cummin": "Any",
+    "unique": "Any",
+    "unique_consecutive": "Any",
+    "stride": "Any",
+    "is_floating_point": "bool",
+    "nelement": "int",
+    "ndimension": "int",
+    "data_ptr": "int",
     "max": "Any",
     "min": "Any",
     "nonzero": "Any",
