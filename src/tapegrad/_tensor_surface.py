@@ -226,6 +226,7 @@ class TensorSurface:
     # ops.pointwise._addcmul_
     def addcmul_(self, tensor1, tensor2, *, value=1) -> Tensor:
         """addcmul in place: self += value * tensor1 * tensor2 (optimizers' second moments)."""
+
     # ops.structure.addmm
     def addmm(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
         """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D (input broadcasts)."""
@@ -338,12 +339,13 @@ class TensorSurface:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, out_grad=None, train_mode=True) -> None:
         """Backpropagate from this tensor (PyTorch and MXNet signatures)."""
 
-    # ops.random_fills.bernoulli_
-    def bernoulli_(self, p: Any = 0.5, *, generator=None) -> Tensor:
-        """Fill with 1 with probability `p` and 0 otherwise, in place; `p` is a number or a"""
     # ops.structure.baddbmm
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
         """beta * input + alpha * bmm(batch1, batch2), both 3-D (input broadcasts)."""
+
+    # ops.random_fills.bernoulli_
+    def bernoulli_(self, p: Any = 0.5, *, generator=None) -> Tensor:
+        """Fill with 1 with probability `p` and 0 otherwise, in place; `p` is a number or a"""
 
     # ops.order_stats.bincount
     def bincount(self, weights=None, minlength=0) -> Tensor:
@@ -457,6 +459,10 @@ class TensorSurface:
     def cumsum(self, dim=None, *, dtype=None, axis=None) -> Tensor:
         """Cumulative sum along `dim` (required)."""
 
+    # ops.structure.data_ptr
+    def data_ptr(self) -> builtins.int:
+        """The address of this tensor's first element."""
+
     # ops.pointwise.deg2rad
     def deg2rad(self) -> Tensor:
         """Degrees to radians, elementwise."""
@@ -464,9 +470,6 @@ class TensorSurface:
     # in place: op 'deg2rad' (registry.apply_inplace)
     def deg2rad_(self) -> Tensor:
         """In-place deg2rad: writes the result into this tensor and returns it."""
-    # ops.structure.data_ptr
-    def data_ptr(self) -> builtins.int:
-        """The address of this tensor's first element."""
 
     # ops.matrix.diag
     def diag(self, diagonal=0) -> Tensor:
@@ -799,6 +802,7 @@ class TensorSurface:
     # ops.pointwise.logaddexp2
     def logaddexp2(self, other: Tensor) -> Tensor:
         """log2(2**input + 2**other) without overflow, elementwise with broadcasting."""
+
     # ops.order_stats.logcumsumexp
     def logcumsumexp(self, dim) -> Tensor:
         """log(cumsum(exp(input))) along `dim`, without overflow."""
@@ -927,6 +931,7 @@ class TensorSurface:
     # ops.pointwise._nan_to_num_
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
         """nan_to_num in place."""
+
     # ops.order_stats.nanmean
     def nanmean(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
         """mean over the elements that are not NaN (NaN where a slice is all NaN)."""
@@ -1027,6 +1032,10 @@ class TensorSurface:
     def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
         """Product over `dim`; the gradient is exact where elements are zero."""
 
+    # ops.order_stats.quantile
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor:
+        """The q-th quantiles along `dim` (all elements when None); `q` is a number or a 1-D"""
+
     # ops.pointwise.rad2deg
     def rad2deg(self) -> Tensor:
         """Radians to degrees, elementwise."""
@@ -1038,9 +1047,6 @@ class TensorSurface:
     # ops.random_fills.random_
     def random_(self, from_: builtins.int | None = None, to: builtins.int | None = None, *, generator=None) -> Tensor:
         """Fill with integers drawn uniformly from [from, to), in place. `random_(to)` is"""
-    # ops.order_stats.quantile
-    def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor:
-        """The q-th quantiles along `dim` (all elements when None); `q` is a number or a 1-D"""
 
     # ops.unary.reciprocal
     def reciprocal(self) -> Tensor:
@@ -1341,6 +1347,7 @@ class TensorSurface:
     # ops.random_fills.uniform_
     def uniform_(self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *, generator=None) -> Tensor:
         """Fill with samples of U[from, to), in place (PyTorch's `from` is `from_` here, or"""
+
     # ops.order_stats.unique
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Any:
         """The distinct values (sorted), and optionally the inverse (where each element went)"""

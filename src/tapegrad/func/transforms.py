@@ -267,7 +267,8 @@ def jacrev(
             [0.    , 0.5403]])
     """
     _check_chunk_size(chunk_size, "jacrev")
-    return _jacrev(func, argnums, has_aux, "jacrev")
+    transformed: Callable[..., Any] = _jacrev(func, argnums, has_aux, "jacrev")
+    return transformed
 
 
 def _check_chunk_size(chunk_size: Any, what: str) -> None:
@@ -335,7 +336,8 @@ def jacfwd(
             "jacfwd: Only allowed values for randomness are 'error', 'different', or 'same'. "
             f"Got {randomness}"
         )
-    return _jacfwd(func, argnums, has_aux, "jacfwd")
+    transformed: Callable[..., Any] = _jacfwd(func, argnums, has_aux, "jacfwd")
+    return transformed
 
 
 def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
@@ -419,4 +421,6 @@ def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return _jacfwd(_jacrev(func, argnums, False, "hessian"), argnums, False, "hessian")
+    inner = _jacrev(func, argnums, False, "hessian")
+    transformed: Callable[..., Any] = _jacfwd(inner, argnums, False, "hessian")
+    return transformed

@@ -27,7 +27,6 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     nn_losses.py    cross_entropy nll_loss bce kl_div     nn_norm.py  layer/batch/group norm
     conv.py         conv conv_transpose      pool.py  max/avg/adaptive pooling
     sorting.py      sort argsort topk ...    matrix.py  diagonal tril triu trace ...
-    pairwise.py     cdist, cosine similarity ...
     pointwise.py    atan2 hypot log10 logaddexp xlogy addcmul nan_to_num logit erfinv ...
     random_fills.py t.uniform_() normal_() bernoulli_() ...: in-place draws
     pairwise.py     lerp dist cdist cosine_similarity
@@ -52,7 +51,6 @@ from . import index, gather_scatter  # noqa: F401
 from . import einsum, matfuncs, linalg  # noqa: F401
 from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401
 from . import sorting, matrix, pairwise, pointwise, random_fills  # noqa: F401
-from . import sorting, matrix, pairwise  # noqa: F401
 from . import structure, order_stats  # noqa: F401
 from .tensor_methods import install as _install_tensor_methods
 

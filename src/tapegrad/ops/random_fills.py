@@ -177,6 +177,7 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = None, *, ge
                 f"random_: [from, to) = [{lo}, {hi}) is out of the bounds of {self.dtype}"
             )
     rng = _rng("random_", generator)
+    values: Any
     if hi - 1 > np.iinfo(np.int64).max:  # the full uint64 range
         values = rng.integers(lo, hi - 1, self.shape, dtype=np.uint64, endpoint=True)
     else:

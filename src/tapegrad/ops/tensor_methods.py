@@ -83,6 +83,8 @@ _SAME_NAME = (
         pointwise,
         "atan2 arctan2 hypot log10 logaddexp logaddexp2 xlogy addcmul addcdiv nan_to_num"
         " logit deg2rad rad2deg copysign frac heaviside erfinv sinc float_power",
+    ),
+    (
         structure,
         "roll diff take cross kron addmm baddbmm addmv is_floating_point type_as nelement"
         " ndimension stride data_ptr unsqueeze_ squeeze_ t_ transpose_",
