@@ -240,6 +240,26 @@ class PolynomialLR(LRScheduler):
         return [lr * factor for lr in self._current()]
 
 
+def _per_group_lambdas(
+    who: str,
+    optimizer: Optimizer,
+    lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+) -> list[Callable[[int], float]]:
+    """One function of the epoch per parameter group (one given for all, or a list)."""
+    n = len(optimizer.param_groups)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != n:
+            raise ValueError(
+                f"{who}: expected {n} lr_lambdas (one per parameter group), got {len(lr_lambda)}"
+            )
+        lambdas = list(lr_lambda)
+    else:
+        lambdas = [lr_lambda] * n
+    if not all(callable(f) for f in lambdas):
+        raise TypeError(f"{who}: lr_lambda must be a function of the epoch (or a list)")
+    return lambdas
+
+
 class LambdaLR(LRScheduler):
     """Set each group's learning rate to `initial_lr * lr_lambda(epoch)`; `lr_lambda` is a
     function or a list of functions, one per group. (The functions are not in state_dict.)
@@ -254,18 +274,7 @@ class LambdaLR(LRScheduler):
         lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
         last_epoch: int = -1,
     ) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(
-                    f"LambdaLR: expected {n} lr_lambdas (one per parameter group), got "
-                    f"{len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        if not all(callable(f) for f in self.lr_lambdas):
-            raise TypeError("LambdaLR: lr_lambda must be a function of the epoch (or a list)")
+        self.lr_lambdas = _per_group_lambdas("LambdaLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -287,20 +296,7 @@ class MultiplicativeLR(LRScheduler):
         lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
         last_epoch: int = -1,
     ) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(
-                    f"MultiplicativeLR: expected {n} lr_lambdas (one per parameter group), got "
-                    f"{len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        if not all(callable(f) for f in self.lr_lambdas):
-            raise TypeError(
-                "MultiplicativeLR: lr_lambda must be a function of the epoch (or a list)"
-            )
+        self.lr_lambdas = _per_group_lambdas("MultiplicativeLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
