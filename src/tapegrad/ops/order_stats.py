@@ -300,18 +300,25 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
+def _spread_and_mean(who, spread, input, dim, unbiased, keepdim, correction, axis, keepdims):
+    """(spread, mean) over `dim`: std_mean and var_mean (spread = std or var)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    c = _correction(who, unbiased, correction)
+    k = _keep(keepdim, keepdims)
+    _dims(who, input, dim, axis)
+    return (
+        spread(input, dim, keepdim=k, correction=c, axis=axis),
+        mean(input, dim, keepdim=k, axis=axis),
+    )
+
+
 def std_mean(
     input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
 ):
     """(std, mean) over `dim` in one call (see std for `correction` / `unbiased`)."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    c = _correction("std_mean", unbiased, correction)
-    k = _keep(keepdim, keepdims)
-    _dims("std_mean", input, dim, axis)
-    return (
-        std(input, dim, keepdim=k, correction=c, axis=axis),
-        mean(input, dim, keepdim=k, axis=axis),
+    return _spread_and_mean(
+        "std_mean", std, input, dim, unbiased, keepdim, correction, axis, keepdims
     )
 
 
@@ -319,14 +326,8 @@ def var_mean(
     input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
 ):
     """(var, mean) over `dim` in one call (see var for `correction` / `unbiased`)."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    c = _correction("var_mean", unbiased, correction)
-    k = _keep(keepdim, keepdims)
-    _dims("var_mean", input, dim, axis)
-    return (
-        var(input, dim, keepdim=k, correction=c, axis=axis),
-        mean(input, dim, keepdim=k, axis=axis),
+    return _spread_and_mean(
+        "var_mean", var, input, dim, unbiased, keepdim, correction, axis, keepdims
     )
 
 
