@@ -51,8 +51,13 @@ from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .ops.structure import *  # noqa: F403
+from .random import Generator as Generator
+from .random import default_generator as default_generator
+from .random import get_rng_state as get_rng_state
+from .random import initial_seed as initial_seed
 from .random import manual_seed as manual_seed
 from .random import seed as seed
+from .random import set_rng_state as set_rng_state
 from .tensor import Tensor as Tensor
 
 # what `__getattr__` below loads on first use, declared for editors and type checkers (at
@@ -78,7 +83,9 @@ if _typing.TYPE_CHECKING:
     from .interop import from_dlpack as from_dlpack
     from .io import load as load
     from .io import save as save
+    from .sampling import bernoulli as bernoulli
     from .sampling import multinomial as multinomial
+    from .sampling import poisson as poisson
     from .threads import get_num_threads as get_num_threads
     from .threads import set_num_threads as set_num_threads
 
@@ -115,7 +122,9 @@ _LAZY_FUNCTIONS = {
     "from_dlpack": "interop",
     "get_num_threads": "threads",
     "load": "io",
+    "bernoulli": "sampling",
     "multinomial": "sampling",
+    "poisson": "sampling",
     "save": "io",
     "set_num_threads": "threads",
 }

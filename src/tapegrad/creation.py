@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import backend, dtypes
-from .random import generator
+from .random import resolve
 from .tensor import Tensor, _wrap
 
 __all__ = [
@@ -187,27 +187,32 @@ def _random(arr, dtype, device, requires_grad, what="random"):
     return _finish(arr, dt, device, requires_grad)
 
 
-def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """Uniform on [0, 1), from this thread's generator (`tg.manual_seed`)."""
-    return _random(generator().random(_shape(size)), dtype, device, requires_grad, "rand")
+def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Uniform on [0, 1), from this thread's generator (`tg.manual_seed`) or `generator`
+    (a `tg.Generator`)."""
+    rng = resolve("rand", generator)
+    return _random(rng.random(_shape(size)), dtype, device, requires_grad, "rand")
 
 
-def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """Standard normal samples, from this thread's generator (`tg.manual_seed`)."""
-    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad, "randn")
+def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Standard normal samples, from this thread's generator (`tg.manual_seed`) or
+    `generator` (a `tg.Generator`)."""
+    rng = resolve("randn", generator)
+    return _random(rng.standard_normal(_shape(size)), dtype, device, requires_grad, "randn")
 
 
-def randint(low, high=None, size=(), dtype=None, device="cpu") -> Tensor:
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device="cpu") -> Tensor:
     """Integers in [low, high) (int64 unless `dtype`)."""
     if high is None:
         low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
-    arr = generator().integers(low, high, size=_shape((size,) if isinstance(size, int) else size))
+    rng = resolve("randint", generator)
+    arr = rng.integers(low, high, size=_shape((size,) if isinstance(size, int) else size))
     return _finish(arr, dtype or dtypes.int64, device, False)
 
 
-def randperm(n, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """A random permutation of 0 .. n-1 (int64 unless `dtype`), from this thread's generator.
 
     >>> sorted(tg.randperm(4).tolist())
@@ -215,21 +220,27 @@ def randperm(n, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """
     if int(n) < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
-    arr = generator().permutation(int(n))
+    arr = resolve("randperm", generator).permutation(int(n))
     return _finish(arr, dtype or dtypes.int64, device, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=(), dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def normal(
+    mean=0.0, std=1.0, size=(), *, generator=None, dtype=None, device="cpu", requires_grad=False
+) -> Tensor:
     """Normal samples with the given mean and standard deviation."""
     if std < 0:
         raise ValueError(f"normal: std must be non-negative, got {std}")
-    arr = generator().normal(mean, std, size=_shape((size,) if isinstance(size, int) else size))
+    rng = resolve("normal", generator)
+    arr = rng.normal(mean, std, size=_shape((size,) if isinstance(size, int) else size))
     return _random(arr, dtype, device, requires_grad, "normal")
 
 
-def uniform(low=0.0, high=1.0, size=(), dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def uniform(
+    low=0.0, high=1.0, size=(), *, generator=None, dtype=None, device="cpu", requires_grad=False
+) -> Tensor:
     """Uniform samples on [low, high)."""
-    arr = generator().uniform(low, high, size=_shape((size,) if isinstance(size, int) else size))
+    rng = resolve("uniform", generator)
+    arr = rng.uniform(low, high, size=_shape((size,) if isinstance(size, int) else size))
     return _random(arr, dtype, device, requires_grad, "uniform")
 
 

@@ -119,7 +119,7 @@ def test_bad_arguments_raise_errors_naming_the_fill():
         (RuntimeError, "random_: expects 'from' to be less than 'to'", lambda: t.random_(5, 5)),
         (TypeError, "random_: to must be an integer", lambda: t.random_(0, 2.5)),
         (TypeError, "uniform_: from must be a Python number", lambda: t.uniform_("a")),
-        (TypeError, "normal_: generator= objects are not", lambda: t.normal_(generator=1)),
+        (TypeError, "normal_: generator must be a tg.Generator", lambda: t.normal_(generator=1)),
         (RuntimeError, "uniform_: not implemented for", lambda: i64.uniform_()),
         (RuntimeError, "random_: .* out of the bounds", lambda: u8.random_(0, 300)),
     ]  # fmt: skip

@@ -37,7 +37,7 @@ Key = tuple[Any, ...]  # a call's signature (hashable)
 # per watched tensor before the call: it, its version, its .grad and a copy of its values
 Snapshot = list[tuple[Tensor, int, Tensor | None, Any]]
 # the thread generator's state (None before its first use), the global NumPy stream's
-RngState = tuple[Mapping[str, Any] | None, Any, Any]
+RngState = tuple[Mapping[str, Any] | None, Any, Any, int]  # + draws from tg.Generator objects
 
 
 class CompileWarning(UserWarning):
@@ -342,7 +342,8 @@ def _rng_state() -> RngState:
 
     rng = getattr(random._local, "rng", None)
     legacy = np.random.get_state(legacy=False)["state"]  # NumPy's global stream (MT19937)
-    return (None if rng is None else rng.bit_generator.state, legacy["key"].sum(), legacy["pos"])
+    state = None if rng is None else rng.bit_generator.state
+    return (state, legacy["key"].sum(), legacy["pos"], random.object_draws())
 
 
 _IN_PLACE = (
@@ -377,7 +378,10 @@ def _side_effects(
             return _GRADIENTS
     now = _rng_state()
     if now[1:] != rng_before[1:] or not random_draws.explained_draws(trace, rng_before[0], now[0]):
-        return "it draws random numbers other than dropout's masks (tg.randn, tg.rand, ...)"
+        return (
+            "it draws random numbers other than dropout's masks (tg.randn, tg.rand, a "
+            "tg.Generator, ...)"
+        )
     return None
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..random import Generator, resolve
 from ..random import generator as _thread_generator
 from ..tensor import Tensor, _wrap
 
@@ -164,7 +165,7 @@ def random_split(
     dataset: Any,  # any sized map-style dataset
     lengths: Sequence[int | float],
     seed: int | None = None,
-    generator: np.random.Generator | None = None,
+    generator: Generator | np.random.Generator | None = None,
 ) -> list[Subset]:
     """Split `dataset` into non-overlapping random subsets.
 
@@ -172,7 +173,8 @@ def random_split(
         dataset: any sized dataset.
         lengths: the subset sizes (summing to len(dataset)), or fractions summing to 1 (the
             remainder after flooring goes one by one to the first subsets, as in PyTorch).
-        seed / generator: an int seed or a NumPy Generator for a reproducible split
+        seed / generator: an int seed, or a tg.Generator (or NumPy Generator), for a
+            reproducible split
             (default: tapegrad's per-thread generator, see tg.manual_seed).
 
     >>> ds = tg.data.TensorDataset(tg.randn(10, 3), tg.arange(10))
@@ -215,13 +217,15 @@ def random_split(
 
 
 def _rng(seed: int | None, generator: object) -> np.random.Generator:
+    """The stream a sampler or split draws from: `generator` (a tg.Generator or a NumPy
+    Generator), else a fresh one from `seed`, else this thread's generator."""
     if generator is not None:
-        if not isinstance(generator, np.random.Generator):
+        if not isinstance(generator, (Generator, np.random.Generator)):
             raise TypeError(
-                f"generator must be a numpy.random.Generator, got {type(generator).__name__}; "
-                "or pass seed=<int>"
+                f"generator must be a tg.Generator (or a numpy.random.Generator), got "
+                f"{type(generator).__name__}; or pass seed=<int>"
             )
-        return generator
+        return resolve("data", generator)
     if seed is not None:
         return np.random.default_rng(seed)
     return _thread_generator()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..random import Generator
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, _rng
 from .fetch import Collate, Exhausted, Fetcher, IterableFetcher, MapFetcher
@@ -45,8 +46,8 @@ class DataLoader:
         worker_init_fn: called in each worker with its id, after seeding, before loading.
         multiprocessing_context: "fork", "spawn", "forkserver" or a context (default: the
             platform's; with spawn/forkserver the dataset and functions must be picklable).
-        generator: a numpy.random.Generator for the shuffle order and the workers' base seed
-            (default: tapegrad's per-thread generator, see `tg.manual_seed`).
+        generator: a tg.Generator (or numpy.random.Generator) for the shuffle order and the
+            workers' base seed (default: tapegrad's per-thread generator, see `tg.manual_seed`).
         prefetch_factor: batches in flight per worker (default 2 when num_workers > 0).
         persistent_workers: keep the workers between epochs (needs num_workers > 0).
         seed: tapegrad's shorthand for `generator=numpy.random.default_rng(seed)`.
@@ -72,7 +73,7 @@ class DataLoader:
         timeout: float = 0,
         worker_init_fn: Callable[[int], None] | None = None,
         multiprocessing_context: str | BaseContext | None = None,
-        generator: np.random.Generator | None = None,
+        generator: Generator | np.random.Generator | None = None,
         *,
         prefetch_factor: int | None = None,
         persistent_workers: bool = False,

@@ -1,8 +1,9 @@
 """Samplers: which indices a DataLoader loads, in which order, and how they group into batches.
 
 A sampler is any iterable of indices (a `BatchSampler`: of lists of indices) with a `__len__`.
-Randomness comes from a `numpy.random.Generator` (`generator=`), or else from tapegrad's
-per-thread generator, so `tg.manual_seed(s)` makes an epoch's order reproducible.
+Randomness comes from `generator=` (a `tg.Generator`, or a `numpy.random.Generator`), or
+else from tapegrad's per-thread generator, so `tg.manual_seed(s)` makes an epoch's order
+reproducible.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..random import Generator
 from .dataset import _rng
 
 __all__ = [
@@ -77,7 +79,7 @@ class RandomSampler(Sampler):
         data_source: Sized,
         replacement: bool = False,
         num_samples: int | None = None,
-        generator: np.random.Generator | None = None,
+        generator: Generator | np.random.Generator | None = None,
     ) -> None:
         self.data_source = data_source
         self.replacement = _boolean(replacement, "replacement", TypeError)
@@ -113,7 +115,7 @@ class SubsetRandomSampler(Sampler):
     """The given indices in a random order, a new one each epoch."""
 
     def __init__(
-        self, indices: Sequence[int], generator: np.random.Generator | None = None
+        self, indices: Sequence[int], generator: Generator | np.random.Generator | None = None
     ) -> None:
         self.indices = indices
         self.generator = generator
@@ -139,7 +141,7 @@ class WeightedRandomSampler(Sampler):
         weights: Any,  # a sequence of numbers, an array or a Tensor
         num_samples: int,
         replacement: bool = True,
-        generator: np.random.Generator | None = None,
+        generator: Generator | np.random.Generator | None = None,
     ) -> None:
         self.num_samples = _positive_int(num_samples, "num_samples")
         self.replacement = _boolean(replacement, "replacement")

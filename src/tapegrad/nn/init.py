@@ -1,7 +1,8 @@
 """tg.nn.init: fill parameters in place, with PyTorch's formulas and fan computation.
 
 Every function writes into the tensor's storage without recording (as under `no_grad`),
-draws from tapegrad's generator (`tg.manual_seed`) and returns the tensor.
+draws from tapegrad's generator (`tg.manual_seed`) or `generator=` (a `tg.Generator`)
+and returns the tensor.
 
     >>> w = tg.nn.Parameter(tg.empty(3, 5))
     >>> tg.nn.init.xavier_uniform_(w).shape
@@ -11,12 +12,13 @@ draws from tapegrad's generator (`tg.manual_seed`) and returns the tensor.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from .. import backend
 from ..engine.versions import bump_version
-from ..random import generator
+from ..random import resolve
 from ..tensor import Tensor
 
 __all__ = [
@@ -101,19 +103,21 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator_=None) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples from U(a, b)."""
-    return _fill(tensor, (generator_ or generator()).uniform(a, b, size=tensor.shape))
+    return _fill(tensor, resolve("uniform_", generator).uniform(a, b, size=tensor.shape))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator_=None) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples from N(mean, std^2)."""
-    return _fill(tensor, (generator_ or generator()).normal(mean, std, size=tensor.shape))
+    return _fill(tensor, resolve("normal_", generator).normal(mean, std, size=tensor.shape))
 
 
-def trunc_normal_(tensor: Tensor, mean=0.0, std=1.0, a=-2.0, b=2.0) -> Tensor:
+def trunc_normal_(
+    tensor: Tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator: Any = None
+) -> Tensor:
     """N(mean, std^2) samples redrawn until they fall in [a, b]."""
-    rng = generator()
+    rng = resolve("trunc_normal_", generator)
     out = rng.normal(mean, std, size=tensor.shape)
     bad = (out < a) | (out > b)
     while bad.any():
@@ -145,47 +149,55 @@ def eye_(tensor: Tensor) -> Tensor:
     return _fill(tensor, np.eye(rows, cols))
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(
-    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
 ) -> Tensor:
     """U(-b, b) with b = gain * sqrt(3 / fan) (He). Linear's default uses a=sqrt(5)."""
     if 0 in tensor.shape:
         return tensor
     gain = calculate_gain(nonlinearity, a)
     bound = math.sqrt(3.0) * gain / math.sqrt(_fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(
-    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
 ) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan) (He)."""
     if 0 in tensor.shape:
         return tensor
     gain = calculate_gain(nonlinearity, a)
-    return normal_(tensor, 0.0, gain / math.sqrt(_fan(tensor, mode)))
+    return normal_(tensor, 0.0, gain / math.sqrt(_fan(tensor, mode)), generator)
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a normal sample, times gain."""
     if tensor.ndim < 2:
         raise ValueError("orthogonal_: only tensors with 2 or more dimensions are supported")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = generator().normal(0.0, 1.0, size=(rows, cols))
+    flat = resolve("orthogonal_", generator).normal(0.0, 1.0, size=(rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

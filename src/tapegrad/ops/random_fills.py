@@ -1,14 +1,15 @@
 """In-place random fills, PyTorch's Tensor methods: `t.uniform_(a, b)`, `normal_`,
 `bernoulli_`, `exponential_`, `random_`, `log_normal_`, `cauchy_`, `geometric_`.
 
-Each draws from this thread's generator (`tg.manual_seed`), casts to the tensor's dtype and
+Each draws from this thread's generator (`tg.manual_seed`) or `generator=` (a
+`tg.Generator`), casts to the tensor's dtype and
 writes through `registry.apply_inplace`, as `copy_` of a constant: the version counter is
 bumped, a leaf that requires grad is refused while its tape records (wrap the fill in
 `tg.no_grad()`, as `nn.init` does), and a recorded tensor's history gets no gradient through
 the fill (PyTorch's zero derivative). Under `tg.compile` a fill is a draw the trace does not
 explain (compile/random_draws.py): the signature runs eagerly, so the stream stays eager's.
 
-    >>> tg.manual_seed(0); t = tg.empty(3).uniform_(-1, 1); bool(((t >= -1) & (t < 1)).all())
+    >>> _ = tg.manual_seed(0); t = tg.empty(3).uniform_(-1, 1); bool(((t >= -1) & (t < 1)).all())
     True
 """
 
@@ -19,19 +20,14 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..random import generator as thread_generator
+from ..random import resolve
 from ..tensor import Tensor, _wrap
 from .casting import _copy_from
 from .registry import apply_inplace
 
 
 def _rng(what: str, generator: Any) -> np.random.Generator:
-    if generator is not None:
-        raise TypeError(
-            f"{what}: generator= objects are not supported; seed this thread's generator "
-            "with tg.manual_seed instead"
-        )
-    return thread_generator()
+    return resolve(what, generator)
 
 
 def _check_tensor(what: str, t: Any) -> None:
