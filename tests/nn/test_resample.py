@@ -26,6 +26,7 @@ _SIZES = [
     {"size": 7},
     {"size": 2},
     {"scale_factor": 2.5},
+    {"scale_factor": 2},
     {"scale_factor": 1.7, "recompute_scale_factor": True},
     {"scale_factor": 0.6},
 ]
@@ -66,6 +67,24 @@ def test_interpolate_float32_scale_rules_match_torch(rng):
             )
             np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
             assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("mode", ["linear", "bilinear", "bicubic"])
+@pytest.mark.parametrize("ac", [False, True])
+def test_interpolate_non_finite_stays_local_as_torch(mode, ac):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((1, 1, 5, 6))
+    x[0, 0, 2, 3], x[0, 0, 0, 0], x[0, 0, 4, 1] = np.inf, np.nan, -np.inf
+    x = x[:, :, 0] if mode == "linear" else x
+    for size in ((9, 11), (3, 4)):
+        size = size[:1] if mode == "linear" else size
+        out = F.interpolate(tg.tensor(x), size=size, mode=mode, align_corners=ac).numpy()
+        ref = torch.nn.functional.interpolate(
+            torch.tensor(x), size=size, mode=mode, align_corners=ac
+        ).numpy()
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+        np.testing.assert_allclose(out, ref, rtol=1e-12)  # infinities where PyTorch has them
+        assert size[0] == 3 or np.isfinite(out).any()  # bad values spread to their taps only
 
 
 def test_interpolate_known_values():

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..ops.index import index_select
 from ..ops.linalg import matmul
+from ..ops.tiling import repeat_interleave
 from ..tensor import Tensor, _wrap
 
 __all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
@@ -135,26 +136,30 @@ def _cubic_weights(t):
     return (far(t + 1), near(t), near(1 - t), far(2 - t))
 
 
-def _weight_matrix(mode, in_n, out_n, scale, align_corners, dtype):
-    """The (out_n, in_n) matrix that resizes one axis in a linear, cubic or area mode."""
-    m = np.zeros((out_n, in_n), dtype=dtype)
-    rows = np.arange(out_n)
-    if mode == "area":  # adaptive average pooling: windows [floor(i*in/out), ceil((i+1)*in/out))
-        for i in range(out_n):
-            lo, hi = (i * in_n) // out_n, -((-(i + 1) * in_n) // out_n)
-            m[i, lo:hi] = 1.0 / (hi - lo)
-        return m
+def _taps(mode, in_n, out_n, scale, align_corners, dtype):
+    """(out_n, K) source indices and weights of each output along one axis, exactly the taps
+    PyTorch's linear (K=2) and cubic (K=4) kernels read, zero weights included."""
     cubic = mode == "bicubic"
     src = _source(in_n, out_n, scale, align_corners, cubic, dtype)
     lo = np.minimum(np.floor(src).astype(np.int64), in_n - 1)
     t = np.clip(src - lo.astype(dtype), 0, 1)
     if cubic:
-        for k, w in enumerate(_cubic_weights(t)):
-            np.add.at(m, (rows, np.clip(lo - 1 + k, 0, in_n - 1)), w)
-        return m
+        idx = np.stack([np.clip(lo - 1 + k, 0, in_n - 1) for k in range(4)], 1)
+        return idx, np.stack(_cubic_weights(t), 1).astype(dtype)
     hi = np.where(lo < in_n - 1, lo + 1, lo)
-    np.add.at(m, (rows, lo), 1 - t)
-    np.add.at(m, (rows, hi), t)
+    return np.stack([lo, hi], 1), np.stack([1 - t, t], 1).astype(dtype)
+
+
+def _weight_matrix(mode, in_n, out_n, scale, align_corners, dtype):
+    """The (out_n, in_n) matrix that resizes one axis in a linear, cubic or area mode."""
+    m = np.zeros((out_n, in_n), dtype=dtype)
+    if mode == "area":  # adaptive average pooling: windows [floor(i*in/out), ceil((i+1)*in/out))
+        for i in range(out_n):
+            lo, hi = (i * in_n) // out_n, -((-(i + 1) * in_n) // out_n)
+            m[i, lo:hi] = 1.0 / (hi - lo)
+        return m
+    idx, w = _taps(mode, in_n, out_n, scale, align_corners, dtype)
+    np.add.at(m, (np.arange(out_n)[:, None], idx), w)
     return m
 
 
@@ -238,18 +243,44 @@ def interpolate(
             f"interpolate: mode {mode!r} needs a floating-point input, got dtype {input.dtype}; "
             "cast with .float() first"
         )
+    # a weight matrix mixes every input of a row into each output, and 0 * inf is NaN: with
+    # non-finite values, sum only the taps PyTorch's kernels read (as they do)
+    finite = mode in ("nearest", "nearest-exact") or bool(np.isfinite(input._data).all())
     out = input
     for axis, (in_n, out_n, scale) in enumerate(zip(spatial, out_sizes, scales), start=2):
         if in_n == out_n and mode not in ("nearest", "nearest-exact", "bicubic"):
             continue  # PyTorch copies an axis that keeps its size, whatever the scale
         if mode in ("nearest", "nearest-exact"):
             exact, legacy = mode == "nearest-exact", mode == "nearest" and input.ndim == 4
-            idx = _wrap(_nearest_index(in_n, out_n, scale, exact, legacy))
-            out = index_select(out, axis, idx)
-        else:
-            m = _weight_matrix(mode, in_n, out_n, scale, align_corners, np.dtype(input.dtype))
+            out = _nearest_along(out, axis, _nearest_index(in_n, out_n, scale, exact, legacy))
+            continue
+        dtype = np.dtype(input.dtype)
+        if finite or mode == "area":
+            m = _weight_matrix(mode, in_n, out_n, scale, align_corners, dtype)
             mt = _wrap(np.ascontiguousarray(m.T))
             out = _along(out, axis, lambda t, mt=mt: matmul(t, mt))
+        else:
+            out = _taps_along(out, axis, *_taps(mode, in_n, out_n, scale, align_corners, dtype))
+    return out
+
+
+def _nearest_along(x, axis, idx):
+    """Pick rows `idx` along `axis`; a whole-number upscale repeats each row (faster both ways)."""
+    in_n = x.shape[axis]
+    r = len(idx) // in_n
+    if r > 1 and len(idx) == r * in_n and np.array_equal(idx, np.arange(len(idx)) // r):
+        return repeat_interleave(x, r, axis)
+    return index_select(x, axis, _wrap(idx))
+
+
+def _taps_along(x, axis, idx, weights):
+    """`x` resized along `axis` as a weighted sum of gathered rows, tap by tap."""
+    shape = [1] * x.ndim
+    shape[axis] = idx.shape[0]
+    out = None
+    for j in range(idx.shape[1]):
+        term = index_select(x, axis, _wrap(idx[:, j])) * _wrap(weights[:, j].reshape(shape))
+        out = term if out is None else out + term
     return out
 
 
