@@ -8,9 +8,13 @@ from .activation_layers import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .embedding_bag import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
+from .norm_layers import *  # noqa: F401,F403
+from .patch_layers import *  # noqa: F401,F403
+from .resample_layers import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 

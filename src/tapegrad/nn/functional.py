@@ -3,5 +3,11 @@
 from __future__ import annotations
 
 from .functional_activations import *  # noqa: F401,F403
+from .functional_adaptive_max import *  # noqa: F401,F403
 from .functional_conv import *  # noqa: F401,F403
 from .functional_core import *  # noqa: F401,F403
+from .functional_distance import *  # noqa: F401,F403
+from .functional_embedding_bag import *  # noqa: F401,F403
+from .functional_norms import *  # noqa: F401,F403
+from .functional_patches import *  # noqa: F401,F403
+from .functional_resample import *  # noqa: F401,F403

@@ -14,38 +14,15 @@ from ..._facade import facade_getattr
 __all__ = ["interpolate"]
 
 
-def _tg():
-    import tapegrad
-
-    return tapegrad
-
-
-def _source(out_n: int, in_n: int, align_corners: bool) -> np.ndarray:
-    if align_corners:
-        return np.linspace(0.0, in_n - 1.0, out_n) if out_n > 1 else np.zeros(1)
-    return np.clip((np.arange(out_n) + 0.5) * (in_n / out_n) - 0.5, 0.0, in_n - 1.0)
-
-
-def _linear_along(x, axis: int, out_n: int, align_corners: bool):
-    tg = _tg()
-    in_n = x.shape[axis]
-    src = _source(out_n, in_n, align_corners)
-    lo = np.floor(src).astype(np.int64)
-    hi = np.minimum(lo + 1, in_n - 1)
-    frac = (src - lo).astype(np.dtype(x.dtype))
-    shape = [1] * x.ndim
-    shape[axis] = out_n
-    a = tg.index_select(x, axis, tg.tensor(lo))
-    b = tg.index_select(x, axis, tg.tensor(hi))
-    return a + (b - a) * tg.tensor(frac.reshape(shape))
-
-
 def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corners=None):
     """Resize the last two axes of `inp` (N, C, H, W) to `size` or by `scale_factor`.
 
     Modes: "nearest", "bilinear" (and "linear" for 3-D inputs). Differentiable in `inp`.
+    The resizing is tapegrad.nn.functional.interpolate's, with the scale taken from the
+    output size (MegEngine's rule).
     """
-    tg = _tg()
+    from ....nn.functional_resample import interpolate as resize
+
     spatial = inp.shape[2:]
     if size is None:
         if scale_factor is None:
@@ -55,16 +32,14 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
     size = (int(size),) * len(spatial) if np.isscalar(size) else tuple(int(s) for s in size)
     mode = mode.lower()
     if mode == "nearest":
-        out = inp
-        for axis, (n_in, n_out) in enumerate(zip(spatial, size), start=2):
-            idx = np.minimum(np.floor(np.arange(n_out) * (n_in / n_out)), n_in - 1)
-            out = tg.index_select(out, axis, tg.tensor(idx.astype(np.int64)))
-        return out
+        return resize(inp, size=size, mode="nearest")
     if mode in ("bilinear", "linear"):
-        out = inp
-        for axis, n_out in enumerate(size, start=2):
-            out = _linear_along(out, axis, n_out, bool(align_corners))
-        return out
+        linear = {1: "linear", 2: "bilinear", 3: "trilinear"}.get(len(spatial))
+        if linear is None:
+            raise ValueError(
+                f"interpolate: {mode} resizing takes 3-D to 5-D inputs, got shape {inp.shape}"
+            )
+        return resize(inp, size=size, mode=linear, align_corners=bool(align_corners))
     raise ValueError(f"interpolate: mode {mode!r} is not supported; use 'nearest' or 'bilinear'")
 
 
