@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, cast
 import numpy as np
 
 from ..ops.quiet import quiet
-from . import inline
+from . import fusion, inline
 from .tracing import ARG, CONST, EXTERNAL, OP, Instr, Trace
 
 Generated = Callable[..., Any]  # a function the program wrote (its source exec'd)
@@ -337,6 +337,7 @@ def build_backward(
     keep: set[int] | None = None,
     fired: set[int] | None = None,
     inlined: InlinedRules | None = None,
+    fuse: bool = False,
 ) -> tuple[Generated, list[int], str]:
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
@@ -351,6 +352,8 @@ def build_backward(
     `inlined` (a dict, filled on the first build, which has the traced arrays): per rule,
     the NumPy expressions of `inline.gradients` that replace its call, or None (and the
     in-place and aligned variants: see `InlinedRules`).
+
+    `fuse`: the fused rules of `fusion.backward_overrides` (whole steps only: see there).
 
     Returns (function, the slots whose forward values it reads, source)."""
     env = _Env()
@@ -373,11 +376,13 @@ def build_backward(
     owned: set[int] = set()  # slots whose gradient is an array this program made, unshared
     # gradients certainly set here: a single output's, and what inlined rules deposit
     sure = set(diff_outputs) if len(diff_outputs) == 1 else set()
+    overrides = fusion.backward_overrides(trace, order, diff_outputs, wanted) if fuse else {}
     for k, instr in enumerate(order):
         op = instr.op
+        override = overrides.get(k)
+        rule_fn = op.rule if override is None else override[0]
         args = []
-        for i in op.saved_indices(len(instr.ins)):
-            slot = instr.out if i == -1 else instr.ins[i]
+        for slot in op_saved(instr) if override is None else override[1]:
             name = _slot_name(trace, env, slot)
             if trace.kinds[slot] != CONST and slot not in reads:
                 reads.append(slot)
@@ -385,12 +390,12 @@ def build_backward(
         for slot in instr.param_slots.values():
             if slot not in reads:
                 reads.append(slot)
-        params = dict(instr.params)
-        if op.wants_needs:
+        params = dict(instr.params) if override is None else dict(override[2])
+        if op.wants_needs and override is None:
             params["needs"] = instr.edges
         outs = getattr(op, "items", None)  # a custom Function: its outputs' slots
         exprs: dict[int, str] | None = None
-        if outs is None and inlined is not None:
+        if outs is None and inlined is not None and override is None:
             if k not in inlined:  # decided once, on the traced arrays (a lean rebuild has none)
                 arrays = _arrays_of(trace, op_saved(instr))
                 out = trace.values[instr.out]._data
@@ -432,7 +437,7 @@ def build_backward(
             head = f"g{instr.out}"
             body.append(f"    if {head} is not None:")
         if exprs is None:
-            call = _call(env, op.rule, f"{xp}, {head}", args, params, instr.param_slots)
+            call = _call(env, rule_fn, f"{xp}, {head}", args, params, instr.param_slots)
             body.append(f"{ind}r = {call}")
         for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
             if not edge:

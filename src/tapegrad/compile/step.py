@@ -351,7 +351,7 @@ class StepProgram:
             trace.arg_pos[s] if trace.kinds[s] == ARG else trace.values[s] for s in wanted
         ]
         self.backward, reads, self.backward_source = build_backward(
-            trace, event.order, roots, wanted, ns, inlined={}
+            trace, event.order, roots, wanted, ns, inlined={}, fuse=True
         )
         slots = [trace._slot_of[id(t)] for t in tensors]
         op_outputs = list(dict.fromkeys(s for s in slots if trace.kinds[s] == OP))
