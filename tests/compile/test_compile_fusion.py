@@ -140,3 +140,41 @@ def test_compiled_cnn_step_with_fused_rules_equals_eager(twice, monkeypatch):
     assert not calls
     for a, b in zip(plain[1] + plain[2], compiled[1] + compiled[2]):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_weight_gradient_from_the_forwards_windows_equals_eager(threads, monkeypatch):
+    """conv2 (4 -> 6 channels, 3x3: the im2col path) keeps its window matrix for the weight
+    gradient; with intra-op threads the ops' own split paths run, as in eager."""
+    from tapegrad.ops import parallel
+
+    rng = np.random.default_rng(3)
+    arrays = _cnn_params(rng)
+    data = [
+        (
+            tg.tensor(rng.standard_normal((6, 1, 8, 8)).astype(np.float32)),
+            tg.tensor(rng.integers(0, 3, 6)),
+        )
+        for _ in range(20)
+    ]
+    calls = []
+    weight_grad = fusion._weight_grad
+
+    def counted(*args):
+        calls.append(1)
+        return weight_grad(*args)
+
+    monkeypatch.setattr(fusion, "_weight_grad", counted)
+    before = parallel.intra_op_threads()
+    parallel.set_intra_op_threads(threads)
+    try:
+        eager = _cnn_steps(arrays, data, compiled=False)
+        calls.clear()  # (the check when the program is built calls it too)
+        compiled = _cnn_steps(arrays, data, compiled=True)
+    finally:
+        parallel.set_intra_op_threads(before)
+    assert len(calls) >= (18 if threads == 1 else 0)
+    if threads > 1:
+        assert len(calls) <= 2  # only the build-time checks
+    for a, b in zip(eager[0] + eager[1] + eager[2], compiled[0] + compiled[1] + compiled[2]):
+        assert a.tobytes() == b.tobytes()

@@ -24,17 +24,23 @@ rules would not see, as they read only relu's output).
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import prod
 from typing import Any
 
 import numpy as np
 
-from ..ops import parallel
-from .tracing import Instr, Trace
+from ..ops import conv as _conv_module
+from ..ops import conv_direct, parallel
+from .tracing import CONST, OP, Instr, Trace
 
+conv: Any = _conv_module  # (its window helpers are untyped: called through Any here)
 ENABLED = True  # bench/NOTES.md, stop 21, measured the step with and without it
 
 # order index -> (rule, saved slots it reads, its parameters)
 Override = tuple[Callable[..., Any], list[int], dict[str, Any]]
+# an instruction's output slot -> (its forward, returning (result, an extra value), the
+# slot the extra value gets)
+Producer = tuple[Callable[..., Any], int]
 
 
 def _passthrough(xp: Any, g: Any) -> tuple[Any]:
@@ -163,3 +169,146 @@ def backward_overrides(
         found[k] = (rule, [slot, pool.out], dict(pool.params))
         found[position[id(relu)]] = (_passthrough, [], {})
     return found
+
+
+# ---------------------------------------------------------------- conv: windows kept
+# A conv on the im2col path copies the input's windows into a (C*K, N*L) matrix for its
+# GEMM, and its weight gradient copies the same windows again (W3's conv2: ~1 ms each, one
+# thread). In a whole step the forward can write them into a fresh array instead of the
+# per-thread scratch buffer and hand it to the backward program (held from forward to
+# backward: 7.2 MiB for conv2), whose weight gradient then multiplies it directly. Same
+# windows, same GEMMs, so the same bits (checked on the traced arrays when the program is
+# built); with intra-op threads on (ops/parallel.py), the ops' own split paths run instead.
+
+
+class _Extra:
+    """The trace's value for a slot only a fused forward fills (no tensor behind it)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data = np.empty(0)
+
+
+def _im2col_path(x_shape: tuple[int, ...], w_shape: tuple[int, ...], p: dict[str, Any]) -> bool:
+    """Whether eager's conv and its weight gradient take the one-GEMM im2col path."""
+    c, o, kernel, groups = x_shape[1], w_shape[0], tuple(w_shape[2:]), p["groups"]
+    return (
+        len(x_shape) == 4
+        and groups == 1
+        and not conv._is_pointwise(kernel, p["padding"])
+        and not conv_direct.correlates(c, o, groups, p["stride"])
+        and not conv_direct.weight_grad_applies(c, o, groups, p["stride"])
+        and not conv._is_depthwise(c, o, groups)
+        and not conv._is_sample_major(c, kernel, groups)
+    )
+
+
+def _windows_of(x: Any, kernel: tuple[int, ...], p: dict[str, Any]) -> tuple[Any, tuple[int, ...]]:
+    """conv._im2col's window matrix, written into a fresh array (not a scratch buffer)."""
+    out_sizes = conv._geometry(x.shape, kernel, p["stride"], p["padding"], p["dilation"])
+    xpad = conv._padded(np, x, p["padding"], role="conv.pad")
+    win = conv._windows(np, xpad, kernel, p["stride"], p["dilation"], out_sizes)
+    view = win.transpose((1, 4, 5, 0, 2, 3))  # (C, *K, N, *S_out), as conv._im2col
+    cols = np.empty(view.shape, dtype=x.dtype)
+    cols[...] = view
+    n, c = x.shape[:2]
+    return cols.reshape(1, c * prod(kernel), n * prod(out_sizes)), out_sizes
+
+
+def _conv_keeping_windows(forward: Any) -> Callable[..., Any]:
+    def conv_forward(xp: Any, x: Any, w: Any, b: Any, **p: Any) -> tuple[Any, Any]:
+        if (
+            parallel.intra_op_threads() > 1
+            or getattr(xp, "module", xp) is not np
+            or type(x) is not np.ndarray
+            or type(w) is not np.ndarray
+            or x.dtype != w.dtype
+            or (b is not None and (type(b) is not np.ndarray or b.dtype != x.dtype))
+            or not _im2col_path(x.shape, w.shape, p)
+        ):
+            return forward(xp, x, w, b, **p), None
+        with np.errstate(all="ignore"):
+            cols, out_sizes = _windows_of(x, tuple(w.shape[2:]), p)
+            res = conv._gemm(np, w.reshape(1, w.shape[0], -1), cols).reshape(w.shape[0], -1)
+            return conv._to_result(np, res, x.shape[0], out_sizes, b), cols
+
+    conv_forward.__name__ = "conv_keeping_windows"
+    return conv_forward
+
+
+def _weight_grad(cols: Any, g: Any, w_shape: tuple[int, ...]) -> Any:
+    """conv._conv_weight_grad_forward's im2col path on the kept windows."""
+    gm = conv._channels_first(np, g, 1)
+    return np.ascontiguousarray((cols[0] @ gm[0].T).T).reshape(w_shape)
+
+
+def _conv_rule_with_windows(conv_rule: Any) -> Callable[..., Any]:
+    def rule(xp: Any, g: Any, x: Any, w: Any, cols: Any, *, needs: Any, **p: Any) -> Any:
+        if (
+            cols is None
+            or not needs[1]
+            or parallel.intra_op_threads() > 1
+            or type(g) is not np.ndarray
+            or g.dtype != cols.dtype
+        ):
+            return conv_rule(xp, g, x, w, needs=needs, **p)
+        gx, _, gb = conv_rule(xp, g, x, w, needs=(needs[0], False, *needs[2:]), **p)
+        with np.errstate(all="ignore"):
+            return gx, _weight_grad(cols, g, w.shape), gb
+
+    rule.__name__ = "conv_backward_with_windows"
+    return rule
+
+
+def _windows_check(instr: Instr, trace: Trace, forward: Callable[..., Any]) -> bool:
+    """The fused forward and weight gradient give the op's bits on the traced arrays."""
+    arrays: list[Any] = [
+        trace.values[s]._data if trace.kinds[s] != CONST else trace.values[s] for s in instr.ins
+    ]
+    x, w = arrays[0], arrays[1]
+    b = arrays[2] if len(arrays) > 2 else None
+    if any(type(a) is not np.ndarray for a in (x, w)) or x.dtype.kind != "f":
+        return False
+    p = instr.params
+    with np.errstate(all="ignore"):
+        expected = instr.op.forward(instr.xp, x, w, b, **p)
+        got, cols = forward(instr.xp, x, w, b, **p)
+        if cols is None or got.dtype != expected.dtype or got.tobytes() != expected.tobytes():
+            return False
+        g = np.random.default_rng(0).standard_normal(expected.shape).astype(expected.dtype)
+        dw = conv._conv_weight_grad_forward(np, x, g, kernel=tuple(w.shape[2:]), **p)
+        return bool(_weight_grad(cols, g, w.shape).tobytes() == dw.tobytes())
+
+
+def windows_kept(
+    trace: Trace, order: list[Instr], overrides: dict[int, Override]
+) -> dict[int, Producer]:
+    """Convs on the im2col path whose weight gradient the step computes: their forward
+    keeps the window matrix for the backward (adds the rule to `overrides`, makes the
+    extra slots in `trace`); by the conv instruction's output slot."""
+    if not ENABLED:
+        return {}
+    producers: dict[int, Producer] = {}
+    for k, instr in enumerate(order):
+        if (
+            getattr(instr.op, "name", None) != "conv"
+            or k in overrides
+            or len(instr.ins) not in (2, 3)
+            or not instr.edges[1]
+            or instr.param_slots
+            or instr.op.rule is None
+            or trace.kinds[instr.ins[0]] == CONST
+        ):
+            continue
+        x, w = (trace.values[s]._data for s in instr.ins[:2])
+        if not _im2col_path(x.shape, w.shape, instr.params):
+            continue
+        forward = _conv_keeping_windows(instr.op.forward)
+        if not _windows_check(instr, trace, forward):
+            continue
+        extra = trace._new_slot(OP, _Extra())
+        producers[instr.out] = (forward, extra)
+        rule = _conv_rule_with_windows(instr.op.rule)
+        overrides[k] = (rule, [instr.ins[0], instr.ins[1], extra], dict(instr.params))
+    return producers

@@ -234,13 +234,18 @@ def _reusable(
 
 
 def build_forward(
-    trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]
+    trace: Trace,
+    boundary: list[int],
+    outputs: list[int],
+    saved: list[int],
+    producers: dict[int, fusion.Producer] | None = None,
 ) -> tuple[Generated, str]:
     """The forward program. Large intermediates are dropped after their last use; with
     `IN_PLACE`, an elementwise op whose input is such an intermediate, dead after it, of
     the result's shape and dtype, writes its result into that input (`z = x @ w; z += b`,
     as hand-written NumPy does): one allocation less, and the bytes just written by the
-    op before are the ones read and written again."""
+    op before are the ones read and written again. `producers` (by output slot): forwards
+    that also fill an extra slot the backward reads (`fusion.windows_kept`)."""
     env = _Env()
     body: list[str] = []
     kept = set(outputs) | set(saved)
@@ -257,6 +262,11 @@ def build_forward(
             body.append(f"    {env.bind('E', instr.op.forward)}(None)")
             continue
         args = [_slot_name(trace, env, s) for s in instr.ins]
+        if producers and instr.out in producers:
+            fn, extra = producers[instr.out]
+            call = _call(env, fn, env.bind("X", instr.xp), args, instr.params)
+            body.append(f"    {var}, v{extra} = {call}")
+            continue
         arrays = _arrays_of(trace, instr.ins)
         final = trace.values[instr.out]._data
         inlined = None
@@ -337,7 +347,7 @@ def build_backward(
     keep: set[int] | None = None,
     fired: set[int] | None = None,
     inlined: InlinedRules | None = None,
-    fuse: bool = False,
+    overrides: dict[int, fusion.Override] | None = None,
 ) -> tuple[Generated, list[int], str]:
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
@@ -353,7 +363,8 @@ def build_backward(
     the NumPy expressions of `inline.gradients` that replace its call, or None (and the
     in-place and aligned variants: see `InlinedRules`).
 
-    `fuse`: the fused rules of `fusion.backward_overrides` (whole steps only: see there).
+    `overrides` (by index into `order`): rules that replace the op's (`fusion.py`; whole
+    steps only), each with the saved slots it reads and its parameters.
 
     Returns (function, the slots whose forward values it reads, source)."""
     env = _Env()
@@ -376,7 +387,7 @@ def build_backward(
     owned: set[int] = set()  # slots whose gradient is an array this program made, unshared
     # gradients certainly set here: a single output's, and what inlined rules deposit
     sure = set(diff_outputs) if len(diff_outputs) == 1 else set()
-    overrides = fusion.backward_overrides(trace, order, diff_outputs, wanted) if fuse else {}
+    overrides = overrides or {}
     for k, instr in enumerate(order):
         op = instr.op
         override = overrides.get(k)
@@ -391,7 +402,7 @@ def build_backward(
             if slot not in reads:
                 reads.append(slot)
         params = dict(instr.params) if override is None else dict(override[2])
-        if op.wants_needs and override is None:
+        if op.wants_needs:
             params["needs"] = instr.edges
         outs = getattr(op, "items", None)  # a custom Function: its outputs' slots
         exprs: dict[int, str] | None = None
