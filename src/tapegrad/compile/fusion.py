@@ -173,10 +173,11 @@ def backward_overrides(
 
 # ---------------------------------------------------------------- conv: windows kept
 # A conv on the im2col path copies the input's windows into a (C*K, N*L) matrix for its
-# GEMM, and its weight gradient copies the same windows again (W3's conv2: ~1 ms each, one
-# thread). In a whole step the forward can write them into a fresh array instead of the
-# per-thread scratch buffer and hand it to the backward program (held from forward to
-# backward: 7.2 MiB for conv2), whose weight gradient then multiplies it directly. Same
+# GEMM (or per sample, (N, C*K, L), for few rows: conv._im2col_rows), and its weight
+# gradient copies the same windows again (W3's conv2: ~1 ms each, conv1 ~0.2, one thread).
+# In a whole step the forward can write them into a fresh array instead of the per-thread
+# scratch buffer and hand it to the backward program (held from forward to backward: 7.2
+# MiB for conv2, 1.8 for conv1), whose weight gradient then multiplies it directly. Same
 # windows, same GEMMs, so the same bits (checked on the traced arrays when the program is
 # built); with intra-op threads on (ops/parallel.py), the ops' own split paths run instead.
 
@@ -190,30 +191,40 @@ class _Extra:
         self._data = np.empty(0)
 
 
-def _im2col_path(x_shape: tuple[int, ...], w_shape: tuple[int, ...], p: dict[str, Any]) -> bool:
-    """Whether eager's conv and its weight gradient take the one-GEMM im2col path."""
+def _im2col_path(x_shape: tuple[int, ...], w_shape: tuple[int, ...], p: dict[str, Any]) -> str:
+    """Which window matrix eager's 2-D conv and its weight gradient build: "cols" (one
+    (C*K, N*L) matrix, one GEMM), "rows" (per sample, conv._im2col_rows: few rows), or ""."""
     c, o, kernel, groups = x_shape[1], w_shape[0], tuple(w_shape[2:]), p["groups"]
-    return (
-        len(x_shape) == 4
-        and groups == 1
-        and not conv._is_pointwise(kernel, p["padding"])
-        and not conv_direct.correlates(c, o, groups, p["stride"])
-        and not conv_direct.weight_grad_applies(c, o, groups, p["stride"])
-        and not conv._is_depthwise(c, o, groups)
-        and not conv._is_sample_major(c, kernel, groups)
-    )
+    if (
+        len(x_shape) != 4
+        or groups != 1
+        or conv._is_pointwise(kernel, p["padding"])
+        or conv_direct.correlates(c, o, groups, p["stride"])
+        or conv_direct.weight_grad_applies(c, o, groups, p["stride"])
+        or conv._is_depthwise(c, o, groups)
+    ):
+        return ""
+    return "rows" if conv._is_sample_major(c, kernel, groups) else "cols"
 
 
-def _windows_of(x: Any, kernel: tuple[int, ...], p: dict[str, Any]) -> tuple[Any, tuple[int, ...]]:
-    """conv._im2col's window matrix, written into a fresh array (not a scratch buffer)."""
+def _windows_of(
+    x: Any, kernel: tuple[int, ...], p: dict[str, Any], layout: str
+) -> tuple[Any, tuple[int, ...]]:
+    """conv._im2col's (layout "cols") or conv._im2col_rows's ("rows") window matrix,
+    written into a fresh array (not a scratch buffer)."""
     out_sizes = conv._geometry(x.shape, kernel, p["stride"], p["padding"], p["dilation"])
     xpad = conv._padded(np, x, p["padding"], role="conv.pad")
     win = conv._windows(np, xpad, kernel, p["stride"], p["dilation"], out_sizes)
-    view = win.transpose((1, 4, 5, 0, 2, 3))  # (C, *K, N, *S_out), as conv._im2col
+    n, c = x.shape[:2]
+    if layout == "rows":  # (N, C, *K, *S_out)
+        view = win.transpose((0, 1, 4, 5, 2, 3))
+        shape: tuple[int, ...] = (n, c * prod(kernel), prod(out_sizes))
+    else:  # (C, *K, N, *S_out)
+        view = win.transpose((1, 4, 5, 0, 2, 3))
+        shape = (1, c * prod(kernel), n * prod(out_sizes))
     cols = np.empty(view.shape, dtype=x.dtype)
     cols[...] = view
-    n, c = x.shape[:2]
-    return cols.reshape(1, c * prod(kernel), n * prod(out_sizes)), out_sizes
+    return cols.reshape(shape), out_sizes
 
 
 def _conv_keeping_windows(forward: Any) -> Callable[..., Any]:
@@ -225,20 +236,31 @@ def _conv_keeping_windows(forward: Any) -> Callable[..., Any]:
             or type(w) is not np.ndarray
             or x.dtype != w.dtype
             or (b is not None and (type(b) is not np.ndarray or b.dtype != x.dtype))
-            or not _im2col_path(x.shape, w.shape, p)
         ):
             return forward(xp, x, w, b, **p), None
+        layout = _im2col_path(x.shape, w.shape, p)
+        if not layout:
+            return forward(xp, x, w, b, **p), None
+        n, o = x.shape[0], w.shape[0]
         with np.errstate(all="ignore"):
-            cols, out_sizes = _windows_of(x, tuple(w.shape[2:]), p)
-            res = conv._gemm(np, w.reshape(1, w.shape[0], -1), cols).reshape(w.shape[0], -1)
-            return conv._to_result(np, res, x.shape[0], out_sizes, b), cols
+            cols, out_sizes = _windows_of(x, tuple(w.shape[2:]), p, layout)
+            if layout == "rows":  # conv._sample_major_forward
+                res = np.matmul(w.reshape(o, -1), cols)
+                return conv._add_bias(res.reshape((n, o) + tuple(out_sizes)), b), cols
+            res = conv._gemm(np, w.reshape(1, o, -1), cols).reshape(o, -1)
+            return conv._to_result(np, res, n, out_sizes, b), cols
 
     conv_forward.__name__ = "conv_keeping_windows"
     return conv_forward
 
 
-def _weight_grad(cols: Any, g: Any, w_shape: tuple[int, ...]) -> Any:
-    """conv._conv_weight_grad_forward's im2col path on the kept windows."""
+def _weight_grad(cols: Any, g: Any, w_shape: tuple[int, ...], layout: str) -> Any:
+    """conv._conv_weight_grad_forward's im2col paths on the kept windows."""
+    if layout == "rows":  # conv._sample_major_weight_grad: per sample, then summed
+        n, o = g.shape[:2]
+        gm = g.reshape(n, o, cols.shape[2])
+        out = conv.scratch(np, "conv.gemm", (n, o, cols.shape[1]), cols.dtype)
+        return np.matmul(gm, cols.swapaxes(-1, -2), out=out).sum(axis=0).reshape(w_shape)
     gm = conv._channels_first(np, g, 1)
     return np.ascontiguousarray((cols[0] @ gm[0].T).T).reshape(w_shape)
 
@@ -254,8 +276,9 @@ def _conv_rule_with_windows(conv_rule: Any) -> Callable[..., Any]:
         ):
             return conv_rule(xp, g, x, w, needs=needs, **p)
         gx, _, gb = conv_rule(xp, g, x, w, needs=(needs[0], False, *needs[2:]), **p)
+        layout = _im2col_path(x.shape, w.shape, p)
         with np.errstate(all="ignore"):
-            return gx, _weight_grad(cols, g, w.shape), gb
+            return gx, _weight_grad(cols, g, w.shape, layout), gb
 
     rule.__name__ = "conv_backward_with_windows"
     return rule
@@ -278,7 +301,8 @@ def _windows_check(instr: Instr, trace: Trace, forward: Callable[..., Any]) -> b
             return False
         g = np.random.default_rng(0).standard_normal(expected.shape).astype(expected.dtype)
         dw = conv._conv_weight_grad_forward(np, x, g, kernel=tuple(w.shape[2:]), **p)
-        return bool(_weight_grad(cols, g, w.shape).tobytes() == dw.tobytes())
+        layout = _im2col_path(x.shape, w.shape, p)
+        return bool(_weight_grad(cols, g, w.shape, layout).tobytes() == dw.tobytes())
 
 
 def windows_kept(
