@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, cast
 import numpy as np
 
 from ..ops.quiet import quiet
-from . import inline
+from . import fusion, inline
 from .tracing import ARG, CONST, EXTERNAL, OP, Instr, Trace
 
 Generated = Callable[..., Any]  # a function the program wrote (its source exec'd)
@@ -234,13 +234,18 @@ def _reusable(
 
 
 def build_forward(
-    trace: Trace, boundary: list[int], outputs: list[int], saved: list[int]
+    trace: Trace,
+    boundary: list[int],
+    outputs: list[int],
+    saved: list[int],
+    producers: dict[int, fusion.Producer] | None = None,
 ) -> tuple[Generated, str]:
     """The forward program. Large intermediates are dropped after their last use; with
     `IN_PLACE`, an elementwise op whose input is such an intermediate, dead after it, of
     the result's shape and dtype, writes its result into that input (`z = x @ w; z += b`,
     as hand-written NumPy does): one allocation less, and the bytes just written by the
-    op before are the ones read and written again."""
+    op before are the ones read and written again. `producers` (by output slot): forwards
+    that also fill an extra slot the backward reads (`fusion.windows_kept`)."""
     env = _Env()
     body: list[str] = []
     kept = set(outputs) | set(saved)
@@ -257,6 +262,11 @@ def build_forward(
             body.append(f"    {env.bind('E', instr.op.forward)}(None)")
             continue
         args = [_slot_name(trace, env, s) for s in instr.ins]
+        if producers and instr.out in producers:
+            fn, extra = producers[instr.out]
+            call = _call(env, fn, env.bind("X", instr.xp), args, instr.params)
+            body.append(f"    {var}, v{extra} = {call}")
+            continue
         arrays = _arrays_of(trace, instr.ins)
         final = trace.values[instr.out]._data
         inlined = None
@@ -337,6 +347,7 @@ def build_backward(
     keep: set[int] | None = None,
     fired: set[int] | None = None,
     inlined: InlinedRules | None = None,
+    overrides: dict[int, fusion.Override] | None = None,
 ) -> tuple[Generated, list[int], str]:
     """The backward program: grads of `diff_outputs` in, grads of `wanted` boundary slots out,
     calling the rules of `order` (from `tracing.backward_order`, taken while the eager graph
@@ -351,6 +362,9 @@ def build_backward(
     `inlined` (a dict, filled on the first build, which has the traced arrays): per rule,
     the NumPy expressions of `inline.gradients` that replace its call, or None (and the
     in-place and aligned variants: see `InlinedRules`).
+
+    `overrides` (by index into `order`): rules that replace the op's (`fusion.py`; whole
+    steps only), each with the saved slots it reads and its parameters.
 
     Returns (function, the slots whose forward values it reads, source)."""
     env = _Env()
@@ -373,11 +387,13 @@ def build_backward(
     owned: set[int] = set()  # slots whose gradient is an array this program made, unshared
     # gradients certainly set here: a single output's, and what inlined rules deposit
     sure = set(diff_outputs) if len(diff_outputs) == 1 else set()
+    overrides = overrides or {}
     for k, instr in enumerate(order):
         op = instr.op
+        override = overrides.get(k)
+        rule_fn = op.rule if override is None else override[0]
         args = []
-        for i in op.saved_indices(len(instr.ins)):
-            slot = instr.out if i == -1 else instr.ins[i]
+        for slot in op_saved(instr) if override is None else override[1]:
             name = _slot_name(trace, env, slot)
             if trace.kinds[slot] != CONST and slot not in reads:
                 reads.append(slot)
@@ -385,12 +401,12 @@ def build_backward(
         for slot in instr.param_slots.values():
             if slot not in reads:
                 reads.append(slot)
-        params = dict(instr.params)
+        params = dict(instr.params) if override is None else dict(override[2])
         if op.wants_needs:
             params["needs"] = instr.edges
         outs = getattr(op, "items", None)  # a custom Function: its outputs' slots
         exprs: dict[int, str] | None = None
-        if outs is None and inlined is not None:
+        if outs is None and inlined is not None and override is None:
             if k not in inlined:  # decided once, on the traced arrays (a lean rebuild has none)
                 arrays = _arrays_of(trace, op_saved(instr))
                 out = trace.values[instr.out]._data
@@ -432,7 +448,7 @@ def build_backward(
             head = f"g{instr.out}"
             body.append(f"    if {head} is not None:")
         if exprs is None:
-            call = _call(env, op.rule, f"{xp}, {head}", args, params, instr.param_slots)
+            call = _call(env, rule_fn, f"{xp}, {head}", args, params, instr.param_slots)
             body.append(f"{ind}r = {call}")
         for j, (slot, edge) in enumerate(zip(instr.ins, instr.edges, strict=True)):
             if not edge:

@@ -22,7 +22,7 @@ import numpy as np
 from ..engine.node import ACCUMULATE, Node, leaf_of
 from ..engine.state import AMBIENT, RECORD
 from ..tensor import Tensor, _wrap
-from . import functions, hook
+from . import functions, fusion, hook
 from .program import boundary_slots, build_backward, build_forward
 from .replay import split
 from .tracing import ARG, CONST, EXTERNAL, OP, Instr, PatchTarget, Trace, backward_order
@@ -350,8 +350,10 @@ class StepProgram:
         self.leaves: list[int | Tensor] = [
             trace.arg_pos[s] if trace.kinds[s] == ARG else trace.values[s] for s in wanted
         ]
+        overrides = fusion.backward_overrides(trace, event.order, roots, wanted)
+        producers = fusion.windows_kept(trace, event.order, overrides)
         self.backward, reads, self.backward_source = build_backward(
-            trace, event.order, roots, wanted, ns, inlined={}
+            trace, event.order, roots, wanted, ns, inlined={}, overrides=overrides
         )
         slots = [trace._slot_of[id(t)] for t in tensors]
         op_outputs = list(dict.fromkeys(s for s in slots if trace.kinds[s] == OP))
@@ -365,7 +367,9 @@ class StepProgram:
                 self.outputs.append(("arg", trace.arg_pos[s], type(t)))
             else:
                 self.outputs.append(("ext", t, type(t)))
-        self.forward, self.forward_source = build_forward(trace, boundary, op_outputs, reads)
+        self.forward, self.forward_source = build_forward(
+            trace, boundary, op_outputs, reads, producers
+        )
         self.before = [(fn, obj, a, k) for _, bw, fn, obj, a, k in trace.calls if bw is None]
         self.after = [(fn, obj, a, k) for _, bw, fn, obj, a, k in trace.calls if bw is not None]
 
