@@ -6,8 +6,9 @@ functions (nn/functional_conv.py): `stride`, `dilation`, `kernel` are tuples wit
 per spatial dim and `padding` a tuple of (low, high) pairs (asymmetric for 'same' with an
 even kernel, or for ceil_mode).
 
-A convolution is ONE GEMM: the input windows are copied once into a (C*K, N*L) matrix
-(im2col over a strided view) and multiplied by the (O, C*K) weight matrix; a 1x1 conv
+A convolution is a GEMM: the input windows are copied into a (C*K, N*L) matrix (im2col
+over a strided view; in blocks of samples that stay in L2, one GEMM per block) and
+multiplied by the (O, C*K) weight matrix; a 1x1 conv
 multiplies x itself (no copy), and a stride-1 depthwise conv (forward, transposed and weight
 gradient) multiply-accumulates over the kernel offsets on a flat padded grid
 (ops/conv_direct.py); a strided depthwise conv's gradients do it on strided views. The
@@ -15,10 +16,11 @@ large temporaries (padded input, window matrix, GEMM result, col2im accumulator)
 per-thread scratch buffers (ops/scratch.py): on the benchmark VMs a fresh multi-MiB array
 costs more in page faults than the GEMM that fills it.
 
-The gradients are ops too, so second order closes: d/dx conv = conv_transpose (one GEMM +
-a col2im loop over the kernel offsets), d/dw conv = conv_weight_grad (one GEMM over the same
-im2col), and conv_transpose's own gradients are conv and conv_weight_grad again. A rule skips
-the input gradient when the input needs none (the first layer of a network). Pooling:
+The gradients are ops too, so second order closes: d/dx conv = conv_transpose (a GEMM +
+a col2im loop over the kernel offsets; at stride 1 one contiguous add per offset on a flat
+grid, `_flat_transpose`), d/dw conv = conv_weight_grad (a GEMM over the same im2col),
+and conv_transpose's own gradients are conv and conv_weight_grad again. A rule skips the
+input gradient when the input needs none (the first layer of a network). Pooling:
 ops/pool.py.
 """
 
