@@ -58,7 +58,7 @@ def weight_grad_applies(in_channels: int, out_channels: int, groups: int, stride
     return groups > 1 and a * b <= _MAX_PAIRS and all(s == 1 for s in stride)
 
 
-def _shifts(plane, kernel, dilation):
+def offset_shifts(plane, kernel, dilation):
     """Each kernel offset's shift along the flattened plane, row-major offset order."""
     strides = [prod(plane[i + 1 :]) for i in range(len(plane))]
     return [
@@ -141,7 +141,7 @@ def conv(xp: Any, x, w, bias, *, padding, dilation, groups, out=None):
     a, b = c // groups, o // groups
     plane = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], padding, strict=True))
     sizes = tuple(p - d * (k - 1) for p, d, k in zip(plane, dilation, kernel, strict=True))
-    shifts = _shifts(plane, kernel, dilation)
+    shifts = offset_shifts(plane, kernel, dilation)
     flat = _on_grid(xp, "conv.direct_in", x, plane, [lo for lo, _ in padding], shifts[-1])
     wk = w.reshape(groups, b, a, -1).transpose(3, 2, 1, 0)  # (K, a, b, G)
     acc = _correlate(xp, flat, n, groups, a, b, plane, shifts, wk)
@@ -155,7 +155,7 @@ def conv_transpose(xp: Any, y, w, bias, *, padding, dilation, groups, out_shape,
     a, b, kernel = c // groups, w.shape[1], w.shape[2:]
     reach = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
     plane = tuple(o + r for o, r in zip(out_shape, reach, strict=True))
-    shifts = _shifts(plane, kernel, dilation)
+    shifts = offset_shifts(plane, kernel, dilation)
     at = [r - lo for r, (lo, _) in zip(reach, padding, strict=True)]
     flat = _on_grid(xp, "conv.direct_in", y, plane, at, shifts[-1])
     # the flattened kernel reversed is the kernel flipped on every axis
@@ -170,7 +170,7 @@ def weight_grad(xp: Any, x, g, *, kernel, padding, dilation, groups):
     n, c = x.shape[:2]
     a, b = c // groups, g.shape[1] // groups
     plane = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], padding, strict=True))
-    shifts = _shifts(plane, kernel, dilation)
+    shifts = offset_shifts(plane, kernel, dilation)
     lp = prod(plane)
     flat = _on_grid(xp, "conv.direct_in", x, plane, [lo for lo, _ in padding], shifts[-1])
     gflat = _on_grid(xp, "conv.direct_g", g, plane, [0] * len(plane), 0)
