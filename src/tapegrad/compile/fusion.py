@@ -207,24 +207,34 @@ def _im2col_path(x_shape: tuple[int, ...], w_shape: tuple[int, ...], p: dict[str
     return "rows" if conv._is_sample_major(c, kernel, groups) else "cols"
 
 
+def _blocks(x: Any, kernel: tuple[int, ...], out_sizes: tuple[int, ...]) -> list[Any]:
+    """conv._batch_blocks for this conv: the sample blocks eager's "cols" paths go by."""
+    n, c = x.shape[:2]
+    return list(conv._batch_blocks(n, c * prod(kernel) * prod(out_sizes) * x.dtype.itemsize))
+
+
 def _windows_of(
     x: Any, kernel: tuple[int, ...], p: dict[str, Any], layout: str
 ) -> tuple[Any, tuple[int, ...]]:
-    """conv._im2col's (layout "cols") or conv._im2col_rows's ("rows") window matrix,
-    written into a fresh array (not a scratch buffer)."""
-    out_sizes = conv._geometry(x.shape, kernel, p["stride"], p["padding"], p["dilation"])
-    xpad = conv._padded(np, x, p["padding"], role="conv.pad")
-    win = conv._windows(np, xpad, kernel, p["stride"], p["dilation"], out_sizes)
-    n, c = x.shape[:2]
-    if layout == "rows":  # (N, C, *K, *S_out)
-        view = win.transpose((0, 1, 4, 5, 2, 3))
-        shape: tuple[int, ...] = (n, c * prod(kernel), prod(out_sizes))
-    else:  # (C, *K, N, *S_out)
-        view = win.transpose((1, 4, 5, 0, 2, 3))
-        shape = (1, c * prod(kernel), n * prod(out_sizes))
+    """The window matrix of conv._im2col_rows (layout "rows": (N, C*K, L)) or, for "cols",
+    conv._window_matrix's view (C, *K, N, *S_out) copied whole into a fresh array (not a
+    scratch buffer), as a (C*K, N*L) matrix: eager's `_cols_block` of samples lo:hi is its
+    columns lo*L:hi*L."""
+    stride, padding, dilation = p["stride"], p["padding"], p["dilation"]
+    if layout == "rows":
+        out_sizes = conv._geometry(x.shape, kernel, stride, padding, dilation)
+        xpad = conv._padded(np, x, padding, role="conv.pad")
+        win = conv._windows(np, xpad, kernel, stride, dilation, out_sizes)
+        view = win.transpose((0, 1, 4, 5, 2, 3))  # (N, C, *K, *S_out)
+        rows = np.empty(view.shape, dtype=x.dtype)
+        rows[...] = view
+        return rows.reshape(x.shape[0], -1, prod(out_sizes)), tuple(out_sizes)
+    view, out_sizes = conv._window_matrix(np, x, kernel, stride, padding, dilation)
     cols = np.empty(view.shape, dtype=x.dtype)
-    cols[...] = view
-    return cols.reshape(shape), out_sizes
+    batch = (slice(None),) * (1 + len(kernel))  # the axes before N in (C, *K, N, *S_out)
+    for lo, hi in _blocks(x, kernel, tuple(out_sizes)):  # in eager's blocks: cache-hot
+        cols[batch + (slice(lo, hi),)] = view[batch + (slice(lo, hi),)]
+    return cols.reshape(-1, x.shape[0] * prod(out_sizes)), tuple(out_sizes)
 
 
 def _conv_keeping_windows(forward: Any) -> Callable[..., Any]:
@@ -242,13 +252,20 @@ def _conv_keeping_windows(forward: Any) -> Callable[..., Any]:
         if not layout:
             return forward(xp, x, w, b, **p), None
         n, o = x.shape[0], w.shape[0]
+        kernel = tuple(w.shape[2:])
         with np.errstate(all="ignore"):
-            cols, out_sizes = _windows_of(x, tuple(w.shape[2:]), p, layout)
+            cols, out_sizes = _windows_of(x, kernel, p, layout)
             if layout == "rows":  # conv._sample_major_forward
                 res = np.matmul(w.reshape(o, -1), cols)
-                return conv._add_bias(res.reshape((n, o) + tuple(out_sizes)), b), cols
-            res = conv._gemm(np, w.reshape(1, o, -1), cols).reshape(o, -1)
-            return conv._to_result(np, res, n, out_sizes, b), cols
+                return conv._add_bias(res.reshape((n, o) + out_sizes), b), cols
+            # conv._conv_forward's blocks, each GEMM reading its columns of the kept matrix
+            out = np.empty((n, o) + out_sizes, dtype=np.result_type(x, w))
+            wm = w.reshape(1, o, -1)
+            size = prod(out_sizes)
+            for lo, hi in _blocks(x, kernel, out_sizes):
+                res = conv._gemm(np, wm, cols[None, :, lo * size : hi * size])
+                conv._from_acc(np, res.reshape((o, hi - lo) + out_sizes), b, out[lo:hi])
+            return out, cols
 
     conv_forward.__name__ = "conv_keeping_windows"
     return conv_forward
@@ -256,13 +273,25 @@ def _conv_keeping_windows(forward: Any) -> Callable[..., Any]:
 
 def _weight_grad(cols: Any, g: Any, w_shape: tuple[int, ...], layout: str) -> Any:
     """conv._conv_weight_grad_forward's im2col paths on the kept windows."""
+    n, o = g.shape[:2]
     if layout == "rows":  # conv._sample_major_weight_grad: per sample, then summed
-        n, o = g.shape[:2]
         gm = g.reshape(n, o, cols.shape[2])
         out = conv.scratch(np, "conv.gemm", (n, o, cols.shape[1]), cols.dtype)
         return np.matmul(gm, cols.swapaxes(-1, -2), out=out).sum(axis=0).reshape(w_shape)
-    gm = conv._channels_first(np, g, 1)
-    return np.ascontiguousarray((cols[0] @ gm[0].T).T).reshape(w_shape)
+    # the blocks of samples, each block's cols g^T added into the transposed gradient
+    dtype = np.result_type(cols, g)
+    acc = np.zeros((1, cols.shape[0], o), dtype=dtype)
+    size = prod(g.shape[2:])
+    blocks = conv._batch_blocks(n, cols.shape[0] * size * np.dtype(dtype).itemsize)
+    for lo, hi in blocks:
+        gm = conv._channel_block(np, g, lo, hi, 1, "conv.g")
+        part = np.matmul(
+            cols[None, :, lo * size : hi * size],
+            gm.transpose(0, 2, 1),
+            out=conv.scratch(np, "conv.gemm", acc.shape, dtype),
+        )
+        acc += part
+    return np.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)
 
 
 def _conv_rule_with_windows(conv_rule: Any) -> Callable[..., Any]:
