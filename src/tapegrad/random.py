@@ -12,7 +12,6 @@ Both are NumPy `PCG64` streams: a seed reproduces tapegrad's numbers, not PyTorc
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +88,8 @@ def generator() -> np.random.Generator:
 
 
 def _state_tensor(rng: np.random.Generator) -> Tensor:
+    import json  # (not at import: `import tapegrad` stays free of json, tests/test_import_lazy.py)
+
     from .tensor import _wrap
 
     encoded = json.dumps(rng.bit_generator.state).encode("ascii")
@@ -97,6 +98,8 @@ def _state_tensor(rng: np.random.Generator) -> Tensor:
 
 def _state_from(what: str, state: Any) -> dict[str, Any]:
     """The PCG64 state a `get_state()` tensor encodes; a clear error for anything else."""
+    import json
+
     from .tensor import Tensor
 
     if not isinstance(state, Tensor) or state.dtype != np.uint8 or state.ndim != 1:
