@@ -137,18 +137,118 @@ def record_node(
     node.n_out = n_out
     node.extra = None
     if mask & _logged:
-        ref = weakref.ref(node)
-        for bit, log in tuple(_history.items()):  # a copy: other threads may add a log
-            if mask & bit:
-                log.append(ref)
-                if len(log) >= _compact_at.get(bit, _COMPACT_MIN):
-                    _compact(bit, log)
+        _log(node, mask)
     _countdown -= 1
     if _countdown <= 0:  # keep the collector off the growing graph (collector.py)
         _countdown = collector.FREEZE_EVERY
         collector.recorded_many()
     if state.anomaly:
-        import traceback  # anomaly mode only: not a cost of `import tapegrad` (bench W7)
-
-        node.trace = "".join(traceback.format_stack()[:-3])
+        _note_trace(node)
     return node
+
+
+def record_op(
+    op: Any,
+    params: Any,
+    inputs: Sequence[Any],
+    mask: int,
+    xp: Any,
+    tensor_type: type[Tensor],
+    out: Any,
+) -> Node:
+    """`record_node(op, params, inputs, mask, xp, tensor_type, 1, out)`: the dispatcher's
+    call, with its one output array.
+
+    The same node by fewer steps: one call per recorded op instead of record_node's
+    (whose keyword defaults, list of edges and generic loops were a tenth of a small op's
+    forward; bench/NOTES.md, stop 21). tests/engine/test_record_op.py holds the two to the
+    same nodes.
+    """
+    global _countdown
+    other_output = False
+    out_shape = out.shape
+    out_dtype = out.dtype
+    same = True
+    if len(inputs) == 1 and inputs[0]._tapes & mask:  # a one-input op's input is a tensor
+        a = inputs[0]
+        fn = a.grad_fn
+        if fn is None:
+            ref = a._accum  # a weak reference (node.accumulator)
+            fn = (ref and ref()) or accumulator(a)
+        elif a._out_nr:
+            other_output = True
+        data = a._data
+        if data.shape != out_shape or (data.dtype is not out_dtype and data.dtype != out_dtype):
+            same = False
+        nxt: tuple[Node | None, ...] = (fn,)
+    else:
+        edges: list[Node | None] = []
+        for a in inputs:
+            if type(a) in _NUMBERS or not (isinstance(a, tensor_type) and a._tapes & mask):
+                edges.append(None)
+                continue
+            fn = a.grad_fn
+            if fn is None:
+                ref = a._accum
+                fn = (ref and ref()) or accumulator(a)
+            elif a._out_nr:
+                other_output = True
+            edges.append(fn)
+            if same:
+                data = a._data
+                if data.shape != out_shape or (
+                    data.dtype is not out_dtype and data.dtype != out_dtype
+                ):
+                    same = False
+        nxt = tuple(edges)
+    node = _new_node(Node)
+    node.op = op
+    node.params = params
+    node.saved = ()
+    node.checks = ()
+    node.next = nxt
+    node.next_nr = (
+        tuple(a._out_nr if e is not None else 0 for a, e in zip(inputs, nxt))
+        if other_output
+        else None
+    )
+    node.in_meta = (
+        None
+        if same
+        else tuple(
+            (a._data.shape, a._data.dtype) if e is not None else None for a, e in zip(inputs, nxt)
+        )
+    )
+    node.tapes = mask
+    node.xp = xp
+    node.out_data = None
+    node.out_counter = None
+    node.n_out = 1
+    node.extra = None
+    if mask & _logged:
+        _log(node, mask)
+    _countdown -= 1
+    if _countdown <= 0:
+        _countdown = collector.FREEZE_EVERY
+        collector.recorded_many()
+    if state.anomaly:
+        _note_trace(node)
+    return node
+
+
+_NUMBERS = frozenset((float, int, bool))  # constants, told from tensors by one set lookup
+
+
+def _log(node: Node, mask: int) -> None:
+    ref = weakref.ref(node)
+    for bit, log in tuple(_history.items()):  # a copy: other threads may add a log
+        if mask & bit:
+            log.append(ref)
+            if len(log) >= _compact_at.get(bit, _COMPACT_MIN):
+                _compact(bit, log)
+
+
+def _note_trace(node: Node) -> None:
+    import traceback  # anomaly mode only: not a cost of `import tapegrad` (bench W7)
+
+    node.trace = "".join(traceback.format_stack()[:-4])

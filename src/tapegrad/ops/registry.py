@@ -72,10 +72,10 @@ from .. import backend
 from ..compile.hook import TRACING, traced_call
 from ..compile.hook import local as _tracing
 from ..engine.node import ACCUMULATE, OUT, leaf_of
-from ..engine.recorder import record_node
+from ..engine.recorder import record_op
 from ..engine.state import FORWARD, state
 from ..engine.versions import bump_version, register_view
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _new, _wrap
 from .promotion import FLOAT64, drop_unasked_float64, result_type, weak_scalar
 from .quiet import ERROR_STATE, IGNORE_ALL, call_quietly, contexts
 from .xp import array_ns, register_array_twin
@@ -122,6 +122,7 @@ class Op:
         self.saves_out = self.save_idx is not None and -1 in self.save_idx
         # per saved slot: the inputs whose gradient needs it (None: always kept)
         self.save_for: tuple[tuple[int, ...] | None, ...] | None = None
+        self.save_plans: tuple[tuple[int | None, ...], ...] | None = None  # saves_only_for
 
     def saved_indices(self, n_inputs: int) -> Sequence[int]:
         """Which inputs (-1: the output) the rule gets, for a call with `n_inputs` inputs."""
@@ -141,8 +142,21 @@ class Op:
         if self.save_idx is None:
             raise TypeError(f"{self.name}: saves_only_for needs named saves, not saves='*'")
         params = _parameter_names(self.forward)[1:]
+        if len(params) > 2:
+            raise TypeError(f"{self.name}: saves_only_for is for ops of one or two inputs")
         wanted = {-1 if k == "out" else params.index(k): tuple(v) for k, v in slots.items()}
         self.save_for = tuple(wanted.get(i) for i in self.save_idx)
+        # per pattern of edges (bit k: input k has one), what each slot keeps: the input's
+        # index, -1 (the output) or None; `_record` looks it up instead of walking save_for
+        plans = []
+        for pattern in range(1 << len(params)):
+            plans.append(
+                tuple(
+                    i if need is None or any(pattern >> k & 1 for k in need) else None
+                    for i, need in zip(self.save_idx, self.save_for)
+                )
+            )
+        self.save_plans = tuple(plans)
         return self
 
     def jvp(self, rule: _F) -> _F:
@@ -522,8 +536,17 @@ def _record(
     xp: Any,
     cls: type[Tensor] = Tensor,
 ) -> Tensor:
-    result = _wrap(out, mask, cls)
-    node = record_node(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, 1, out)
+    result = _new(cls)  # _wrap(out, mask, cls), inlined (once per recorded op)
+    result._data = out
+    result._tapes = mask
+    result._out_nr = 0
+    result._vc = [0]
+    result._grad = None
+    result._grad_req = "add"
+    result._accum = None
+    result._hooks = None
+    result._post_hooks = None
+    node = record_op(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, out)
     save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
         save_idx = range(len(args))
@@ -541,10 +564,33 @@ def _record(
                 node.checks = ((a._vc, a._vc[0], i),)
         result.grad_fn = node
         return result
-    if save_idx:
-        saved, node.checks = _save(save_idx, args, result, op.save_for, node.next)
-        node.saved = saved
-        if op.saves_out and any(s is OUT for s in saved):
+    plans = op.save_plans
+    if plans is not None:  # saves_only_for (ops of one or two inputs): the kept slots
+        edges = node.next
+        pattern = edges[0] is not None
+        if len(edges) == 2 and edges[1] is not None:
+            pattern += 2
+        saved: list[Any] = []
+        checks: list[Any] = []
+        for i in plans[pattern]:
+            if i is None:
+                saved.append(None)
+            elif i == -1:
+                saved.append(OUT)
+                checks.append((result._vc, 0, -1))
+                node.out_data = out
+                node.out_counter = result._vc
+            else:
+                a = args[i]
+                saved.append(a)
+                if isinstance(a, Tensor):
+                    checks.append((a._vc, a._vc[0], i))
+        node.saved = tuple(saved)
+        if checks:
+            node.checks = tuple(checks)
+    elif save_idx:
+        node.saved, node.checks = _save(save_idx, args, result, op.save_for, node.next)
+        if op.saves_out and any(s is OUT for s in node.saved):
             node.out_data = out
             node.out_counter = result._vc
     result.grad_fn = node
