@@ -181,6 +181,34 @@ def record_op(
         if data.shape != out_shape or (data.dtype is not out_dtype and data.dtype != out_dtype):
             same = False
         nxt: tuple[Node | None, ...] = (fn,)
+    elif len(inputs) == 2:  # unrolled: the binary operators, `h * 2.0` and `a + b`
+        a, b = inputs
+        fn = None
+        if type(a) not in _NUMBERS and isinstance(a, tensor_type) and a._tapes & mask:
+            fn = a.grad_fn
+            if fn is None:
+                ref = a._accum
+                fn = (ref and ref()) or accumulator(a)
+            elif a._out_nr:
+                other_output = True
+            data = a._data
+            if data.shape != out_shape or (data.dtype is not out_dtype and data.dtype != out_dtype):
+                same = False
+        fn_b = None
+        if type(b) not in _NUMBERS and isinstance(b, tensor_type) and b._tapes & mask:
+            fn_b = b.grad_fn
+            if fn_b is None:
+                ref = b._accum
+                fn_b = (ref and ref()) or accumulator(b)
+            elif b._out_nr:
+                other_output = True
+            if same:
+                data = b._data
+                if data.shape != out_shape or (
+                    data.dtype is not out_dtype and data.dtype != out_dtype
+                ):
+                    same = False
+        nxt = (fn, fn_b)
     else:
         edges: list[Node | None] = []
         for a in inputs:
