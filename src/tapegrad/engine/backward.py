@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import collector
-from .node import ACCUMULATE, FREED, OUT, Array, Node, leaf_of, release_leaf
+from .node import ACCUMULATE, FREED, OUT, OUT_ONLY, Array, Node, leaf_of, release_leaf
 from .state import AMBIENT, FORWARD, RECORD, state
 
 if TYPE_CHECKING:
@@ -218,9 +218,11 @@ def _run_backward(
         saved = node.saved
         if saved is FREED:
             raise _freed_error(node)
-        for counter, expected, index in node.checks:
-            if counter[0] != expected:
-                raise _version_error(node, counter, expected, index)
+        checks = node.checks
+        if checks:
+            for counter, expected, index in checks:
+                if counter[0] != expected:
+                    raise _version_error(node, counter, expected, index)
         if higher:
             xp = TENSOR_NS
             g = _as_tensor(g)
@@ -229,18 +231,28 @@ def _run_backward(
             xp = node.xp
             if type(g) is not _ndarray and isinstance(g, _Tensor):
                 g = g._data
-            args = []
-            for s in saved:
-                args.append(
-                    node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
-                )
+            if saved is OUT_ONLY:  # the recorder's tuple for an op that saves its output
+                args = [node.out_data]
+            else:
+                args = []
+                for s in saved:
+                    args.append(
+                        node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
+                    )
         op = node.op
         edges = node.next
         if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
-            needs = []
-            for c in edges:
-                needs.append(c is not None and c in seen and (useful is None or c in useful))
-            grads = op.rule(xp, g, *args, needs=tuple(needs), **node.params)
+            if useful is None and len(edges) == 2:
+                e0, e1 = edges
+                needs = (e0 is not None and e0 in seen, e1 is not None and e1 in seen)
+            else:
+                needs_list = []
+                for c in edges:
+                    needs_list.append(
+                        c is not None and c in seen and (useful is None or c in useful)
+                    )
+                needs = tuple(needs_list)
+            grads = op.rule(xp, g, *args, needs=needs, **node.params)
         elif node.params:
             grads = op.rule(xp, g, *args, **node.params)
         else:
@@ -264,7 +276,8 @@ def _run_backward(
                 shape, dtype = metas[i]  # type: ignore[misc]  # None only without an edge
             if gi.shape != shape:
                 gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
-            if gi.dtype != dtype:
+            gdt = gi.dtype
+            if gdt is not dtype and gdt != dtype:
                 gi = gi.astype(dtype)
             if anomaly:
                 _check_finite(node, i, gi)

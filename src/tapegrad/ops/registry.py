@@ -75,7 +75,7 @@ import numpy as np
 from .. import backend
 from ..compile.hook import TRACING, traced_call
 from ..compile.hook import local as _tracing
-from ..engine.node import ACCUMULATE, OUT, leaf_of
+from ..engine.node import ACCUMULATE, OUT, OUT_ONLY, leaf_of
 from ..engine.recorder import record_op
 from ..engine.state import FORWARD, state
 from ..engine.versions import bump_version, register_view
@@ -547,7 +547,6 @@ _MODULES: dict[type, Any] = {np.ndarray: np}
 _array_module: Callable[[Any], Any] = backend.array_module  # typed at the boundary
 _PY_NUMBERS = frozenset((float, int, bool))
 _NO_PARAMS: dict[str, Any] = {}  # shared by every node of an op without parameters (read only)
-_OUT_ONLY = (OUT,)  # Node.saved of every op that saves its output alone (replaced, never changed)
 
 
 def _record(
@@ -576,7 +575,7 @@ def _record(
     elif len(save_idx) == 1 and op.save_for is None:  # one value, always kept: most ops
         i = save_idx[0]
         if i == -1:
-            node.saved = _OUT_ONLY
+            node.saved = OUT_ONLY
             node.checks = ((result._vc, 0, -1),)
             node.out_data = out
             node.out_counter = result._vc
