@@ -328,14 +328,28 @@ def dispatch_unary(op: Op, x: Any) -> Tensor:
     data = x._data
     if type(data) is not np.ndarray:
         return dispatch(op, x)
-    try:
-        ufunc = op.ufunc
-        if ufunc is not None and data.dtype.kind == "f":
+    ufunc = op.ufunc
+    if ufunc is not None and data.dtype.kind == "f":
+        # a floating result of the input's own dtype (no float64 to drop), and a ufunc op
+        # is differentiable (defop checks): recorded whenever a tape records
+        try:
             if ERROR_STATE.get(None) is IGNORE_ALL:
                 out = ufunc(data)
             else:
                 out = contexts.context.run(ufunc, data)
-        elif ERROR_STATE.get(None) is IGNORE_ALL:
+        except _BACKEND_ERRORS as e:
+            raise _op_error(op.name, e, [data]) from None
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        mask = x._tapes & state.active
+        cls = type(x)
+        if cls is not Tensor:
+            cls = _result_class(cls)
+        if mask:
+            return _record(op, (x,), _NO_PARAMS, out, mask, np, cls)
+        return _wrap(out, 0, cls)
+    try:
+        if ERROR_STATE.get(None) is IGNORE_ALL:
             out = op.forward(np, data)
         else:
             out = contexts.context.run(op.forward, np, data)
@@ -384,18 +398,31 @@ def dispatch_binary(op: Op, a: Any, b: Any) -> Tensor:
         return dispatch(op, a, b)
     if mask & _SLOW_TAPES or op.view:
         return dispatch(op, a, b)
-    try:
-        ufunc = op.ufunc
-        if (
-            ufunc is not None
-            and (da.dtype.kind == "f" if type(da) is np.ndarray else type(da) is float)
-            and (db.dtype.kind == "f" if type(db) is np.ndarray else type(db) is float)
-        ):
+    ufunc = op.ufunc
+    if (
+        ufunc is not None
+        and (da.dtype.kind == "f" if type(da) is np.ndarray else type(da) is float)
+        and (db.dtype.kind == "f" if type(db) is np.ndarray else type(db) is float)
+    ):
+        # floating in, floating out; float64 only where an input array is float64 (a
+        # Python float is weak), so none to drop; recorded whenever a tape records
+        try:
             if ERROR_STATE.get(None) is IGNORE_ALL:
                 out = ufunc(da, db)
             else:
                 out = contexts.context.run(ufunc, da, db)
-        elif ERROR_STATE.get(None) is IGNORE_ALL:
+        except _BACKEND_ERRORS as e:
+            raise _op_error(op.name, e, [da, db]) from None
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        mask &= state.active
+        if cls is not Tensor:
+            cls = _result_class(cls)
+        if mask:
+            return _record(op, (a, b), _NO_PARAMS, out, mask, np, cls)
+        return _wrap(out, 0, cls)
+    try:
+        if ERROR_STATE.get(None) is IGNORE_ALL:
             out = op.forward(np, da, db)
         else:
             out = contexts.context.run(op.forward, np, da, db)
@@ -502,6 +529,8 @@ def defop(
     `params`, `inputs`, `in_shape` or `op_class` makes a `NumpyStyleOp`.
     """
     saves_tuple = (saves,) if isinstance(saves, str) else tuple(saves)
+    if ufunc is not None and not differentiable:
+        raise TypeError("defop: ufunc= is for differentiable ops (the fast entries record them)")
     numpy_style = params is not None or inputs != 1 or in_shape or op_class is not None
 
     def register(forward: Forward) -> Op:
