@@ -155,9 +155,12 @@ def record_op(
     xp: Any,
     tensor_type: type[Tensor],
     out: Any,
+    same: bool = False,
 ) -> Node:
     """`record_node(op, params, inputs, mask, xp, tensor_type, 1, out)`: the dispatcher's
-    call, with its one output array.
+    call, with its one output array. `same=True`: the caller knows every tracked input has
+    the output's shape and dtype (a ufunc on one floating array, or on one and a Python
+    float), so it is not compared.
 
     The same node by fewer steps: one call per recorded op instead of record_node's
     (whose keyword defaults, list of edges and generic loops were a tenth of a small op's
@@ -166,9 +169,12 @@ def record_op(
     """
     global _countdown
     other_output = False
-    out_shape = out.shape
-    out_dtype = out.dtype
-    same = True
+    if same:
+        out_shape = out_dtype = None
+    else:
+        same = True
+        out_shape = out.shape
+        out_dtype = out.dtype
     if len(inputs) == 1 and inputs[0]._tapes & mask:  # a one-input op's input is a tensor
         a = inputs[0]
         fn = a.grad_fn
@@ -177,9 +183,10 @@ def record_op(
             fn = (ref and ref()) or accumulator(a)
         elif a._out_nr:
             other_output = True
-        data = a._data
-        if data.shape != out_shape or (data.dtype is not out_dtype and data.dtype != out_dtype):
-            same = False
+        if out_shape is not None:
+            data = a._data
+            if data.shape != out_shape or (data.dtype is not out_dtype and data.dtype != out_dtype):
+                same = False
         nxt: tuple[Node | None, ...] = (fn,)
     elif len(inputs) == 2:  # unrolled: the binary operators, `h * 2.0` and `a + b`
         a, b = inputs
@@ -191,9 +198,12 @@ def record_op(
                 fn = (ref and ref()) or accumulator(a)
             elif a._out_nr:
                 other_output = True
-            data = a._data
-            if data.shape != out_shape or (data.dtype is not out_dtype and data.dtype != out_dtype):
-                same = False
+            if out_shape is not None:
+                data = a._data
+                if data.shape != out_shape or (
+                    data.dtype is not out_dtype and data.dtype != out_dtype
+                ):
+                    same = False
         fn_b = None
         if type(b) not in _NUMBERS and isinstance(b, tensor_type) and b._tapes & mask:
             fn_b = b.grad_fn
@@ -202,7 +212,7 @@ def record_op(
                 fn_b = (ref and ref()) or accumulator(b)
             elif b._out_nr:
                 other_output = True
-            if same:
+            if same and out_shape is not None:
                 data = b._data
                 if data.shape != out_shape or (
                     data.dtype is not out_dtype and data.dtype != out_dtype
@@ -222,7 +232,7 @@ def record_op(
             elif a._out_nr:
                 other_output = True
             edges.append(fn)
-            if same:
+            if same and out_shape is not None:
                 data = a._data
                 if data.shape != out_shape or (
                     data.dtype is not out_dtype and data.dtype != out_dtype

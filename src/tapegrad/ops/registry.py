@@ -315,6 +315,15 @@ _BACKEND_ERRORS = (ValueError, IndexError, ArithmeticError, np.linalg.LinAlgErro
 _SLOW_TAPES = TRACING | FORWARD  # tg.compile tracing, forward AD: the generic path only
 
 
+class _NoWeakFloat:
+    """Stands for `float` below on NumPy 1.x, where a Python float is not weak (value-based
+    casting: float32 * 1e300 is float64, which the forward's own path brings back)."""
+
+
+# A Python float next to a floating array keeps the array's dtype (NEP 50, NumPy 2)
+_WEAK_FLOAT: type = float if int(np.__version__.split(".")[0]) >= 2 else _NoWeakFloat
+
+
 def _result_class(cls: type[Tensor]) -> type[Tensor]:
     """What `promotion.result_type` makes of one class: its array class (a Parameter's
     result is a plain Tensor, a facade array's is that array type)."""
@@ -345,8 +354,8 @@ def dispatch_unary(op: Op, x: Any) -> Tensor:
         cls = type(x)
         if cls is not Tensor:
             cls = _result_class(cls)
-        if mask:
-            return _record(op, (x,), _NO_PARAMS, out, mask, np, cls)
+        if mask:  # np.sin(x) has x's shape and dtype
+            return _record(op, (x,), _NO_PARAMS, out, mask, np, cls, True)
         return _wrap(out, 0, cls)
     try:
         if ERROR_STATE.get(None) is IGNORE_ALL:
@@ -401,8 +410,8 @@ def dispatch_binary(op: Op, a: Any, b: Any) -> Tensor:
     ufunc = op.ufunc
     if (
         ufunc is not None
-        and (da.dtype.kind == "f" if type(da) is np.ndarray else type(da) is float)
-        and (db.dtype.kind == "f" if type(db) is np.ndarray else type(db) is float)
+        and (da.dtype.kind == "f" if type(da) is np.ndarray else type(da) is _WEAK_FLOAT)
+        and (db.dtype.kind == "f" if type(db) is np.ndarray else type(db) is _WEAK_FLOAT)
     ):
         # floating in, floating out; float64 only where an input array is float64 (a
         # Python float is weak), so none to drop; recorded whenever a tape records
@@ -418,8 +427,17 @@ def dispatch_binary(op: Op, a: Any, b: Any) -> Tensor:
         mask &= state.active
         if cls is not Tensor:
             cls = _result_class(cls)
-        if mask:
-            return _record(op, (a, b), _NO_PARAMS, out, mask, np, cls)
+        if mask:  # with a Python float, the other's shape and dtype
+            return _record(
+                op,
+                (a, b),
+                _NO_PARAMS,
+                out,
+                mask,
+                np,
+                cls,
+                type(da) is _WEAK_FLOAT or type(db) is _WEAK_FLOAT,
+            )
         return _wrap(out, 0, cls)
     try:
         if ERROR_STATE.get(None) is IGNORE_ALL:
@@ -586,7 +604,9 @@ def _record(
     mask: int,
     xp: Any,
     cls: type[Tensor] = Tensor,
+    same: bool = False,
 ) -> Tensor:
+    """Wrap `out` and record its node (`same`: see record_op)."""
     result = _new(cls)  # _wrap(out, mask, cls), inlined (once per recorded op)
     result._data = out
     result._tapes = mask
@@ -597,7 +617,7 @@ def _record(
     result._accum = None
     result._hooks = None
     result._post_hooks = None
-    node = record_op(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, out)
+    node = record_op(op, params or _NO_PARAMS, args, mask, _NAMESPACES[xp], Tensor, out, same)
     save_idx: Sequence[int] | None = op.save_idx
     if save_idx is None:  # the rule gets every input (op.saved_indices)
         save_idx = range(len(args))
