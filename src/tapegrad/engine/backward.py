@@ -199,8 +199,10 @@ def _run_backward(
             if leaf is not None and capture is None and leaf._tapes & own_mask:
                 writes.append((leaf, g, True))
             continue
-        if node.in_meta is None:  # the output's shape and dtype (heads are validated)
-            out_shape, out_dtype = g.shape, g.dtype
+        metas = node.in_meta
+        if metas is None:  # every input it has an edge to is shaped and typed as its output
+            shape, dtype = g.shape, g.dtype  # (heads are validated)
+        g_out = g  # a rule's gradient that is this array has that shape and dtype
         if node.extra is not None and (node.hooks or node.retained):
             g = _run_tensor_hooks(node, g, writes, capture is None)
         if target_nodes and node in target_nodes:
@@ -232,13 +234,19 @@ def _run_backward(
             if type(g) is not _ndarray and isinstance(g, _Tensor):
                 g = g._data
             if saved is OUT_ONLY:  # the recorder's tuple for an op that saves its output
-                args = [node.out_data]
-            else:
-                args = []
+                args = (node.out_data,)
+            elif len(saved) == 1:
+                s = saved[0]
+                args = (node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s),)
+            elif saved:
+                arg_list = []
                 for s in saved:
-                    args.append(
+                    arg_list.append(
                         node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
                     )
+                args = tuple(arg_list)
+            else:
+                args = ()
         op = node.op
         edges = node.next
         if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
@@ -262,9 +270,6 @@ def _run_backward(
         if saved and not retain_graph:
             node.saved = FREED
             node.out_data = None
-        metas = node.in_meta
-        if metas is None:  # every input it has an edge to is shaped and typed as its output
-            shape, dtype = out_shape, out_dtype
         i = -1
         for gi, child in zip(grads, edges):
             i += 1
@@ -274,11 +279,12 @@ def _run_backward(
                 continue
             if metas is not None:
                 shape, dtype = metas[i]  # type: ignore[misc]  # None only without an edge
-            if gi.shape != shape:
-                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
-            gdt = gi.dtype
-            if gdt is not dtype and gdt != dtype:
-                gi = gi.astype(dtype)
+            if metas is not None or gi is not g_out:  # else passed through (add): as it came
+                if gi.shape != shape:
+                    gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
+                gdt = gi.dtype
+                if gdt is not dtype and gdt != dtype:
+                    gi = gi.astype(dtype)
             if anomaly:
                 _check_finite(node, i, gi)
             if child.n_out == 1:
