@@ -98,3 +98,26 @@ def test_nothing_is_frozen_while_the_collector_is_off(small_freeze):
         assert gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_a_long_recording_runs_no_collection_over_its_graph():
+    """Freezing restarts the young generation's count: a chain of small ops records with
+    no gen-0 pass at all (each would rescan the young part of the graph)."""
+    if not gc.isenabled() or gc.get_freeze_count() or gc.get_threshold()[0] < 700:
+        pytest.skip("needs the collector on, nothing frozen and the default gen-0 threshold")
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    x = tg.ones(2, requires_grad=True)
+    h = _chain(x, 2 * collector.FREEZE_EVERY)  # past the first freeze
+    gc.callbacks.append(count)
+    try:
+        h = _chain(h, 3000)
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == []
+    h.sum().backward()
+    assert gc.get_freeze_count() == 0

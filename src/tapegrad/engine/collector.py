@@ -18,6 +18,13 @@ generation, which collections skip), and `thaw()` undoes it with `gc.unfreeze()`
   so those collections cost a constant per recorded op and cyclic garbage stays bounded
   by a constant factor of what is alive, backward or not.
 
+`gc.freeze()` also restarts the young generation's allocation count, so freezing more often
+than every ~700 tracked allocations (CPython's default gen-0 threshold; W4's chain makes
+about 4.5 per node) means no gen-0 or gen-1 pass ever scans the graph being recorded:
+those passes were ~10 % of W4's forward with a freeze every 4096 nodes (bench/NOTES.md,
+stop 21). Young cyclic garbage made during a long recording then waits for the thaw or the
+next capped full collection, the bound above.
+
 It stands aside entirely when the process froze objects itself (`gc.freeze()` before a
 fork): `unfreeze` would release those too. Nothing here changes what is freed, only when
 the collector may look at it.
@@ -27,7 +34,7 @@ from __future__ import annotations
 
 import gc
 
-FREEZE_EVERY = 4096  # recorded nodes between two freezes
+FREEZE_EVERY = 64  # recorded nodes between two freezes (see above: well under 700 / 4.5)
 _FIRST_CAP = 1 << 17  # recorded nodes between two full collections, at least
 # GC-tracked objects a recorded op adds: 2.5 on W4's chain (stop 19; 3.5 with an edge tuple
 # per input, 10 before nodes stopped keeping intermediate tensors alive), more where ops save
