@@ -228,7 +228,9 @@ def _run_backward(
         if higher:
             xp = TENSOR_NS
             g = _as_tensor(g)
-            args = [_rebuild_output(node) if s is OUT else s for s in saved]
+            args: tuple[Any, ...] | list[Any] = [
+                _rebuild_output(node) if s is OUT else s for s in saved
+            ]
         else:
             xp = node.xp
             if type(g) is not _ndarray and isinstance(g, _Tensor):
@@ -250,6 +252,7 @@ def _run_backward(
         op = node.op
         edges = node.next
         if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
+            needs: tuple[bool, ...]
             if useful is None and len(edges) == 2:
                 e0, e1 = edges
                 needs = (e0 is not None and e0 in seen, e1 is not None and e1 in seen)

@@ -638,24 +638,24 @@ def _record(
     plans = op.save_plans
     if plans is not None:  # saves_only_for (ops of one or two inputs): the kept slots
         edges = node.next
-        pattern = edges[0] is not None
+        pattern = 1 if edges[0] is not None else 0
         if len(edges) == 2 and edges[1] is not None:
             pattern += 2
         saved: list[Any] = []
         checks: list[Any] = []
-        for i in plans[pattern]:
-            if i is None:
+        for slot in plans[pattern]:
+            if slot is None:
                 saved.append(None)
-            elif i == -1:
+            elif slot == -1:
                 saved.append(OUT)
                 checks.append((result._vc, 0, -1))
                 node.out_data = out
                 node.out_counter = result._vc
             else:
-                a = args[i]
+                a = args[slot]
                 saved.append(a)
                 if isinstance(a, Tensor):
-                    checks.append((a._vc, a._vc[0], i))
+                    checks.append((a._vc, a._vc[0], slot))
         node.saved = tuple(saved)
         if checks:
             node.checks = tuple(checks)
