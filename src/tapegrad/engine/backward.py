@@ -82,23 +82,26 @@ def _order(
         if root in seen:
             continue
         seen.add(root)
-        # each entry resumes its own edge iterator
-        stack: list[tuple[Node, Iterator[Node | None]]] = [(root, iter(root.next))]
-        while stack:
-            node, children = stack[-1]
+        # the parents being walked, each with its own edge iterator to resume
+        stack: list[tuple[Node, Iterator[Node | None]]] = []
+        node, children = root, iter(root.next)
+        while True:
             for child in children:
                 if child is None:
                     continue
                 if child in seen or not (child.tapes & own_mask or child in target_nodes):
                     continue
                 seen.add(child)
-                stack.append((child, iter(child.next)))
+                stack.append((node, children))
+                node, children = child, iter(child.next)
                 break
-            else:
-                stack.pop()
+            else:  # every edge of node done: it comes after its inputs
                 order.append(node)
                 if node.op is not ACCUMULATE:
                     tapes |= node.tapes
+                if not stack:
+                    break
+                node, children = stack.pop()
     return order, seen, tapes
 
 
@@ -263,7 +266,10 @@ def _run_backward(
                         c is not None and c in seen and (useful is None or c in useful)
                     )
                 needs = tuple(needs_list)
-            grads = op.rule(xp, g, *args, needs=needs, **node.params)
+            if node.params:
+                grads = op.rule(xp, g, *args, needs=needs, **node.params)
+            else:
+                grads = op.rule(xp, g, *args, needs=needs)
         elif node.params:
             grads = op.rule(xp, g, *args, **node.params)
         else:
