@@ -1,9 +1,11 @@
-"""The recorder: the one function that turns a computation into a graph node.
+"""The recorder: the one place that turns a computation into a graph node.
 
-The dispatcher (`ops.registry.Op.__call__`), custom `Function`s and their delayed-error
-nodes, forward AD and compiled calls all record through `record_node`, so an edge to an
-input is made in exactly one way: to the input's `grad_fn` when it has one, else to its leaf
-accumulator, and only for inputs tracked by one of the tapes in `mask`.
+Custom `Function`s and their delayed-error nodes, forward AD and compiled calls record
+through `record_node`; the dispatcher (`ops.registry`) through `record_op`, the same node
+for its one-output case by fewer steps (tests/engine/test_record_op.py holds the two
+together). An edge to an input is made in exactly one way: to the input's `grad_fn` when it
+has one, else to its leaf accumulator, and only for inputs tracked by one of the tapes in
+`mask`.
 
 It also keeps, for a tape that asked (a recording GradManager: `log_history`), weak
 references to the nodes recorded for it, so that `drop_history` can take the tape's bit off
