@@ -142,8 +142,7 @@ def record_node(
         _log(node, mask)
     _countdown -= 1
     if _countdown <= 0:  # keep the collector off the growing graph (collector.py)
-        _countdown = collector.FREEZE_EVERY
-        collector.recorded_many()
+        _countdown = collector.recorded_many()
     if state.anomaly:
         _note_trace(node)
     return node
@@ -269,8 +268,7 @@ def record_op(
         _log(node, mask)
     _countdown -= 1
     if _countdown <= 0:
-        _countdown = collector.FREEZE_EVERY
-        collector.recorded_many()
+        _countdown = collector.recorded_many()
     if state.anomaly:
         _note_trace(node)
     return node
