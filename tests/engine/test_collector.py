@@ -98,3 +98,46 @@ def test_nothing_is_frozen_while_the_collector_is_off(small_freeze):
         assert gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_a_long_recording_runs_no_collection_over_its_graph():
+    """Freezing restarts the young generation's count: a chain of small ops records with
+    no gen-0 pass at all (each would rescan the young part of the graph)."""
+    if not gc.isenabled() or gc.get_freeze_count() or gc.get_threshold()[0] < 700:
+        pytest.skip("needs the collector on, nothing frozen and the default gen-0 threshold")
+    collections = []
+
+    def count(phase, info):
+        if phase == "start" and info["generation"] < 2:  # not a capped full collection
+            collections.append(info["generation"])
+
+    x = tg.ones(2, requires_grad=True)
+    h = _chain(x, 2 * collector.FREEZE_EVERY)  # past the first freeze
+    gc.callbacks.append(count)
+    try:
+        h = _chain(h, 3000)
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == []
+    h.sum().backward()
+    assert gc.get_freeze_count() == 0
+
+
+def test_small_graphs_with_backwards_between_keep_the_usual_spacing(monkeypatch):
+    """Only a recording that goes on past a freeze is frozen every _AGAIN nodes; a loop of
+    small graphs, each backpropagated, freezes every FREEZE_EVERY nodes (so the young
+    generation's passes between freezes still collect its cyclic garbage)."""
+    if not gc.isenabled() or gc.get_freeze_count():
+        pytest.skip("needs the collector on and nothing frozen by the process")
+    freezes = []
+    real_freeze = gc.freeze
+    monkeypatch.setattr(gc, "freeze", lambda: (freezes.append(1), real_freeze())[1])
+    x = tg.ones(2, requires_grad=True)
+    steps = 3 * collector.FREEZE_EVERY // 20
+    for _ in range(steps):
+        _chain(x, 19).sum().backward()  # 20 nodes a step
+    assert 1 <= len(freezes) <= 4
+    freezes.clear()
+    h = _chain(x, 3 * collector.FREEZE_EVERY)  # one long recording
+    assert len(freezes) >= 2 * collector.FREEZE_EVERY // collector._AGAIN
+    h.sum().backward()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import collector
-from .node import ACCUMULATE, FREED, OUT, Array, Node, leaf_of, release_leaf
+from .node import ACCUMULATE, FREED, OUT, OUT_ONLY, Array, Node, leaf_of, release_leaf
 from .state import AMBIENT, FORWARD, RECORD, state
 
 if TYPE_CHECKING:
@@ -82,23 +82,26 @@ def _order(
         if root in seen:
             continue
         seen.add(root)
-        # each entry resumes its own edge iterator
-        stack: list[tuple[Node, Iterator[Node | None]]] = [(root, iter(root.next))]
-        while stack:
-            node, children = stack[-1]
+        # the parents being walked, each with its own edge iterator to resume
+        stack: list[tuple[Node, Iterator[Node | None]]] = []
+        node, children = root, iter(root.next)
+        while True:
             for child in children:
                 if child is None:
                     continue
                 if child in seen or not (child.tapes & own_mask or child in target_nodes):
                     continue
                 seen.add(child)
-                stack.append((child, iter(child.next)))
+                stack.append((node, children))
+                node, children = child, iter(child.next)
                 break
-            else:
-                stack.pop()
+            else:  # every edge of node done: it comes after its inputs
                 order.append(node)
                 if node.op is not ACCUMULATE:
                     tapes |= node.tapes
+                if not stack:
+                    break
+                node, children = stack.pop()
     return order, seen, tapes
 
 
@@ -199,8 +202,10 @@ def _run_backward(
             if leaf is not None and capture is None and leaf._tapes & own_mask:
                 writes.append((leaf, g, True))
             continue
-        if node.in_meta is None:  # the output's shape and dtype (heads are validated)
-            out_shape, out_dtype = g.shape, g.dtype
+        metas = node.in_meta
+        if metas is None:  # every input it has an edge to is shaped and typed as its output
+            shape, dtype = g.shape, g.dtype  # (heads are validated)
+        g_out = g  # a rule's gradient that is this array has that shape and dtype
         if node.extra is not None and (node.hooks or node.retained):
             g = _run_tensor_hooks(node, g, writes, capture is None)
         if target_nodes and node in target_nodes:
@@ -218,29 +223,53 @@ def _run_backward(
         saved = node.saved
         if saved is FREED:
             raise _freed_error(node)
-        for counter, expected, index in node.checks:
-            if counter[0] != expected:
-                raise _version_error(node, counter, expected, index)
+        checks = node.checks
+        if checks:
+            for counter, expected, index in checks:
+                if counter[0] != expected:
+                    raise _version_error(node, counter, expected, index)
         if higher:
             xp = TENSOR_NS
             g = _as_tensor(g)
-            args = [_rebuild_output(node) if s is OUT else s for s in saved]
+            args: tuple[Any, ...] | list[Any] = [
+                _rebuild_output(node) if s is OUT else s for s in saved
+            ]
         else:
             xp = node.xp
             if type(g) is not _ndarray and isinstance(g, _Tensor):
                 g = g._data
-            args = []
-            for s in saved:
-                args.append(
-                    node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
-                )
+            if saved is OUT_ONLY:  # the recorder's tuple for an op that saves its output
+                args = (node.out_data,)
+            elif len(saved) == 1:
+                s = saved[0]
+                args = (node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s),)
+            elif saved:
+                arg_list = []
+                for s in saved:
+                    arg_list.append(
+                        node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
+                    )
+                args = tuple(arg_list)
+            else:
+                args = ()
         op = node.op
         edges = node.next
         if op.wants_needs:  # which inputs get a gradient: the edges this backward follows
-            needs = []
-            for c in edges:
-                needs.append(c is not None and c in seen and (useful is None or c in useful))
-            grads = op.rule(xp, g, *args, needs=tuple(needs), **node.params)
+            needs: tuple[bool, ...]
+            if useful is None and len(edges) == 2:
+                e0, e1 = edges
+                needs = (e0 is not None and e0 in seen, e1 is not None and e1 in seen)
+            else:
+                needs_list = []
+                for c in edges:
+                    needs_list.append(
+                        c is not None and c in seen and (useful is None or c in useful)
+                    )
+                needs = tuple(needs_list)
+            if node.params:
+                grads = op.rule(xp, g, *args, needs=needs, **node.params)
+            else:
+                grads = op.rule(xp, g, *args, needs=needs)
         elif node.params:
             grads = op.rule(xp, g, *args, **node.params)
         else:
@@ -250,9 +279,6 @@ def _run_backward(
         if saved and not retain_graph:
             node.saved = FREED
             node.out_data = None
-        metas = node.in_meta
-        if metas is None:  # every input it has an edge to is shaped and typed as its output
-            shape, dtype = out_shape, out_dtype
         i = -1
         for gi, child in zip(grads, edges):
             i += 1
@@ -262,10 +288,12 @@ def _run_backward(
                 continue
             if metas is not None:
                 shape, dtype = metas[i]  # type: ignore[misc]  # None only without an edge
-            if gi.shape != shape:
-                gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
-            if gi.dtype != dtype:
-                gi = gi.astype(dtype)
+            if metas is not None or gi is not g_out:  # else passed through (add): as it came
+                if gi.shape != shape:
+                    gi = (TENSOR_NS if higher else node.xp).sum_to(gi, shape)
+                gdt = gi.dtype
+                if gdt is not dtype and gdt != dtype:
+                    gi = gi.astype(dtype)
             if anomaly:
                 _check_finite(node, i, gi)
             if child.n_out == 1:

@@ -30,6 +30,7 @@ Hook = TensorHook | PostAccumulateHook
 
 # marks "the op's output" inside Node.saved
 OUT = object()
+OUT_ONLY = (OUT,)  # Node.saved of every op that saves its output alone (shared, never changed)
 # Node.saved after backward freed it
 FREED = object()
 

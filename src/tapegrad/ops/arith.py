@@ -44,7 +44,7 @@ def _wrapped_int(x, y):
     return y
 
 
-@defop(name="add")
+@defop(name="add", ufunc=np.add)
 def _add(xp, x, y):
     try:
         return x + y
@@ -65,7 +65,7 @@ def _(xp, tangents, *, out):
 _add.sample(_binary_samples)
 
 
-@defop(name="sub")
+@defop(name="sub", ufunc=np.subtract)
 def _sub(xp, x, y):
     try:
         return x - y
@@ -87,7 +87,7 @@ def _(xp, tangents, *, out):
 _sub.sample(_binary_samples)
 
 
-@defop(saves=("x", "y"), name="mul")
+@defop(saves=("x", "y"), name="mul", ufunc=np.multiply)
 def _mul(xp, x, y):
     try:
         return x * y
@@ -112,7 +112,7 @@ _mul.saves_only_for(x=(1,), y=(0,))
 _mul.sample(_binary_samples)
 
 
-@defop(saves=("x", "y"), name="div")
+@defop(saves=("x", "y"), name="div", ufunc=np.true_divide)
 def _div(xp, x, y):
     with quiet():  # 1 / 0 = inf, 0 / 0 = nan silently
         return x / y

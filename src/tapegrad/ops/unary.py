@@ -140,7 +140,7 @@ def _wide(rng):
     return _normal(rng, 3.0)
 
 
-@defop(saves="out")
+@defop(saves="out", ufunc=np.exp)
 def _exp(xp, x):
     with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
         return xp.exp(_fl(x))
@@ -169,7 +169,7 @@ def expm1(input: Tensor) -> Tensor:
     return dispatch_unary(_expm1, input)
 
 
-@defop(saves="x")
+@defop(saves="x", ufunc=np.log)
 def _log(xp, x):
     with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
         return xp.log(_fl(x))
@@ -212,7 +212,7 @@ def log2(input: Tensor) -> Tensor:
     return dispatch_unary(_log2, input)
 
 
-@defop(saves="out")
+@defop(saves="out", ufunc=np.sqrt)
 def _sqrt(xp, x):
     with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
         return xp.sqrt(_fl(x))
@@ -272,7 +272,7 @@ def reciprocal(input: Tensor) -> Tensor:
     return dispatch_unary(_reciprocal, input)
 
 
-@defop(saves="x")
+@defop(saves="x", ufunc=np.sin)
 def _sin(xp, x):
     with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
         return xp.sin(_fl(x))
@@ -287,7 +287,7 @@ def sin(input: Tensor) -> Tensor:
     return dispatch_unary(_sin, input)
 
 
-@defop(saves="x")
+@defop(saves="x", ufunc=np.cos)
 def _cos(xp, x):
     with quiet():  # log(-1), 1 / 0, exp(1000): NaN/Inf silently, as PyTorch
         return xp.cos(_fl(x))
@@ -316,7 +316,7 @@ def tan(input: Tensor) -> Tensor:
     return dispatch_unary(_tan, input)
 
 
-@defop(saves="out")
+@defop(saves="out", ufunc=np.tanh)
 def _tanh(xp, x):
     return xp.tanh(_fl(x))  # never warns (tanh(inf) = 1): no quiet() on this hot op
 
