@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..tensor import Tensor
+from . import functional_likelihood as L
 from . import functional_losses_extra as F
 from .losses import _as_tensor, _Loss
 
@@ -145,7 +146,7 @@ class PoissonNLLLoss(_PlainLoss):
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return F.poisson_nll_loss(
+        return L.poisson_nll_loss(
             log_input,
             target,
             log_input=self.log_input,
@@ -163,7 +164,7 @@ class GaussianNLLLoss(_PlainLoss):
         self.full, self.eps = full, eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
-        return F.gaussian_nll_loss(
+        return L.gaussian_nll_loss(
             input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
         )
 
