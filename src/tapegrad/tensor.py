@@ -340,14 +340,17 @@ class Tensor(_Surface):
                     "assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}; wrap it first: x.grad = tg.full_like(x, value)"
                 )
-            if value.dtype.kind != self.dtype.kind and self.dtype.kind in "fc":
+            if value.dtype != self.dtype and self.dtype.kind in "fc":  # PyTorch: exact match
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype {value.dtype} to a tensor of "
-                    f"dtype {self.dtype}; convert it first (g.to({self.dtype}))"
+                    f"dtype {self.dtype}; the gradient's dtype must match the tensor's: convert "
+                    f"it first (g.to({self.dtype}))"
                 )
             if value.shape != self.shape:
                 raise RuntimeError(
-                    f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
+                    f"attempting to assign a gradient of size {list(value.shape)} to a tensor of "
+                    f"size {list(self.shape)}; the gradient and the tensor must have the same "
+                    "size"
                 )
         self._grad = value
 

@@ -17,7 +17,7 @@ def _np_grad(p, k):
     """Gradient of sum(0.5 * (p - t)^2 * (1 + t^2) + 0.1 * sin(3p)): a curved, non-separable-ish
     loss whose gradient every framework computes the same way."""
     t = _target(p.shape, k)
-    return (p - t) * (1 + t * t) + 0.3 * np.cos(3 * p)
+    return ((p - t) * (1 + t * t) + 0.3 * np.cos(3 * p)).astype(p.dtype)  # a grad has p's dtype
 
 
 def _init(rng, dtype=np.float64):

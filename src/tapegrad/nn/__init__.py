@@ -11,6 +11,7 @@ from .conv import *  # noqa: F401,F403
 from .embedding_bag import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
+from .losses_extra import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .norm_layers import *  # noqa: F401,F403
 from .patch_layers import *  # noqa: F401,F403
