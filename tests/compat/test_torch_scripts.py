@@ -62,3 +62,14 @@ def test_the_comparison_catches_differences():
     assert not RUNNER.compare_outputs("ok False", "ok True", 1e-4, 1e-6)[0]
     assert not RUNNER.compare_outputs("a 1\nb 2", "a 1", 1e-4, 1e-6)[0]
     assert RUNNER.compare_outputs("x nan 1e-3", "x nan 0.001", 1e-4, 1e-6)[0]
+
+
+def test_run_only_reports_runs_not_numbers(tmp_path, capsys):
+    # a script whose numbers differ between runs: the comparison fails, --run-only passes
+    (tmp_path / "noisy.py").write_text("import random\nprint(random.random())\n")
+    (tmp_path / "broken.py").write_text("raise SystemExit('no')\n")
+    assert RUNNER.main([str(tmp_path), "--run-only"]) == 0  # broken fails both ways: skipped
+    out = capsys.readouterr().out
+    assert "noisy.py" in out and "runs" in out and "DIFFER" not in out
+    assert "2 scripts; 1 run under PyTorch; of those 1 run unchanged under the facade" in out
+    assert RUNNER.main([str(tmp_path)]) == 1  # comparing numbers: they differ

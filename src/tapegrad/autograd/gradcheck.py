@@ -78,6 +78,49 @@ def _analytical_jacobians(fn: Fn, inputs: Sequence[Any], wrt: list[Tensor]) -> J
     return jacs
 
 
+def _forward_jacobians(fn: Fn, inputs: Sequence[Any], wrt: list[Tensor]) -> Jacobians:
+    """The same Jacobians from forward mode: one JVP per input element (one-hot tangent)."""
+    from ..func.transforms import jvp  # func builds on autograd: import at call time
+
+    positions = [next(i for i, x in enumerate(inputs) if x is t) for t in wrt]
+    jacs: Jacobians = []
+    for t, pos in zip(wrt, positions):
+
+        def at(x: Tensor, pos: int = pos) -> tuple[Tensor, ...]:
+            args = list(inputs)
+            args[pos] = x
+            return tuple(_differentiable_outputs(_as_tuple(fn(*args))))
+
+        per_out: list[np.ndarray[Any, np.dtype[Any]]] = []
+        for j in range(t._data.size):
+            onehot = np.zeros(t._data.size, dtype=t.dtype)
+            onehot[j] = 1
+            _, tangents = jvp(at, (t.detach(),), (_wrap(onehot.reshape(t.shape)),))
+            if not per_out:
+                per_out = [np.zeros((o._data.size, t._data.size)) for o in tangents]
+            for k, tan in enumerate(tangents):
+                per_out[k][:, j] = np.asarray(tan._data, dtype=np.float64).ravel()
+        jacs.append(per_out)
+    return jacs
+
+
+def _compare(
+    numerical: Jacobians, analytical: Jacobians, atol: float, rtol: float, mode: str
+) -> GradcheckError | None:
+    """None when every Jacobian agrees, else the GradcheckError to raise."""
+    for i, (num_i, ana_i) in enumerate(zip(numerical, analytical)):
+        for k, (n, a) in enumerate(zip(num_i, ana_i)):
+            if not np.allclose(a, n, atol=atol, rtol=rtol):
+                worst = np.unravel_index(np.argmax(np.abs(a - n)), a.shape)
+                return GradcheckError(
+                    f"Jacobian mismatch ({mode}) for output {k} with respect to input {i}: at "
+                    f"(output element, input element) {tuple(int(w) for w in worst)} numerical "
+                    f"{n[worst]:.6g} vs analytical {a[worst]:.6g}\nnumerical:\n{n}\n"
+                    f"analytical:\n{a}"
+                )
+    return None
+
+
 def gradcheck(
     fn: Fn,
     inputs: Any,
@@ -85,6 +128,8 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    check_backward_ad: bool = True,
+    check_forward_ad: bool = False,
     **_ignored: Any,
 ) -> bool:
     """Check the gradients of `fn` at `inputs` against central finite differences.
@@ -94,6 +139,9 @@ def gradcheck(
         inputs: a tensor or a tuple of tensors (and other values); the floating tensors that
             require grad are checked. Use float64.
         eps, atol, rtol: step and tolerances; entries must satisfy |a - n| <= atol + rtol*|n|.
+        check_backward_ad: check reverse mode (vector-Jacobian products; the default).
+        check_forward_ad: check forward mode too (Jacobian-vector products: `jvp` rules and
+            custom Functions' `jvp`). At least one of the two must be True.
     Returns True, or raises GradcheckError (returns False when raise_exception=False).
 
     >>> x = tg.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
@@ -104,20 +152,23 @@ def gradcheck(
     wrt = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not wrt:
         raise ValueError("gradcheck: no input requires grad; pass tensors with requires_grad=True")
+    if not (check_backward_ad or check_forward_ad):
+        raise ValueError(
+            "gradcheck: check_backward_ad and check_forward_ad are both False; set at least "
+            "one of them to True"
+        )
     numerical = _numerical_jacobians(fn, inputs, wrt, eps)
-    analytical = _analytical_jacobians(fn, inputs, wrt)
-    for i, (num_i, ana_i) in enumerate(zip(numerical, analytical)):
-        for k, (n, a) in enumerate(zip(num_i, ana_i)):
-            if not np.allclose(a, n, atol=atol, rtol=rtol):
-                if not raise_exception:
-                    return False
-                worst = np.unravel_index(np.argmax(np.abs(a - n)), a.shape)
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {k} with respect to input {i}: at "
-                    f"(output element, input element) {tuple(int(w) for w in worst)} numerical "
-                    f"{n[worst]:.6g} vs analytical {a[worst]:.6g}\nnumerical:\n{n}\n"
-                    f"analytical:\n{a}"
-                )
+    checks = []
+    if check_backward_ad:
+        checks.append(("backward mode", _analytical_jacobians))
+    if check_forward_ad:
+        checks.append(("forward mode", _forward_jacobians))
+    for mode, jacobians in checks:
+        error = _compare(numerical, jacobians(fn, inputs, wrt), atol, rtol, mode)
+        if error is not None:
+            if not raise_exception:
+                return False
+            raise error
     return True
 
 

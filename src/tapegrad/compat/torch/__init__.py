@@ -49,6 +49,7 @@ from ._runtime import (  # noqa: F401
     set_default_device,
     set_num_threads,
 )
+from ._tensor_type import Tensor  # noqa: F401  (torch.Tensor(data): default dtype)
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
@@ -87,9 +88,9 @@ class device:  # noqa: N801 - PyTorch's name
 
 def is_tensor(obj) -> bool:
     """True for a tapegrad tensor."""
-    from ...tensor import Tensor
+    from ...tensor import Tensor as CoreTensor
 
-    return isinstance(obj, Tensor)
+    return isinstance(obj, CoreTensor)
 
 
 def is_floating_point(t) -> bool:

@@ -1,5 +1,5 @@
 """`torch.utils`: `data` (tapegrad.data), `tensorboard` (tapegrad.utils.tensorboard, imported
-on first use: it needs the tensorboard package)."""
+on first use: it needs the tensorboard package), `benchmark` (Timer, Measurement)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ __getattr__ = facade_getattr(
     "the PyTorch facade (torch.utils)",
     {
         "tensorboard": "tapegrad.compat.torch.utils.tensorboard",
+        "benchmark": "tapegrad.compat.torch.utils.benchmark",
     },
     {
         "checkpoint": "activation checkpointing is not supported",
