@@ -8,8 +8,8 @@ from .functional_conv import *  # noqa: F401,F403
 from .functional_core import *  # noqa: F401,F403
 from .functional_distance import *  # noqa: F401,F403
 from .functional_embedding_bag import *  # noqa: F401,F403
+from .functional_likelihood import *  # noqa: F401,F403
+from .functional_losses_extra import *  # noqa: F401,F403
 from .functional_norms import *  # noqa: F401,F403
 from .functional_patches import *  # noqa: F401,F403
 from .functional_resample import *  # noqa: F401,F403
-from .functional_likelihood import *  # noqa: F401,F403
-from .functional_losses_extra import *  # noqa: F401,F403

@@ -24,8 +24,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     for name, t in (("x1", x1), ("x2", x2)):
         if not isinstance(t, Tensor):
             raise TypeError(f"pairwise_distance: {name} must be a Tensor, got {type(t).__name__}")
-    if max(x1.ndim, x2.ndim) == 0:
-        raise RuntimeError(
-            "pairwise_distance: x1 and x2 are 0-dimensional; give rows (at least 1 dim)"
-        )
-    return vector_norm(x1 - x2 + eps, p, dim=-1, keepdim=keepdim)
+    d = x1 - x2 + eps
+    if d.ndim == 0:  # two numbers: their distance, as PyTorch
+        return abs(d)
+    return vector_norm(d, p, dim=-1, keepdim=keepdim)

@@ -18,9 +18,9 @@ import numpy as np
 from ..ops import elementwise as _ew
 from ..tensor import Tensor, _wrap
 from .functional_activations import logsigmoid, softplus
+from .functional_distance import pairwise_distance
 
 __all__ = [
-    "pairwise_distance",
     "margin_ranking_loss",
     "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
@@ -79,22 +79,6 @@ def _class_indices(target, fn: str) -> np.ndarray:
             "convert it with target.long()"
         )
     return t.astype(np.int64, copy=False)
-
-
-# ================================================================= distances
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """The p-norm of `x1 - x2 + eps` along the last dimension (PyTorch's pairwise_distance).
-
-    >>> pairwise_distance(tg.zeros(2, 3), tg.ones(2, 3), eps=0.0)
-    tensor([1.7321, 1.7321])
-    """
-    _tensor(x1, "x1", "pairwise_distance")
-    _tensor(x2, "x2", "pairwise_distance")
-    _broadcast("pairwise_distance", x1=x1, x2=x2)
-    d = x1 - x2 + eps
-    if d.ndim == 0:
-        return _ew.abs(d)
-    return d.norm(p, dim=-1, keepdim=keepdim)
 
 
 # ================================================================= margin losses
