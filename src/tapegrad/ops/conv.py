@@ -408,7 +408,9 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
             out[...] = res
             res = out
         return _add_bias(res, b)
-    if all(st == 1 for st in stride) and bool(xp.isfinite(w).all()):
+    if _flat_fits(in_sizes, kernel, stride, padding, dilation, out_shape) and bool(
+        xp.isfinite(w).all()
+    ):
         return _flat_transpose(xp, y, w, b, padding, dilation, groups, out_shape, out)
     cin_g, cout_g, nd = cin // groups, w.shape[1], len(kernel)
     # GEMM rows ordered (k_last, k_rest..., c) per group: the col2im below adds one last-axis
@@ -471,6 +473,18 @@ def _conv_transpose_forward(xp, y, w, b, *, stride, padding, dilation, groups, o
 # an infinite weight would give NaN where PyTorch gives +-Inf, so the caller checks them.
 _FLAT_BLOCK_BYTES = 4 * 1024 * 1024  # a block's GEMM result, in L2 for the adds
 _ROW_PAD = 16
+
+
+def _flat_fits(in_sizes, kernel, stride, padding, dilation, out_shape):
+    """Whether a transposed conv takes the flat grid: stride 1, and a grid at most twice
+    the input's positions. Its GEMM has a column per grid position, so a kernel large
+    against the input (MXNet's tests: 16x16 and up on small inputs) would multiply the
+    products held per sample (28 GiB for one such case) where col2im's stay per input
+    position; W3's conv2 grid is 16x16 for 14x14 (1.3x)."""
+    if any(st != 1 for st in stride):
+        return False
+    plane = _full_sizes(in_sizes, kernel, stride, padding, dilation, out_shape)
+    return prod(plane) <= 2 * prod(in_sizes)
 
 
 def _flat_transpose(xp, y, w, b, padding, dilation, groups, out_shape, out=None):
