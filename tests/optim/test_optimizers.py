@@ -244,7 +244,7 @@ def test_bad_arguments_raise_clear_errors():
         optim.SGD([1.0], lr=0.1)
     with pytest.raises(ValueError, match="Nesterov"):
         optim.SGD([w], lr=0.1, nesterov=True)
-    with pytest.raises(ValueError, match="Invalid betas"):
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 0"):
         optim.Adam([w], betas=(1.0, 0.9))
     with pytest.raises(ValueError, match="Invalid momentum"):
         optim.RMSprop([w], momentum=-1)

@@ -15,6 +15,7 @@ from .optimizer import (
     Optimizer,
     Params,
     ParamState,
+    check_adam_options,
     prepare_grad,
     validate_grad_options,
 )
@@ -78,13 +79,7 @@ class Adam(Optimizer):
 
     def _validate_group(self, group: Group) -> None:
         super()._validate_group(group)
-        b1, b2 = group["betas"]
-        if not 0.0 <= b1 < 1.0 or not 0.0 <= b2 < 1.0:
-            raise ValueError(f"Invalid betas {group['betas']}: each must be in [0, 1)")
-        if group["eps"] < 0:
-            raise ValueError(f"Invalid epsilon value: {group['eps']}; it must be >= 0")
-        if group["weight_decay"] < 0:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}; must be >= 0")
+        check_adam_options(group)
         validate_grad_options(group)
 
     def _update(

@@ -7,22 +7,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from .adadelta import plain_grad
-from .optimizer import Array, Group, Optimizer, Params, ParamState
+from .optimizer import Array, Group, Optimizer, Params, ParamState, check_adam_options
 
 __all__ = ["Adamax"]
-
-
-def check_adam_options(group: Group) -> None:
-    """betas in [0, 1), eps >= 0, weight_decay >= 0 (ValueError naming the option)."""
-    b1, b2 = group["betas"]
-    if not 0.0 <= b1 < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {b1}; it must be in [0, 1)")
-    if not 0.0 <= b2 < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {b2}; it must be in [0, 1)")
-    if group["eps"] < 0:
-        raise ValueError(f"Invalid epsilon value: {group['eps']}; it must be >= 0")
-    if group["weight_decay"] < 0:
-        raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}; must be >= 0")
 
 
 class Adamax(Optimizer):

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .adadelta import plain_grad
-from .adamax import check_adam_options
-from .optimizer import Array, Group, Optimizer, Params, ParamState
+from .optimizer import Array, Group, Optimizer, Params, ParamState, check_adam_options
 
 __all__ = ["NAdam"]
 

@@ -361,6 +361,21 @@ def prepare_grad(g: Array, p: Any, group: Group, weight_decay: float = 0.0) -> A
     return g
 
 
+def check_adam_options(group: Group) -> None:
+    """The Adam family's options, checked as PyTorch does: betas in [0, 1), eps >= 0,
+    weight_decay >= 0 (a ValueError naming the option). One check for Adam, AdamW, Adamax,
+    NAdam and RAdam, so their messages stay the same."""
+    b1, b2 = group["betas"]
+    if not 0.0 <= b1 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {b1}; it must be in [0, 1)")
+    if not 0.0 <= b2 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {b2}; it must be in [0, 1)")
+    if group["eps"] < 0:
+        raise ValueError(f"Invalid epsilon value: {group['eps']}; it must be >= 0")
+    if group["weight_decay"] < 0:
+        raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}; must be >= 0")
+
+
 def validate_grad_options(group: Group) -> None:
     """Check the `prepare_grad` options of a parameter group (ValueError naming the option)."""
     scale = group.get("grad_scale", 1.0)
