@@ -6,6 +6,7 @@ from .functional_activations import *  # noqa: F401,F403
 from .functional_adaptive_max import *  # noqa: F401,F403
 from .functional_conv import *  # noqa: F401,F403
 from .functional_core import *  # noqa: F401,F403
+from .functional_ctc import *  # noqa: F401,F403
 from .functional_distance import *  # noqa: F401,F403
 from .functional_embedding_bag import *  # noqa: F401,F403
 from .functional_likelihood import *  # noqa: F401,F403

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..tensor import Tensor
+from . import functional_ctc as CTC
 from . import functional_likelihood as L
 from . import functional_losses_extra as F
 from .losses import _as_tensor, _Loss
@@ -27,6 +28,7 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "MultiLabelMarginLoss",
     "MultiMarginLoss",
+    "CTCLoss",
 ]
 
 
@@ -227,4 +229,36 @@ class MultiMarginLoss(_PlainLoss):
             margin=self.margin,
             weight=self.weight,
             reduction=self.reduction,
+        )
+
+
+class CTCLoss(_PlainLoss):
+    """Connectionist temporal classification: -log p(target | input) summed over every
+    alignment of the target to the input's time steps (`F.ctc_loss`).
+
+    >>> ctc = tg.nn.CTCLoss(blank=0, zero_infinity=True)
+    >>> logp = tg.randn(30, 4, 10, requires_grad=True).log_softmax(2)
+    >>> loss = ctc(logp, tg.randint(1, 10, (4, 12)), [30] * 4, [12] * 4)
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(None, None, reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: CTC.Lengths,
+        target_lengths: CTC.Lengths,
+    ) -> Tensor:
+        return CTC.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank=self.blank,
+            reduction=self.reduction,
+            zero_infinity=self.zero_infinity,
         )
