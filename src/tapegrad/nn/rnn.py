@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd.function import Function
-from ..creation import uniform, zeros
-from ..ops.elementwise import relu, sigmoid, tanh
+from ..creation import tensor, uniform, zeros
+from ..ops.elementwise import relu, sigmoid, tanh, where
 from ..ops.shape import cat, stack
 from ..tensor import Tensor
 from . import functional_core as F
 from .module import Module, Parameter
+from .utils import rnn as rnn_utils
+from .utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -215,6 +219,11 @@ class RNNBase(Module):
         return getattr(self, "weight_ih" + sfx), b_ih, getattr(self, "weight_hh" + sfx), b_hh
 
     def forward(self, input, hx=None):
+        """(output, h_n) (LSTM: (output, (h_n, c_n))). A PackedSequence input
+        (nn.utils.rnn) gives a PackedSequence output, and each sequence's h_n is the state
+        after its own last step."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         cls = type(self).__name__
         if not isinstance(input, Tensor):
             raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__}")
@@ -224,24 +233,62 @@ class RNNBase(Module):
                 f"{cls}: expected input with 3 dims {layout} or 2 dims (L, H_in), "
                 f"got shape {tuple(input.shape)}"
             )
-        if input.shape[-1] != self.input_size:
-            raise ValueError(
-                f"{cls}: input has {input.shape[-1]} features (shape "
-                f"{tuple(input.shape)}) but input_size is {self.input_size}"
-            )
+        self._check_features(input)
         unbatched = input.ndim == 2
         x = (
             input.unsqueeze(1)
             if unbatched
             else (input.swapaxes(0, 1) if self.batch_first else input)
         )
-        seq_len, batch = x.shape[0], x.shape[1]
-        if seq_len == 0:
+        if x.shape[0] == 0:
             raise ValueError(f"{cls}: the input sequence is empty (shape {tuple(input.shape)})")
+        h0, c0 = self._initial_state(hx, self._hidden_shape(x), unbatched, x, cls)
+        x, h_n, c_n = self._run(x, h0, c0, None)
+        out = x.squeeze(1) if unbatched else (x.swapaxes(0, 1) if self.batch_first else x)
+        if unbatched:
+            h_n = h_n.squeeze(1)
+            c_n = None if c_n is None else c_n.squeeze(1)
+        return (out, h_n) if c_n is None else (out, (h_n, c_n))
+
+    def _forward_packed(self, packed, hx):
+        cls = type(self).__name__
+        self._check_features(packed.data)
+        x = rnn_utils.padded_sorted(packed)  # (T, B, H_in), longest sequence first
+        running = rnn_utils.sorted_lengths(packed)[None, :] > np.arange(x.shape[0])[:, None]
+        order, back = packed.sorted_indices, packed.unsorted_indices
+        if hx is not None and order is not None:  # the caller's states are in batch order
+            hx = tuple(h[:, order] for h in hx) if self.mode == "LSTM" else hx[:, order]
+        h0, c0 = self._initial_state(hx, self._hidden_shape(x), False, x, cls)
+        masks = [tensor(running[t][:, None], device=x.device) for t in range(x.shape[0])]
+        x, h_n, c_n = self._run(x, h0, c0, masks)
+        out = rnn_utils.PackedSequence(
+            rnn_utils.packed_data(x, packed), packed.batch_sizes, order, back
+        )
+        if back is not None:
+            h_n = h_n[:, back]
+            c_n = None if c_n is None else c_n[:, back]
+        return (out, h_n) if c_n is None else (out, (h_n, c_n))
+
+    def _check_features(self, x):
+        if x.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{type(self).__name__}: input has {x.shape[-1]} features (shape "
+                f"{tuple(x.shape)}) but input_size is {self.input_size}"
+            )
+
+    def _hidden_shape(self, x):
         dirs = 2 if self.bidirectional else 1
-        hshape = (self.num_layers * dirs, batch, self.hidden_size)
+        return (self.num_layers * dirs, x.shape[1], self.hidden_size)
+
+    def _run(self, x, h0, c0, masks):
+        """Every layer and direction over time-major `x` (T, B, H_in): (output, h_n, c_n).
+
+        masks: per step, a (B, 1) bool tensor of the sequences still running (packed input),
+        or None. A finished sequence keeps its state through the remaining steps, so going
+        forward its state stops at its last step, and going backward it starts there."""
+        seq_len = x.shape[0]
+        dirs = 2 if self.bidirectional else 1
         is_lstm = self.mode == "LSTM"
-        h0, c0 = self._initial_state(hx, hshape, unbatched, is_lstm, x, cls)
         step = _step_fn(self.mode)
         training = self.is_training_now
         h_n, c_n = [], []
@@ -254,7 +301,15 @@ class RNNBase(Module):
                 state = (h0[k], c0[k]) if is_lstm else h0[k]
                 seq = [None] * seq_len
                 for t in range(seq_len - 1, -1, -1) if d else range(seq_len):
-                    state = step(gi[t], state, w_hh, b_hh)
+                    new = step(gi[t], state, w_hh, b_hh)
+                    if masks is not None:
+                        keep = masks[t]
+                        new = (
+                            tuple(where(keep, a, b) for a, b in zip(new, state))
+                            if is_lstm
+                            else where(keep, new, state)
+                        )
+                    state = new
                     seq[t] = state[0] if is_lstm else state
                 outs.append(stack(seq, 0))
                 h_n.append(state[0] if is_lstm else state)
@@ -263,16 +318,10 @@ class RNNBase(Module):
             x = outs[0] if dirs == 1 else cat(outs, -1)
             if self.dropout and training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, training=True)
-        out = x.squeeze(1) if unbatched else (x.swapaxes(0, 1) if self.batch_first else x)
-        h_n = stack(h_n, 0)
-        if unbatched:
-            h_n = h_n.squeeze(1)
-        if not is_lstm:
-            return out, h_n
-        c_n = stack(c_n, 0)
-        return out, (h_n, c_n.squeeze(1) if unbatched else c_n)
+        return x, stack(h_n, 0), (stack(c_n, 0) if is_lstm else None)
 
-    def _initial_state(self, hx, hshape, unbatched, is_lstm, x, cls):
+    def _initial_state(self, hx, hshape, unbatched, x, cls):
+        is_lstm = self.mode == "LSTM"
         if hx is None:
             z = zeros(*hshape, dtype=x.dtype, device=x.device)
             return z, z

@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from ..engine.versions import bump_version
-from ..tensor import Tensor, _wrap
+from ...engine.versions import bump_version
+from ...tensor import Tensor, _wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
