@@ -142,8 +142,9 @@ class ModuleList(Module):
     def __repr__(self) -> str:
         """Runs of identical children are folded, as PyTorch prints them: (0-2): 3 x Linear(...)."""
         reprs = [repr(m) for m in self._modules.values()]
+        name = type(self).__name__  # a subclass prints its own name (ParametrizationList)
         if not reprs:
-            return "ModuleList()"
+            return f"{name}()"
         lines = []
         start = 0
         for i in range(1, len(reprs) + 1):
@@ -154,7 +155,7 @@ class ModuleList(Module):
                 else:
                     lines.append(f"({start}-{i - 1}): {i - start} x {body}")
                 start = i
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return name + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

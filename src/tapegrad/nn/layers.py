@@ -83,11 +83,11 @@ class Linear(Module):
     @property
     def in_features(self):
         """The input size (None until a lazy layer has seen its first input)."""
-        return None if self.weight.is_lazy else self.weight.shape[1]
+        return None if getattr(self.weight, "is_lazy", False) else self.weight.shape[1]
 
     def reset_parameters(self) -> None:
         """Draw fresh weights and bias (PyTorch's Kaiming-uniform scheme)."""
-        if self.weight.is_lazy:
+        if getattr(self.weight, "is_lazy", False):
             return
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:

@@ -1,10 +1,10 @@
-"""`torch.nn.utils`: clip_grad_norm_ and friends (tapegrad.nn.utils); `torch.nn.utils.rnn`
-is its own module (packed sequences)."""
+"""`torch.nn.utils`: clip_grad_norm_ and friends (tapegrad.nn.utils); `rnn`, `parametrize`
+and `parametrizations` are modules of their own, as in PyTorch."""
 
 from __future__ import annotations
 
 from ...._facade import forward_getattr
-from . import rnn  # noqa: F401  (torch.nn.utils.rnn after `import torch`, as in PyTorch)
+from . import parametrizations, parametrize, rnn  # noqa: F401  (loaded with torch, as PyTorch's)
 
 __getattr__ = forward_getattr(
     __name__,
