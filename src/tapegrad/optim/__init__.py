@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 
 # the optimizers added in 0.2.0 (one parameter at a time)
 from .adadelta import Adadelta
@@ -19,4 +19,4 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS", "lr_scheduler"]
-__all__ += ["Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "Rprop"]
+__all__ += ["Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "Rprop", "swa_utils"]

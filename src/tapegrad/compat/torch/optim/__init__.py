@@ -4,6 +4,6 @@
 from __future__ import annotations
 
 from ..._facade import forward_getattr
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 
 __getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.optim)", "tapegrad.optim")
