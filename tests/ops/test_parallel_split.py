@@ -391,7 +391,27 @@ def test_w3_sized_convs_split_bitwise(split_everything):
                 )
             )
         for a, m in zip(*results, strict=True):
-            np.testing.assert_array_equal(a, m)
+            if _blas_splits_bitwise(w.reshape(ws[0], -1)):
+                np.testing.assert_array_equal(a, m)
+            else:  # this machine's GEMM kernels round a column block differently
+                np.testing.assert_allclose(a, m, rtol=1e-5, atol=1e-4)
+
+
+def _blas_splits_bitwise(weights: np.ndarray) -> bool:
+    """Whether this BLAS gives a block of columns of a product bitwise as the product over
+    all of them does (at two threads, as the unsplit conv runs, against one per block, as
+    a split one). OpenBLAS's SkylakeX kernels do at W3's sizes; its Haswell ones, as on an
+    AMD EPYC, need not (1e-6 apart), and then the split is equal to rounding only."""
+    cols = np.random.default_rng(0).standard_normal((weights.shape[1], 12544), np.float32)
+    before = _blas_threads()
+    try:
+        tg.set_num_threads(2)
+        whole = weights @ cols
+        tg.set_num_threads(1)
+        half = weights @ np.ascontiguousarray(cols[:, :6272])
+    finally:
+        tg.set_num_threads(before)
+    return bool(np.array_equal(whole[:, :6272], half))
 
 
 @needs_openblas

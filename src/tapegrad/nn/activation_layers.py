@@ -47,24 +47,37 @@ __all__ = [
 ]
 
 
-def _elementwise(name: str, fn, doc: str) -> type[Module]:
-    """A parameterless activation module calling `fn(input)`."""
+def _elementwise(name: str, fn, doc: str, shows_inplace: bool = True) -> type[Module]:
+    """A parameterless activation module calling `fn(input)` (in place when constructed with
+    inplace=True, where `fn` has that form; `shows_inplace`: its repr says so, as PyTorch's
+    for most of them)."""
 
     def __init__(self, inplace: bool = False) -> None:
         Module.__init__(self)
         self.inplace = inplace
 
     def forward(self, input):
-        return fn(input)
+        return fn(input, inplace=True) if self.inplace else fn(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
     forward.__doc__ = f"`F.{fn.__name__}` of the input."
-    return type(name, (Module,), {"__doc__": doc, "__init__": __init__, "forward": forward})
+    body = {"__doc__": doc, "__init__": __init__, "forward": forward}
+    if "inplace" in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
+        if shows_inplace:
+            body["extra_repr"] = extra_repr
+    else:  # no in-place form (Softsign ...): the constructor takes no argument
+        body["__init__"] = lambda self: Module.__init__(self)
+        body["forward"] = lambda self, input: fn(input)
+        body["forward"].__doc__ = forward.__doc__
+    return type(name, (Module,), body)
 
 
 Hardsigmoid = _elementwise(
-    "Hardsigmoid", FA.hardsigmoid, "0 below -3, 1 above 3, x / 6 + 1/2 between."
+    "Hardsigmoid", FA.hardsigmoid, "0 below -3, 1 above 3, x / 6 + 1/2 between.", False
 )
-Hardswish = _elementwise("Hardswish", FA.hardswish, "x * hardsigmoid(x).")
+Hardswish = _elementwise("Hardswish", FA.hardswish, "x * hardsigmoid(x).", False)
 Mish = _elementwise("Mish", FA.mish, "x * tanh(softplus(x)).")
 SELU = _elementwise("SELU", FA.selu, "scale * elu(x, alpha), self-normalising constants.")
 Softsign = _elementwise("Softsign", FA.softsign, "x / (1 + |x|).")
@@ -86,7 +99,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = float(min_val), float(max_val), inplace
 
     def forward(self, input):
-        return FA.hardtanh(input, self.min_val, self.max_val)
+        return FA.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (
@@ -112,10 +125,10 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return FA.celu(input, self.alpha)
+        return FA.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softmin(Module):
@@ -182,7 +195,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input):
-        return FA.threshold(input, self.threshold, self.value)
+        return FA.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (
@@ -222,7 +235,7 @@ class _ChannelDropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return type(self)._fn(input, self.p, self.is_training_now)
+        return type(self)._fn(input, self.p, self.is_training_now, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

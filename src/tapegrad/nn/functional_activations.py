@@ -14,16 +14,19 @@ import numpy as np
 from .. import backend
 from ..ops import elementwise as _ew
 from ..tensor import _wrap
-from .functional_core import _dim, _dropout_mask, _tensor, softmax, softplus
+from .functional_core import _dim, _dropout_mask, _tensor, in_place, softmax, softplus
 
 __all__ = [
     "hardtanh",
+    "hardtanh_",
     "relu6",
     "hardsigmoid",
     "hardswish",
     "mish",
     "selu",
+    "selu_",
     "celu",
+    "celu_",
     "softsign",
     "logsigmoid",
     "softmin",
@@ -32,6 +35,7 @@ __all__ = [
     "softshrink",
     "hardshrink",
     "threshold",
+    "threshold_",
     "prelu",
     "dropout1d",
     "dropout2d",
@@ -49,23 +53,34 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError(
             f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
         )
+    if inplace:
+        return in_place(input, lambda x: hardtanh(x, min_val, max_val))
     return _ew.where(input <= min_val, min_val, _ew.where(input >= max_val, max_val, input))
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh written into x."""
+    return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def relu6(input, inplace=False):
     """min(max(x, 0), 6) (`hardtanh(x, 0, 6)`)."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardsigmoid(input, inplace=False):
     """0 below -3, 1 above 3, x / 6 + 1/2 between."""
     _tensor(input, "input", "hardsigmoid")
+    if inplace:
+        return in_place(input, hardsigmoid)
     return _ew.where(input <= -3.0, 0.0, _ew.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
 
 
 def hardswish(input, inplace=False):
     """x * hardsigmoid(x): 0 below -3, x above 3, x (x + 3) / 6 between."""
     _tensor(input, "input", "hardswish")
+    if inplace:
+        return in_place(input, hardswish)
     return _ew.where(
         input <= -3.0, 0.0, _ew.where(input >= 3.0, input, input * (input + 3.0) / 6.0)
     )
@@ -74,6 +89,8 @@ def hardswish(input, inplace=False):
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
     _tensor(input, "input", "mish")
+    if inplace:
+        return in_place(input, mish)
     return input * _ew.tanh(softplus(input))
 
 
@@ -81,7 +98,14 @@ def selu(input, inplace=False):
     """scale * elu(x, alpha) with the self-normalising constants."""
     from .functional_core import elu
 
+    if inplace:
+        return in_place(input, selu)
     return elu(_tensor(input, "input", "selu"), _SELU_ALPHA) * _SELU_SCALE
+
+
+def selu_(input):
+    """selu written into x."""
+    return selu(input, inplace=True)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -91,7 +115,14 @@ def celu(input, alpha=1.0, inplace=False):
     _tensor(input, "input", "celu")
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides x)")
+    if inplace:
+        return in_place(input, lambda x: celu(x, alpha))
     return elu(input / alpha, 1.0) * alpha
+
+
+def celu_(input, alpha=1.0):
+    """celu written into x."""
+    return celu(input, alpha, inplace=True)
 
 
 def softsign(input):
@@ -149,7 +180,14 @@ def hardshrink(input, lambd=0.5):
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value."""
     _tensor(input, "input", "threshold")
+    if inplace:
+        return in_place(input, lambda x: _ew.where(x > threshold, x, value))
     return _ew.where(input > threshold, input, value)
+
+
+def threshold_(input, threshold, value):
+    """threshold written into x."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
 
 
 def prelu(input, weight):
@@ -194,14 +232,20 @@ def _channel_dropout(what: str, input, p: float, training: bool, spatial: int):
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, L) or (C, L) input while training."""
+    if inplace and training and p:
+        return in_place(input, lambda x: _channel_dropout("dropout1d", x, p, training, 1))
     return _channel_dropout("dropout1d", input, p, training, 1)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, H, W) or (C, H, W) input while training."""
+    if inplace and training and p:
+        return in_place(input, lambda x: _channel_dropout("dropout2d", x, p, training, 2))
     return _channel_dropout("dropout2d", input, p, training, 2)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, D, H, W) or (C, D, H, W) input while training."""
+    if inplace and training and p:
+        return in_place(input, lambda x: _channel_dropout("dropout3d", x, p, training, 3))
     return _channel_dropout("dropout3d", input, p, training, 3)

@@ -30,6 +30,8 @@ __all__ = [
     "cosine_similarity",
     "relu",
     "relu_",
+    "leaky_relu_",
+    "elu_",
     "leaky_relu",
     "elu",
     "gelu",
@@ -99,14 +101,37 @@ def relu_(input):
     return input.relu_()
 
 
+def in_place(input, result_of):
+    """PyTorch's `inplace=True`: `result_of(x)` written into `input`, which is returned (a
+    caller that ignores the return value sees the change, as in PyTorch). It is computed
+    from a copy, so the op's saved input is not the tensor the write then changes; a leaf
+    that requires grad is refused, as in PyTorch."""
+    _tensor(input, "input", getattr(result_of, "__name__", "inplace"))
+    return input.copy_(result_of(input.clone()))
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
+    if inplace:
+        return in_place(input, lambda x: _ew.leaky_relu(x, negative_slope))
     return _ew.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu written into x."""
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1)."""
+    if inplace:
+        return in_place(input, lambda x: _ew.elu(x, alpha))
     return _ew.elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    """elu written into x."""
+    return elu(input, alpha, inplace=True)
 
 
 def gelu(input, approximate="none"):
@@ -116,6 +141,8 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     """x * sigmoid(x) (also called swish)."""
+    if inplace:
+        return in_place(input, _ew.silu)
     return _ew.silu(input)
 
 
@@ -175,6 +202,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if inplace:
+        return in_place(input, lambda x: _nn._dropout(x, mask=_dropout_mask(x._data, p)))
     return _nn._dropout(input, mask=_dropout_mask(input._data, p))
 
 
