@@ -36,9 +36,7 @@ def test_averaged_model_is_the_mean_of_the_weights_it_saw():
     for i, p in enumerate(swa.module.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), np.mean([s[i] for s in seen], 0), 1e-12)
     # buffers follow the latest model without use_buffers
-    np.testing.assert_array_equal(
-        swa.module[1].running_mean.numpy(), net[1].running_mean.numpy()
-    )
+    np.testing.assert_array_equal(swa.module[1].running_mean.numpy(), net[1].running_mean.numpy())
     np.testing.assert_allclose(swa(x).detach().numpy(), swa.module(x).detach().numpy())
 
 

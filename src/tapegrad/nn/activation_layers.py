@@ -60,6 +60,7 @@ def _elementwise(name: str, fn, doc: str, shows_inplace: bool = True) -> type[Mo
         return fn(input, inplace=True) if self.inplace else fn(input)
 
     def extra_repr(self) -> str:
+        """`inplace=True` when set, as PyTorch prints it."""
         return "inplace=True" if self.inplace else ""
 
     forward.__doc__ = f"`F.{fn.__name__}` of the input."
