@@ -115,7 +115,7 @@ class AveragedModel(Module):
             raise ValueError("AveragedModel: pass avg_fn or multi_avg_fn, not both")
         self.module = copy.deepcopy(model)
         if device is not None:
-            self.module = self.module.to(device)
+            self.module = self.module.to(device)  # type: ignore[no-untyped-call]
         self.register_buffer("n_averaged", creation.tensor(0, device=device or "cpu"))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
@@ -161,7 +161,7 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
     (batches, or (input, ...) tuples whose first item is the input), as a cumulative
     average; the model's training mode is restored after."""
     momenta: dict[_BatchNorm, Any] = {}
-    for module in model.modules():
+    for module in model.modules():  # type: ignore[no-untyped-call]
         if isinstance(module, _BatchNorm):
             module.reset_running_stats()
             momenta[module] = module.momentum
