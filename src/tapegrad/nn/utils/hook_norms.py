@@ -79,7 +79,7 @@ def _hook(module: Module, kind: type, name: str) -> tuple[Any, Any] | None:
     """(handle key, hook) of the `kind` pre-hook for `name` on `module`, or None."""
     for key, hook in module._forward_pre_hooks.items():
         fn = hook[0] if isinstance(hook, tuple) else hook
-        if isinstance(fn, kind) and fn.name == name:
+        if isinstance(fn, kind) and getattr(fn, "name", None) == name:
             return key, fn
     return None
 

@@ -156,7 +156,7 @@ def _property(name: str) -> property:
         values = getattr(_cache, "values", None)
         key = (id(self), name)
         if values is not None and key in values:
-            return values[key]  # type: ignore[no-any-return]
+            return values[key]
         value: Tensor = self.parametrizations[name]()
         if values is not None:
             values[key] = value
