@@ -183,6 +183,10 @@ def _run_backward(
     captured: dict[Key, Grad] = {}
     writes: list[Write] = []
     anomaly = state.anomaly
+    if targets is None and not higher and not anomaly:
+        _first_order(order, buffers, seen, own_mask, retain_graph, writes)
+        _apply_writes(writes, head_ids, higher, force_add)
+        return None
 
     pop = buffers.pop
     for node in reversed(order):
@@ -307,6 +311,105 @@ def _run_backward(
         return _collect(capture, target_keys, captured, allow_unused, higher)
     _apply_writes(writes, head_ids, higher, force_add)
     return None
+
+
+def _first_order(
+    order: list[Node],
+    buffers: dict[Node, Any],
+    seen: set[Node],
+    own_mask: int,
+    retain_graph: bool,
+    writes: list[Write],
+) -> None:
+    """`_run_backward`'s loop for its common case: a first-order backward through the whole
+    graph (no `inputs=`, no `autograd.grad` targets, no anomaly mode). The same steps, less
+    the tests this case never needs: the loop's own bookkeeping is most of a small op's
+    backward (bench/NOTES.md, stop 24). tests/engine/test_backward_first_order.py runs random
+    graphs through both loops."""
+    pop = buffers.pop
+    get = buffers.get
+    for node in reversed(order):
+        g = pop(node, None)
+        if g is None:
+            continue
+        op = node.op
+        if op is ACCUMULATE:
+            leaf = leaf_of(node)
+            if not retain_graph:
+                release_leaf(node)
+            if leaf is not None and leaf._tapes & own_mask:
+                writes.append((leaf, g, True))
+            continue
+        g_out = g  # a rule's gradient that is this array has its shape and dtype
+        if node.extra is not None and (node.hooks or node.retained):
+            g = _run_tensor_hooks(node, g, writes, True)
+        if not node.tapes & own_mask:
+            continue
+        saved = node.saved
+        if saved is FREED:
+            raise _freed_error(node)
+        for counter, expected, index in node.checks:
+            if counter[0] != expected:
+                raise _version_error(node, counter, expected, index)
+        if type(g) is not _ndarray and isinstance(g, _Tensor):
+            g = g._data
+        if saved is OUT_ONLY:
+            args: tuple[Any, ...] = (node.out_data,)
+        elif len(saved) == 1:
+            s = saved[0]
+            args = (node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s),)
+        elif saved:
+            arg_list = []
+            for s in saved:
+                arg_list.append(
+                    node.out_data if s is OUT else (s._data if isinstance(s, _Tensor) else s)
+                )
+            args = tuple(arg_list)
+        else:
+            args = ()
+        edges = node.next
+        if op.wants_needs:
+            needs: tuple[bool, ...]
+            if len(edges) == 2:
+                e0, e1 = edges
+                needs = (e0 is not None and e0 in seen, e1 is not None and e1 in seen)
+            else:
+                needs = tuple([c is not None and c in seen for c in edges])
+            if node.params:
+                grads = op.rule(node.xp, g, *args, needs=needs, **node.params)
+            else:
+                grads = op.rule(node.xp, g, *args, needs=needs)
+        elif node.params:
+            grads = op.rule(node.xp, g, *args, **node.params)
+        else:
+            grads = op.rule(node.xp, g, *args)
+        if len(grads) != len(edges):
+            raise _arity_error(node, grads)
+        if saved and not retain_graph:
+            node.saved = FREED
+            node.out_data = None
+        metas = node.in_meta
+        if metas is None:  # every input it has an edge to is shaped and typed as its output
+            shape, dtype = g_out.shape, g_out.dtype
+        i = -1
+        for gi, child in zip(grads, edges):
+            i += 1
+            if gi is None or child is None or child not in seen:
+                continue
+            if metas is not None:
+                shape, dtype = metas[i]  # type: ignore[misc]  # None only without an edge
+            if metas is not None or gi is not g_out:  # else passed through (add): as it came
+                if gi.shape != shape:
+                    gi = node.xp.sum_to(gi, shape)
+                gdt = gi.dtype
+                if gdt is not dtype and gdt != dtype:
+                    gi = gi.astype(dtype)
+            if child.n_out == 1:
+                prev = get(child)
+                buffers[child] = gi if prev is None else prev + gi
+            else:
+                nrs = node.next_nr
+                _deposit(buffers, child, 0 if nrs is None else nrs[i], gi)
 
 
 def _key(t: Tensor) -> Key:

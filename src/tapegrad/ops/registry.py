@@ -324,6 +324,37 @@ class _NoWeakFloat:
 _WEAK_FLOAT: type = float if int(np.__version__.split(".")[0]) >= 2 else _NoWeakFloat
 
 
+# A Python float handed to a ufunc costs NumPy 2 about 0.45 us to convert (the weak-scalar
+# path) on every call: `x * 1.01` on 16 floats is 0.70 us against 0.27 us with the same value
+# as a 0-d array of x's dtype. Under NEP 50 the float is cast to the array's dtype first, so
+# the 0-d array gives the same bits, in the forward and in the rule that multiplies by the
+# saved constant. Cast once per (dtype, value); only finite, nonzero values that the dtype
+# can hold (0.0 and -0.0 are one key; an overflowing cast warns in NumPy's own call).
+_WEAK_ARRAYS: dict[Any, dict[float, Any]] = {
+    np.dtype(t): {} for t in (np.float16, np.float32, np.float64)
+}
+_WEAK_LIMITS = {dt: float(np.finfo(dt).max) for dt in _WEAK_ARRAYS}
+_WEAK_ARRAYS_MAX = 256  # distinct values kept per dtype (a loop over fresh floats clears it)
+
+
+def _weak_array(value: float, dtype: Any) -> Any:
+    """`value` as the read-only 0-d array of `dtype` that NumPy would cast it to, or the
+    float itself where no array is kept for it (see _WEAK_ARRAYS)."""
+    table = _WEAK_ARRAYS.get(dtype)
+    if table is None:
+        return value
+    arr = table.get(value)
+    if arr is None:
+        if not (0.0 < abs(value) <= _WEAK_LIMITS[dtype]):  # 0.0, NaN, inf, overflow
+            return value
+        if len(table) >= _WEAK_ARRAYS_MAX:
+            table.clear()
+        arr = np.array(value, dtype)
+        arr.flags.writeable = False
+        table[value] = arr
+    return arr
+
+
 def _result_class(cls: type[Tensor]) -> type[Tensor]:
     """What `promotion.result_type` makes of one class: its array class (a Parameter's
     result is a plain Tensor, a facade array's is that array type)."""
@@ -415,6 +446,13 @@ def dispatch_binary(op: Op, a: Any, b: Any) -> Tensor:
     ):
         # floating in, floating out; float64 only where an input array is float64 (a
         # Python float is weak), so none to drop; recorded whenever a tape records
+        weak = False
+        if type(db) is _WEAK_FLOAT:
+            weak = True
+            db = b = _weak_array(db, da.dtype)
+        elif type(da) is _WEAK_FLOAT:
+            weak = True
+            da = a = _weak_array(da, db.dtype)
         try:
             if ERROR_STATE.get(None) is IGNORE_ALL:
                 out = ufunc(da, db)
@@ -436,7 +474,7 @@ def dispatch_binary(op: Op, a: Any, b: Any) -> Tensor:
                 mask,
                 np,
                 cls,
-                type(da) is _WEAK_FLOAT or type(db) is _WEAK_FLOAT,
+                weak,
             )
         return _wrap(out, 0, cls)
     try:
