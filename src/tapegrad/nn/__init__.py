@@ -10,6 +10,7 @@ from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .embedding_bag import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .losses_extra import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403

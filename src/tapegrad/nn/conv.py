@@ -14,6 +14,7 @@ import math
 from ..creation import uniform
 from ..ops.shape import pad
 from . import functional_conv as F
+from . import init
 from .module import Module, Parameter
 
 __all__ = [
@@ -119,6 +120,16 @@ class _ConvNd(Module):
         bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
         self.weight = _uniform_param(shape, bound, dtype, device)
         self.bias = _uniform_param((out_channels,), bound, dtype, device) if bias else None
+
+    def reset_parameters(self) -> None:
+        """Draw fresh weights and bias as the constructor does: U(+-1/sqrt(fan_in)), the
+        weight first (PyTorch's kaiming_uniform(a=sqrt(5)) and its bias bound)."""
+        w = self.weight
+        fan_in = w.shape[1] * math.prod(w.shape[2:])
+        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
+        init.uniform_(w, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"

@@ -17,7 +17,6 @@ from ..tensor import Tensor
 
 if TYPE_CHECKING:
     from .module import Module
-from .parameter import Parameter
 
 
 class _StateDictMixin:
@@ -99,7 +98,7 @@ class _StateDictMixin:
                     f'"{key}": expected a tensor or array, got {type(state_dict[key]).__name__}'
                 )
                 continue
-            lazy = isinstance(target, Parameter) and target.is_lazy
+            lazy = bool(getattr(target, "is_lazy", False))  # (Uninitialized)Parameter/Buffer
             if not lazy and tuple(arr.shape) != tuple(target.shape):
                 errors.append(
                     f'size mismatch for "{key}": copying a param with shape '

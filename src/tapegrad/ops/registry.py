@@ -337,7 +337,7 @@ _WEAK_LIMITS = {dt: float(np.finfo(dt).max) for dt in _WEAK_ARRAYS}
 _WEAK_ARRAYS_MAX = 256  # distinct values kept per dtype (a loop over fresh floats clears it)
 
 
-def _weak_array(value: float, dtype: Any) -> Any:
+def _weak_array(value: Any, dtype: Any) -> Any:
     """`value` as the read-only 0-d array of `dtype` that NumPy would cast it to, or the
     float itself where no array is kept for it (see _WEAK_ARRAYS)."""
     table = _WEAK_ARRAYS.get(dtype)
