@@ -184,12 +184,19 @@ def test_facade_reaches_the_new_names():
     for name in ("ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d"):
         assert getattr(ttorch.nn, name) is getattr(tg.nn, name)
     assert ttorch.nn.AdaptiveMaxPool3d is tg.nn.AdaptiveMaxPool3d
-    for name in (
-        "conv_transpose3d max_pool3d avg_pool3d adaptive_avg_pool3d adaptive_max_pool3d "
-        "max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices "
-        "adaptive_max_pool1d_with_indices adaptive_max_pool2d_with_indices "
-        "adaptive_max_pool3d_with_indices"
-    ).split():
+    for name in [
+        "conv_transpose3d",
+        "max_pool3d",
+        "avg_pool3d",
+        "adaptive_avg_pool3d",
+        "adaptive_max_pool3d",
+        "max_pool1d_with_indices",
+        "max_pool2d_with_indices",
+        "max_pool3d_with_indices",
+        "adaptive_max_pool1d_with_indices",
+        "adaptive_max_pool2d_with_indices",
+        "adaptive_max_pool3d_with_indices",
+    ]:
         assert getattr(ttorch.nn.functional, name) is getattr(F, name)
 
 
@@ -204,7 +211,9 @@ def test_errors_name_the_function():
         F.conv_transpose3d(tg.ones(1, 2, 3, 3, 3), tg.ones(2, 2, 2, 2))
     with pytest.raises(RuntimeError, match=r"adaptive_max_pool3d\(\): Expected 4D or 5D"):
         F.adaptive_max_pool3d(tg.ones(2, 3, 4), 2)
-    with pytest.raises(ValueError, match="adaptive_max_pool3d: output_size must be an int or a triple"):
+    with pytest.raises(
+        ValueError, match="adaptive_max_pool3d: output_size must be an int or a triple"
+    ):
         F.adaptive_max_pool3d(tg.ones(1, 2, 3, 4, 5), (2, 2))
     with pytest.raises(ValueError, match="adaptive_avg_pool3d: output_size must be an int or"):
         F.adaptive_avg_pool3d(tg.ones(1, 2, 3, 4, 5), (2, 2))

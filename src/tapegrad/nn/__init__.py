@@ -15,6 +15,7 @@ from .losses_extra import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .norm_layers import *  # noqa: F401,F403
 from .patch_layers import *  # noqa: F401,F403
+from .pool_extra_layers import *  # noqa: F401,F403
 from .resample_layers import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403

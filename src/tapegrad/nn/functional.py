@@ -13,4 +13,5 @@ from .functional_likelihood import *  # noqa: F401,F403
 from .functional_losses_extra import *  # noqa: F401,F403
 from .functional_norms import *  # noqa: F401,F403
 from .functional_patches import *  # noqa: F401,F403
+from .functional_pool_extra import *  # noqa: F401,F403
 from .functional_resample import *  # noqa: F401,F403

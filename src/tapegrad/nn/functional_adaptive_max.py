@@ -121,9 +121,7 @@ def _sizes(fn, input, output_size, nd):
         if len(output_size) != nd:
             what = "a pair (H_out, W_out)" if nd == 2 else "a triple (D_out, H_out, W_out)"
             raise ValueError(f"{fn}: output_size must be an int or {what}, got {output_size!r}")
-        sizes = tuple(
-            input.shape[-nd + i] if s is None else s for i, s in enumerate(output_size)
-        )
+        sizes = tuple(input.shape[-nd + i] if s is None else s for i, s in enumerate(output_size))
     else:
         sizes = (output_size,) * nd
     if not all(isinstance(s, numbers.Integral) and s >= 0 for s in sizes):
