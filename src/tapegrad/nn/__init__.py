@@ -9,6 +9,7 @@ from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .embedding_bag import *  # noqa: F401,F403
+from .extra_layers import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .losses_extra import *  # noqa: F401,F403
