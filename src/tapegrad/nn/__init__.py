@@ -19,6 +19,7 @@ from .patch_layers import *  # noqa: F401,F403
 from .pool_extra_layers import *  # noqa: F401,F403
 from .resample_layers import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .stochastic_layers import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 
 # large activations from the heap, not fresh page-faulting mmaps (tapegrad/malloc_policy.py)

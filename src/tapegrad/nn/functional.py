@@ -17,3 +17,4 @@ from .functional_norms import *  # noqa: F401,F403
 from .functional_patches import *  # noqa: F401,F403
 from .functional_pool_extra import *  # noqa: F401,F403
 from .functional_resample import *  # noqa: F401,F403
+from .functional_stochastic import *  # noqa: F401,F403
