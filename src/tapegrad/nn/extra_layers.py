@@ -47,6 +47,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw weight and bias again from U(-1/sqrt(in1), 1/sqrt(in1)), as PyTorch's."""
         bound = 1.0 / math.sqrt(self.weight.shape[1]) if self.weight.shape[1] else 0.0
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

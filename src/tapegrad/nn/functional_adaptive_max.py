@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
 
 import numpy as np
 
@@ -57,8 +56,8 @@ def _pool(fn, x, sizes, return_indices):
         return (out, _wrap(np.zeros(out.shape, np.int64))) if return_indices else out
     # the flat positions (out_0, .., out_n, K_0, .., K_n) of every window, row-major inside it
     nd = len(sizes)
-    flat: Any = 0
-    mask: Any = True
+    flat = np.zeros((1,) * (2 * nd), np.int64)
+    mask = np.ones((1,) * (2 * nd), bool)
     for i in range(nd):
         idx, real_i = _windows(spatial[i], sizes[i])
         shape = [1] * (2 * nd)
