@@ -1,6 +1,6 @@
 """affine_grid and grid_sample: values and gradients (input, grid, theta) against PyTorch for
-every mode, padding mode, align_corners and 4-D / 5-D input; finite differences; warnings,
-errors."""
+every mode (bicubic 4-D only, as PyTorch's), padding mode, align_corners and 4-D / 5-D input;
+finite differences; warnings, errors."""
 
 from __future__ import annotations
 
@@ -47,15 +47,16 @@ def test_affine_grid_matches_torch(torch, rng, nd, align):
 
 
 _CASES = [
-    (mode, pm, align)
-    for mode in ("bilinear", "nearest")
+    (nd, mode, pm, align)
+    for nd in (2, 3)
+    for mode in ("bilinear", "nearest", "bicubic")
     for pm in ("zeros", "border", "reflection")
     for align in (True, False)
+    if not (mode == "bicubic" and nd == 3)  # 4-D only, as PyTorch's: its error is tested below
 ]
 
 
-@pytest.mark.parametrize("nd", [2, 3])
-@pytest.mark.parametrize("mode, padding_mode, align", _CASES)
+@pytest.mark.parametrize("nd, mode, padding_mode, align", _CASES)
 def test_grid_sample_matches_torch(torch, rng, nd, mode, padding_mode, align):
     x = rng.standard_normal((2, 3) + (4, 5, 3)[:nd])
     grid = rng.uniform(-2.6, 2.6, (2,) + (3, 4, 2)[:nd] + (nd,))  # far outside too: folds
@@ -78,7 +79,7 @@ def test_grid_sample_on_pixel_centres_edges_and_unit_sizes(torch, rng, padding_m
     x = rng.standard_normal((1, 2, 3, 1))  # W = 1: a unit-size dim
     ticks = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, -1.5, 1.5, 1.0 / 3, -2.0])
     grid = np.stack(np.meshgrid(ticks, ticks, indexing="xy"), -1)[None]
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         (xa, xb), (ga, gb) = _pair(torch, x), _pair(torch, grid)
         out = F.grid_sample(xa, ga, mode, padding_mode, align)
         ref = torch.nn.functional.grid_sample(xb, gb, mode, padding_mode, align)
@@ -108,7 +109,10 @@ def test_gradcheck_input_grid_and_theta(rng):
     x = tg.tensor(rng.standard_normal((1, 2, 4, 5)), requires_grad=True)
     grid = tg.tensor(rng.uniform(-1.8, 1.8, (1, 3, 2, 2)), requires_grad=True)
     for pm in ("zeros", "border", "reflection"):
-        assert gradcheck(lambda a, b, pm=pm: F.grid_sample(a, b, "bilinear", pm, False), (x, grid))
+        for mode in ("bilinear", "bicubic"):
+            assert gradcheck(
+                lambda a, b, pm=pm, mode=mode: F.grid_sample(a, b, mode, pm, False), (x, grid)
+            )
     x3 = tg.tensor(rng.standard_normal((1, 1, 3, 3, 4)), requires_grad=True)
     g3 = tg.tensor(rng.uniform(-1.2, 1.2, (1, 2, 2, 2, 3)), requires_grad=True)
     assert gradcheck(lambda a, b: F.grid_sample(a, b, align_corners=True), (x3, g3))
@@ -143,8 +147,10 @@ def test_errors_name_the_function():
     x, grid = tg.ones(1, 1, 3, 3), tg.zeros(1, 2, 2, 2)
     with pytest.raises(ValueError, match="grid_sample\\(\\): expected mode to be 'bilinear'"):
         F.grid_sample(x, grid, mode="cubic", align_corners=False)
-    with pytest.raises(NotImplementedError, match="grid_sample: mode='bicubic' is not supported"):
-        F.grid_sample(x, grid, mode="bicubic", align_corners=False)
+    with pytest.raises(RuntimeError, match="grid_sample: bicubic interpolation only supports 4D"):
+        F.grid_sample(
+            tg.ones(1, 1, 2, 2, 2), tg.zeros(1, 1, 1, 1, 3), "bicubic", align_corners=False
+        )
     with pytest.raises(ValueError, match="expected padding_mode to be 'zeros', 'border', or"):
         F.grid_sample(x, grid, padding_mode="wrap", align_corners=False)
     with pytest.raises(RuntimeError, match="grid_sample: expected 4D or 5D input and grid"):

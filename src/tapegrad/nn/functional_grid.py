@@ -3,10 +3,11 @@
 `affine_grid` is one matmul of the base grid (normalized [-1, 1] coordinates, x along W) with
 each theta. `grid_sample` maps the grid to pixel coordinates (PyTorch's align_corners rule),
 applies the padding mode (border clips, reflection folds; their derivatives as PyTorch's: 0
-where clipped, -1 where folded), then gathers the 2 ** d corners (bilinear) or the nearest
-point (nearest, ties to even) from the flattened input. Every step is a differentiable op, so
-gradients flow to the input (the gathers' scatter-add) and to the grid (the corner weights),
-and of any order.
+where clipped, -1 where folded), then gathers the 2 ** d corners (bilinear), the nearest
+point (nearest, ties to even) or 4 x 4 taps (bicubic, cubic convolution with A = -0.75, the
+padding mode moving each tap as PyTorch's) from the flattened input. Every step is a
+differentiable op, so gradients flow to the input (the gathers' scatter-add) and to the grid
+(the corner weights), and of any order.
 
     >>> theta = tg.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     >>> grid = affine_grid(theta, (1, 1, 2, 3), align_corners=True)
@@ -144,7 +145,10 @@ def _reflect(ic, twice_low, twice_high):
 
 
 def _source_index(coord, size, padding_mode, align):
-    ic = _unnormalize(coord, size, align)
+    return _pad_coordinate(_unnormalize(coord, size, align), size, padding_mode, align)
+
+
+def _pad_coordinate(ic, size, padding_mode, align):
     if padding_mode == "border":
         ic = _clip(ic, size - 1)
     elif padding_mode == "reflection":
@@ -163,11 +167,6 @@ def _check_sample(input, grid, mode, padding_mode):
             "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
             f"'bicubic', but got: '{mode}'"
         )
-    if mode == "bicubic":
-        raise NotImplementedError(
-            "grid_sample: mode='bicubic' is not supported by tapegrad; use 'bilinear' or "
-            "'nearest' (or F.interpolate(mode='bicubic') for a plain resize)"
-        )
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
@@ -179,6 +178,11 @@ def _check_sample(input, grid, mode, padding_mode):
             f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
         )
     nd = input.ndim - 2
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError(
+            f"{fn}: bicubic interpolation only supports 4D input (got input with sizes "
+            f"{list(input.shape)}); use 'bilinear' (trilinear) or 'nearest' for 5-D"
+        )
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(
             f"{fn}: expected grid and input to have same batch size, but got input with sizes "
@@ -207,7 +211,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     input (N, C, H, W) with grid (N, H_out, W_out, 2) of (x, y) in [-1, 1], or input
     (N, C, D, H, W) with grid (N, D_out, H_out, W_out, 3) of (x, y, z); the result is
-    (N, C, *grid.shape[1:-1]). mode 'bilinear' (trilinear for 5-D) or 'nearest';
+    (N, C, *grid.shape[1:-1]). mode 'bilinear' (trilinear for 5-D), 'nearest' or 'bicubic'
+    (4-D only, as PyTorch's);
     padding_mode 'zeros' (outside points read 0), 'border' (clamped) or 'reflection'.
     align_corners=None warns (as PyTorch) and means False. Gradients flow to input and grid
     (the grid's is 0 for 'nearest', as PyTorch's).
@@ -226,7 +231,12 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     flat = input.reshape(n, c, math.prod(in_sizes))
     strides = [math.prod(in_sizes[d + 1 :]) for d in range(nd)]
     # ic[d]: the (N, Q) source coordinate along spatial dim d (grid component nd - 1 - d)
-    ic = [_source_index(g[..., nd - 1 - d], in_sizes[d], padding_mode, align) for d in range(nd)]
+    ic = [
+        _source_index(g[..., nd - 1 - d], in_sizes[d], padding_mode, align)
+        if mode != "bicubic"
+        else None
+        for d in range(nd)
+    ]
     xp = backend.array_module(flat._data)
 
     def gather(points):
@@ -245,6 +255,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         out = vals * _wrap(valid[:, None, :].astype(flat._data.dtype))
         out = out + (g.sum(-1) * 0)[:, None, :]  # the grid's gradient: zeros, as PyTorch's
         return out.reshape(n, c, *out_sizes)
+    if mode == "bicubic":
+        return _bicubic(g, in_sizes, padding_mode, align, gather, xp).reshape(n, c, *out_sizes)
     lows = [xp.floor(t._data) for t in ic]
     fracs = [t - _wrap(lo) for t, lo in zip(ic, lows, strict=True)]
     out = None
@@ -260,3 +272,44 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         term = vals * (weight * mask)[:, None, :]
         out = term if out is None else out + term
     return out.reshape(n, c, *out_sizes)
+
+
+_A = -0.75  # the cubic convolution's parameter, PyTorch's (and OpenCV's)
+
+
+def _cubic_weights(t):
+    """The 4 tap weights of cubic convolution at fraction t (taps at -1, 0, 1, 2)."""
+
+    def near(x):  # |x| <= 1
+        return ((x * (_A + 2) - (_A + 3)) * x) * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((x * _A - 5 * _A) * x + 8 * _A) * x - 4 * _A
+
+    return [far(t + 1), near(t), near((t * -1) + 1), far((t * -1) + 2)]
+
+
+def _bicubic(g, in_sizes, padding_mode, align, gather, xp):
+    """PyTorch's bicubic sampling: 4 x 4 taps around the unpadded source point, each tap's
+    integer position moved by the padding mode (zeros: outside taps read 0); the weights'
+    derivative is the grid's gradient."""
+    ic = [_unnormalize(g[..., 1 - d], in_sizes[d], align) for d in range(2)]
+    lows = [xp.floor(t._data) for t in ic]
+    weights = [_cubic_weights(t - _wrap(lo)) for t, lo in zip(ic, lows, strict=True)]
+    taps = []
+    for d in range(2):
+        per_dim = []
+        for k in range(4):
+            pos = _wrap(lows[d] + (k - 1))
+            if padding_mode != "zeros":
+                pos = _pad_coordinate(pos, in_sizes[d], padding_mode, align)
+            per_dim.append(pos._data.astype(np.int64))  # truncation, as PyTorch's cast
+        taps.append(per_dim)
+    out = None
+    for ky in range(4):
+        for kx in range(4):
+            vals, valid = gather([taps[0][ky], taps[1][kx]])
+            weight = weights[0][ky] * weights[1][kx] * _wrap(valid.astype(vals._data.dtype))
+            term = vals * weight[:, None, :]
+            out = term if out is None else out + term
+    return out
