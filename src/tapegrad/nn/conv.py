@@ -23,12 +23,16 @@ __all__ = [
     "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
 ]
 
 
@@ -259,6 +263,16 @@ class ConvTranspose2d(_ConvTransposeNd):
     _nd = 2
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W), as torch.nn.ConvTranspose3d.
+
+    >>> tg.nn.ConvTranspose3d(4, 2, 2, stride=2)(tg.ones(1, 4, 3, 3, 3)).shape
+    (1, 2, 6, 6, 6)
+    """
+
+    _nd = 3
+
+
 # ---------------------------------------------------------------- pooling
 class _PoolNd(Module):
     """Pooling modules: forward is `_pool(nd, name, input, *attributes named in _args)`."""
@@ -310,6 +324,16 @@ class MaxPool2d(_MaxPoolNd):
     _nd = 2
 
 
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over (N, C, D, H, W), as torch.nn.MaxPool3d.
+
+    >>> tg.nn.MaxPool3d(2, return_indices=True)(tg.randn(1, 1, 4, 4, 4))[1].shape
+    (1, 1, 2, 2, 2)
+    """
+
+    _nd = 3
+
+
 class _AvgPoolNd(_PoolNd):
     _pool = staticmethod(F._avg_poolnd)
     _args = (
@@ -356,6 +380,16 @@ class AvgPool2d(_AvgPoolNd):
     _nd = 2
 
 
+class AvgPool3d(_AvgPoolNd):
+    """3-D average pooling over (N, C, D, H, W), as torch.nn.AvgPool3d.
+
+    >>> tg.nn.AvgPool3d(2)(tg.ones(1, 1, 4, 4, 4)).shape
+    (1, 1, 2, 2, 2)
+    """
+
+    _nd = 3
+
+
 class _AdaptiveAvgPoolNd(_PoolNd):
     _pool = staticmethod(F._adaptive)
     _args = ("output_size",)
@@ -378,3 +412,13 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling to a fixed (H_out, W_out); `AdaptiveAvgPool2d(1)` is global pooling."""
 
     _nd = 2
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed (D_out, H_out, W_out); None keeps that size.
+
+    >>> tg.nn.AdaptiveAvgPool3d((1, None, 2))(tg.ones(1, 3, 4, 5, 6)).shape
+    (1, 3, 1, 5, 2)
+    """
+
+    _nd = 3

@@ -9,8 +9,12 @@ from .functional_core import *  # noqa: F401,F403
 from .functional_ctc import *  # noqa: F401,F403
 from .functional_distance import *  # noqa: F401,F403
 from .functional_embedding_bag import *  # noqa: F401,F403
+from .functional_grid import *  # noqa: F401,F403
 from .functional_likelihood import *  # noqa: F401,F403
 from .functional_losses_extra import *  # noqa: F401,F403
+from .functional_misc import *  # noqa: F401,F403
 from .functional_norms import *  # noqa: F401,F403
 from .functional_patches import *  # noqa: F401,F403
+from .functional_pool_extra import *  # noqa: F401,F403
 from .functional_resample import *  # noqa: F401,F403
+from .functional_stochastic import *  # noqa: F401,F403

@@ -1,4 +1,4 @@
-"""tg.nn.functional `adaptive_max_pool1d` / `adaptive_max_pool2d` (+ `return_indices`).
+"""tg.nn.functional `adaptive_max_pool1d/2d/3d` (+ `return_indices`, the `_with_indices` forms).
 
 Windows as PyTorch's: output cell i spans [floor(i*in/out), ceil((i+1)*in/out)). The winner
 of each window is found in NumPy (the first maximum in row-major scan order; a NaN wins, the
@@ -12,6 +12,7 @@ so the gradient goes to the winner alone, as in PyTorch.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -19,7 +20,14 @@ import numpy as np
 from ..ops.gather_scatter import take_along_dim
 from ..tensor import Tensor, _wrap
 
-__all__ = ["adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = [
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+]
 
 
 def _windows(in_n, out_n):
@@ -42,18 +50,22 @@ def _pool(fn, x, sizes, return_indices):
             f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
             f"has sizes {list(x.shape)} with dimension {empty[0]} being empty"
         )
-    xs = x.reshape(*lead, spatial[0] * (spatial[1] if len(spatial) == 2 else 1))
+    xs = x.reshape(*lead, math.prod(spatial))
     if 0 in sizes:  # an empty output (still attached to the graph)
         out = xs[..., :0].reshape(*lead, *sizes)
         return (out, _wrap(np.zeros(out.shape, np.int64))) if return_indices else out
-    if len(sizes) == 1:
-        flat_idx, real = _windows(spatial[0], sizes[0])
-    else:
-        (ih, rh), (iw, rw) = _windows(spatial[0], sizes[0]), _windows(spatial[1], sizes[1])
-        flat = ih[:, None, :, None] * spatial[1] + iw[None, :, None, :]
-        mask = rh[:, None, :, None] & rw[None, :, None, :]
-        cells = sizes[0] * sizes[1]
-        flat_idx, real = flat.reshape(cells, -1), mask.reshape(cells, -1)
+    # the flat positions (out_0, .., out_n, K_0, .., K_n) of every window, row-major inside it
+    nd = len(sizes)
+    flat = np.zeros((1,) * (2 * nd), np.int64)
+    mask = np.ones((1,) * (2 * nd), bool)
+    for i in range(nd):
+        idx, real_i = _windows(spatial[i], sizes[i])
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = idx.shape
+        flat = flat + idx.reshape(shape) * math.prod(spatial[i + 1 :])
+        mask = mask & real_i.reshape(shape)
+    cells = math.prod(sizes)
+    flat_idx, real = flat.reshape(cells, -1), np.broadcast_to(mask, flat.shape).reshape(cells, -1)
     values = xs._data[..., flat_idx]  # (*lead, cells, K)
     with np.errstate(invalid="ignore"):
         pos = np.argmax(values, axis=-1)
@@ -77,7 +89,9 @@ def _check(fn, input, nd):
                 f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for "
                 "argument #1 'self' (while checking arguments for adaptive_max_pool1d)"
             )
-        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+        raise RuntimeError(
+            f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
+        )
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -101,24 +115,70 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _pool("adaptive_max_pool1d", input, (int(output_size),), return_indices)
 
 
+def _sizes(fn, input, output_size, nd):
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != nd:
+            what = "a pair (H_out, W_out)" if nd == 2 else "a triple (D_out, H_out, W_out)"
+            raise ValueError(f"{fn}: output_size must be an int or {what}, got {output_size!r}")
+        sizes = tuple(input.shape[-nd + i] if s is None else s for i, s in enumerate(output_size))
+    else:
+        sizes = (output_size,) * nd
+    if not all(isinstance(s, numbers.Integral) and s >= 0 for s in sizes):
+        raise RuntimeError(f"{fn}: output_size must hold non-negative ints, got {output_size!r}")
+    return tuple(int(s) for s in sizes)
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max pooling of (N, C, H, W) or (C, H, W) to a fixed (H_out, W_out); None keeps a size.
 
     Returns the pooled tensor, and with `return_indices` also the int64 flat positions
     (h * W + w) of each maximum.
+
+    >>> adaptive_max_pool2d(tg.ones(1, 2, 5, 7), (2, None)).shape
+    (1, 2, 2, 7)
     """
     _check("adaptive_max_pool2d", input, 2)
-    if isinstance(output_size, (tuple, list)):
-        if len(output_size) != 2:
-            raise ValueError(
-                "adaptive_max_pool2d: output_size must be an int or a pair (H_out, W_out), "
-                f"got {output_size!r}"
-            )
-        sizes = tuple(input.shape[-2 + i] if s is None else s for i, s in enumerate(output_size))
-    else:
-        sizes = (output_size, output_size)
-    if not all(isinstance(s, numbers.Integral) and s >= 0 for s in sizes):
-        raise RuntimeError(
-            f"adaptive_max_pool2d: output_size must hold non-negative ints, got {output_size!r}"
-        )
-    return _pool("adaptive_max_pool2d", input, tuple(int(s) for s in sizes), return_indices)
+    sizes = _sizes("adaptive_max_pool2d", input, output_size, 2)
+    return _pool("adaptive_max_pool2d", input, sizes, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) to a fixed (D_out, H_out, W_out).
+
+    None keeps a size; with `return_indices` also the int64 flat positions
+    (d * H * W + h * W + w) of each maximum, as PyTorch's.
+
+    >>> out, idx = adaptive_max_pool3d(tg.arange(8.0).reshape(1, 2, 2, 2), 1, True)
+    >>> out.numpy(), idx.numpy()
+    (array([[[[7.]]]], dtype=float32), array([[[[7]]]]))
+    """
+    _check("adaptive_max_pool3d", input, 3)
+    sizes = _sizes("adaptive_max_pool3d", input, output_size, 3)
+    return _pool("adaptive_max_pool3d", input, sizes, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """`adaptive_max_pool1d` that always returns (output, indices), as PyTorch's.
+
+    >>> adaptive_max_pool1d_with_indices(tg.tensor([[1.0, 5.0, 2.0]]), 1)[1].numpy()
+    array([[1]])
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """`adaptive_max_pool2d` that always returns (output, indices), as PyTorch's.
+
+    >>> adaptive_max_pool2d_with_indices(tg.arange(4.0).reshape(1, 2, 2), 1)[1].numpy()
+    array([[[3]]])
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """`adaptive_max_pool3d` that always returns (output, indices), as PyTorch's.
+
+    >>> adaptive_max_pool3d_with_indices(tg.arange(8.0).reshape(1, 2, 2, 2), 1)[1].numpy()
+    array([[[[7]]]])
+    """
+    return adaptive_max_pool3d(input, output_size, True)

@@ -23,12 +23,19 @@ __all__ = [
     "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "max_pool1d",
     "max_pool2d",
+    "max_pool3d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
 ]
 
 _LAYOUT = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -269,6 +276,29 @@ def conv_transpose2d(
     )
 
 
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """3-D transposed convolution, as PyTorch's. input (N, C_in, D, H, W), weight
+    (C_in, C_out/groups, kD, kH, kW); each output size as conv_transpose2d's.
+
+    >>> conv_transpose3d(tg.ones(1, 2, 2, 2, 2), tg.ones(2, 3, 2, 2, 2), stride=2).shape
+    (1, 3, 4, 4, 4)
+    """
+    return _conv_transposend(
+        3,
+        "conv_transpose3d",
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
 # ---------------------------------------------------------------- pooling
 def _pool_args(nd, fn, input, kernel_size, stride, padding, dilation, ceil_mode):
     x, squeezed = _batched(input, nd, fn)
@@ -350,6 +380,61 @@ def max_pool2d(
     )
 
 
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W), as PyTorch's.
+
+    return_indices=True also returns the flat index (d * H * W + h * W + w) of each maximum.
+
+    >>> max_pool3d(tg.randn(1, 2, 4, 4, 4), 2).shape
+    (1, 2, 2, 2, 2)
+    """
+    return _max_poolnd(
+        3, "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """`max_pool1d` that always returns (output, indices), as PyTorch's.
+
+    >>> max_pool1d_with_indices(tg.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)[1].numpy()
+    array([[1, 2]])
+    """
+    return _max_poolnd(
+        1, "max_pool1d_with_indices", input, kernel_size, stride, padding, dilation, ceil_mode, True
+    )
+
+
+def max_pool2d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """`max_pool2d` that always returns (output, flat indices h * W + w), as PyTorch's.
+
+    >>> max_pool2d_with_indices(tg.arange(16.0).reshape(1, 4, 4), 2)[1].numpy()
+    array([[[ 5,  7],
+            [13, 15]]])
+    """
+    return _max_poolnd(
+        2, "max_pool2d_with_indices", input, kernel_size, stride, padding, dilation, ceil_mode, True
+    )
+
+
+def max_pool3d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """`max_pool3d` that always returns (output, flat indices d * H * W + h * W + w).
+
+    >>> max_pool3d_with_indices(tg.arange(8.0).reshape(1, 2, 2, 2), 2)[1].numpy()
+    array([[[[7]]]])
+    """
+    return _max_poolnd(
+        3, "max_pool3d_with_indices", input, kernel_size, stride, padding, dilation, ceil_mode, True
+    )
+
+
 def _avg_poolnd(
     nd, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
@@ -401,6 +486,33 @@ def avg_pool2d(
     )
 
 
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """3-D average pooling over (N, C, D, H, W), as PyTorch's (options as avg_pool2d's).
+
+    >>> avg_pool3d(tg.ones(1, 1, 4, 4, 4), 2).shape
+    (1, 1, 2, 2, 2)
+    """
+    return _avg_poolnd(
+        3,
+        "avg_pool3d",
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
 def _adaptive(nd, fn, input, output_size):
     x, squeezed = _batched(input, nd, fn)
     size = (
@@ -427,3 +539,12 @@ def adaptive_avg_pool2d(input, output_size):
 
     `F.adaptive_avg_pool2d(x, 1)` is global average pooling."""
     return _adaptive(2, "adaptive_avg_pool2d", input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of (N, C, D, H, W) to a fixed (D_out, H_out, W_out); None keeps a size.
+
+    >>> adaptive_avg_pool3d(tg.ones(1, 2, 5, 6, 7), (2, None, 3)).shape
+    (1, 2, 2, 6, 3)
+    """
+    return _adaptive(3, "adaptive_avg_pool3d", input, output_size)

@@ -24,7 +24,14 @@ from ..ops.linalg import matmul
 from ..ops.tiling import repeat_interleave
 from ..tensor import Tensor, _wrap
 
-__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = [
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+]
 
 # mode -> the number of spatial dims it needs (None: any of 1, 2, 3)
 _MODES = {
@@ -291,6 +298,40 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated PyTorch alias of `interpolate(input, size, scale_factor, mode="nearest")`;
+    warns as PyTorch does.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     upsample_nearest(tg.ones(1, 1, 2, 2), scale_factor=2).shape
+    (1, 1, 4, 4)
+    """
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated PyTorch alias of `interpolate(..., mode="bilinear", align_corners=True)`
+    for (N, C, H, W) input; warns as PyTorch does.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     upsample_bilinear(tg.tensor([[[[0.0, 1.0]]]]), size=(1, 3)).numpy()
+    array([[[[0. , 0.5, 1. ]]]], dtype=float32)
+    """
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def _check_factor(fn, name, factor):

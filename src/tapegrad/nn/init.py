@@ -12,6 +12,8 @@ and returns the tensor.
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,6 +37,19 @@ __all__ = [
     "trunc_normal_",
     "orthogonal_",
     "eye_",
+    "dirac_",
+    "sparse_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
 ]
 
 
@@ -205,3 +220,100 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta, in place: the
+    convolution keeps the first min(C_out / groups, C_in) input channels of each group as
+    they are. Returns the tensor.
+
+    >>> tg.nn.init.dirac_(tg.empty(2, 2, 3)).numpy()[:, :, 1]
+    array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"dirac_: expected a Tensor, got {type(tensor).__name__}")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(
+            "Only tensors with 3, 4, or 5 dimensions are supported (dirac_: got shape "
+            f"{tuple(tensor.shape)})"
+        )
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise ValueError(f"dirac_: groups must be a positive int, got {groups!r}")
+    if tensor.shape[0] % groups:
+        raise ValueError(
+            f"dim 0 must be divisible by groups (dirac_: {tensor.shape[0]} output channels, "
+            f"groups={groups})"
+        )
+    per_group = tensor.shape[0] // groups
+    values = np.zeros(tensor.shape)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1.0
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """Fill a 2-d tensor with N(0, std^2) values, then zero ceil(sparsity * rows) randomly
+    chosen entries of every column (Martens 2010), in place. Returns the tensor.
+
+    >>> w = tg.nn.init.sparse_(tg.empty(4, 6), sparsity=0.5)
+    >>> (w.numpy() == 0).sum(0).tolist()
+    [2, 2, 2, 2, 2, 2]
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"sparse_: expected a Tensor, got {type(tensor).__name__}")
+    if tensor.ndim != 2:
+        raise ValueError(
+            f"Only tensors with 2 dimensions are supported (sparse_: got shape "
+            f"{tuple(tensor.shape)})"
+        )
+    if not 0.0 <= sparsity <= 1.0:
+        raise ValueError(f"sparse_: sparsity must be in [0, 1], got {sparsity}")
+    rows, cols = tensor.shape
+    rng = resolve("sparse_", generator)
+    values = rng.normal(0.0, std, size=(rows, cols))
+    zeros = math.ceil(sparsity * rows)
+    for c in range(cols):
+        values[rng.permutation(rows)[:zeros], c] = 0.0
+    return _fill(tensor, values)
+
+
+# ---------------------------------------------------------------- PyTorch's deprecated names
+def _deprecated(new: Callable[..., Tensor], example: str) -> Callable[..., Tensor]:
+    old = new.__name__[:-1]
+
+    def alias(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return new(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"""Deprecated PyTorch name of `{new.__name__}`: warns (a FutureWarning, as
+    PyTorch's), then calls it.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = {old}({example})
+    >>> caught[0].category.__name__, str(caught[0].message)
+    ('FutureWarning', '`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.')
+    """
+    return alias
+
+
+uniform = _deprecated(uniform_, "tg.empty(2, 3)")
+normal = _deprecated(normal_, "tg.empty(2, 3)")
+constant = _deprecated(constant_, "tg.empty(2, 3), 0.5")
+eye = _deprecated(eye_, "tg.empty(2, 3)")
+dirac = _deprecated(dirac_, "tg.empty(2, 2, 3)")
+xavier_uniform = _deprecated(xavier_uniform_, "tg.empty(2, 3)")
+xavier_normal = _deprecated(xavier_normal_, "tg.empty(2, 3)")
+kaiming_uniform = _deprecated(kaiming_uniform_, "tg.empty(2, 3)")
+kaiming_normal = _deprecated(kaiming_normal_, "tg.empty(2, 3)")
+orthogonal = _deprecated(orthogonal_, "tg.empty(2, 3)")
+sparse = _deprecated(sparse_, "tg.empty(2, 3), 0.5")

@@ -1,4 +1,4 @@
-"""Sliding-block and pooling layers: Unfold, Fold, AdaptiveMaxPool1d/2d, and the two
+"""Sliding-block and pooling layers: Unfold, Fold, AdaptiveMaxPool1d/2d/3d, and the two
 distance layers CosineSimilarity, PairwiseDistance.
 
     >>> tg.nn.Unfold(kernel_size=2)(tg.ones(1, 3, 4, 4)).shape
@@ -18,6 +18,7 @@ __all__ = [
     "Fold",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "CosineSimilarity",
     "PairwiseDistance",
 ]
@@ -82,6 +83,17 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return _amp.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling of (N, C, D, H, W) to a fixed (D_out, H_out, W_out); None keeps that size.
+
+    >>> tg.nn.AdaptiveMaxPool3d(2)(tg.randn(1, 3, 5, 5, 5)).shape
+    (1, 3, 2, 2, 2)
+    """
+
+    def forward(self, input):
+        return _amp.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class CosineSimilarity(Module):
