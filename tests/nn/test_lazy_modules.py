@@ -19,6 +19,7 @@ CASES = [
     ("LazyConv3d", (2, 2), (1, 3, 3, 3, 3), "Conv3d", (3, 2, 2)),
     ("LazyConvTranspose1d", (4, 2, 2), (1, 3, 5), "ConvTranspose1d", (3, 4, 2, 2)),
     ("LazyConvTranspose2d", (4, 3, 2, 1), (2, 3, 4, 4), "ConvTranspose2d", (3, 4, 3, 2, 1)),
+    ("LazyConvTranspose3d", (2, 2, 2), (1, 3, 2, 2, 2), "ConvTranspose3d", (3, 2, 2, 2)),
     ("LazyBatchNorm1d", (), (4, 3), "BatchNorm1d", (3,)),
     ("LazyBatchNorm2d", (1e-3, 0.2), (2, 3, 4, 4), "BatchNorm2d", (3, 1e-3, 0.2)),
     ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2), "BatchNorm3d", (3,)),

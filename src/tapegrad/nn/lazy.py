@@ -13,7 +13,7 @@ call (a dry run), as with PyTorch's: before it there is nothing to optimize.
 from __future__ import annotations
 
 from .. import random as _random
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .layers import BatchNorm1d, BatchNorm2d, Linear
 from .module import Module
 from .norm_layers import BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -28,6 +28,7 @@ __all__ = [
     "LazyConv3d",
     "LazyConvTranspose1d",
     "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
     "LazyInstanceNorm1d",
     "LazyInstanceNorm2d",
     "LazyInstanceNorm3d",
@@ -442,6 +443,47 @@ class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
         _conv_transpose_init(
             self,
             ConvTranspose2d,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            bias,
+            dilation,
+            padding_mode,
+            device,
+            dtype,
+        )
+
+
+class LazyConvTranspose3d(_LazyConv, ConvTranspose3d):
+    """A ConvTranspose3d whose `in_channels` is read off its first input.
+
+    >>> m = tg.nn.LazyConvTranspose3d(2, 2, stride=2)
+    >>> m(tg.ones(1, 3, 2, 2, 2)).shape, m.weight.shape
+    ((1, 2, 4, 4, 4), (3, 2, 2, 2, 2))
+    """
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(
+        self,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        _conv_transpose_init(
+            self,
+            ConvTranspose3d,
             out_channels,
             kernel_size,
             stride,
