@@ -8,7 +8,8 @@ even kernel, or for ceil_mode).
 
 A convolution is a GEMM: the input windows are copied into a (C*K, N*L) matrix (im2col
 over a strided view; in blocks of samples that stay in L2, one GEMM per block) and
-multiplied by the (O, C*K) weight matrix; a 1x1 conv
+multiplied by the (O, C*K) weight matrix (a groups-1 forward keeps the rows per sample,
+(N, C*K, L), and writes its per-sample GEMMs straight into the result); a 1x1 conv
 multiplies x itself (no copy), and a stride-1 depthwise conv (forward, transposed and weight
 gradient) multiply-accumulates over the kernel offsets on a flat padded grid
 (ops/conv_direct.py); a strided depthwise conv's gradients do it on strided views. The
@@ -191,15 +192,22 @@ def _is_sample_major(c, kernel, groups):
     return groups == 1 and c * prod(kernel) <= _SAMPLE_MAJOR_ROWS
 
 
-def _im2col_rows(xp, x, kernel, stride, padding, dilation):
-    """(N, C * prod(K), L_out) window rows per sample (one copy, into a scratch buffer:
-    read it before the op returns), and S_out."""
+def _rows_view(xp, x, kernel, stride, padding, dilation):
+    """The (N, C, *K, *S_out) strided view of x's padded windows, sample-major (the padded
+    copy is a scratch buffer: read it before the op returns), and S_out."""
     nd = x.ndim - 2
     out_sizes = _geometry(x.shape, kernel, stride, padding, dilation)
     win = _windows(
         xp, _padded(xp, x, padding, role="conv.pad"), kernel, stride, dilation, out_sizes
     )
     view = win.transpose((0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd)))
+    return view, out_sizes
+
+
+def _im2col_rows(xp, x, kernel, stride, padding, dilation):
+    """(N, C * prod(K), L_out) window rows per sample (one copy, into a scratch buffer:
+    read it before the op returns), and S_out."""
+    view, out_sizes = _rows_view(xp, x, kernel, stride, padding, dilation)
     cols = scratch(xp, "conv.cols", view.shape, x.dtype)
 
     def body(lo, hi):
@@ -217,6 +225,32 @@ def _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation, out=No
     rows = None if out is None else out.reshape(x.shape[0], w.shape[0], cols.shape[2])
     res = xp.matmul(w.reshape(w.shape[0], -1), cols, out=rows)
     return _add_bias(res.reshape((x.shape[0], w.shape[0]) + tuple(out_sizes)), b)
+
+
+# Larger convs (groups 1) go through the batch in blocks of samples too, window rows per
+# sample (N, C*K, L) and a batch of per-sample GEMMs writing each block of the result in
+# its final layout: no channel-major GEMM result to copy back with a transpose. Conv2 of
+# W3 (64x16x14x14 -> 32, 3x3) at one BLAS thread: 2.64-2.83 -> 2.20-2.26 ms; it also tied
+# or won on 5 other shapes (L_out 4 to 3136; bench/NOTES.md "Stop 24").
+def _sample_blocks_forward(xp, x, w, b, kernel, stride, padding, dilation, out=None):
+    """(N, O, *S_out) conv, groups 1, in blocks of samples: per block one window-row copy
+    and a batch of per-sample GEMMs into the result (`out`, C-contiguous, if given)."""
+    view, out_sizes = _rows_view(xp, x, kernel, stride, padding, dilation)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    if out is None:
+        # a new row-major array, as PyTorch's result (`conv(x).view(n, -1)` must work)
+        out = xp.empty((n, o) + tuple(out_sizes), dtype=xp.result_type(x, w))
+    wm = w.reshape(o, -1)
+    size = prod(out_sizes)
+    sample_bytes = c * prod(kernel) * size * x.dtype.itemsize
+    for lo, hi in _batch_blocks(n, sample_bytes):
+        cols = scratch(xp, "conv.cols", view[lo:hi].shape, x.dtype)
+        cols[...] = view[lo:hi]
+        block = out[lo:hi]
+        xp.matmul(wm, cols.reshape(hi - lo, -1, size), out=block.reshape(hi - lo, o, size))
+        _add_bias(block, b)  # (cache-hot: the block was just written)
+    return out
 
 
 def _sample_major_weight_grad(xp, x, g, kernel, stride, padding, dilation):
@@ -351,6 +385,8 @@ def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups, out=None):
     # strided views measured slower, 6.5 vs 5.0 ms for 32x64x14x14 3x3)
     if _is_sample_major(c, kernel, groups):
         return _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation, out)
+    if groups == 1:
+        return _sample_blocks_forward(xp, x, w, b, kernel, stride, padding, dilation, out)
     view, out_sizes = _window_matrix(xp, x, kernel, stride, padding, dilation)
     if out is None:
         # a new row-major array, as PyTorch's result (`conv(x).view(n, -1)` must work)
