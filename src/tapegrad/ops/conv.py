@@ -523,6 +523,18 @@ def _flat_fits(in_sizes, kernel, stride, padding, dilation, out_shape):
     return prod(plane) <= 2 * prod(in_sizes)
 
 
+def _tight_plane(in_sizes, kernel, padding, dilation, out_shape):
+    """The flat grid's plane: per axis the fewest positions P such that the input fits
+    (P >= S), the kept outputs fit (P >= lo + out), and a product that runs past the end of
+    a row (of a sample's plane, for the first axis) lands before the kept outputs of the
+    next one (P >= S + d(K-1) - lo): there it is cropped away. Conv2 of W3: 15x15 instead of
+    the full 16x16 (12 % fewer GEMM columns and adds)."""
+    return tuple(
+        max(s, lo + o, s + d * (k - 1) - lo)
+        for s, k, (lo, _), d, o in zip(in_sizes, kernel, padding, dilation, out_shape, strict=True)
+    )
+
+
 def _flat_transpose(xp, y, w, b, padding, dilation, groups, out_shape, out=None):
     """Stride-1 transposed conv on a flat grid, in blocks of samples (a new array, or
     `out`): one GEMM per block and one contiguous add per kernel offset."""
@@ -531,8 +543,7 @@ def _flat_transpose(xp, y, w, b, padding, dilation, groups, out_shape, out=None)
     cin_g, cout_g = cin // groups, w.shape[1]
     cout = cout_g * groups
     in_sizes = y.shape[2:]
-    ones = (1,) * len(kernel)
-    plane = _full_sizes(in_sizes, kernel, ones, padding, dilation, out_shape)
+    plane = _tight_plane(in_sizes, kernel, padding, dilation, out_shape)
     lp = prod(plane)
     shifts = conv_direct.offset_shifts(plane, kernel, dilation)
     slack = shifts[-1]
