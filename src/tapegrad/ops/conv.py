@@ -687,6 +687,23 @@ def _split_sum(xp, n, work, run):
     return total
 
 
+def _bias_grad(xp, g):
+    """The bias gradient, g summed over the batch and the positions. On contiguous float
+    NumPy arrays as a batch of matrix-vector products with ones and a sum over samples:
+    BLAS gemv runs it 2.9-3.4x faster than `sum(axis=(0, 2, 3))` (W3's conv1 g 0.144 ->
+    0.050 ms, conv2's 0.105 -> 0.031; bench/NOTES.md "Stop 24"); equal to rounding."""
+    if (
+        getattr(xp, "module", None) is np
+        and g.dtype in (np.float32, np.float64)
+        and g.ndim > 2
+        and g.flags.c_contiguous
+        and g.size
+    ):
+        rows = g.reshape(g.shape[0], g.shape[1], -1)
+        return xp.matmul(rows, xp.ones(rows.shape[2], dtype=g.dtype)).sum(axis=0)
+    return xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
 @defop(saves=("x", "w"), name="conv", array_twin=True)
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
     check_same_float("conv", x, w, b)
@@ -713,7 +730,7 @@ def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
 def _(xp, g, x, w, needs, **p):
     gx = xp.conv_transpose(g, w, None, out_shape=tuple(x.shape[2:]), **p) if needs[0] else None
     gw = xp.conv_weight_grad(x, g, kernel=tuple(w.shape[2:]), **p) if needs[1] else None
-    gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if needs[2] else None
+    gb = _bias_grad(xp, g) if needs[2] else None
     return gx, gw, gb
 
 
@@ -761,7 +778,7 @@ def _(xp, g, y, w, needs, out_shape, **p):
     pr = {**p, "padding": padding}
     gy = xp.conv(gr, w, None, **pr) if needs[0] else None
     gw = xp.conv_weight_grad(gr, y, kernel=tuple(w.shape[2:]), **pr) if needs[1] else None
-    gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if needs[2] else None
+    gb = _bias_grad(xp, g) if needs[2] else None
     return gy, gw, gb
 
 
