@@ -8,7 +8,8 @@ even kernel, or for ceil_mode).
 
 A convolution is a GEMM: the input windows are copied into a (C*K, N*L) matrix (im2col
 over a strided view; in blocks of samples that stay in L2, one GEMM per block) and
-multiplied by the (O, C*K) weight matrix; a 1x1 conv
+multiplied by the (O, C*K) weight matrix (a groups-1 forward keeps the rows per sample,
+(N, C*K, L), and writes its per-sample GEMMs straight into the result); a 1x1 conv
 multiplies x itself (no copy), and a stride-1 depthwise conv (forward, transposed and weight
 gradient) multiply-accumulates over the kernel offsets on a flat padded grid
 (ops/conv_direct.py); a strided depthwise conv's gradients do it on strided views. The
@@ -191,15 +192,22 @@ def _is_sample_major(c, kernel, groups):
     return groups == 1 and c * prod(kernel) <= _SAMPLE_MAJOR_ROWS
 
 
-def _im2col_rows(xp, x, kernel, stride, padding, dilation):
-    """(N, C * prod(K), L_out) window rows per sample (one copy, into a scratch buffer:
-    read it before the op returns), and S_out."""
+def _rows_view(xp, x, kernel, stride, padding, dilation):
+    """The (N, C, *K, *S_out) strided view of x's padded windows, sample-major (the padded
+    copy is a scratch buffer: read it before the op returns), and S_out."""
     nd = x.ndim - 2
     out_sizes = _geometry(x.shape, kernel, stride, padding, dilation)
     win = _windows(
         xp, _padded(xp, x, padding, role="conv.pad"), kernel, stride, dilation, out_sizes
     )
     view = win.transpose((0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd)))
+    return view, out_sizes
+
+
+def _im2col_rows(xp, x, kernel, stride, padding, dilation):
+    """(N, C * prod(K), L_out) window rows per sample (one copy, into a scratch buffer:
+    read it before the op returns), and S_out."""
+    view, out_sizes = _rows_view(xp, x, kernel, stride, padding, dilation)
     cols = scratch(xp, "conv.cols", view.shape, x.dtype)
 
     def body(lo, hi):
@@ -217,6 +225,32 @@ def _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation, out=No
     rows = None if out is None else out.reshape(x.shape[0], w.shape[0], cols.shape[2])
     res = xp.matmul(w.reshape(w.shape[0], -1), cols, out=rows)
     return _add_bias(res.reshape((x.shape[0], w.shape[0]) + tuple(out_sizes)), b)
+
+
+# Larger convs (groups 1) go through the batch in blocks of samples too, window rows per
+# sample (N, C*K, L) and a batch of per-sample GEMMs writing each block of the result in
+# its final layout: no channel-major GEMM result to copy back with a transpose. Conv2 of
+# W3 (64x16x14x14 -> 32, 3x3) at one BLAS thread: 2.64-2.83 -> 2.20-2.26 ms; it also tied
+# or won on 5 other shapes (L_out 4 to 3136; bench/NOTES.md "Stop 24").
+def _sample_blocks_forward(xp, x, w, b, kernel, stride, padding, dilation, out=None):
+    """(N, O, *S_out) conv, groups 1, in blocks of samples: per block one window-row copy
+    and a batch of per-sample GEMMs into the result (`out`, C-contiguous, if given)."""
+    view, out_sizes = _rows_view(xp, x, kernel, stride, padding, dilation)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    if out is None:
+        # a new row-major array, as PyTorch's result (`conv(x).view(n, -1)` must work)
+        out = xp.empty((n, o) + tuple(out_sizes), dtype=xp.result_type(x, w))
+    wm = w.reshape(o, -1)
+    size = prod(out_sizes)
+    sample_bytes = c * prod(kernel) * size * x.dtype.itemsize
+    for lo, hi in _batch_blocks(n, sample_bytes):
+        cols = scratch(xp, "conv.cols", view[lo:hi].shape, x.dtype)
+        cols[...] = view[lo:hi]
+        block = out[lo:hi]
+        xp.matmul(wm, cols.reshape(hi - lo, -1, size), out=block.reshape(hi - lo, o, size))
+        _add_bias(block, b)  # (cache-hot: the block was just written)
+    return out
 
 
 def _sample_major_weight_grad(xp, x, g, kernel, stride, padding, dilation):
@@ -351,6 +385,8 @@ def _conv_forward(xp, x, w, b, *, stride, padding, dilation, groups, out=None):
     # strided views measured slower, 6.5 vs 5.0 ms for 32x64x14x14 3x3)
     if _is_sample_major(c, kernel, groups):
         return _sample_major_forward(xp, x, w, b, kernel, stride, padding, dilation, out)
+    if groups == 1:
+        return _sample_blocks_forward(xp, x, w, b, kernel, stride, padding, dilation, out)
     view, out_sizes = _window_matrix(xp, x, kernel, stride, padding, dilation)
     if out is None:
         # a new row-major array, as PyTorch's result (`conv(x).view(n, -1)` must work)
@@ -487,6 +523,18 @@ def _flat_fits(in_sizes, kernel, stride, padding, dilation, out_shape):
     return prod(plane) <= 2 * prod(in_sizes)
 
 
+def _tight_plane(in_sizes, kernel, padding, dilation, out_shape):
+    """The flat grid's plane: per axis the fewest positions P such that the input fits
+    (P >= S), the kept outputs fit (P >= lo + out), and a product that runs past the end of
+    a row (of a sample's plane, for the first axis) lands before the kept outputs of the
+    next one (P >= S + d(K-1) - lo): there it is cropped away. Conv2 of W3: 15x15 instead of
+    the full 16x16 (12 % fewer GEMM columns and adds)."""
+    return tuple(
+        max(s, lo + o, s + d * (k - 1) - lo)
+        for s, k, (lo, _), d, o in zip(in_sizes, kernel, padding, dilation, out_shape, strict=True)
+    )
+
+
 def _flat_transpose(xp, y, w, b, padding, dilation, groups, out_shape, out=None):
     """Stride-1 transposed conv on a flat grid, in blocks of samples (a new array, or
     `out`): one GEMM per block and one contiguous add per kernel offset."""
@@ -495,8 +543,7 @@ def _flat_transpose(xp, y, w, b, padding, dilation, groups, out_shape, out=None)
     cin_g, cout_g = cin // groups, w.shape[1]
     cout = cout_g * groups
     in_sizes = y.shape[2:]
-    ones = (1,) * len(kernel)
-    plane = _full_sizes(in_sizes, kernel, ones, padding, dilation, out_shape)
+    plane = _tight_plane(in_sizes, kernel, padding, dilation, out_shape)
     lp = prod(plane)
     shifts = conv_direct.offset_shifts(plane, kernel, dilation)
     slack = shifts[-1]
@@ -640,6 +687,23 @@ def _split_sum(xp, n, work, run):
     return total
 
 
+def _bias_grad(xp, g):
+    """The bias gradient, g summed over the batch and the positions. On contiguous float
+    NumPy arrays as a batch of matrix-vector products with ones and a sum over samples:
+    BLAS gemv runs it 2.9-3.4x faster than `sum(axis=(0, 2, 3))` (W3's conv1 g 0.144 ->
+    0.050 ms, conv2's 0.105 -> 0.031; bench/NOTES.md "Stop 24"); equal to rounding."""
+    if (
+        getattr(xp, "module", None) is np
+        and g.dtype in (np.float32, np.float64)
+        and g.ndim > 2
+        and g.flags.c_contiguous
+        and g.size
+    ):
+        rows = g.reshape(g.shape[0], g.shape[1], -1)
+        return xp.matmul(rows, xp.ones(rows.shape[2], dtype=g.dtype)).sum(axis=0)
+    return xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
 @defop(saves=("x", "w"), name="conv", array_twin=True)
 def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
     check_same_float("conv", x, w, b)
@@ -666,7 +730,7 @@ def _conv(xp, x, w, b, *, stride, padding, dilation, groups):
 def _(xp, g, x, w, needs, **p):
     gx = xp.conv_transpose(g, w, None, out_shape=tuple(x.shape[2:]), **p) if needs[0] else None
     gw = xp.conv_weight_grad(x, g, kernel=tuple(w.shape[2:]), **p) if needs[1] else None
-    gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if needs[2] else None
+    gb = _bias_grad(xp, g) if needs[2] else None
     return gx, gw, gb
 
 
@@ -714,7 +778,7 @@ def _(xp, g, y, w, needs, out_shape, **p):
     pr = {**p, "padding": padding}
     gy = xp.conv(gr, w, None, **pr) if needs[0] else None
     gw = xp.conv_weight_grad(gr, y, kernel=tuple(w.shape[2:]), **pr) if needs[1] else None
-    gb = xp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if needs[2] else None
+    gb = _bias_grad(xp, g) if needs[2] else None
     return gy, gw, gb
 
 

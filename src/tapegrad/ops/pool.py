@@ -127,10 +127,16 @@ def _tiled_max_pool_backward(xp, g, x, kernel):
             nan_windows.append(True)  # PyTorch's last-NaN rule: the general path, below
             return
         gs = g[lo:hi]
+        whole = stages[0].shape[2:]
+        if whole != x.shape[2:]:  # a remainder no window covers gets no gradient
+            dx[lo:hi] = 0
         pairs = zip(stages[-2::-1], stages[:0:-1])
         for axis, (finer, coarser) in zip(range(2, 2 + nd), pairs):
             k = kernel[axis - 2]
-            dst = xp.empty(finer.shape, dtype=g.dtype)
+            if axis == 1 + nd:  # the last stage scatters into dx itself (no copy after)
+                dst = dx[(slice(lo, hi), slice(None)) + tuple(slice(0, s) for s in whole)]
+            else:
+                dst = xp.empty(finer.shape, dtype=g.dtype)
             taken = None
             offsets = zip(_axis_offsets(finer, axis, k), _axis_offsets(dst, axis, k))
             for j, (f, d) in enumerate(offsets):
@@ -145,9 +151,6 @@ def _tiled_max_pool_backward(xp, g, x, kernel):
                         taken |= hit
                 xp.multiply(gs, hit, out=d)
             gs = dst
-        if gs.shape[2:] != x.shape[2:]:  # a remainder no window covers gets no gradient
-            dx[lo:hi] = 0
-        dx[(slice(lo, hi), slice(None)) + tuple(slice(0, s) for s in gs.shape[2:])] = gs
 
     parallel.for_slices(xp, x.shape[0], body, elements=x.size)
     return None if nan_windows else dx
