@@ -126,9 +126,11 @@ def test_autocast_is_accepted_and_says_it_runs_in_full_precision():
     with ttorch.autocast("cpu", enabled=False):
         y = ttorch.ones(2, dtype=ttorch.float32) @ ttorch.ones(2)
     assert y.dtype == ttorch.float32
-    with pytest.warns(UserWarning, match="no lower-precision autocast"):
-        with ttorch.autocast("cpu", dtype=ttorch.float16):
-            z = ttorch.ones(2) * 2
+    with (
+        pytest.warns(UserWarning, match="no lower-precision autocast"),
+        ttorch.autocast("cpu", dtype=ttorch.float16),
+    ):
+        z = ttorch.ones(2) * 2
     assert z.dtype == ttorch.float32 and not ttorch.is_autocast_enabled()
 
     @ttorch.amp.autocast("cpu", enabled=False)
