@@ -19,6 +19,7 @@ import sys
 from .._facade import forward_getattr, resolve
 from . import (  # noqa: F401
     accelerator,
+    amp,
     autograd,
     backends,
     cuda,
@@ -50,6 +51,7 @@ from ._runtime import (  # noqa: F401
     set_num_threads,
 )
 from ._tensor_type import Tensor  # noqa: F401  (torch.Tensor(data): default dtype)
+from .amp import autocast, is_autocast_enabled  # noqa: F401
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._facade import facade_getattr
+from . import amp  # noqa: F401
 
 
 def is_available() -> bool:
@@ -50,7 +51,6 @@ __getattr__ = facade_getattr(
     "the PyTorch facade (torch.cuda)",
     {},
     {
-        "amp": "mixed precision is not supported; use float16 tensors explicitly",
         "Stream": "CUDA streams are not exposed by tapegrad",
     },
 )
