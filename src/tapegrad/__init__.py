@@ -51,6 +51,7 @@ from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .ops.structure import *  # noqa: F403
+from .ops.svd import *  # noqa: F403
 from .random import Generator as Generator
 from .random import default_generator as default_generator
 from .random import get_rng_state as get_rng_state
