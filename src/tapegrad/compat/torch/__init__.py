@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     nn,
     onnx,
     optim,
+    serialization,
     utils,
 )
 from ._compile import compile  # noqa: F401,A004
@@ -50,6 +51,7 @@ from ._runtime import (  # noqa: F401
     set_num_threads,
 )
 from ._tensor_type import Tensor  # noqa: F401  (torch.Tensor(data): default dtype)
+from .serialization import load, save  # noqa: F401  (PyTorch's objects, not tg.save's)
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
