@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     utils,
 )
 from ._compile import compile  # noqa: F401,A004
+from ._inplace import *  # noqa: F403  (torch.sin_, torch.relu_, ...: the in-place forms)
 from ._legacy import (  # noqa: F401
     BoolTensor,
     ByteTensor,
@@ -43,7 +44,7 @@ from ._legacy import (  # noqa: F401
     LongTensor,
     ShortTensor,
 )
-from ._out import OUT_FUNCTIONS, with_out
+from ._out import CREATION_OUT, OUT_FUNCTIONS, with_creation_out, with_out
 from ._runtime import (  # noqa: F401
     get_default_device,
     get_num_threads,
@@ -154,8 +155,11 @@ _forward = forward_getattr(
 
 def __getattr__(name: str):
     target = OUT_FUNCTIONS.get(name)
-    if target is None:
+    if target is not None:
+        value = with_out(name, resolve(target))  # the core function, taking out= as well
+    elif name in CREATION_OUT:
+        value = with_creation_out(name, resolve(CREATION_OUT[name]))
+    else:
         return _forward(name)
-    value = with_out(name, resolve(target))  # the core function, taking out= as well
     setattr(sys.modules[__name__], name, value)
     return value
