@@ -38,6 +38,7 @@ from .dtypes import short as short
 from .dtypes import uint8 as uint8
 from .ops.arith import *  # noqa: F403
 from .ops.compare import *  # noqa: F403
+from .ops.dims import *  # noqa: F403
 from .ops.elementwise import *  # noqa: F403
 from .ops.gather_scatter import *  # noqa: F403
 from .ops.index import *  # noqa: F403

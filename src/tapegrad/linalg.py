@@ -37,6 +37,7 @@ __all__ = [
     "vector_norm",
     "matrix_norm",
     "matmul",
+    "multi_dot",
 ]
 
 
@@ -110,6 +111,30 @@ def svdvals(A):
     tensor([2., 1.])
     """
     return linalg_svd(A, full_matrices=False).S
+
+
+def multi_dot(tensors):
+    """The product of a list of two or more matrices; the first may be a vector (as a row)
+    and the last a vector (as a column), which then leave the result without that dimension.
+
+    >>> tg.linalg.multi_dot([tg.ones(3), tg.ones(3, 4), tg.ones(4)])
+    tensor(12.)
+    """
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"linalg.multi_dot(): expected 2 or more tensors, got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        want = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if not isinstance(t, Tensor) or t.ndim not in want:
+            shape = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+            raise RuntimeError(
+                f"linalg.multi_dot(): tensor {i} must be "
+                f"{'1-D or 2-D' if len(want) == 2 else '2-D'}, got {shape}"
+            )
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002

@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     backends,
     cuda,
     func,
+    functional,
     jit,
     linalg,
     nn,
