@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from ..._facade import forward_getattr
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, modules, utils  # noqa: F401
 
 _DENY = {
     "DataParallel": "tapegrad runs on one device per process; use tapegrad.distributed",
