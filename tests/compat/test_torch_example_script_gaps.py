@@ -118,3 +118,34 @@ def test_randint_high_size_form_as_torch(torch):
         ftorch.randint(3, (2,), requires_grad=True)
     with pytest.raises(RuntimeError, match="floating"):
         torch.randint(3, (2,), requires_grad=True)
+
+
+def test_data_parallel_on_one_device_is_the_module_as_torch_on_cpu(torch):
+    net = ftorch.nn.Linear(3, 2)
+    dp = ftorch.nn.DataParallel(net)
+    ref = torch.nn.DataParallel(torch.nn.Linear(3, 2))
+    assert list(dp.state_dict()) == list(ref.state_dict()) == ["module.weight", "module.bias"]
+    assert dp.module is net and dp.device_ids == ref.device_ids == []
+    x = ftorch.ones(4, 3)
+    np.testing.assert_array_equal(dp(x).detach().numpy(), net(x).detach().numpy())
+    assert ftorch.nn.parallel.data_parallel(net, x).shape == (4, 2)
+    assert ftorch.nn.DataParallel is ftorch.nn.parallel.DataParallel
+    with pytest.raises(RuntimeError, match=r"device_ids=\[0, 1\] asks for 2 devices"):
+        ftorch.nn.DataParallel(net, device_ids=[0, 1])
+    with pytest.raises(AttributeError, match="tapegrad.distributed"):
+        _ = ftorch.nn.parallel.DistributedDataParallel
+
+
+def test_import_torch_nn_parallel_under_the_torch_name():
+    code = (
+        "from tapegrad.compat import alias; alias.install('torch')\n"
+        "import torch, torch.nn.parallel\n"
+        "print(torch.nn.parallel.data_parallel(torch.nn.Identity(), torch.ones(2)).tolist())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[1.0,", "1.0]"]
+
+
+@pytest.mark.parametrize("name", ["is_cpu", "is_cuda", "is_xpu", "is_mps", "is_meta", "is_sparse"])
+def test_device_kind_flags_as_torch_on_cpu(torch, name):
+    assert getattr(tg.ones(2), name) == getattr(torch.ones(2), name)
