@@ -367,7 +367,8 @@ def load(
     **_ignored: Any,
 ) -> Any:
     """torch.load: the object `save` wrote to `f` (a file name or a binary file object);
-    also reads `tg.save` checkpoints and plain safetensors files.
+    also reads `tg.save` checkpoints, plain safetensors files, and the tensors, state dicts
+    and containers in a checkpoint PyTorch's own torch.save wrote (its zip format).
 
     Args:
         map_location: where the tensors go: None (where they were saved), 'cpu', 'cuda', a
@@ -385,6 +386,18 @@ def load(
     [tensor([1., 1.]), {'lr': 0.1}]
     """
     data = _Bytes(f)
+    from . import _torch_zip
+
+    if _torch_zip.is_torch_zip(data.getvalue()):  # written by PyTorch itself
+        placer = _Loader([], {}, map_location, weights_only is not False)
+        return _torch_zip.load_zip(
+            data.getvalue(),
+            data.name,
+            placer._placed,
+            weights_only is not False,
+            lambda module, name: (module, name) in _DEFAULT_SAFE or (module, name) in _user_safe,
+            _refused,
+        )
     arrays, meta, name = tg_io.read_file(data, "torch.load")
     if _META_KEY not in meta:  # tg.save's checkpoint, or a plain safetensors file
         data.seek(0)
