@@ -95,7 +95,6 @@ KNOWN: dict[str, str] = {
     "loss tapegrad computes (log clamped at -100: finite); PyTorch's is +-inf",
     "call matmul int float": "int @ float is promoted (NumPy); PyTorch refuses mixed dtypes",
     "call abs bool": "abs of a bool tensor is accepted; PyTorch has no bool kernel",
-    "call norm nuc": "p='nuc' is not supported (refused with a message)",
 }
 
 

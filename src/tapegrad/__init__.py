@@ -38,6 +38,7 @@ from .dtypes import short as short
 from .dtypes import uint8 as uint8
 from .ops.arith import *  # noqa: F403
 from .ops.compare import *  # noqa: F403
+from .ops.dims import *  # noqa: F403
 from .ops.elementwise import *  # noqa: F403
 from .ops.gather_scatter import *  # noqa: F403
 from .ops.index import *  # noqa: F403
@@ -51,6 +52,7 @@ from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .ops.structure import *  # noqa: F403
+from .ops.svd import *  # noqa: F403
 from .random import Generator as Generator
 from .random import default_generator as default_generator
 from .random import get_rng_state as get_rng_state

@@ -201,10 +201,21 @@ def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False) 
     return _random(rng.standard_normal(_shape(size)), dtype, device, requires_grad, "randn")
 
 
-def randint(low, high=None, size=(), *, generator=None, dtype=None, device="cpu") -> Tensor:
-    """Integers in [low, high) (int64 unless `dtype`)."""
+def randint(
+    low, high=None, size=(), *, generator=None, dtype=None, device="cpu", requires_grad=False
+) -> Tensor:
+    """Integers in [low, high) (int64 unless `dtype`); PyTorch's `randint(high, size)` form
+    too, with low 0.
+
+    >>> tg.randint(3, (2, 2)).shape, tg.randint(5, 8, (3,)).shape
+    ((2, 2), (3,))
+    """
+    if isinstance(high, (tuple, list)) and size == ():  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    if requires_grad:
+        raise RuntimeError("randint: only floating tensors can require gradients")
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
     rng = resolve("randint", generator)

@@ -52,16 +52,23 @@ def save(obj, path) -> None:
     skeleton = _encode(obj, (), arrays)
     metadata = {_META_KEY: json.dumps({"format": _FORMAT, "object": skeleton})}
     blob = st_save(arrays, metadata=metadata)
+    write_file(blob, path, "tg.save")
+
+
+def write_file(blob: bytes, path, who: str) -> None:
+    """Write a safetensors `blob` to `path` (a name, replaced atomically, or a binary file
+    object), warning for a .pt/.pth name; `who` names the caller in the warning."""
     if hasattr(path, "write"):  # a binary file object (io.BytesIO, an open file)
         path.write(blob)
         return
     path = os.fsdecode(os.fspath(path))  # str, bytes or os.PathLike
     if str(path).lower().endswith(_TORCH_SUFFIXES):
         warnings.warn(
-            f"tg.save: '{path}' is a safetensors file (tapegrad never pickles), not the pickle "
+            f"{who}: '{path}' is a safetensors file (not a PyTorch pickle), not the pickle "
             "a .pt/.pth name promises: torch.load before 2.13 rejects it, and PyTorch reads "
             "only its tensors, as one flat dict with dotted keys "
-            "(safetensors.torch.load_file(path)). Name it .safetensors; tg.load reads it whole.",
+            "(safetensors.torch.load_file(path)). Name it .safetensors; tapegrad reads it "
+            "whole.",
             PickleNameWarning,
             stacklevel=_caller_level(),
         )
@@ -127,25 +134,10 @@ def load(path, map_location=None, *, weights_only=True):
     >>> ck = tg.load("ck.safetensors"); net.load_state_dict(ck["model"])
     <All keys matched successfully>
     """
-    from safetensors.numpy import load as st_load
-
-    if hasattr(path, "read"):  # a binary file object
-        data, path = path.read(), getattr(path, "name", "<file object>")
-    else:
-        path = os.fspath(path)
-        with open(path, "rb") as f:
-            data = f.read()
-    try:
-        arrays = st_load(data)
-        header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])
-    except Exception as e:  # safetensors raises its own error type for every malformed file
-        raise ValueError(
-            f"tg.load: '{path}' is not a valid safetensors file ({e}).{_hint(data)}"
-        ) from None
+    arrays, meta, path = read_file(path, "tg.load")
     if map_location is not None:
         device = backend.normalize_device(map_location)
         arrays = {k: backend.to_device(a, device) for k, a in arrays.items()}
-    meta = header.get("__metadata__") or {}
     if _META_KEY not in meta:  # a plain safetensors file from elsewhere: a flat dict
         return {k: _tensor(a) for k, a in arrays.items()}
     try:
@@ -165,6 +157,27 @@ def load(path, map_location=None, *, weights_only=True):
             f"tg.load: '{path}' has damaged tapegrad metadata ({type(e).__name__}: {e}); the "
             "tensors themselves can still be read with safetensors.numpy.load_file"
         ) from None
+
+
+def read_file(path, who: str) -> tuple[dict, dict, str]:
+    """(arrays, metadata, name) of a safetensors file (a name or a binary file object);
+    a ValueError naming `who` and the file for anything that is not one."""
+    from safetensors.numpy import load as st_load
+
+    if hasattr(path, "read"):  # a binary file object
+        data, path = path.read(), getattr(path, "name", "<file object>")
+    else:
+        path = os.fspath(path)
+        with open(path, "rb") as f:
+            data = f.read()
+    try:
+        arrays = st_load(data)
+        header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])
+    except Exception as e:  # safetensors raises its own error type for every malformed file
+        raise ValueError(
+            f"{who}: '{path}' is not a valid safetensors file ({e}).{_hint(data)}"
+        ) from None
+    return arrays, header.get("__metadata__") or {}, path
 
 
 class _FormatError(Exception):

@@ -1,4 +1,5 @@
-"""tg.linalg: inv det slogdet solve norm vector_norm matrix_norm (PyTorch's torch.linalg).
+"""tg.linalg: inv det slogdet solve svd svdvals norm vector_norm matrix_norm (PyTorch's
+torch.linalg).
 
 >>> import tapegrad as tg
 >>> a = tg.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
@@ -18,13 +19,26 @@ from .ops.elementwise import abs as _abs
 from .ops.linalg import _det, _inv, _logabsdet, _solve, matmul
 from .ops.reduce import amax, amin
 from .ops.reduce import sum as _sum
-from .ops.shape import expand_dims, squeeze
+from .ops.shape import expand_dims, moveaxis, squeeze
 from .ops.statistics import _vector_norm
+from .ops.svd import SvdResult, linalg_svd
 from .tensor import Tensor, _axis, _wrap
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
-__all__ = ["inv", "det", "slogdet", "solve", "norm", "vector_norm", "matrix_norm", "matmul"]
+__all__ = [
+    "inv",
+    "det",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "matmul",
+    "multi_dot",
+]
 
 
 def inv(A):
@@ -70,6 +84,59 @@ def solve(A, B, *, left=True):
     return _solve(A, B)
 
 
+def svd(A, full_matrices: bool = True) -> SvdResult:
+    """A = U diag(S) Vh for a matrix (..., m, n): a named tuple (U, S, Vh), S descending.
+
+    full_matrices=True (PyTorch's default): U is (m, m) and Vh (n, n); False: U (m, k), Vh
+    (k, n) with k = min(m, n). Differentiable (float32/float64): S always; U and Vh where the
+    singular values are distinct (and non-zero for a non-square A). Their signs are LAPACK's
+    choice, so compare losses that do not depend on them (S, U diag(S) Vh, |U|).
+
+    >>> A = tg.tensor([[3.0, 0.0], [0.0, -2.0], [0.0, 0.0]], requires_grad=True)
+    >>> U, S, Vh = tg.linalg.svd(A, full_matrices=False)
+    >>> U.shape, S, Vh.shape
+    ((3, 2), tensor([3., 2.], grad_fn=<GetitemBackward>), (2, 2))
+    >>> S.sum().backward(); A.grad
+    tensor([[ 1.,  0.],
+            [ 0., -1.],
+            [ 0.,  0.]])
+    """
+    return linalg_svd(A, full_matrices)
+
+
+def svdvals(A):
+    """The singular values of a matrix (..., m, n), descending (shape (..., min(m, n))).
+
+    >>> tg.linalg.svdvals(tg.tensor([[0.0, 2.0], [-1.0, 0.0]]))
+    tensor([2., 1.])
+    """
+    return linalg_svd(A, full_matrices=False).S
+
+
+def multi_dot(tensors):
+    """The product of a list of two or more matrices; the first may be a vector (as a row)
+    and the last a vector (as a column), which then leave the result without that dimension.
+
+    >>> tg.linalg.multi_dot([tg.ones(3), tg.ones(3, 4), tg.ones(4)])
+    tensor(12.)
+    """
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"linalg.multi_dot(): expected 2 or more tensors, got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        want = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if not isinstance(t, Tensor) or t.ndim not in want:
+            shape = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+            raise RuntimeError(
+                f"linalg.multi_dot(): tensor {i} must be "
+                f"{'1-D or 2-D' if len(want) == 2 else '2-D'}, got {shape}"
+            )
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
     """The vector `ord`-norm over `dim` (all elements when None): 2, 1, inf, -inf, 0, any p."""
     axis = (
@@ -81,9 +148,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
-    """Matrix norm over the two dimensions `dim`: 'fro', 1, -1, inf or -inf.
+    """Matrix norm over the two dimensions `dim`: 'fro', 'nuc' (the sum of the singular
+    values), 2 / -2 (the largest / smallest singular value), 1, -1 (max / min column sum of
+    |A|), inf or -inf (max / min row sum).
 
-    'nuc' and 2 (singular-value norms) are not supported yet."""
+    >>> tg.linalg.matrix_norm(tg.tensor([[3.0, 0.0], [0.0, -2.0]]), 'nuc')
+    tensor(5.)
+    """
     if A.ndim < 2:
         raise RuntimeError(
             f"linalg.matrix_norm: expected a tensor with 2 or more dimensions, "
@@ -99,8 +170,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
         pick = amax if ord > 0 else amin
         out = pick(sums, dim=then, keepdim=True)
         return out if keepdim else squeeze(out, (r, c))
-    raise NotImplementedError(
-        f"linalg.matrix_norm: ord={ord!r} is not supported; use 'fro', 1, -1, inf or -inf"
+    if ord in ("nuc", 2, -2):
+        # over the two dims moved last (then put back as size-1 dims for keepdim)
+        s = svdvals(moveaxis(A, (r, c), (-2, -1)))
+        out = _sum(s, dim=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, dim=-1)
+        return expand_dims(expand_dims(out, min(r, c)), max(r, c)) if keepdim else out
+    raise RuntimeError(
+        f"linalg.matrix_norm: ord={ord!r} is not supported; use 'fro', 'nuc', 2, -2, 1, -1, "
+        "inf or -inf"
     )
 
 

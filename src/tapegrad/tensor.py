@@ -136,6 +136,33 @@ class Tensor(_Surface):
         return self.device == "cuda"
 
     @property
+    def is_cpu(self) -> bool:
+        """True when the tensor is in host memory (`device == "cpu"`)."""
+        return self.device == "cpu"
+
+    # the other device and layout kinds PyTorch scripts test for (`x.is_cuda or x.is_xpu`):
+    # tapegrad has none of them
+    @property
+    def is_xpu(self) -> bool:
+        """False: tapegrad has no XPU device (PyTorch's Intel GPU flag)."""
+        return False
+
+    @property
+    def is_mps(self) -> bool:
+        """False: tapegrad has no MPS device (PyTorch's Apple GPU flag)."""
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        """False: every tapegrad tensor has its data (no meta tensors)."""
+        return False
+
+    @property
+    def is_sparse(self) -> bool:
+        """False: tapegrad tensors are dense (no sparse layouts)."""
+        return False
+
+    @property
     def _version(self) -> int:
         """How many times the storage was changed in place (PyTorch's `t._version`)."""
         version: int = self._vc[0]

@@ -28,7 +28,7 @@ CASES = [
     ("tapegrad.compat.torch", "autodiff", "MegEngine"),
     ("tapegrad.compat.torch", "engine", "not supported"),
     ("tapegrad.compat.torch.autograd", "record", "MXNet's record scope"),
-    ("tapegrad.compat.torch.nn", "DataParallel", "tapegrad.distributed"),
+    ("tapegrad.compat.torch.nn.parallel", "DistributedDataParallel", "tapegrad.distributed"),
     ("tapegrad.compat.torch.nn", "module", "not supported"),  # core layout stays hidden
     ("tapegrad.compat.torch.utils.data", "DistributedSampler", "tapegrad.distributed"),
 ]

@@ -85,8 +85,8 @@ def test_misuse_is_named():
         F.prelu(tg.ones(1, 3, 2), tg.ones(2))
     with pytest.raises(ValueError, match="hardtanh: min_val"):
         F.hardtanh(tg.ones(2), 1.0, -1.0)
-    with pytest.raises(RuntimeError, match=r"dropout2d: expected a 3-D \(unbatched\) or 4-D"):
-        F.dropout2d(tg.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"dropout1d: expected a 2-D \(C, L\) or 3-D"):
+        F.dropout1d(tg.ones(2, 3, 4, 5))
 
 
 def test_channel_dropout_zeroes_whole_channels_and_scales_the_rest():

@@ -9,6 +9,8 @@ op. Re-exported by `tg.nn.functional`.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import backend
@@ -209,43 +211,105 @@ def prelu(input, weight):
     return _ew.where(input > 0, input, weight * input)
 
 
-def _channel_dropout(what: str, input, p: float, training: bool, spatial: int):
-    """Zero whole channels (the same mask over the `spatial` trailing dims) with
-    probability p, and scale the rest by 1 / (1 - p)."""
-    _tensor(input, "input", what)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{what}: dropout probability has to be between 0 and 1, but got {p}")
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(
-            f"{what}: expected a {spatial + 1}-D (unbatched) or {spatial + 2}-D (batched) input, "
-            f"got shape {tuple(input.shape)}"
-        )
+def _channel_dropout(what: str, input, p: float, training: bool, channel_dims: int):
+    """Zero whole channels with probability p (one draw per index of the first
+    `channel_dims` dimensions, the same over the rest) and scale the rest by 1 / (1 - p)."""
     if not training or p == 0.0:
         return input
-    kept = input.shape[: input.ndim - spatial]
+    if input.ndim < channel_dims:
+        raise RuntimeError(
+            f"{what}: channel dropout needs at least {channel_dims} dimensions (N, C, ...), "
+            f"got shape {tuple(input.shape)}; use dropout for a 1-D input"
+        )
+    kept = input.shape[:channel_dims]
     dtype = input.dtype if input.dtype.kind == "f" else np.dtype("float32")
-    mask = _dropout_mask(np.empty(kept + (1,) * spatial, dtype=dtype), p)
+    mask = _dropout_mask(np.empty(kept + (1,) * (input.ndim - len(kept)), dtype=dtype), p)
     if input.device != "cpu":
         mask = backend.to_device(mask, input.device)
     return input * _wrap(mask, 0)
 
 
+def _check_p(what: str, input, p: float) -> None:
+    _tensor(input, "input", what)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{what}: dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _deprecated_rank(what: str, input, spatial: int) -> None:
+    # PyTorch 2.13 still runs these, warning that they will become errors
+    warnings.warn(
+        f"{what}: received a {input.ndim}-D input, which is deprecated and will be an error "
+        f"in a future PyTorch release; use dropout for it (to keep this behaviour without "
+        f"the warning). {what} drops channels of inputs with {spatial} spatial dimensions, a "
+        f"channel dimension and an optional batch dimension ({spatial + 1}-D or "
+        f"{spatial + 2}-D inputs).",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of an (N, C, L) or (C, L) input while training."""
+    """Zero whole channels of an (N, C, L) or (C, L) input while training; any other rank
+    is an error, as in PyTorch.
+
+    >>> y = tg.nn.functional.dropout1d(tg.ones(2, 3, 4), 0.5)
+    >>> bool(((y == 0) | (y == 2)).all()), bool((y == y[..., :1]).all())  # whole channels
+    (True, True)
+    """
+    _check_p("dropout1d", input, p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got a {input.ndim}-D "
+            f"input of shape {tuple(input.shape)}"
+        )
+    dims = input.ndim - 1  # (C, L): one draw per channel; (N, C, L): per sample and channel
     if inplace and training and p:
-        return in_place(input, lambda x: _channel_dropout("dropout1d", x, p, training, 1))
-    return _channel_dropout("dropout1d", input, p, training, 1)
+        return in_place(input, lambda x: _channel_dropout("dropout1d", x, p, training, dims))
+    return _channel_dropout("dropout1d", input, p, training, dims)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of an (N, C, H, W) or (C, H, W) input while training."""
+    """Zero whole channels of an (N, C, H, W) input while training, as PyTorch 2.13:
+
+    - a 3-D input is taken as (N, C, L), not as an unbatched (C, H, W), with PyTorch's
+      warning (use dropout1d for that; PyTorch says this will change);
+    - any other rank warns that it is deprecated and still drops over the first two
+      dimensions (a 1-D input is then an error).
+
+    >>> y = tg.nn.functional.dropout2d(tg.ones(2, 3, 4, 4), 0.5)
+    >>> bool((y == y[..., :1, :1]).all())  # whole channels
+    True
+    """
+    _check_p("dropout2d", input, p)
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: received a 3-D input; as PyTorch does, it is taken as (N, C, L) and "
+            "its channels of length L are dropped (1-D channel dropout), not as one "
+            "unbatched (C, H, W) sample. PyTorch will read it as (C, H, W) in a future "
+            "release; use dropout1d to keep this behaviour.",
+            UserWarning,
+            stacklevel=2,
+        )
+    elif input.ndim != 4:
+        _deprecated_rank("dropout2d", input, 2)
     if inplace and training and p:
         return in_place(input, lambda x: _channel_dropout("dropout2d", x, p, training, 2))
     return _channel_dropout("dropout2d", input, p, training, 2)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of an (N, C, D, H, W) or (C, D, H, W) input while training."""
+    """Zero whole channels of an (N, C, D, H, W) or unbatched (C, D, H, W) input while
+    training; another rank warns that it is deprecated (PyTorch 2.13) and is taken as
+    unbatched, one draw per index of its first dimension.
+
+    >>> y = tg.nn.functional.dropout3d(tg.ones(2, 3, 2, 2, 2), 0.5)
+    >>> bool((y == y[:, :, :1, :1, :1]).all())
+    True
+    """
+    _check_p("dropout3d", input, p)
+    if input.ndim not in (4, 5):
+        _deprecated_rank("dropout3d", input, 3)
+    dims = 2 if input.ndim == 5 else 1
     if inplace and training and p:
-        return in_place(input, lambda x: _channel_dropout("dropout3d", x, p, training, 3))
-    return _channel_dropout("dropout3d", input, p, training, 3)
+        return in_place(input, lambda x: _channel_dropout("dropout3d", x, p, training, dims))
+    return _channel_dropout("dropout3d", input, p, training, dims)

@@ -22,6 +22,7 @@ modules that never import it back (tests/test_import_graph.py checks there is no
     index.py        t[key], t[key] = v, index_select, index_put ...
     gather_scatter.py  gather scatter take_along_dim masked_fill masked_select
     einsum.py       einsum tensordot     matfuncs.py  inv det slogdet solve
+    svd.py          the SVD (U, S, Vh packed in one op): linalg.svd, svdvals, svd
     linalg.py       matmul mm bmm mv dot inner outer (and the family's names)
     nn_ops.py       softmax log_softmax linear dropout embedding one_hot
     nn_losses.py    cross_entropy nll_loss bce kl_div     nn_norm.py  layer/batch/group norm
@@ -48,7 +49,7 @@ from . import unary, activation, casting, elementwise, compare  # noqa: F401
 from . import reduce, statistics  # noqa: F401
 from . import views, view_writes, tiling, joins, shape  # noqa: F401
 from . import index, gather_scatter  # noqa: F401
-from . import einsum, matfuncs, linalg  # noqa: F401
+from . import einsum, matfuncs, svd, linalg  # noqa: F401
 from . import nn_ops, nn_losses, nn_norm, conv, pool  # noqa: F401
 from . import sorting, matrix, pairwise, pointwise, random_fills  # noqa: F401
 from . import structure, order_stats  # noqa: F401

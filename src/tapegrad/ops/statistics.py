@@ -309,15 +309,30 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
     """Vector p-norm over `dim` (all elements when None): p = 'fro' or 2 (default), 1, inf,
-    -inf, 0 (count of non-zeros) or any other number.
+    -inf, 0 (count of non-zeros) or any other number; p='nuc' is the nuclear norm (the sum
+    of the singular values) of a 2-D input, or over a 2-tuple `dim`.
 
     >>> tg.norm(tg.tensor([3.0, 4.0]))
     tensor(5.)
     """
     if p == "fro" or p is None:
         p = 2
+    elif p == "nuc":
+        from ..linalg import matrix_norm  # (tg.linalg imports this module)
+
+        d = dim if dim is not None else axis
+        if d is None and input.ndim != 2:
+            raise RuntimeError(
+                f"norm(): p='nuc' needs a 2-D input or a 2-tuple dim, got shape "
+                f"{tuple(input.shape)}"
+            )
+        return matrix_norm(
+            _cast(input, dtype), "nuc", (-2, -1) if d is None else d, _keep(keepdim, keepdims)
+        )
     elif isinstance(p, str):
-        raise ValueError(f"norm(): p={p!r} is not supported; use 'fro', a number, inf or -inf")
+        raise ValueError(
+            f"norm(): p={p!r} is not supported; use 'fro', 'nuc', a number, inf or -inf"
+        )
     d = _dims("norm", input, dim, axis)
     return _vector_norm(_cast(input, dtype), d, ord=float(p), keepdims=_keep(keepdim, keepdims))
 

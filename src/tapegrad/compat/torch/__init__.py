@@ -23,15 +23,19 @@ from . import (  # noqa: F401
     autograd,
     backends,
     cuda,
+    distributions,
     func,
+    functional,
     jit,
     linalg,
     nn,
     onnx,
     optim,
+    serialization,
     utils,
 )
 from ._compile import compile  # noqa: F401,A004
+from ._inplace import *  # noqa: F403  (torch.sin_, torch.relu_, ...: the in-place forms)
 from ._legacy import (  # noqa: F401
     BoolTensor,
     ByteTensor,
@@ -43,7 +47,7 @@ from ._legacy import (  # noqa: F401
     LongTensor,
     ShortTensor,
 )
-from ._out import OUT_FUNCTIONS, with_out
+from ._out import CREATION_OUT, OUT_FUNCTIONS, with_creation_out, with_out
 from ._runtime import (  # noqa: F401
     get_default_device,
     get_num_threads,
@@ -52,6 +56,7 @@ from ._runtime import (  # noqa: F401
 )
 from ._tensor_type import Tensor  # noqa: F401  (torch.Tensor(data): default dtype)
 from .amp import autocast, is_autocast_enabled  # noqa: F401
+from .serialization import load, save  # noqa: F401  (PyTorch's objects, not tg.save's)
 
 __version__ = "2.0.0+tapegrad"  # the PyTorch API this facade follows
 
@@ -154,8 +159,11 @@ _forward = forward_getattr(
 
 def __getattr__(name: str):
     target = OUT_FUNCTIONS.get(name)
-    if target is None:
+    if target is not None:
+        value = with_out(name, resolve(target))  # the core function, taking out= as well
+    elif name in CREATION_OUT:
+        value = with_creation_out(name, resolve(CREATION_OUT[name]))
+    else:
         return _forward(name)
-    value = with_out(name, resolve(target))  # the core function, taking out= as well
     setattr(sys.modules[__name__], name, value)
     return value

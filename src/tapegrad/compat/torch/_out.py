@@ -17,7 +17,7 @@ from ...autograd.modes import is_grad_enabled, no_grad
 from ...engine.versions import bump_version
 from ...tensor import Tensor, write_data
 
-__all__ = ["OUT_FUNCTIONS", "with_out"]
+__all__ = ["CREATION_OUT", "OUT_FUNCTIONS", "with_creation_out", "with_out"]
 
 # "facade name": "tapegrad:core name" (out= is added to each)
 _SAME_NAME = (
@@ -37,6 +37,24 @@ OUT_FUNCTIONS.update(
         "multinomial": "tapegrad:multinomial",
     }
 )
+
+
+# the factories: out= gives the result's dtype and device, as in PyTorch
+CREATION_OUT = {
+    name: f"tapegrad:{name}"
+    for name in [
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "eye",
+        "rand",
+        "randn",
+        "randint",
+    ]
+}
 
 
 def _tracked(values) -> bool:
@@ -95,5 +113,44 @@ def with_out(name: str, fn):
         with no_grad():
             result = fn(*args, **kwargs)
         return write_out(name, result, out)
+
+    return function
+
+
+def with_creation_out(name: str, fn):
+    """The factory `fn` with PyTorch's `out=`: the values are made in `out`'s dtype and on
+    its device (a `dtype=` that differs is an error) and written into `out`, which is
+    resized silently when its shape differs, as PyTorch's factories do."""
+
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
+        dtype = kwargs.pop("dtype", None)
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            raise RuntimeError(
+                f"{name}(): dtype {np.dtype(dtype)} does not match the dtype of the out "
+                f"parameter ({out.dtype}); leave dtype= out or make out of that dtype"
+            )
+        if is_grad_enabled() and out.requires_grad:
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but out requires grad; create out under torch.no_grad() "
+                "or without requires_grad"
+            )
+        requires_grad = kwargs.pop("requires_grad", False)
+        kwargs.setdefault("device", out.device)
+        with no_grad():
+            result = fn(*args, dtype=out.dtype, **kwargs)
+            if out.shape != result.shape:
+                out.data = result  # new storage, as resize_
+                bump_version(out)
+            else:
+                write_data(out, result)  # bumps the version
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
 
     return function

@@ -7,11 +7,10 @@
 from __future__ import annotations
 
 from ..._facade import forward_getattr
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, modules, parallel, utils  # noqa: F401
+from .parallel import DataParallel  # noqa: F401  (one device: the module itself)
 
 _DENY = {
-    "DataParallel": "tapegrad runs on one device per process; use tapegrad.distributed",
-    "parallel": "tapegrad runs on one device per process; use tapegrad.distributed",
     "SyncBatchNorm": "use BatchNorm2d (one device per process)",
 }
 __getattr__ = forward_getattr(__name__, "the PyTorch facade (torch.nn)", "tapegrad.nn", _DENY)
