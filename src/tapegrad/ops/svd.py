@@ -52,6 +52,12 @@ def _unpack(xp, p, m: int, n: int, full: bool):
 
 
 def _is_zero(block) -> bool:
+    """Whether a gradient block is all zeros, so the rule may take its S-only shortcut. Never
+    for a gradient that is itself differentiated (a recorded backward, or forward mode
+    transposing this rule with a zero cotangent): its zeros are a value of the moment, and
+    the rule must stay the full linear map of it."""
+    if getattr(block, "requires_grad", False):
+        return False
     data = getattr(block, "_data", block)  # a Tensor in a recorded backward
     return not bool(data.any())
 
