@@ -158,8 +158,11 @@ def test_a_custom_lazy_module_must_materialize_everything():
 
 
 def test_the_torch_facade_has_the_import_paths(torch):
-    from tapegrad.compat.torch.nn.modules.lazy import LazyModuleMixin as facade_mixin
-    from tapegrad.compat.torch.nn.parameter import UninitializedParameter as facade_param
+    import importlib
+
+    lazy = importlib.import_module("tapegrad.compat.torch.nn.modules.lazy")
+    parameter = importlib.import_module("tapegrad.compat.torch.nn.parameter")
+    facade_mixin, facade_param = lazy.LazyModuleMixin, parameter.UninitializedParameter
 
     assert facade_mixin is LazyModuleMixin and facade_param is UninitializedParameter
     assert torch.nn.modules.lazy.LazyModuleMixin.__name__ == facade_mixin.__name__
