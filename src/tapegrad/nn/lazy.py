@@ -12,6 +12,8 @@ call (a dry run), as with PyTorch's: before it there is nothing to optimize.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import random as _random
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .layers import BatchNorm1d, BatchNorm2d, Linear
@@ -158,6 +160,39 @@ class _LazyConv(LazyModuleMixin):
     _nd: int
     _transposed: bool
 
+    def __init__(
+        self,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        eager: Any = self.cls_to_become  # the eager constructor, `in_channels=groups` a placeholder
+        self._become_lazy(
+            lambda: eager.__init__(
+                self,
+                groups,
+                out_channels,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                groups,
+                bias,
+                padding_mode,
+                device=device,
+                dtype=dtype,
+            ),
+            parameters=("weight", "bias"),
+        )
+        self.in_channels = 0
+
     def initialize_parameters(self, input, *args, **kwargs) -> None:
         if not self.has_uninitialized_params():  # a state dict was loaded: its shapes
             w = self.weight.shape
@@ -186,38 +221,44 @@ class _LazyConv(LazyModuleMixin):
         self.reset_parameters()
 
 
-def _conv_init(
-    self,
-    eager,
-    out_channels,
-    kernel_size,
-    stride,
-    padding,
-    dilation,
-    groups,
-    bias,
-    padding_mode,
-    device,
-    dtype,
-) -> None:
-    self._become_lazy(
-        lambda: eager.__init__(
-            self,
-            groups,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device=device,
-            dtype=dtype,
-        ),
-        parameters=("weight", "bias"),
-    )
-    self.in_channels = 0
+class _LazyConvTranspose(_LazyConv):
+    """The lazy transposed convolutions: PyTorch's argument order (output_padding before
+    groups, dilation after bias)."""
+
+    def __init__(
+        self,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        eager: Any = self.cls_to_become
+        self._become_lazy(
+            lambda: eager.__init__(
+                self,
+                groups,
+                out_channels,
+                kernel_size,
+                stride,
+                padding,
+                output_padding,
+                groups,
+                bias,
+                dilation,
+                padding_mode,
+                device=device,
+                dtype=dtype,
+            ),
+            parameters=("weight", "bias"),
+        )
+        self.in_channels = 0
 
 
 class LazyConv1d(_LazyConv, Conv1d):
@@ -229,34 +270,6 @@ class LazyConv1d(_LazyConv, Conv1d):
     """
 
     cls_to_become = Conv1d
-
-    def __init__(
-        self,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        _conv_init(
-            self,
-            Conv1d,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
 
 
 class LazyConv2d(_LazyConv, Conv2d):
@@ -271,34 +284,6 @@ class LazyConv2d(_LazyConv, Conv2d):
 
     cls_to_become = Conv2d
 
-    def __init__(
-        self,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        _conv_init(
-            self,
-            Conv2d,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
-
 
 class LazyConv3d(_LazyConv, Conv3d):
     """A Conv3d whose `in_channels` is read off its first input.
@@ -310,72 +295,8 @@ class LazyConv3d(_LazyConv, Conv3d):
 
     cls_to_become = Conv3d
 
-    def __init__(
-        self,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        _conv_init(
-            self,
-            Conv3d,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
 
-
-def _conv_transpose_init(
-    self,
-    eager,
-    out_channels,
-    kernel_size,
-    stride,
-    padding,
-    output_padding,
-    groups,
-    bias,
-    dilation,
-    padding_mode,
-    device,
-    dtype,
-) -> None:
-    self._become_lazy(
-        lambda: eager.__init__(
-            self,
-            groups,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            output_padding,
-            groups,
-            bias,
-            dilation,
-            padding_mode,
-            device=device,
-            dtype=dtype,
-        ),
-        parameters=("weight", "bias"),
-    )
-    self.in_channels = 0
-
-
-class LazyConvTranspose1d(_LazyConv, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
     """A ConvTranspose1d whose `in_channels` is read off its first input.
 
     >>> m = tg.nn.LazyConvTranspose1d(4, 2, stride=2)
@@ -385,38 +306,8 @@ class LazyConvTranspose1d(_LazyConv, ConvTranspose1d):
 
     cls_to_become = ConvTranspose1d
 
-    def __init__(
-        self,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
-        groups=1,
-        bias=True,
-        dilation=1,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        _conv_transpose_init(
-            self,
-            ConvTranspose1d,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            output_padding,
-            groups,
-            bias,
-            dilation,
-            padding_mode,
-            device,
-            dtype,
-        )
 
-
-class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
     """A ConvTranspose2d whose `in_channels` is read off its first input.
 
     >>> m = tg.nn.LazyConvTranspose2d(4, 2, stride=2)
@@ -426,38 +317,8 @@ class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
 
     cls_to_become = ConvTranspose2d
 
-    def __init__(
-        self,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
-        groups=1,
-        bias=True,
-        dilation=1,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        _conv_transpose_init(
-            self,
-            ConvTranspose2d,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            output_padding,
-            groups,
-            bias,
-            dilation,
-            padding_mode,
-            device,
-            dtype,
-        )
 
-
-class LazyConvTranspose3d(_LazyConv, ConvTranspose3d):
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
     """A ConvTranspose3d whose `in_channels` is read off its first input.
 
     >>> m = tg.nn.LazyConvTranspose3d(2, 2, stride=2)
@@ -467,40 +328,29 @@ class LazyConvTranspose3d(_LazyConv, ConvTranspose3d):
 
     cls_to_become = ConvTranspose3d
 
-    def __init__(
-        self,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
-        groups=1,
-        bias=True,
-        dilation=1,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ) -> None:
-        _conv_transpose_init(
-            self,
-            ConvTranspose3d,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            output_padding,
-            groups,
-            bias,
-            dilation,
-            padding_mode,
-            device,
-            dtype,
-        )
-
 
 class _LazyNorm(LazyModuleMixin):
     """What the lazy norms share: `num_features` (0 until then) from the channel dimension
     of the first input; weight 1, bias 0, running mean 0 and variance 1 as the eager layer."""
+
+    def __init__(
+        self,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        eager: Any = self.cls_to_become  # the eager constructor, num_features=1 a placeholder
+        self._become_lazy(
+            lambda: eager.__init__(
+                self, 1, eps, momentum, affine, track_running_stats, device, dtype
+            ),
+            parameters=("weight", "bias"),
+            buffers=("running_mean", "running_var"),
+        )
+        self.num_features = 0
 
     def initialize_parameters(self, input, *args, **kwargs) -> None:
         if not self.has_uninitialized_params():  # a state dict was loaded: its shapes
@@ -524,15 +374,6 @@ class _LazyNorm(LazyModuleMixin):
         self.reset_parameters()
 
 
-def _norm_init(self, eager, eps, momentum, affine, track_running_stats, device, dtype) -> None:
-    self._become_lazy(
-        lambda: eager.__init__(self, 1, eps, momentum, affine, track_running_stats, device, dtype),
-        parameters=("weight", "bias"),
-        buffers=("running_mean", "running_var"),
-    )
-    self.num_features = 0
-
-
 class LazyBatchNorm1d(_LazyNorm, BatchNorm1d):
     """A BatchNorm1d whose `num_features` is dim 1 of its first input.
 
@@ -542,11 +383,6 @@ class LazyBatchNorm1d(_LazyNorm, BatchNorm1d):
     """
 
     cls_to_become = BatchNorm1d
-
-    def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
-    ) -> None:
-        _norm_init(self, BatchNorm1d, eps, momentum, affine, track_running_stats, device, dtype)
 
 
 class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
@@ -561,11 +397,6 @@ class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
 
     cls_to_become = BatchNorm2d
 
-    def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
-    ) -> None:
-        _norm_init(self, BatchNorm2d, eps, momentum, affine, track_running_stats, device, dtype)
-
 
 class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
     """A BatchNorm3d whose `num_features` is dim 1 of its first input.
@@ -576,11 +407,6 @@ class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
     """
 
     cls_to_become = BatchNorm3d
-
-    def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
-    ) -> None:
-        _norm_init(self, BatchNorm3d, eps, momentum, affine, track_running_stats, device, dtype)
 
 
 class LazyInstanceNorm1d(_LazyNorm, InstanceNorm1d):
@@ -594,11 +420,6 @@ class LazyInstanceNorm1d(_LazyNorm, InstanceNorm1d):
 
     cls_to_become = InstanceNorm1d
 
-    def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
-    ) -> None:
-        _norm_init(self, InstanceNorm1d, eps, momentum, affine, track_running_stats, device, dtype)
-
 
 class LazyInstanceNorm2d(_LazyNorm, InstanceNorm2d):
     """An InstanceNorm2d whose `num_features` is the channel dimension of its first input.
@@ -610,11 +431,6 @@ class LazyInstanceNorm2d(_LazyNorm, InstanceNorm2d):
 
     cls_to_become = InstanceNorm2d
 
-    def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
-    ) -> None:
-        _norm_init(self, InstanceNorm2d, eps, momentum, affine, track_running_stats, device, dtype)
-
 
 class LazyInstanceNorm3d(_LazyNorm, InstanceNorm3d):
     """An InstanceNorm3d whose `num_features` is the channel dimension of its first input.
@@ -625,8 +441,3 @@ class LazyInstanceNorm3d(_LazyNorm, InstanceNorm3d):
     """
 
     cls_to_become = InstanceNorm3d
-
-    def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
-    ) -> None:
-        _norm_init(self, InstanceNorm3d, eps, momentum, affine, track_running_stats, device, dtype)
