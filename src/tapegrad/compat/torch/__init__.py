@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     autograd,
     backends,
     cuda,
+    distributions,
     func,
     jit,
     linalg,
