@@ -13,24 +13,50 @@ tensor(1.)
 
 from __future__ import annotations
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .independent import Independent
 from .laplace import Laplace
+from .log_normal import LogNormal
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, ExpTransform, SigmoidTransform, Transform
 from .uniform import Uniform
 
 __all__ = [
+    "AffineTransform",
     "Bernoulli",
+    "Beta",
+    "Binomial",
     "Categorical",
+    "Dirichlet",
     "Distribution",
+    "ExpTransform",
     "Exponential",
+    "Gamma",
+    "Geometric",
+    "Independent",
     "Laplace",
+    "LogNormal",
+    "MultivariateNormal",
     "Normal",
     "OneHotCategorical",
+    "Poisson",
+    "SigmoidTransform",
+    "Transform",
+    "TransformedDistribution",
     "Uniform",
     "constraints",
+    "transforms",
 ]
