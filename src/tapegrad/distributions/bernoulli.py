@@ -45,12 +45,12 @@ class Bernoulli(Distribution):
         super().__init__(shape, validate_args=validate_args)
 
     @lazy_property
-    def logits(self) -> Tensor:  # type: ignore[override]
+    def logits(self) -> Tensor:
         """log(p / (1 - p))."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
-    def probs(self) -> Tensor:  # type: ignore[override]
+    def probs(self) -> Tensor:
         """The probability of a 1."""
         return logits_to_probs(self.logits, is_binary=True)
 

@@ -51,17 +51,17 @@ class Binomial(Distribution):
         super().__init__(shape, validate_args=validate_args)
 
     @lazy_property
-    def logits(self) -> Tensor:  # type: ignore[override]
+    def logits(self) -> Tensor:
         """log(p / (1 - p))."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
-    def probs(self) -> Tensor:  # type: ignore[override]
+    def probs(self) -> Tensor:
         """The probability of success of each trial."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         """The integers 0, ..., total_count."""
         return constraints.integer_interval(0, self.total_count)
 

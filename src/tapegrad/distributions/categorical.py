@@ -59,17 +59,17 @@ class Categorical(Distribution):
         super().__init__(tuple(given.shape[:-1]), validate_args=validate_args)
 
     @lazy_property
-    def logits(self) -> Tensor:  # type: ignore[override]
+    def logits(self) -> Tensor:
         """Normalized log-probabilities."""
         return probs_to_logits(self.probs)
 
     @lazy_property
-    def probs(self) -> Tensor:  # type: ignore[override]
+    def probs(self) -> Tensor:
         """The probabilities of the classes (last dimension)."""
         return logits_to_probs(self.logits)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
-        new = super().expand(batch_shape, _instance)
+        new: Any = super().expand(batch_shape, _instance)
         new.__dict__["_param"] = new.probs if "probs" in new.__dict__ else new.logits
         return new
 
@@ -79,7 +79,7 @@ class Categorical(Distribution):
         return tuple(self._param.shape)
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         """The integers 0, ..., K - 1."""
         return constraints.integer_interval(0, self._num_events - 1)
 

@@ -46,12 +46,12 @@ class Geometric(Distribution):
             )
 
     @lazy_property
-    def logits(self) -> Tensor:  # type: ignore[override]
+    def logits(self) -> Tensor:
         """log(p / (1 - p))."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
-    def probs(self) -> Tensor:  # type: ignore[override]
+    def probs(self) -> Tensor:
         """The probability of success of each trial."""
         return logits_to_probs(self.logits, is_binary=True)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..tensor import Tensor
 from . import constraints
@@ -26,7 +26,7 @@ class Independent(Distribution):
     ((3,), (2,), (3,))
     """
 
-    arg_constraints: dict[str, constraints.Constraint] = {}
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {}
 
     def __init__(
         self,
@@ -59,7 +59,7 @@ class Independent(Distribution):
         return self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         """The base's support over the reinterpreted dimensions."""
         if self.reinterpreted_batch_ndims == 0:
             return self.base_dist.support

@@ -23,8 +23,8 @@ class LogNormal(TransformedDistribution):
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.positive  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.positive
+    has_rsample = True
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         base = Normal(loc, scale, validate_args=validate_args)

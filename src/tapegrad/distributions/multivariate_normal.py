@@ -83,20 +83,20 @@ class MultivariateNormal(Distribution):
         return new
 
     @lazy_property
-    def scale_tril(self) -> Tensor:  # type: ignore[override]
+    def scale_tril(self) -> Tensor:
         """The lower Cholesky factor of the covariance."""
         low = self._unbroadcasted_scale_tril
         return low.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
 
     @lazy_property
-    def covariance_matrix(self) -> Tensor:  # type: ignore[override]
+    def covariance_matrix(self) -> Tensor:
         """scale_tril @ scale_tril^T."""
         low = self._unbroadcasted_scale_tril
         cov = low @ _mT(low)
         return cov.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
 
     @lazy_property
-    def precision_matrix(self) -> Tensor:  # type: ignore[override]
+    def precision_matrix(self) -> Tensor:
         """The inverse of the covariance."""
         import tapegrad as tg
 

@@ -42,7 +42,7 @@ class OneHotCategorical(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
-        new._categorical = self._categorical.expand(batch_shape)
+        new.__dict__["_categorical"] = self._categorical.expand(batch_shape)
         new._batch_shape = new._categorical.batch_shape
         return new
 

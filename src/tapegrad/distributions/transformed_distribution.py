@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..tensor import Tensor
 from . import constraints
@@ -24,7 +24,7 @@ class TransformedDistribution(Distribution):
     tensor(-1.6121)
     """
 
-    arg_constraints: dict[str, constraints.Constraint] = {}
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {}
 
     def __init__(
         self,
@@ -53,7 +53,7 @@ class TransformedDistribution(Distribution):
         return self.base_dist.has_rsample
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         """The codomain of the last transform (the base's support without transforms)."""
         if not self.transforms:
             return self.base_dist.support

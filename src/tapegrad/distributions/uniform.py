@@ -35,7 +35,7 @@ class Uniform(Distribution):
             )
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         """[low, high], which depends on the parameters."""
         return constraints.interval(self.low, self.high)
 
