@@ -69,6 +69,7 @@ if _typing.TYPE_CHECKING:
     from . import compat as compat
     from . import data as data
     from . import distributed as distributed
+    from . import distributions as distributions
     from . import func as func
     from . import interop as interop
     from . import io as io
@@ -106,6 +107,7 @@ _LAZY_SUBPACKAGES = frozenset(
         "compat",
         "data",
         "distributed",
+        "distributions",
         "func",
         "interop",
         "io",

@@ -1,5 +1,5 @@
-"""The torch facade's torch.distributions (Categorical, Normal): values, gradients and
-validation against PyTorch; sample shapes and frequencies."""
+"""The torch facade's torch.distributions (Categorical, Normal, the submodule paths): values,
+gradients and validation against PyTorch; sample shapes and frequencies."""
 
 from __future__ import annotations
 
@@ -128,15 +128,28 @@ def test_normal_validation_and_reprs(torch):
     with pytest.raises(ValueError, match=r"GreaterThan\(lower_bound=0.0\)"):
         torch.distributions.Normal(0.0, -1.0)
     assert repr(Normal(0.0, 1.0)) == repr(torch.distributions.Normal(0.0, 1.0))
-    assert (
-        repr(Categorical(probs=ftorch.ones(2, 2))) == "Categorical(probs: (2, 2), logits: (2, 2))"
+    # PyTorch shows the parameters the distribution holds (logits only once computed); the
+    # facade's torch.Size is a tuple, so its shapes print as tuples
+    ours, theirs = (
+        Categorical(probs=ftorch.ones(2, 2)),
+        torch.distributions.Categorical(probs=torch.ones(2, 2)),
     )
+    assert repr(ours) == "Categorical(probs: (2, 2))"
+    assert repr(ours) == repr(theirs).replace("torch.Size([2, 2])", "(2, 2)")
+    _ = ours.logits, theirs.logits
+    assert repr(ours) == "Categorical(probs: (2, 2), logits: (2, 2))"
+    assert repr(ours) == repr(theirs).replace("torch.Size([2, 2])", "(2, 2)")
+    assert repr(Normal(ftorch.zeros(3), 1.0)) == "Normal(loc: (3,), scale: (3,))"
 
 
 def test_submodule_paths_and_unsupported_names():
     from tapegrad.compat.torch.distributions.categorical import Categorical as C
+    from tapegrad.compat.torch.distributions.distribution import Distribution
     from tapegrad.compat.torch.distributions.normal import Normal as N
 
-    assert C is Categorical and N is Normal
-    with pytest.raises(AttributeError, match="only Categorical and Normal"):
-        _ = ftorch.distributions.Beta
+    assert C is Categorical and N is Normal and Distribution is tg.distributions.Distribution
+    assert ftorch.distributions.Beta is tg.distributions.Beta
+    with pytest.raises(AttributeError, match="Weibull.*not supported"):
+        _ = ftorch.distributions.Weibull
+    with pytest.raises(AttributeError, match="Weibull.*not supported"):
+        _ = ftorch.distributions.normal.Weibull
