@@ -145,10 +145,12 @@ def test_normal_validation_and_reprs(torch):
 def test_submodule_paths_and_unsupported_names():
     from tapegrad.compat.torch.distributions.categorical import Categorical as C
     from tapegrad.compat.torch.distributions.distribution import Distribution
+    from tapegrad.compat.torch.distributions.kl import kl_divergence
     from tapegrad.compat.torch.distributions.normal import Normal as N
 
     assert C is Categorical and N is Normal and Distribution is tg.distributions.Distribution
     assert ftorch.distributions.Beta is tg.distributions.Beta
+    assert kl_divergence is ftorch.distributions.kl_divergence is tg.distributions.kl_divergence
     with pytest.raises(AttributeError, match="Weibull.*not supported"):
         _ = ftorch.distributions.Weibull
     with pytest.raises(AttributeError, match="Weibull.*not supported"):

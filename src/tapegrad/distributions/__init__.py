@@ -13,7 +13,7 @@ tensor(1.)
 
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import constraints, kl, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -24,6 +24,7 @@ from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent
+from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
@@ -58,5 +59,8 @@ __all__ = [
     "TransformedDistribution",
     "Uniform",
     "constraints",
+    "kl_divergence",
+    "register_kl",
+    "kl",
     "transforms",
 ]
