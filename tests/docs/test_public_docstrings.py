@@ -33,6 +33,9 @@ MODULES = [
     "tapegrad.func",
     "tapegrad.linalg",
     "tapegrad.distributed",
+    "tapegrad.distributions",
+    "tapegrad.distributions.constraints",
+    "tapegrad.distributions.transforms",
     "tapegrad.viz",
 ]
 

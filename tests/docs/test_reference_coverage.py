@@ -41,6 +41,7 @@ REQUIRED = {
     "tapegrad.func",
     "tapegrad.linalg",
     "tapegrad.distributed",
+    "tapegrad.distributions",
     "tapegrad.compat.torch",
     "tapegrad.compat.mxnet",
     "tapegrad.compat.megengine",

@@ -61,10 +61,12 @@ class Bernoulli(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """probs."""
         return self.probs
 
     @property
     def mode(self) -> Tensor:
+        """1 where probs > 0.5, 0 where below, NaN at exactly 0.5 (as PyTorch's)."""
         import tapegrad as tg
 
         mode = (self.probs >= 0.5).to(self.probs.dtype)
@@ -72,6 +74,7 @@ class Bernoulli(Distribution):
 
     @property
     def variance(self) -> Tensor:
+        """probs * (1 - probs)."""
         return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

@@ -41,10 +41,12 @@ class Beta(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """concentration1 / (concentration1 + concentration0)."""
         return self.concentration1 / (self.concentration1 + self.concentration0)
 
     @property
     def mode(self) -> Tensor:
+        """The density's maximum, (a - 1) / (a + b - 2), as the Dirichlet's mode of (a, b)."""
         import tapegrad as tg
 
         both = tg.stack([self.concentration1, self.concentration0], -1)
@@ -52,6 +54,7 @@ class Beta(Distribution):
 
     @property
     def variance(self) -> Tensor:
+        """a b / ((a + b)^2 (a + b + 1))."""
         a, b = self.concentration1, self.concentration0
         total = a + b
         return a * b / (total**2 * (total + 1))

@@ -67,14 +67,17 @@ class Binomial(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """total_count * probs."""
         return self.total_count * self.probs
 
     @property
     def mode(self) -> Tensor:
+        """floor((total_count + 1) * probs), at most total_count."""
         return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
 
     @property
     def variance(self) -> Tensor:
+        """total_count * probs * (1 - probs)."""
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

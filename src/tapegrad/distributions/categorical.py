@@ -85,16 +85,19 @@ class Categorical(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """NaN, as PyTorch's (a category has no mean)."""
         import tapegrad as tg
 
         return tg.full(self._extended_shape(), float("nan"), dtype=self._param.dtype)
 
     @property
     def mode(self) -> Tensor:
+        """The most probable category."""
         return self.probs.argmax(-1)
 
     @property
     def variance(self) -> Tensor:
+        """NaN, as PyTorch's."""
         return self.mean
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

@@ -52,14 +52,17 @@ class Dirichlet(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """concentration normalized over the last dimension."""
         return self.concentration / self.concentration.sum(-1, keepdim=True)
 
     @property
     def mode(self) -> Tensor:
+        """The density's maximum, (c - 1) / (sum(c) - k) where every c > 1."""
         return _dirichlet_mode(self.concentration)
 
     @property
     def variance(self) -> Tensor:
+        """c (c0 - c) / (c0^2 (c0 + 1)), c0 = sum(c)."""
         c = self.concentration
         c0 = c.sum(-1, keepdim=True)
         return c * (c0 - c) / (c0**2 * (c0 + 1))

@@ -31,18 +31,22 @@ class Exponential(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """1 / rate."""
         return self.rate.reciprocal()
 
     @property
     def mode(self) -> Tensor:
+        """0."""
         return self.rate * 0
 
     @property
     def stddev(self) -> Tensor:
+        """1 / rate."""
         return self.rate.reciprocal()
 
     @property
     def variance(self) -> Tensor:
+        """1 / rate^2."""
         return self.rate**-2
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:

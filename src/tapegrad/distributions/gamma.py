@@ -36,14 +36,17 @@ class Gamma(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """concentration / rate."""
         return self.concentration / self.rate
 
     @property
     def mode(self) -> Tensor:
+        """(concentration - 1) / rate, clamped at 0."""
         return ((self.concentration - 1) / self.rate).clamp(min=0)
 
     @property
     def variance(self) -> Tensor:
+        """concentration / rate^2."""
         return self.concentration / self.rate**2
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

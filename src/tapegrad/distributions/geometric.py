@@ -57,14 +57,17 @@ class Geometric(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """(1 - probs) / probs: the expected failures before the first success."""
         return 1.0 / self.probs - 1.0
 
     @property
     def mode(self) -> Tensor:
+        """0."""
         return self.probs * 0
 
     @property
     def variance(self) -> Tensor:
+        """(1 - probs) / probs^2."""
         return (1.0 / self.probs - 1.0) / self.probs
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

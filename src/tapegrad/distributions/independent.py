@@ -52,10 +52,12 @@ class Independent(Distribution):
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
+        """Whether the base distribution has rsample."""
         return self.base_dist.has_rsample
 
     @property
     def has_enumerate_support(self) -> bool:  # type: ignore[override]
+        """Whether the support can be enumerated (only with no reinterpreted dimensions)."""
         return self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support
 
     @property
@@ -73,14 +75,17 @@ class Independent(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """The base distribution's mean."""
         return self.base_dist.mean
 
     @property
     def mode(self) -> Tensor:
+        """The base distribution's mode."""
         return self.base_dist.mode
 
     @property
     def variance(self) -> Tensor:
+        """The base distribution's variance."""
         return self.base_dist.variance
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

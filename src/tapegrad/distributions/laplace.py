@@ -34,18 +34,22 @@ class Laplace(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """loc."""
         return self.loc
 
     @property
     def mode(self) -> Tensor:
+        """loc."""
         return self.loc
 
     @property
     def stddev(self) -> Tensor:
+        """sqrt(2) * scale."""
         return math.sqrt(2) * self.scale
 
     @property
     def variance(self) -> Tensor:
+        """2 * scale^2."""
         return 2 * self.scale**2
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:

@@ -42,14 +42,17 @@ class LogNormal(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
+        """exp(loc + scale^2 / 2)."""
         return (self.loc + self.scale**2 / 2).exp()
 
     @property
     def mode(self) -> Tensor:
+        """exp(loc - scale^2)."""
         return (self.loc - self.scale**2).exp()
 
     @property
     def variance(self) -> Tensor:
+        """(exp(scale^2) - 1) exp(2 loc + scale^2)."""
         s2 = self.scale**2
         return s2.expm1() * (2 * self.loc + s2).exp()
 

@@ -107,14 +107,17 @@ class MultivariateNormal(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """loc."""
         return self.loc
 
     @property
     def mode(self) -> Tensor:
+        """loc."""
         return self.loc
 
     @property
     def variance(self) -> Tensor:
+        """The diagonal of the covariance matrix."""
         var = (self._unbroadcasted_scale_tril**2).sum(-1)
         return var.expand(*self._batch_shape, *self._event_shape)
 

@@ -34,18 +34,22 @@ class Normal(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """loc."""
         return self.loc
 
     @property
     def mode(self) -> Tensor:
+        """loc."""
         return self.loc
 
     @property
     def stddev(self) -> Tensor:
+        """scale."""
         return self.scale
 
     @property
     def variance(self) -> Tensor:
+        """scale^2."""
         return self.scale**2
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:

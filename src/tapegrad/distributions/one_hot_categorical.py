@@ -63,16 +63,19 @@ class OneHotCategorical(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """probs."""
         return self.probs
 
     @property
     def mode(self) -> Tensor:
+        """The one-hot vector of the most probable category."""
         import tapegrad.nn.functional as F
 
         return F.one_hot(self.probs.argmax(-1), self.event_shape[0]).to(self.probs.dtype)
 
     @property
     def variance(self) -> Tensor:
+        """probs * (1 - probs)."""
         return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

@@ -32,14 +32,17 @@ class Poisson(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """rate."""
         return self.rate
 
     @property
     def mode(self) -> Tensor:
+        """floor(rate)."""
         return self.rate.floor()
 
     @property
     def variance(self) -> Tensor:
+        """rate."""
         return self.rate
 
     def sample(self, sample_shape: Any = ()) -> Tensor:

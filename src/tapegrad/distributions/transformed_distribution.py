@@ -50,6 +50,7 @@ class TransformedDistribution(Distribution):
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
+        """Whether the base distribution has rsample."""
         return self.base_dist.has_rsample
 
     @property

@@ -67,10 +67,12 @@ class _Inverse(Transform):
 
     @property
     def sign(self) -> int:
+        """The inverted transform's sign (an inverse is monotone the same way)."""
         return self._inv.sign
 
     @property
     def inv(self) -> Transform:
+        """The transform this one inverts."""
         return self._inv
 
     def _call(self, x: Tensor) -> Tensor:
@@ -144,6 +146,7 @@ class AffineTransform(Transform):
 
     @property
     def sign(self) -> int:
+        """The sign of a scalar `scale` (+1 increasing, -1 decreasing)."""
         if isinstance(self.scale, Tensor):
             if self.scale.numel() != 1:
                 raise NotImplementedError("AffineTransform.sign: only a scalar scale has one sign")

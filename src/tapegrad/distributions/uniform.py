@@ -41,18 +41,22 @@ class Uniform(Distribution):
 
     @property
     def mean(self) -> Tensor:
+        """(low + high) / 2."""
         return (self.high + self.low) / 2
 
     @property
     def mode(self) -> Tensor:
+        """NaN, as PyTorch's (every point of the support is a mode)."""
         return self.high * float("nan")
 
     @property
     def stddev(self) -> Tensor:
+        """(high - low) / sqrt(12)."""
         return (self.high - self.low) / 12**0.5
 
     @property
     def variance(self) -> Tensor:
+        """(high - low)^2 / 12."""
         return (self.high - self.low) ** 2 / 12
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
