@@ -149,11 +149,15 @@ def test_dirichlet_draws_have_its_mean():
     np.testing.assert_allclose(s.mean(0), c / c.sum(), atol=0.01)
 
 
-def test_gamma_beta_dirichlet_have_no_rsample(torch):
-    for d in (D.Gamma(1.0, 1.0), D.Beta(1.0, 1.0), D.Dirichlet(tg.ones(2))):
-        assert not d.has_rsample
-        with pytest.raises(NotImplementedError, match="rsample"):
-            d.rsample()
+def test_gamma_beta_dirichlet_have_rsample_as_torch(torch):
+    pairs = [
+        (D.Gamma(1.0, 1.0), torch.distributions.Gamma(1.0, 1.0)),
+        (D.Beta(1.0, 1.0), torch.distributions.Beta(1.0, 1.0)),
+        (D.Dirichlet(tg.ones(2)), torch.distributions.Dirichlet(torch.ones(2))),
+    ]
+    for ours, theirs in pairs:
+        assert ours.has_rsample and theirs.has_rsample
+        assert ours.rsample((3,)).shape == tuple(theirs.rsample((3,)).shape)
 
 
 SPD = np.array([[2.0, 0.5, 0.1], [0.5, 1.5, -0.3], [0.1, -0.3, 1.0]])
