@@ -82,15 +82,16 @@ DEVICES_TRAINER = (
     "lr_mult, lr_scheduler, save/load_states) are tests/compat/test_gluon_trainer_updates.py's"
 )
 CELLS = (
-    "recurrent cells (RNNCell/LSTMCell/GRUCell, Sequential/Residual/Bidirectional/Zoneout "
-    "cells, unroll) are not provided: mx.gluon.rnn has the fused LSTM layer"
+    "unrolls cells on symbols (mx.sym.Variable, list_outputs, infer_shape, eval); the cells "
+    "themselves run on arrays (test_rnn_cells, test_unroll_layout)"
 )
-RNN_LAYERS = "the fused RNN / GRU layers are not provided (mx.gluon.rnn has LSTM only)"
-LSTMP = "LSTM(projection_size=...) is not provided"
-UNFUSE = (
-    "compares the LSTM layer with its unfused cells (LSTM._unfuse; cells are not provided); "
-    "the layer's own output is checked in tests/compat/test_mxnet_facade.py"
+CELLS_MODULE = "unrolls cells on a symbol and binds it with mx.mod.Module (not provided)"
+VARIABLE_LENGTH = (
+    "needs gluon.contrib.rnn.VariationalDropoutCell (not provided) and ends with a symbol "
+    "graph run through mx.mod.Module; valid_length itself is test_bidirectional_unroll_"
+    "valid_length's and tests/compat/test_mxnet_rnn_cells.py's"
 )
+LSTMP = "LSTM(projection_size=...) and contrib.rnn.LSTMPCell are not provided"
 FP16 = "float16 RNN layers need a GPU"
 NOT_A_TEST = (
     "contrib.autograd's test_section() scope, collected only because the file star-imports it"
@@ -189,7 +190,6 @@ DESELECTED: dict[str, dict[str, str]] = {
             for name in (
                 "test_rnn",
                 "test_lstm",
-                "test_lstm_forget_bias",
                 "test_gru",
                 "test_residual",
                 "test_residual_bidirectional",
@@ -197,22 +197,12 @@ DESELECTED: dict[str, dict[str, str]] = {
                 "test_hybridstack",
                 "test_bidirectional",
                 "test_zoneout",
-                "test_unroll_layout",
-                "test_rnn_cells",
-                "test_rnn_cells_export_import",
-                "test_fused_lstm_layer",
-                "test_rnn_unroll_variant_length",
-                "test_cell_fill_shape",
-                "test_bidirectional_unroll_valid_length",
             )
         },
+        "test_lstm_forget_bias": CELLS_MODULE,
+        "test_rnn_unroll_variant_length": VARIABLE_LENGTH,
         "test_lstmp": LSTMP,
-        "test_lstm_cpu_inference": UNFUSE,
-        "test_rnn_layers_fp32": RNN_LAYERS,
         "test_rnn_layers_fp16": FP16,
-        "test_fused_gru_layer": RNN_LAYERS,
-        "test_fused_rnnrelu_layer": RNN_LAYERS,
-        "test_fused_rnntanh_layer": RNN_LAYERS,
     },
 }
 
