@@ -87,11 +87,9 @@ CELLS = (
 )
 CELLS_MODULE = "unrolls cells on a symbol and binds it with mx.mod.Module (not provided)"
 VARIABLE_LENGTH = (
-    "needs gluon.contrib.rnn.VariationalDropoutCell (not provided) and ends with a symbol "
-    "graph run through mx.mod.Module; valid_length itself is test_bidirectional_unroll_"
-    "valid_length's and tests/compat/test_mxnet_rnn_cells.py's"
+    "ends with a symbol graph run through mx.mod.Module (its array part, valid_length on "
+    "every cell kind, is checked in tests/compat/test_mxnet_rnn_cells.py)"
 )
-LSTMP = "LSTM(projection_size=...) and contrib.rnn.LSTMPCell are not provided"
 FP16 = "float16 RNN layers need a GPU"
 NOT_A_TEST = (
     "contrib.autograd's test_section() scope, collected only because the file star-imports it"
@@ -201,7 +199,6 @@ DESELECTED: dict[str, dict[str, str]] = {
         },
         "test_lstm_forget_bias": CELLS_MODULE,
         "test_rnn_unroll_variant_length": VARIABLE_LENGTH,
-        "test_lstmp": LSTMP,
         "test_rnn_layers_fp16": FP16,
     },
 }

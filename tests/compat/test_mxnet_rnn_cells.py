@@ -7,6 +7,8 @@ differences in float64, and valid_length against unrolling each sequence alone.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -261,8 +263,8 @@ def test_misuse_raises_clear_errors():
         rnn.RNN(4, activation="gelu")
     with pytest.raises(ValueError, match="layout must be"):
         rnn.LSTM(4, layout="NCT")
-    with pytest.raises(ValueError, match="projection_size"):
-        rnn.LSTM(4, projection_size=2)
+    with pytest.raises(ValueError, match="state_clip_min"):
+        rnn.LSTM(4, state_clip_min=-1.0)
     bi = rnn.BidirectionalCell(rnn.RNNCell(2), rnn.RNNCell(2))
     with pytest.raises(NotImplementedError, match="use unroll"):
         bi(mx.nd.ones((1, 2)), bi.begin_state(1))
@@ -311,3 +313,61 @@ def test_cell_names_and_repr():
         repr(rnn.RNN(4, 2, bidirectional=True))
         == "RNN(None -> 4, TNC, num_layers=2, bidirectional)"
     )
+
+
+def test_projected_lstm_matches_torch_proj_size(torch):
+    rng = np.random.default_rng(3)
+    net = rnn.LSTM(6, num_layers=2, projection_size=3, bidirectional=True, input_size=4)
+    net.initialize()
+    values = _random_params(net, rng)
+    _set(net, values)
+    ref = torch.nn.LSTM(4, 6, num_layers=2, bidirectional=True, proj_size=3)
+    names = {
+        "i2h_weight": "weight_ih",
+        "h2h_weight": "weight_hh",
+        "h2r_weight": "weight_hr",
+        "i2h_bias": "bias_ih",
+        "h2h_bias": "bias_hh",
+    }
+    with torch.no_grad():
+        for name, v in values.items():
+            own = name[len(net.prefix) :]  # l0_i2h_weight
+            suffix = "_reverse" if own[0] == "r" else ""
+            getattr(ref, f"{names[own[3:]]}_l{own[1]}{suffix}").copy_(torch.tensor(v))
+    x = rng.normal(size=(5, 2, 4)).astype(np.float32)
+    out, (h, c) = net(mx.nd.array(x), net.begin_state(2))
+    with warnings.catch_warnings():  # torch: "not supported with oneDNN", its own fallback
+        warnings.simplefilter("ignore", UserWarning)
+        ref_out, (ref_h, ref_c) = ref(torch.tensor(x))
+    assert out.shape == (5, 2, 6) and h.shape == (4, 2, 3) and c.shape == (4, 2, 6)
+    for got, want in ((out, ref_out), (h, ref_h), (c, ref_c)):
+        np.testing.assert_allclose(got.asnumpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    stack = net._unfuse()  # contrib.rnn.LSTMPCell cells under the same names
+    cell_out, _ = stack.unroll(5, mx.nd.array(x), layout="TNC", merge_outputs=True)
+    np.testing.assert_allclose(cell_out.asnumpy(), out.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_variational_dropout_keeps_one_mask_per_sequence():
+    base = rnn.RNNCell(40, input_size=3)
+    cell = mx.gluon.contrib.rnn.VariationalDropoutCell(base, drop_outputs=0.5)
+    cell.initialize(mx.init.Uniform(0.5))
+    x = mx.nd.random.normal(shape=(2, 6, 3))
+    with mx.autograd.record():
+        out, _ = cell.unroll(6, x, merge_outputs=True)
+    dropped = out.asnumpy() == 0  # (N, T, C): the same units dropped at every step
+    assert 0.2 < dropped.mean() < 0.8
+    assert (dropped == dropped[:, :1]).all()
+    states_cell = mx.gluon.contrib.rnn.VariationalDropoutCell(
+        rnn.GRUCell(5, input_size=3), drop_inputs=0.5, drop_states=0.5
+    )
+    states_cell.initialize()
+    predict, _ = states_cell.unroll(6, x, merge_outputs=True)  # outside training: no dropout
+    states_cell.base_cell._modified = False
+    plain, _ = states_cell.base_cell.unroll(6, x, merge_outputs=True)
+    np.testing.assert_allclose(predict.asnumpy(), plain.asnumpy())
+
+
+def test_unroll_on_symbols_says_what_to_do():
+    cell = rnn.LSTMCell(3)
+    with pytest.raises(TypeError, match="tapegrad builds no symbol graphs"):
+        cell.unroll(2, [mx.sym.var("a"), mx.sym.var("b")])

@@ -51,8 +51,7 @@ __getattr__ = facade_getattr(
     "the MXNet facade (mx.gluon.rnn)",
     {},
     {
-        "LSTMPCell": "LSTM with a projection (contrib.rnn.LSTMPCell) is not provided",
-        "VariationalDropoutCell": "contrib.rnn.VariationalDropoutCell is not provided; "
-        "wrap the cell's inputs in DropoutCell instead",
+        "LSTMPCell": "it is mx.gluon.contrib.rnn.LSTMPCell (as in MXNet)",
+        "VariationalDropoutCell": "it is mx.gluon.contrib.rnn.VariationalDropoutCell (as in MXNet)",
     },
 )

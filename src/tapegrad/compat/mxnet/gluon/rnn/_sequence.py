@@ -35,6 +35,14 @@ def format_sequence(length, inputs, layout: str, merge, in_layout: str | None = 
     array an array and a list a list)."""
     if inputs is None:
         raise ValueError("unroll: inputs is None; pass the input sequence (an array or a list)")
+    from ...symbol import Symbol
+
+    first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else inputs
+    if isinstance(first, Symbol):
+        raise TypeError(
+            "unroll: the inputs are symbols; tapegrad builds no symbol graphs (it runs "
+            "eagerly): unroll on arrays, and hybridize() and export() a block to save a graph"
+        )
     axis = layout.find("T")
     in_axis = in_layout.find("T") if in_layout is not None else axis
     if _is_array(inputs):

@@ -68,6 +68,17 @@ def _activation(activation, x):
     return activation(x)
 
 
+def dropout(x, rate: float, axes=()):
+    """Dropout in training (`autograd.is_training()`), one mask shared along `axes`."""
+    if rate <= 0 or not is_training():
+        return x
+    F = _tg().nn.functional
+    if not axes:
+        return F.dropout(x, p=rate, training=True)
+    shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+    return x * F.dropout(_tg().ones(shape, dtype=x.dtype), p=rate, training=True)
+
+
 class RecurrentCell(HybridBlock):
     """Base class of the recurrent cells: override `state_info` and `forward(x, states)`.
 
@@ -178,13 +189,16 @@ class _GatedCell(RecurrentCell):
         input_size=0,
         prefix=None,
         params=None,
+        recurrent_size=None,
     ) -> None:
         super().__init__(prefix=prefix, params=params)
         self._hidden_size, self._input_size = hidden_size, input_size
         rows = self._gates * hidden_size
+        # what h2h multiplies: the hidden state, or LSTMPCell's projection of it
+        recurrent = hidden_size if recurrent_size is None else recurrent_size
         for name, shape, init in (
             ("i2h_weight", (rows, input_size), i2h_weight_initializer),
-            ("h2h_weight", (rows, hidden_size), h2h_weight_initializer),
+            ("h2h_weight", (rows, recurrent), h2h_weight_initializer),
             ("i2h_bias", (rows,), i2h_bias_initializer),
             ("h2h_bias", (rows,), h2h_bias_initializer),
         ):
@@ -424,14 +438,7 @@ class DropoutCell(RecurrentCell):
         return []
 
     def _drop(self, x):
-        if self._rate <= 0 or not is_training():
-            return x
-        F = _tg().nn.functional
-        if not self._axes:
-            return F.dropout(x, p=self._rate, training=True)
-        shape = tuple(1 if a in self._axes else n for a, n in enumerate(x.shape))
-        keep = F.dropout(_tg().ones(shape, dtype=x.dtype), p=self._rate, training=True)
-        return x * keep
+        return dropout(x, self._rate, self._axes)
 
     def forward(self, inputs, states):
         return self._drop(inputs), states

@@ -26,8 +26,6 @@ __all__ = ["RNN", "LSTM", "GRU"]
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 # MXNet 1.9.1 options the facade refuses unless left at their defaults
 _NOT_PROVIDED = (
-    "projection_size",
-    "h2r_weight_initializer",
     "state_clip_min",
     "state_clip_max",
     "state_clip_nan",
@@ -59,6 +57,8 @@ class _RNNLayer(HybridBlock):
         mode,
         dtype,
         kwargs,
+        projection_size=None,
+        h2r_weight_initializer=None,
     ) -> None:
         name = type(self).__name__
         if layout not in ("TNC", "NTC"):
@@ -79,16 +79,23 @@ class _RNNLayer(HybridBlock):
             "i2h_bias_initializer": i2h_bias_initializer,
             "h2h_bias_initializer": h2h_bias_initializer,
         }
+        self._projection_size = projection_size
+        self._inits["h2r_weight_initializer"] = h2r_weight_initializer
         rows = self._gates * hidden_size
+        out_size = projection_size or hidden_size  # each direction's output (and recurrence)
+        kinds = [
+            ("i2h_weight", None),
+            ("h2h_weight", (rows, out_size)),
+            ("i2h_bias", (rows,)),
+            ("h2h_bias", (rows,)),
+        ]
+        if projection_size:
+            kinds.insert(2, ("h2r_weight", (projection_size, hidden_size)))
         in_size = input_size
         for layer in range(num_layers):
             for d in ("l", "r")[: self._dir]:
-                for kind, shape in (
-                    ("i2h_weight", (rows, in_size)),
-                    ("h2h_weight", (rows, hidden_size)),
-                    ("i2h_bias", (rows,)),
-                    ("h2h_bias", (rows,)),
-                ):
+                for kind, shape in kinds:
+                    shape = shape or (rows, in_size)
                     name = f"{d}{layer}_{kind}"
                     param = self.params.get(
                         name,
@@ -98,16 +105,18 @@ class _RNNLayer(HybridBlock):
                         allow_deferred_init=True,
                     )
                     setattr(self, name, param)
-            in_size = hidden_size * self._dir
+            in_size = out_size * self._dir
 
     @classmethod
     def _alias(cls) -> str:
         return cls.__name__.lower()
 
     def state_info(self, batch_size=0):
-        """One (or, for LSTM, two: h and c) state of shape (layers * directions, N, hidden)."""
-        shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
-        return [{"shape": shape, "__layout__": "LNC"} for _ in range(self._n_states)]
+        """One (or, for LSTM, two: h and c) state of shape (layers * directions, N, hidden);
+        with a projection, h is (layers * directions, N, projection)."""
+        lead = (self._num_layers * self._dir, batch_size)
+        sizes = [self._projection_size or self._hidden_size, self._hidden_size]
+        return [{"shape": (*lead, size), "__layout__": "LNC"} for size in sizes[: self._n_states]]
 
     @property
     def _n_states(self) -> int:
@@ -142,6 +151,13 @@ class _RNNLayer(HybridBlock):
 
         def cell(prefix, input_size):
             kw = dict(self._inits, input_size=input_size, prefix=prefix)
+            h2r = kw.pop("h2r_weight_initializer")
+            if self._projection_size:
+                from ..contrib.rnn import LSTMPCell
+
+                return LSTMPCell(
+                    self._hidden_size, self._projection_size, h2r_weight_initializer=h2r, **kw
+                )
             if mode == "lstm":
                 return rnn_cell.LSTMCell(self._hidden_size, **kw)
             if mode == "gru":
@@ -162,7 +178,7 @@ class _RNNLayer(HybridBlock):
                     stack.add(cell(f"l{layer}_", in_size))
                 if self._dropout > 0 and layer != self._num_layers - 1:
                     stack.add(rnn_cell.DropoutCell(self._dropout))
-                in_size = self._hidden_size * self._dir
+                in_size = (self._projection_size or self._hidden_size) * self._dir
         return stack
 
     def _weights(self, prefix):
@@ -171,10 +187,16 @@ class _RNNLayer(HybridBlock):
             for n in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")
         )
 
+    def _projection(self, prefix):
+        if not self._projection_size:
+            return None
+        return self._reg_params[prefix + "h2r_weight"].data()
+
     def _direction(self, x, states, prefix, reverse):
         """One direction of one layer over x (T, N, I): (outputs (T, N, H), final states)."""
         tg = _tg()
         wi, wh, bi, bh = self._weights(prefix)
+        wr = self._projection(prefix)
         gru = self._mode == "gru"
         # every step's input projection at once; GRU keeps h2h's bias inside its reset gate
         xw = tg.matmul(x, wi.T) + (bi if gru else bi + bh)
@@ -191,6 +213,8 @@ class _RNNLayer(HybridBlock):
                 i, f, g, o = tg.chunk(xw[t] + tg.matmul(h, wh.T), 4, dim=-1)
                 c = tg.sigmoid(f) * c + tg.sigmoid(i) * tg.tanh(g)
                 h = tg.sigmoid(o) * tg.tanh(c)
+                if wr is not None:  # LSTMP: the output and the recurrence are W_hr h
+                    h = tg.matmul(h, wr.T)
             else:
                 pre = xw[t] + tg.matmul(h, wh.T)
                 h = tg.relu(pre) if self._mode == "rnn_relu" else tg.tanh(pre)
@@ -306,7 +330,8 @@ class LSTM(_RNNLayer):
 
     Args: as RNN's (no activation). Called as `lstm(x)` it returns the output sequence;
     `lstm(x, [h0, c0])` (each (num_layers * directions, N, hidden)) returns
-    `(output, [h, c])`.
+    `(output, [h, c])`. `projection_size=P`: each step's output and recurrent state is
+    W_hr h (contrib.rnn.LSTMPCell's), so h is (num_layers * directions, N, P).
     """
 
     def __init__(
@@ -321,6 +346,8 @@ class LSTM(_RNNLayer):
         h2h_weight_initializer=None,
         i2h_bias_initializer="zeros",
         h2h_bias_initializer="zeros",
+        projection_size=None,
+        h2r_weight_initializer=None,
         dtype="float32",
         **kwargs,
     ) -> None:
@@ -338,6 +365,8 @@ class LSTM(_RNNLayer):
             "lstm",
             dtype,
             kwargs,
+            projection_size,
+            h2r_weight_initializer,
         )
 
 
