@@ -371,3 +371,12 @@ def test_unroll_on_symbols_says_what_to_do():
     cell = rnn.LSTMCell(3)
     with pytest.raises(TypeError, match="tapegrad builds no symbol graphs"):
         cell.unroll(2, [mx.sym.var("a"), mx.sym.var("b")])
+
+
+def test_lstm_bias_sets_the_forget_gate_only():
+    cell = rnn.LSTMCell(3, input_size=2, i2h_bias_initializer=mx.init.LSTMBias(forget_bias=2.0))
+    cell.initialize()
+    np.testing.assert_array_equal(cell.i2h_bias.data().asnumpy(), [0, 0, 0, 2, 2, 2] + [0] * 6)
+    assert isinstance(mx.init.create("lstmbias"), mx.init.LSTMBias)
+    with pytest.raises(ValueError, match="4 \\* hidden_size"):
+        mx.init.LSTMBias()("b", (6,))
