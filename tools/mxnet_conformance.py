@@ -4,7 +4,7 @@
     python tools/mxnet_conformance.py /path/to/tests/python/unittest
     python tools/mxnet_conformance.py PATH -- -x -k test_dense  # extra pytest arguments
 
-The four test files (and the `common.py` they import) are copied into a temporary
+The test files (and the `common.py` they import) are copied into a temporary
 directory next to a generated `conftest.py`, which installs the facade under the name
 `mxnet` (`tapegrad.compat.alias`) before anything imports it, and provides the two pieces
 of test infrastructure the files expect: a small `nose.tools` (nose no longer runs on
@@ -36,6 +36,8 @@ FILES = (
     "test_gluon_trainer.py",
     "test_init.py",
     "test_gluon_rnn.py",
+    "test_gluon_save.py",
+    "test_gluon_data.py",
 )
 HELPERS = ("common.py",)
 
@@ -75,6 +77,10 @@ IGNORED_KWARG = (
     "its reference passes axis= to mx.nd.broadcast_maximum, an option that op does not "
     "have (MXNet ignores it, the facade refuses it); CosineEmbeddingLoss is checked in "
     "tests/compat/test_mxnet_losses.py"
+)
+DOWNLOAD_RECORDIO = "downloads an image data set and reads it as RecordIO (no network here; RecordIO is not provided)"
+DOWNLOAD_DATASETS = (
+    "reads MNIST / CIFAR-10 / Fashion-MNIST from data/ (downloads them: no network here)"
 )
 KVSTORE = "kvstores (mx.kv, update_on_kvstore) are not provided"
 DEVICES_TRAINER = (
@@ -200,6 +206,12 @@ DESELECTED: dict[str, dict[str, str]] = {
         "test_lstm_forget_bias": CELLS_MODULE,
         "test_rnn_unroll_variant_length": VARIABLE_LENGTH,
         "test_rnn_layers_fp16": FP16,
+    },
+    "test_gluon_data.py": {
+        "test_recordimage_dataset": DOWNLOAD_RECORDIO,
+        "test_recordimage_dataset_with_data_loader_multiworker": DOWNLOAD_RECORDIO,
+        "test_image_folder_dataset": DOWNLOAD_RECORDIO,
+        "test_datasets": DOWNLOAD_DATASETS,
     },
 }
 
@@ -336,7 +348,7 @@ def summarize(results: dict[str, str], files: tuple[str, ...], table: dict) -> i
         )
     print("\ndeselected (out of scope):")
     for name in files:
-        for test, reason in table[name].items():
+        for test, reason in table.get(name, {}).items():
             print(f"  {name}::{test}: {reason}")
     return 1 if failed_total or not results else 0
 
