@@ -78,7 +78,10 @@ IGNORED_KWARG = (
     "have (MXNet ignores it, the facade refuses it); CosineEmbeddingLoss is checked in "
     "tests/compat/test_mxnet_losses.py"
 )
-DOWNLOAD_RECORDIO = "downloads an image data set and reads it as RecordIO (no network here; RecordIO is not provided)"
+DOWNLOAD_RECORDIO = (
+    "downloads an image data set and reads it as RecordIO (no network here; RecordIO is "
+    "not provided)"
+)
 DOWNLOAD_DATASETS = (
     "reads MNIST / CIFAR-10 / Fashion-MNIST from data/ (downloads them: no network here)"
 )
