@@ -14,7 +14,7 @@ CASES = [
     ("tapegrad.compat.mxnet.autograd", "get_symbol", "to_dot"),
     ("tapegrad.compat.mxnet.gluon", "metric", "mx.np operations"),
     ("tapegrad.compat.mxnet.gluon.nn", "HybridConcatenate", "HybridConcurrent"),
-    ("tapegrad.compat.mxnet.gluon.rnn", "GRU", "only the LSTM"),
+    ("tapegrad.compat.mxnet.gluon.rnn", "LSTMPCell", "contrib.rnn.LSTMPCell"),
     ("tapegrad.compat.mxnet.gluon.loss", "NoSuchLoss", "see the migration guide"),
     ("tapegrad.compat.mxnet.gluon.data", "RecordFileDataset", "RecordIO"),
     ("tapegrad.compat.mxnet.initializer", "Mixed", "one by one"),

@@ -22,9 +22,19 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
 _local = threading.local()
 
 
+class _DefaultContext:
+    """`Context.default_ctx` (MXNet 1.x's older name of `current_context()`), read on the
+    class itself."""
+
+    def __get__(self, obj, owner=None) -> Context:
+        return current_context()
+
+
 class Context:
     """An MXNet device: `Context("cpu", 0)`, `Context("gpu", 0)`; also a `with` scope that
     makes it the default device of array creation in this thread."""
+
+    default_ctx = _DefaultContext()
 
     def __init__(self, device_type="cpu", device_id: int = 0) -> None:
         if isinstance(device_type, Context):

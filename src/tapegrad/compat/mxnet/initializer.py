@@ -29,6 +29,7 @@ __all__ = [
     "Constant",
     "Orthogonal",
     "Bilinear",
+    "LSTMBias",
     "create",
     "register",
 ]
@@ -133,6 +134,30 @@ class Constant(Initializer):
         if not np.isscalar(value):
             self._kwargs["value"] = _plain(value).tolist()
         return super().dumps()
+
+
+class LSTMBias(Initializer):
+    """An LSTM bias (4 * hidden values, gates i, f, g, o): `forget_bias` for the forget
+    gate, zeros for the rest, so the cell starts out keeping its state.
+
+        >>> mx.init.LSTMBias(forget_bias=2.0)("lstm0_i2h_bias", (8,))
+        array([0., 0., 2., 2., 0., 0., 0., 0.], dtype=float32)
+    """
+
+    def __init__(self, forget_bias=1.0) -> None:
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name, arr):
+        n = arr.shape[0]
+        if arr.ndim != 1 or n % 4:
+            raise ValueError(
+                f"LSTMBias: {name or 'the parameter'} has shape {tuple(arr.shape)}; it "
+                "initializes an LSTM bias of 4 * hidden_size values"
+            )
+        values = np.zeros(n, dtype=np.float64)
+        values[n // 4 : n // 2] = self.forget_bias
+        _fill(arr, values)
 
 
 class Bilinear(Initializer):
@@ -253,6 +278,7 @@ _BY_NAME = {
     "msraprelu": MSRAPrelu,
     "orthogonal": Orthogonal,
     "bilinear": Bilinear,
+    "lstmbias": LSTMBias,
 }
 
 
@@ -289,7 +315,6 @@ __getattr__ = facade_getattr(
     "the MXNet facade (mx.init)",
     {},
     {
-        "LSTMBias": "not provided; set the forget-gate bias with param.set_data(...)",
         "Mixed": "not provided; initialize the blocks one by one",
     },
 )

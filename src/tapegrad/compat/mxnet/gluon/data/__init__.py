@@ -12,8 +12,25 @@ from .....tensor import Tensor
 from ...._facade import facade_getattr
 from . import vision  # noqa: F401
 from .dataset import ArrayDataset, Dataset, SimpleDataset  # noqa: F401
+from .sampler import (  # noqa: F401
+    BatchSampler,
+    IntervalSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+)
 
-__all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "DataLoader"]
+__all__ = [
+    "Dataset",
+    "SimpleDataset",
+    "ArrayDataset",
+    "DataLoader",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "BatchSampler",
+    "IntervalSampler",
+]
 
 
 def DataLoader(
@@ -30,27 +47,33 @@ def DataLoader(
     """Batches of `dataset` (tapegrad.data.DataLoader with MXNet's argument names).
 
     Args:
-        last_batch: "keep" (default: a smaller last batch), "discard" (drop it).
+        batch_size, shuffle: as MXNet's (the batches come from a BatchSampler over a
+            Random- or SequentialSampler).
+        sampler: the indices' order (then no `shuffle`).
+        last_batch: "keep" (default: a smaller last batch), "discard" (drop it) or
+            "rollover" (carry it into the next epoch).
+        batch_sampler: the batches' indices themselves (then none of `batch_size`,
+            `shuffle`, `sampler`, `last_batch`).
         batchify_fn: how a list of items becomes a batch (default: stacked arrays).
     """
     from .....data import DataLoader as _CoreLoader
 
-    if sampler is not None or batch_sampler is not None:
+    if batch_sampler is None:
+        if batch_size is None:
+            raise ValueError("DataLoader: batch_size must be given when batch_sampler is not")
+        if sampler is None:
+            sampler = RandomSampler(len(dataset)) if shuffle else SequentialSampler(len(dataset))
+        elif shuffle:
+            raise ValueError("DataLoader: shuffle must not be given together with sampler")
+        batch_sampler = BatchSampler(sampler, batch_size, last_batch or "keep")
+    elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
         raise ValueError(
-            "DataLoader(sampler=/batch_sampler=) is not supported by the MXNet "
-            "facade; use shuffle=True or tapegrad.data directly"
-        )
-    last_batch = last_batch or "keep"
-    if last_batch not in ("keep", "discard"):
-        raise ValueError(
-            f"DataLoader: last_batch must be 'keep' or 'discard' (got "
-            f"{last_batch!r}; 'rollover' is not supported)"
+            "DataLoader: batch_size, shuffle, sampler and last_batch must not be given "
+            "together with batch_sampler"
         )
     return _CoreLoader(
         dataset,
-        batch_size=batch_size or 1,
-        shuffle=shuffle,
-        drop_last=last_batch == "discard",
+        batch_sampler=batch_sampler,
         collate_fn=batchify_fn if batchify_fn is not None else _batchify,
     )
 
@@ -79,6 +102,5 @@ __getattr__ = facade_getattr(
     {},
     {
         "RecordFileDataset": "RecordIO files are not supported",
-        "Sampler": "samplers are not supported; use DataLoader(shuffle=True)",
     },
 )

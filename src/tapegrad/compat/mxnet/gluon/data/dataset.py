@@ -1,5 +1,5 @@
-"""Gluon's data set classes: `Dataset` (with `transform` / `transform_first`),
-`SimpleDataset` and `ArrayDataset`."""
+"""Gluon's data set classes: `Dataset` (with `transform` / `transform_first`, `filter`,
+`shard`, `take`, `sample`), `SimpleDataset` and `ArrayDataset`."""
 
 from __future__ import annotations
 
@@ -25,6 +25,35 @@ class Dataset:
         """A dataset whose items have `fn` applied to their first element."""
         return _Transformed(self, lambda x, *rest: (fn(x),) + rest, unpack=True)
 
+    def filter(self, fn):
+        """The items for which `fn(item)` is true (tested now, once per item).
+
+        >>> list(mx.gluon.data.SimpleDataset(list(range(10))).filter(lambda x: x % 3 == 0))
+        [0, 3, 6, 9]
+        """
+        return _Reindexed(self, [i for i in range(len(self)) if fn(self[i])])
+
+    def shard(self, num_shards: int, index: int):
+        """Shard `index` of `num_shards` contiguous shards; the first `len % num_shards`
+        shards hold one item more (each worker of a data-parallel job takes one)."""
+        if not 0 <= index < num_shards:
+            raise ValueError(
+                f"Dataset.shard: index must be in 0..{num_shards - 1} for {num_shards} "
+                f"shards, got {index}"
+            )
+        size, extra = divmod(len(self), num_shards)
+        start = size * index + min(index, extra)
+        return _Reindexed(self, range(start, start + size + (index < extra)))
+
+    def take(self, count):
+        """The first `count` items (all of them when `count` is None or larger)."""
+        n = len(self) if count is None else min(count, len(self))
+        return _Reindexed(self, range(n))
+
+    def sample(self, sampler):
+        """The items in the order of `sampler`'s indices."""
+        return _Reindexed(self, list(sampler))
+
 
 class _Transformed(Dataset):
     def __init__(self, base, fn, unpack) -> None:
@@ -38,6 +67,19 @@ class _Transformed(Dataset):
         if self._unpack and isinstance(item, tuple):
             return self._fn(*item)
         return self._fn(item)
+
+
+class _Reindexed(Dataset):
+    """The items of `base` at `indices`, in that order."""
+
+    def __init__(self, base, indices) -> None:
+        self._base, self._indices = base, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, idx):
+        return self._base[self._indices[idx]]
 
 
 class SimpleDataset(Dataset):
