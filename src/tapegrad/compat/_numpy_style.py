@@ -61,6 +61,25 @@ def split(ary, indices_or_sections, axis=0) -> list:
     return list(_core().split(ary, sizes, dim=axis))
 
 
+def hsplit(ary, indices_or_sections) -> list:
+    """NumPy's hsplit: `split` along axis 1 (axis 0 of a 1-D array)."""
+    return split(ary, indices_or_sections, axis=1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections) -> list:
+    """NumPy's vsplit: `split` along axis 0 of an array of at least 2 dimensions."""
+    if ary.ndim < 2:
+        raise ValueError(f"vsplit only works on arrays of 2 or more dimensions, got {ary.ndim}")
+    return split(ary, indices_or_sections, axis=0)
+
+
+def dsplit(ary, indices_or_sections) -> list:
+    """NumPy's dsplit: `split` along axis 2 of an array of at least 3 dimensions."""
+    if ary.ndim < 3:
+        raise ValueError(f"dsplit only works on arrays of 3 or more dimensions, got {ary.ndim}")
+    return split(ary, indices_or_sections, axis=2)
+
+
 def repeat_elements(a, repeats, axis=None):
     """NumPy's repeat: each element `repeats` times (PyTorch's repeat_interleave)."""
     tg = _core()

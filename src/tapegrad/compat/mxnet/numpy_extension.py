@@ -118,12 +118,16 @@ def np_shape(active=True) -> _ShapeScope:
 
 
 def use_np(obj):
-    """Run a function (or every method of a class) in NumPy mode: Gluon parameters made
-    inside are `mx.np.ndarray`s; the mode before is restored after each call."""
+    """Run a function (or every method of a class, its inherited ones included, as MXNet's
+    decorator does) in NumPy mode: Gluon parameters made inside, deferred ones made at the
+    first forward too, are `mx.np.ndarray`s; the mode before is restored after each call."""
     if isinstance(obj, type):
-        for name, value in list(vars(obj).items()):
-            if callable(value) and not isinstance(value, type):
-                setattr(obj, name, _NpScope(True)(value))
+        import inspect
+
+        for name, value in inspect.getmembers(obj, inspect.isfunction):
+            if name.startswith("__") and name not in ("__init__", "__call__"):
+                continue
+            setattr(obj, name, _NpScope(True)(value))
         return obj
     return _NpScope(True)(obj)
 

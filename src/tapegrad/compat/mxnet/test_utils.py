@@ -238,3 +238,43 @@ def discard_stderr():
 def list_gpus() -> list:
     """The GPUs visible to tapegrad (ids)."""
     return list(range(mx.context.num_gpus()))
+
+
+def check_gluon_hybridize_consistency(
+    net_builder, data_l, numpy_func=None, test_grad=True, rtol=1e-4, atol=1e-4
+) -> None:
+    """Build the block with `net_builder()` twice, run it eagerly and hybridized (the second
+    with the first's parameter values) on copies of the arrays `data_l`, and assert the
+    outputs agree, with `numpy_func(*numpy inputs)` when given, and (`test_grad`) the
+    inputs' gradients of `out.backward()` too."""
+    from .autograd import record
+
+    values = None
+    results = []
+    for hybridize in (False, True):
+        net = net_builder()
+        net.initialize()
+        if hybridize:
+            net.hybridize()
+        inputs = [x.copy() for x in data_l]
+        for x in inputs:
+            x.attach_grad()
+        if values is not None:  # a dry run gives deferred parameters their shapes
+            net(*inputs)
+            for p, v in zip(net.collect_params().values(), values, strict=True):
+                p.set_data(v)
+        with record():
+            out = net(*inputs)
+        if test_grad:
+            out.backward()
+        if values is None:
+            values = [p.data().asnumpy() for p in net.collect_params().values()]
+        grads = [x.grad.asnumpy() for x in inputs] if test_grad else []
+        results.append((out.asnumpy(), grads))
+    (eager, eager_grads), (hybrid, hybrid_grads) = results
+    if numpy_func is not None:
+        expected = numpy_func(*[x.asnumpy() for x in data_l])
+        assert_almost_equal(eager, expected, rtol=rtol, atol=atol)
+    assert_almost_equal(hybrid, eager, rtol=rtol, atol=atol)
+    for h, e in zip(hybrid_grads, eager_grads, strict=True):
+        assert_almost_equal(h, e, rtol=rtol, atol=atol)

@@ -422,6 +422,9 @@ ALIASES = core_aliases(
     elemwise_mul="mul",
     elemwise_div="div",
 )
+# MXNet's mx.nd.np / mx.nd.npx: the NumPy-style ops, which a Gluon 1.x `hybrid_forward(F, ...)`
+# reaches as F.np / F.npx under @use_np
+ALIASES.update(np="tapegrad.compat.mxnet.numpy:", npx="tapegrad.compat.mxnet.numpy_extension:")
 HINTS = {
     "Convolution": "use mx.gluon.nn.Conv2D, or tapegrad.nn.functional.conv2d",
     "Pooling": "use mx.gluon.nn.MaxPool2D, or tapegrad.nn.functional.max_pool2d",

@@ -21,12 +21,15 @@ from ..._numpy_style import (  # noqa: F401
     amin,
     clip,
     concatenate,
+    dsplit,
     flip,
+    hsplit,
     pad,
     split,
     stack,
     std,
     var,
+    vsplit,
 )
 from ..._numpy_style import reshape as _reshape
 from ..._numpy_style import transpose as _transpose
@@ -92,7 +95,7 @@ def dot(a, b, out=None):
     sum over the last axis of `a` and the second-to-last of `b`."""
     import tapegrad as tg
 
-    if not isinstance(a, ndarray) or not isinstance(b, ndarray) or a.ndim == 0 or b.ndim == 0:
+    if not isinstance(a, tg.Tensor) or not isinstance(b, tg.Tensor) or a.ndim == 0 or b.ndim == 0:
         return a * b
     if a.ndim <= 2 and b.ndim <= 2:
         return tg.matmul(a, b)
