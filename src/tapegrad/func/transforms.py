@@ -209,16 +209,6 @@ def _stack_last(
     return stack(columns, dim=-1).reshape(tuple(out_shape) + tuple(in_shape))
 
 
-def _stack_first(
-    rows: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
-) -> Tensor:
-    from ..ops.joins import stack
-
-    if not rows:
-        return _wrap(np.zeros(tuple(out_shape) + tuple(in_shape), dtype=dtype))
-    return stack(rows, dim=0).reshape(tuple(out_shape) + tuple(in_shape))
-
-
 def _partial(
     func: Callable[..., Any],
     args: Sequence[Any],
@@ -294,16 +284,13 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         leaves, spec = flatten(out)
         jacs: list[Any] = []
         for k, o in enumerate(leaves):
-            rows: list[list[list[Tensor]]] = []  # per basis vector: per primal, its leaves
-            for e in _basis(o.shape, o.dtype):
-                cots = [
-                    e if i == k else _wrap(np.zeros_like(x._data)) for i, x in enumerate(leaves)
-                ]
-                rows.append([flatten(g)[0] for g in vjp_fn(unflatten(cots, spec))])
+            # one vmapped vjp over the output's unit cotangents (the other outputs' are
+            # zeros, the same for every row), as torch.func.jacrev
+            rows = _mapped_vjp(vjp_fn, leaves, spec, k)
             per_arg = tuple(
                 unflatten(
                     [
-                        _stack_first([r[j][m] for r in rows], o.shape, np.shape(leaf), o.dtype)
+                        _rows_to_jacobian(None if rows is None else rows[j], m, o.shape, np.shape(leaf), o.dtype)
                         for m, leaf in enumerate(p_leaves)
                     ],
                     p_spec,
@@ -315,6 +302,38 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         return (jac, _detached(res[2], top)) if has_aux else jac
 
     return jac_fn
+
+
+def _mapped_vjp(
+    vjp_fn: Callable[..., tuple[Any, ...]], leaves: list[Tensor], spec: Any, k: int
+) -> tuple[Any, ...] | None:
+    """`vjp_fn` of every unit cotangent of output `k` (row r: output k's element r),
+    stacked first, by one `vmap`; None when output `k` is empty."""
+    from .vmap import vmap
+
+    o = leaves[k]
+    n = int(np.prod(o.shape, dtype=np.int64))
+    if n == 0:
+        return None
+    cots = [
+        _wrap(np.eye(n, dtype=o.dtype).reshape((n, *o.shape)))
+        if i == k
+        else _wrap(np.zeros_like(x._data))
+        for i, x in enumerate(leaves)
+    ]
+    dims = unflatten([0 if i == k else None for i in range(len(leaves))], spec)
+    got: tuple[Any, ...] = vmap(vjp_fn, in_dims=(dims,))(unflatten(cots, spec))
+    return got
+
+
+def _rows_to_jacobian(
+    rows: Any, m: int, out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
+) -> Tensor:
+    """Leaf `m` of one primal's stacked vjp rows as Jacobian entries J[out..., in...]."""
+    shape = tuple(out_shape) + tuple(in_shape)
+    if rows is None:
+        return _wrap(np.zeros(shape, dtype=dtype))
+    return flatten(rows)[0][m].reshape(shape)
 
 
 def jacfwd(
@@ -336,11 +355,17 @@ def jacfwd(
             "jacfwd: Only allowed values for randomness are 'error', 'different', or 'same'. "
             f"Got {randomness}"
         )
-    transformed: Callable[..., Any] = _jacfwd(func, argnums, has_aux, "jacfwd")
+    transformed: Callable[..., Any] = _jacfwd(func, argnums, has_aux, "jacfwd", randomness)
     return transformed
 
 
-def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
+def _jacfwd(
+    func: Callable[..., Any],
+    argnums: Argnums,
+    has_aux: bool,
+    what: str,
+    randomness: str = "error",
+) -> Any:
     single, nums = argnums_tuple(argnums, what)
 
     @functools.wraps(func)
@@ -357,52 +382,91 @@ def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         ]
         top = _top_level([leaf for _, _, leaf in flat])
         f = _partial(func, args, nums, kwargs)
-        columns: dict[tuple[int, int], list[list[Tensor]]] = {}  # per primal leaf: per basis
+        sizes = [int(np.prod(p.shape, dtype=np.int64)) for _, _, p in flat]
+        total = sum(sizes)
         spec: Any = None
         aux: Any = None
-        leaves_shape: list[tuple[tuple[int, ...], Any]] | None = None
-        for j, m, p in flat:
-            cols: list[list[Tensor]] = []
-            for e in _basis(p.shape, p.dtype):
-                ts = tuple(
-                    unflatten(
-                        [
-                            e if (i, n) == (j, m) else _wrap(np.zeros_like(q._data))
-                            for n, q in enumerate(q_leaves)
-                        ],
-                        q_spec,
-                    )
-                    for i, (q_leaves, q_spec) in enumerate(trees)
-                )
-                res = jvp_as(f, primals, ts, has_aux, what)
-                out_leaves, spec = flatten(res[0])
-                leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
-                cols.append(flatten(res[1])[0])
-                if has_aux:
-                    aux = res[2]
-            columns[(j, m)] = cols
-        if leaves_shape is None:  # every primal is empty: evaluate once for the layout
+        if total == 0:  # every primal is empty: evaluate once for the layout
             res = _evaluate(f, primals, has_aux, what)
             out_leaves, spec = flatten(res[0])
-            leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
+            columns = [None] * len(out_leaves)
             aux = res[1]
-        jacs: list[Any] = []
-        for k, (shape, dtype) in enumerate(leaves_shape):
-            per_arg = tuple(
-                unflatten(
-                    [
-                        _stack_last([c[k] for c in columns[(j, m)]], shape, leaf.shape, dtype)
-                        for m, leaf in enumerate(p_leaves)
-                    ],
-                    p_spec,
-                )
-                for j, (p_leaves, p_spec) in enumerate(trees)
+        else:
+            # one vmapped jvp over every primal element's unit tangent, as torch.func.jacfwd
+            out_leaves, spec, columns, aux = _mapped_jvp(
+                f, primals, trees, sizes, has_aux, what, randomness
             )
-            jacs.append(per_arg[0] if single else per_arg)
+        jacs: list[Any] = []
+        for k, o in enumerate(out_leaves):
+            per_arg = []
+            start = 0
+            for p_leaves, p_spec in trees:
+                per_leaf = []
+                for leaf in p_leaves:
+                    n = int(np.prod(leaf.shape, dtype=np.int64))
+                    per_leaf.append(_columns_to_jacobian(columns[k], start, n, o, leaf))
+                    start += n
+                per_arg.append(unflatten(per_leaf, p_spec))
+            jacs.append(per_arg[0] if single else tuple(per_arg))
         jac = _detached(unflatten(jacs, spec), top)
         return (jac, _detached(aux, top)) if has_aux else jac
 
     return jac_fn
+
+
+def _mapped_jvp(
+    f: Callable[..., Any],
+    primals: tuple[Any, ...],
+    trees: list[tuple[list[Tensor], Any]],
+    sizes: list[int],
+    has_aux: bool,
+    what: str,
+    randomness: str,
+) -> tuple[list[Tensor], Any, list[Tensor], Any]:
+    """`f`'s output leaves, their spec, per output leaf its tangents for every unit tangent
+    of the primals (stacked first: row r is the r-th element over all primal leaves) and
+    the aux; the jvps by one `vmap`."""
+    from .vmap import vmap
+
+    total = sum(sizes)
+    tangents: list[Tensor] = []
+    start = 0
+    for (_, _, p), n in zip(
+        ((j, m, p) for j, (ps, _) in enumerate(trees) for m, p in enumerate(ps)), sizes
+    ):
+        basis = np.zeros((total, n), dtype=p._data.dtype)
+        basis[start : start + n] = np.eye(n, dtype=p._data.dtype)
+        tangents.append(_wrap(basis.reshape((total, *p.shape))))
+        start += n
+
+    # the output and aux are the same for every tangent: one run's (the vmap's first)
+    seen: list[Any] = []
+
+    def one(*flat: Tensor) -> Any:
+        ts, i = [], 0
+        for p_leaves, p_spec in trees:
+            ts.append(unflatten(flat[i : i + len(p_leaves)], p_spec))
+            i += len(p_leaves)
+        res = jvp_as(f, primals, tuple(ts), has_aux, what)
+        if not seen:
+            seen.append((res[0], res[2] if has_aux else None))
+        return res[1]
+
+    got = vmap(one, randomness=randomness)(*tangents)
+    out_leaves, spec = flatten(seen[0][0])
+    return out_leaves, spec, flatten(got)[0], seen[0][1]
+
+
+def _columns_to_jacobian(
+    columns: Tensor | None, start: int, n: int, out: Tensor, leaf: Tensor
+) -> Tensor:
+    """Entries J[out..., in...] for one primal leaf: rows `start:start+n` of the stacked
+    tangents (one per element of the leaf) moved last."""
+    shape = tuple(out.shape) + tuple(leaf.shape)
+    if columns is None or n == 0:
+        return _wrap(np.zeros(shape, dtype=out.dtype))
+    rows = columns[start : start + n].reshape(n, -1)
+    return rows.transpose(0, 1).reshape(shape)
 
 
 def _evaluate(
