@@ -46,10 +46,15 @@ def _link_rebuilt_output(trace: Trace) -> Callable[[Node, Tensor], None]:
     rebuilt as a tensor while vmap traces, is the traced result it was saved from (so
     `out > 0` in relu's rule is traced, not a constant)."""
 
+    from ..compile.tracing import EXTERNAL
+
     def observe(node: Node, t: Tensor) -> None:
         source = trace._storage.get(id(node.out_data))
         slot = None if source is None else trace._slot_of.get(id(source))
-        if slot is not None:
+        # an output saved from a captured value (a vjp_fn's graph, recorded before the
+        # trace) is a constant of the replay as that value is: left untraced (marked, a
+        # dual one of forward AD would stop the trace)
+        if slot is not None and trace.kinds[slot] != EXTERNAL:
             trace._slot_of[id(t)] = slot
             trace.mark(t)
 

@@ -7,6 +7,7 @@ mode instead: J.t = d/du <J^T u, t> (the double-vjp trick), with the same result
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -286,7 +287,7 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         for k, o in enumerate(leaves):
             # one vmapped vjp over the output's unit cotangents (the other outputs' are
             # zeros, the same for every row), as torch.func.jacrev
-            rows = _mapped_vjp(vjp_fn, leaves, spec, k)
+            rows = _mapped_vjp(vjp_fn, leaves, spec, k, top)
             per_arg = tuple(
                 unflatten(
                     [
@@ -304,8 +305,15 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
     return jac_fn
 
 
+def _graph_unneeded(top: bool) -> contextlib.AbstractContextManager[Any]:
+    """Around a top-level Jacobian's vmap: the ambient tape off, as its result is detached
+    anyway. A captured tensor that requires grad then asks vmap for no graph (vmap would
+    otherwise run once per row to keep one; the transforms inside record for themselves)."""
+    return not_recording(AMBIENT) if top else contextlib.nullcontext()
+
+
 def _mapped_vjp(
-    vjp_fn: Callable[..., tuple[Any, ...]], leaves: list[Tensor], spec: Any, k: int
+    vjp_fn: Callable[..., tuple[Any, ...]], leaves: list[Tensor], spec: Any, k: int, top: bool
 ) -> tuple[Any, ...] | None:
     """`vjp_fn` of every unit cotangent of output `k` (row r: output k's element r),
     stacked first, by one `vmap`; None when output `k` is empty."""
@@ -322,7 +330,8 @@ def _mapped_vjp(
         for i, x in enumerate(leaves)
     ]
     dims = unflatten([0 if i == k else None for i in range(len(leaves))], spec)
-    got: tuple[Any, ...] = vmap(vjp_fn, in_dims=(dims,))(unflatten(cots, spec))
+    with _graph_unneeded(top):
+        got: tuple[Any, ...] = vmap(vjp_fn, in_dims=(dims,))(unflatten(cots, spec))
     return got
 
 
@@ -394,7 +403,7 @@ def _jacfwd(
         else:
             # one vmapped jvp over every primal element's unit tangent, as torch.func.jacfwd
             out_leaves, spec, columns, aux = _mapped_jvp(
-                f, primals, trees, sizes, has_aux, what, randomness
+                f, primals, trees, sizes, has_aux, what, randomness, top
             )
         jacs: list[Any] = []
         for k, o in enumerate(out_leaves):
@@ -422,6 +431,7 @@ def _mapped_jvp(
     has_aux: bool,
     what: str,
     randomness: str,
+    top: bool,
 ) -> tuple[list[Tensor], Any, list[Tensor], Any]:
     """`f`'s output leaves, their spec, per output leaf its tangents for every unit tangent
     of the primals (stacked first: row r is the r-th element over all primal leaves) and
@@ -452,7 +462,17 @@ def _mapped_jvp(
             seen.append((res[0], res[2] if has_aux else None))
         return res[1]
 
-    got = vmap(one, randomness=randomness)(*tangents)
+    try:
+        with _graph_unneeded(top):
+            got = vmap(one, randomness=randomness)(*tangents)
+    except RuntimeError as e:
+        if "randomness error mode" not in str(e):
+            raise
+        raise RuntimeError(
+            f"{what}: the function called a random operation while randomness='error' (it "
+            "runs once per tangent under vmap); pass jacfwd(..., randomness='same') for the "
+            "same numbers for every tangent, 'different' for fresh ones, or draw them outside"
+        ) from None
     out_leaves, spec = flatten(seen[0][0])
     return out_leaves, spec, flatten(got)[0], seen[0][1]
 
