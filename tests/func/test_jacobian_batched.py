@@ -170,9 +170,7 @@ def test_jacobians_of_a_closure_over_a_parameter_are_batched(replays):
         replays.clear()
         J = getattr(F, name)(lambda x: tg.tanh(x @ w.T) * x.sum())(tg.tensor(X))
         assert replays == [True], name
-        tJ = getattr(torch.func, name)(lambda x: torch.tanh(x @ tw.T) * x.sum())(
-            torch.tensor(X)
-        )
+        tJ = getattr(torch.func, name)(lambda x: torch.tanh(x @ tw.T) * x.sum())(torch.tensor(X))
         np.testing.assert_allclose(J.numpy(), tJ.detach().numpy(), rtol=1e-12, atol=1e-14)
     assert w.grad is None
 

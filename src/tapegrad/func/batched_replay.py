@@ -282,7 +282,7 @@ class _OuterGraphs:
             return True
         if t.grad_fn is None:
             return not is_private_leaf(t)
-        stack = [t.grad_fn]
+        stack: list[Node | None] = [t.grad_fn]
         while stack:
             node = stack.pop()
             if node is None or id(node) in self.seen:

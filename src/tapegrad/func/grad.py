@@ -65,7 +65,11 @@ def _own(t: Tensor) -> None:
     scope = getattr(_nesting, "scope", None)
     if scope is not None:
         key = id(t)
-        _owners[key] = (weakref.ref(t, lambda _, key=key: _owners.pop(key, None)), scope)
+
+        def forget(_: object, key: int = key) -> None:
+            _owners.pop(key, None)
+
+        _owners[key] = (weakref.ref(t, forget), scope)
 
 
 def is_private_leaf(t: Tensor) -> bool:

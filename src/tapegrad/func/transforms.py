@@ -191,25 +191,6 @@ def _jvp_by_reverse(
     return (*result, aux) if has_aux else result
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> list[Tensor]:
-    """The unit tensors of a shape, one per element, in C order."""
-    n = int(np.prod(shape, dtype=np.int64))
-    eye = np.eye(n, dtype=dtype)
-    return [_wrap(eye[k].reshape(shape)) for k in range(n)]
-
-
-def _stack_last(
-    columns: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
-) -> Tensor:
-    """Jacobian entries J[out..., in...] from one column (an out-shaped tensor) per input
-    element."""
-    from ..ops.joins import stack
-
-    if not columns:
-        return _wrap(np.zeros(tuple(out_shape) + tuple(in_shape), dtype=dtype))
-    return stack(columns, dim=-1).reshape(tuple(out_shape) + tuple(in_shape))
-
-
 def _partial(
     func: Callable[..., Any],
     args: Sequence[Any],
@@ -248,10 +229,11 @@ def jacrev(
     has_aux: bool = False,
     chunk_size: int | None = None,
 ) -> Callable[..., Any]:
-    """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
-    vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
-    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple,
-    an argument that is a tuple/list/dict of tensors a Jacobian of that structure.
+    """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (the
+    vector-Jacobian products of every output element, by one `vmap` of `vjp_fn`). Entry
+    `[i..., j...]` is d out[i...] / d arg[j...], so its shape is `out.shape + arg.shape`; a
+    tuple `argnums` gives a tuple, an argument that is a tuple/list/dict of tensors a
+    Jacobian of that structure.
 
     >>> tg.func.jacrev(tg.sin)(tg.tensor([0.0, 1.0]))
     tensor([[1.    , 0.    ],
@@ -291,7 +273,9 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
             per_arg = tuple(
                 unflatten(
                     [
-                        _rows_to_jacobian(None if rows is None else rows[j], m, o.shape, np.shape(leaf), o.dtype)
+                        _rows_to_jacobian(
+                            None if rows is None else rows[j], m, o.shape, np.shape(leaf), o.dtype
+                        )
                         for m, leaf in enumerate(p_leaves)
                     ],
                     p_spec,
@@ -342,7 +326,8 @@ def _rows_to_jacobian(
     shape = tuple(out_shape) + tuple(in_shape)
     if rows is None:
         return _wrap(np.zeros(shape, dtype=dtype))
-    return flatten(rows)[0][m].reshape(shape)
+    leaf: Tensor = flatten(rows)[0][m]
+    return leaf.reshape(shape)
 
 
 def jacfwd(
@@ -352,8 +337,9 @@ def jacfwd(
     *,
     randomness: str = "error",
 ) -> Callable[..., Any]:
-    """The Jacobian of `func` with respect to argument(s) `argnums`, in forward mode (one
-    Jacobian-vector product per input element); the same layout as `jacrev`.
+    """The Jacobian of `func` with respect to argument(s) `argnums`, in forward mode (the
+    Jacobian-vector products of every input element, by one `vmap` of `jvp`; `randomness`
+    is that vmap's); the same layout as `jacrev`.
 
     >>> tg.func.jacfwd(lambda x: x ** 2)(tg.tensor([1.0, 2.0]))
     tensor([[2., 0.],
@@ -395,6 +381,7 @@ def _jacfwd(
         total = sum(sizes)
         spec: Any = None
         aux: Any = None
+        columns: list[Tensor | None]
         if total == 0:  # every primal is empty: evaluate once for the layout
             res = _evaluate(f, primals, has_aux, what)
             out_leaves, spec = flatten(res[0])
@@ -402,9 +389,10 @@ def _jacfwd(
             aux = res[1]
         else:
             # one vmapped jvp over every primal element's unit tangent, as torch.func.jacfwd
-            out_leaves, spec, columns, aux = _mapped_jvp(
+            out_leaves, spec, mapped, aux = _mapped_jvp(
                 f, primals, trees, sizes, has_aux, what, randomness, top
             )
+            columns = list(mapped)
         jacs: list[Any] = []
         for k, o in enumerate(out_leaves):
             per_arg = []
