@@ -228,3 +228,31 @@ def test_jacfwd_random_op_names_jacfwd_and_the_fix():
         F.jacfwd(lambda x: x * tg.rand(4, dtype=tg.float64))(tg.tensor(X))
     got = F.jacfwd(lambda x: x * tg.rand(4, dtype=tg.float64), randomness="same")(tg.tensor(X))
     assert got.shape == (4, 4)
+
+
+def test_jacfwd_keeps_grad_mode_and_an_inner_grad_of_a_captured_tensor(replays):
+    # the top-level Jacobian asks its own vmap for no graph, not the function it maps: grad
+    # mode stays on inside, and a grad inside (through a vmap of its own) sees its graph
+    torch = _torch()
+    w = tg.tensor(W1[:, 0], requires_grad=True)
+    modes = []
+
+    def f(x):
+        modes.append(tg.is_grad_enabled())
+        g = F.grad(lambda v: F.vmap(lambda r: (r * v * x.sum()).sin().sum())(tg.eye(6)).sum())
+        return g(w) * x[0]
+
+    J = F.jacfwd(f)(tg.tensor(X))
+    assert modes and all(modes)
+    tw = torch.tensor(W1[:, 0], requires_grad=True)
+
+    def tf(x):
+        g = torch.func.grad(
+            lambda v: torch.func.vmap(lambda r: (r * v * x.sum()).sin().sum())(
+                torch.eye(6, dtype=torch.float64)
+            ).sum()
+        )
+        return g(tw) * x[0]
+
+    tJ = torch.func.jacfwd(tf)(torch.tensor(X))
+    np.testing.assert_allclose(J.numpy(), tJ.detach().numpy(), rtol=1e-10, atol=1e-12)

@@ -76,6 +76,18 @@ class Fallback:
         _active.why = why
 
 
+@contextlib.contextmanager
+def graph_unneeded() -> Iterator[None]:
+    """The next `vmap` call of this thread (that one only, not one inside its function)
+    need not keep a graph for the reverse tapes outside: its caller detaches the result
+    (a top-level jacrev/jacfwd). A captured tensor that requires grad then lets it batch."""
+    _active.graph_unneeded = True
+    try:
+        yield
+    finally:
+        _active.graph_unneeded = False
+
+
 def fallback_reason() -> str | None:
     """Why this thread's last `vmap` call ran per sample (None: it ran batched)."""
     return getattr(_active, "why", None)
@@ -123,9 +135,11 @@ def run_traced_batched(
     from ..compile import hook
     from ..compile.tracing import Trace, value_read_guard
 
+    unneeded = getattr(_active, "graph_unneeded", False)
+    _active.graph_unneeded = False  # for this call only: a vmap inside func asks again
     if hook.local.trace is not None:  # inside tg.compile's (or another vmap's) trace
         return Fallback("inside another trace")
-    outer = state.active
+    outer = state.active & FORWARD if unneeded else state.active
     for leaf in leaves:
         if isinstance(leaf, Tensor) and (leaf._tapes & outer or type(leaf._data) is not np.ndarray):
             return Fallback("an input is tracked by a tape outside, or not a NumPy array")

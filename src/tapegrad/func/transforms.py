@@ -290,10 +290,12 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
 
 
 def _graph_unneeded(top: bool) -> contextlib.AbstractContextManager[Any]:
-    """Around a top-level Jacobian's vmap: the ambient tape off, as its result is detached
-    anyway. A captured tensor that requires grad then asks vmap for no graph (vmap would
-    otherwise run once per row to keep one; the transforms inside record for themselves)."""
-    return not_recording(AMBIENT) if top else contextlib.nullcontext()
+    """Around a top-level Jacobian's vmap: its result is detached anyway, so a captured
+    tensor that requires grad asks vmap for no graph (vmap would otherwise run once per row
+    to keep one). Grad mode stays as it is inside `func`, as in torch.func."""
+    from .batched_replay import graph_unneeded
+
+    return graph_unneeded() if top else contextlib.nullcontext()
 
 
 def _mapped_vjp(
