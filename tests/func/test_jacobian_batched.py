@@ -256,3 +256,8 @@ def test_jacfwd_keeps_grad_mode_and_an_inner_grad_of_a_captured_tensor(replays):
 
     tJ = torch.func.jacfwd(tf)(torch.tensor(X))
     np.testing.assert_allclose(J.numpy(), tJ.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_hessian_random_op_names_hessian():
+    with pytest.raises(RuntimeError, match=r"hessian: .*random operation.*draw the random"):
+        F.hessian(lambda x: (x * tg.rand(4, dtype=tg.float64)).sum() ** 2)(tg.tensor(X))

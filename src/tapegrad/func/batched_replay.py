@@ -250,7 +250,8 @@ def _traced_nodes(trace: Trace) -> set[int]:
 
     found = {id(i.node) for i in trace.instrs if i.node is not None}
     for t, _ in trace._marked.values():
-        acc = t._accum() if t._accum is not None else None
+        ref = getattr(t, "_accum", None)
+        acc = ref() if ref is not None else None
         if isinstance(acc, Node):
             found.add(id(acc))
     return found

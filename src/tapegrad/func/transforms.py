@@ -458,10 +458,15 @@ def _mapped_jvp(
     except RuntimeError as e:
         if "randomness error mode" not in str(e):
             raise
+        fix = (
+            "pass jacfwd(..., randomness='same') for the same numbers for every tangent, "
+            "'different' for fresh ones, or draw them outside"
+            if what == "jacfwd"
+            else "draw the random numbers outside the function and pass them in"
+        )
         raise RuntimeError(
             f"{what}: the function called a random operation while randomness='error' (it "
-            "runs once per tangent under vmap); pass jacfwd(..., randomness='same') for the "
-            "same numbers for every tangent, 'different' for fresh ones, or draw them outside"
+            f"runs once per tangent under vmap); {fix}"
         ) from None
     out_leaves, spec = flatten(seen[0][0])
     return out_leaves, spec, flatten(got)[0], seen[0][1]
