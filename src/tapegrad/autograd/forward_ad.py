@@ -302,8 +302,10 @@ def _output_tangent(
     reverse: int,
     xp: Any,
 ) -> Tensor:
-    # the tangent must stay differentiable when a reverse tape tracks a primal or a tangent
-    active = state.active
+    # the tangent must stay differentiable when a reverse tape tracks a primal or a tangent,
+    # and its ops must reach the tracer when a tangent is traced (vmap(jvp), as jacfwd maps
+    # its basis: on arrays the tangent of every sample would be sample 0's)
+    active = state.active | TRACING
     composing = bool(reverse) or any(t is not None and t._tapes & active for t in tangents)
     out = result._data
     if op.jvp_rule is None:

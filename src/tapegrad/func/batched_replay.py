@@ -46,10 +46,15 @@ def _link_rebuilt_output(trace: Trace) -> Callable[[Node, Tensor], None]:
     rebuilt as a tensor while vmap traces, is the traced result it was saved from (so
     `out > 0` in relu's rule is traced, not a constant)."""
 
+    from ..compile.tracing import EXTERNAL
+
     def observe(node: Node, t: Tensor) -> None:
         source = trace._storage.get(id(node.out_data))
         slot = None if source is None else trace._slot_of.get(id(source))
-        if slot is not None:
+        # an output saved from a captured value (a vjp_fn's graph, recorded before the
+        # trace) is a constant of the replay as that value is: left untraced (marked, a
+        # dual one of forward AD would stop the trace)
+        if slot is not None and trace.kinds[slot] != EXTERNAL:
             trace._slot_of[id(t)] = slot
             trace.mark(t)
 
@@ -69,6 +74,18 @@ class Fallback:
         self.rng_start = rng_start
         self.nested = nested  # run the other samples inside `nested_transforms()` too
         _active.why = why
+
+
+@contextlib.contextmanager
+def graph_unneeded() -> Iterator[None]:
+    """The next `vmap` call of this thread (that one only, not one inside its function)
+    need not keep a graph for the reverse tapes outside: its caller detaches the result
+    (a top-level jacrev/jacfwd). A captured tensor that requires grad then lets it batch."""
+    _active.graph_unneeded = True
+    try:
+        yield
+    finally:
+        _active.graph_unneeded = False
 
 
 def fallback_reason() -> str | None:
@@ -118,9 +135,11 @@ def run_traced_batched(
     from ..compile import hook
     from ..compile.tracing import Trace, value_read_guard
 
+    unneeded = getattr(_active, "graph_unneeded", False)
+    _active.graph_unneeded = False  # for this call only: a vmap inside func asks again
     if hook.local.trace is not None:  # inside tg.compile's (or another vmap's) trace
         return Fallback("inside another trace")
-    outer = state.active
+    outer = state.active & FORWARD if unneeded else state.active
     for leaf in leaves:
         if isinstance(leaf, Tensor) and (leaf._tapes & outer or type(leaf._data) is not np.ndarray):
             return Fallback("an input is tracked by a tape outside, or not a NumPy array")
@@ -181,8 +200,9 @@ def _why_not_batched(
     tensor func captured)."""
     from ..compile.tracing import EXTERNAL
 
+    graphs = _OuterGraphs(outer)
     captured = any(
-        kind == EXTERNAL and trace.values[slot]._tapes & outer
+        kind == EXTERNAL and graphs.needed(trace.values[slot])
         for slot, kind in enumerate(trace.kinds)
     )
     if captured:
@@ -200,11 +220,98 @@ def _why_not_batched(
     for i in trace.instrs:
         if not has_rule(i.op.name):
             return f"op {i.op.name} has no batching rule and can't be looped", False
+    traced_nodes: set[int] | None = None  # the graph nodes the traced ops made
+    clean: set[int] = set()  # nodes found to lead to no traced one
     for slot, kind in enumerate(trace.kinds):
         v = trace.values[slot]
-        if kind == EXTERNAL and (v.grad_fn is not None or type(v._data) is not np.ndarray):
-            return "a tensor from outside the op table reached an op", False
+        if kind != EXTERNAL:
+            continue
+        if type(v._data) is not np.ndarray:
+            return "a tensor that is not a NumPy array reached an op", False
+        if v.grad_fn is not None:
+            # a value with a graph is a constant of the replay (a vjp_fn's saved tensor, a
+            # saved output rebuilt, an op on those) unless it came from a traced value by
+            # a way around the tracer (a custom Function's output): that one is sample 0's
+            if traced_nodes is None:
+                traced_nodes = _traced_nodes(trace)
+            if _reaches(v.grad_fn, traced_nodes, clean):
+                return (
+                    "a tensor with a graph that tapegrad's op table did not make (a custom "
+                    "Function's output) reached an op",
+                    False,
+                )
     return None, False
+
+
+def _traced_nodes(trace: Trace) -> set[int]:
+    """The ids of the graph nodes of the traced ops, and of the accumulators of the traced
+    leaves (a `grad`'s fresh input)."""
+    from ..engine.node import Node
+
+    found = {id(i.node) for i in trace.instrs if i.node is not None}
+    for t, _ in trace._marked.values():
+        ref = getattr(t, "_accum", None)
+        acc = ref() if ref is not None else None
+        if isinstance(acc, Node):
+            found.add(id(acc))
+    return found
+
+
+def _reaches(node: Node, targets: set[int], clean: set[int]) -> bool:
+    """Whether the graph behind `node` has a node in `targets` (`clean`: nodes known not
+    to, extended as found)."""
+    stack: list[Node | None] = [node]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in clean:
+            continue
+        if id(n) in targets:
+            return True
+        clean.add(id(n))  # (no use once a target is found: the caller stops)
+        stack.extend(n.next)
+    return False
+
+
+class _OuterGraphs:
+    """Which captured tensors need their graph kept for a tape outside the vmap.
+
+    The replay records no graph, so the per-sample loop runs where one is needed: a tape
+    outside tracks the tensor (forward AD's, or a graph to a leaf someone outside may ask a
+    gradient for). A graph that leads only to the fresh leaves of transform calls that have
+    returned (the graph a `vjp` recorded for its `vjp_fn`: jacrev's `vmap(vjp_fn)`) is
+    nobody else's: no one outside holds those leaves, so the replay's constant stands.
+    """
+
+    def __init__(self, outer: int) -> None:
+        self.outer = outer
+        self.seen: set[int] = set()  # nodes whose leaves are all private
+
+    def needed(self, t: Tensor) -> bool:
+        from ..engine.node import ACCUMULATE, leaf_of
+        from .grad import is_private_leaf
+
+        tapes = t._tapes & self.outer
+        if not tapes:
+            return False
+        if tapes & FORWARD:
+            return True
+        if t.grad_fn is None:
+            return not is_private_leaf(t)
+        stack: list[Node | None] = [t.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in self.seen:
+                continue
+            self.seen.add(id(node))
+            if node.op is ACCUMULATE:
+                # a freed leaf no one can ask a gradient for; one a tape outside doesn't
+                # track (forward AD's own) nobody outside differentiates against
+                leaf = leaf_of(node)
+                if leaf is not None and leaf._tapes & self.outer and not is_private_leaf(leaf):
+                    return True
+                continue
+            stack.extend(node.next)
+        return False
 
 
 def _replay(

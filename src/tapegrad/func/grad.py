@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -28,15 +29,55 @@ Argnums = int | tuple[int, ...]
 _nesting = threading.local()  # how many transforms are running in this thread
 
 
+class _Scope:
+    """One running transform call; `open` turns False when it returns."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = True
+
+
+# id(fresh leaf) -> (a weak reference to it, the transform call that made it). A tensor
+# defines an elementwise `==`, so a WeakKeyDictionary (which compares keys) can't hold it.
+_owners: dict[int, tuple[weakref.ReferenceType[Tensor], _Scope]] = {}
+
+
 @contextlib.contextmanager
 def transform_scope() -> Iterator[int]:
     """Record on the ambient tape while the function runs; yields the nesting depth."""
     depth = _nesting.depth = getattr(_nesting, "depth", 0) + 1
+    scope = _Scope()
+    outer = getattr(_nesting, "scope", None)
+    _nesting.scope = scope
     try:
         with also_recording(AMBIENT):
             yield depth
     finally:
         _nesting.depth -= 1
+        _nesting.scope = outer
+        scope.open = False
+
+
+def _own(t: Tensor) -> None:
+    """`t` is a fresh leaf of the running transform call: nothing outside it can ask for a
+    gradient with respect to `t` once the call has returned (see `is_private_leaf`)."""
+    scope = getattr(_nesting, "scope", None)
+    if scope is not None:
+        key = id(t)
+
+        def forget(_: object, key: int = key) -> None:
+            _owners.pop(key, None)
+
+        _owners[key] = (weakref.ref(t, forget), scope)
+
+
+def is_private_leaf(t: Tensor) -> bool:
+    """Whether `t` is the fresh leaf of a transform call that has returned (a `vjp` whose
+    `vjp_fn` lives on): a graph to it needs no keeping for anyone outside that call, as no
+    one outside holds `t` to differentiate against (vmap's batched replay relies on it)."""
+    got = _owners.get(id(t))
+    return got is not None and got[0]() is t and not got[1].open
 
 
 def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
@@ -50,6 +91,7 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
         if x._tapes & active & FORWARD:
             t = x + 0.0  # keeps x's tangent
             t.requires_grad_(True)
+            _own(t)  # a new leaf of reverse mode all the same (x had no reverse tape)
             return t, True
         t = x.detach()
         _made_inside_vmap(x, t)
@@ -61,6 +103,7 @@ def fresh_input(x: Any, n: int, what: str = "grad") -> tuple[Tensor, bool]:
             "differentiated (pass floats, e.g. tg.tensor(2.0))"
         )
     t.requires_grad_(True)
+    _own(t)
     return t, False
 
 

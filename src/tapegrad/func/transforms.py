@@ -7,6 +7,7 @@ mode instead: J.t = d/du <J^T u, t> (the double-vjp trick), with the same result
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -190,35 +191,6 @@ def _jvp_by_reverse(
     return (*result, aux) if has_aux else result
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> list[Tensor]:
-    """The unit tensors of a shape, one per element, in C order."""
-    n = int(np.prod(shape, dtype=np.int64))
-    eye = np.eye(n, dtype=dtype)
-    return [_wrap(eye[k].reshape(shape)) for k in range(n)]
-
-
-def _stack_last(
-    columns: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
-) -> Tensor:
-    """Jacobian entries J[out..., in...] from one column (an out-shaped tensor) per input
-    element."""
-    from ..ops.joins import stack
-
-    if not columns:
-        return _wrap(np.zeros(tuple(out_shape) + tuple(in_shape), dtype=dtype))
-    return stack(columns, dim=-1).reshape(tuple(out_shape) + tuple(in_shape))
-
-
-def _stack_first(
-    rows: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
-) -> Tensor:
-    from ..ops.joins import stack
-
-    if not rows:
-        return _wrap(np.zeros(tuple(out_shape) + tuple(in_shape), dtype=dtype))
-    return stack(rows, dim=0).reshape(tuple(out_shape) + tuple(in_shape))
-
-
 def _partial(
     func: Callable[..., Any],
     args: Sequence[Any],
@@ -257,10 +229,11 @@ def jacrev(
     has_aux: bool = False,
     chunk_size: int | None = None,
 ) -> Callable[..., Any]:
-    """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (one
-    vector-Jacobian product per output element). Entry `[i..., j...]` is d out[i...] /
-    d arg[j...], so its shape is `out.shape + arg.shape`; a tuple `argnums` gives a tuple,
-    an argument that is a tuple/list/dict of tensors a Jacobian of that structure.
+    """The Jacobian of `func` with respect to argument(s) `argnums`, in reverse mode (the
+    vector-Jacobian products of every output element, by one `vmap` of `vjp_fn`). Entry
+    `[i..., j...]` is d out[i...] / d arg[j...], so its shape is `out.shape + arg.shape`; a
+    tuple `argnums` gives a tuple, an argument that is a tuple/list/dict of tensors a
+    Jacobian of that structure.
 
     >>> tg.func.jacrev(tg.sin)(tg.tensor([0.0, 1.0]))
     tensor([[1.    , 0.    ],
@@ -294,16 +267,15 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         leaves, spec = flatten(out)
         jacs: list[Any] = []
         for k, o in enumerate(leaves):
-            rows: list[list[list[Tensor]]] = []  # per basis vector: per primal, its leaves
-            for e in _basis(o.shape, o.dtype):
-                cots = [
-                    e if i == k else _wrap(np.zeros_like(x._data)) for i, x in enumerate(leaves)
-                ]
-                rows.append([flatten(g)[0] for g in vjp_fn(unflatten(cots, spec))])
+            # one vmapped vjp over the output's unit cotangents (the other outputs' are
+            # zeros, the same for every row), as torch.func.jacrev
+            rows = _mapped_vjp(vjp_fn, leaves, spec, k, top)
             per_arg = tuple(
                 unflatten(
                     [
-                        _stack_first([r[j][m] for r in rows], o.shape, np.shape(leaf), o.dtype)
+                        _rows_to_jacobian(
+                            None if rows is None else rows[j], m, o.shape, np.shape(leaf), o.dtype
+                        )
                         for m, leaf in enumerate(p_leaves)
                     ],
                     p_spec,
@@ -317,6 +289,49 @@ def _jacrev(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
     return jac_fn
 
 
+def _graph_unneeded(top: bool) -> contextlib.AbstractContextManager[Any]:
+    """Around a top-level Jacobian's vmap: its result is detached anyway, so a captured
+    tensor that requires grad asks vmap for no graph (vmap would otherwise run once per row
+    to keep one). Grad mode stays as it is inside `func`, as in torch.func."""
+    from .batched_replay import graph_unneeded
+
+    return graph_unneeded() if top else contextlib.nullcontext()
+
+
+def _mapped_vjp(
+    vjp_fn: Callable[..., tuple[Any, ...]], leaves: list[Tensor], spec: Any, k: int, top: bool
+) -> tuple[Any, ...] | None:
+    """`vjp_fn` of every unit cotangent of output `k` (row r: output k's element r),
+    stacked first, by one `vmap`; None when output `k` is empty."""
+    from .vmap import vmap
+
+    o = leaves[k]
+    n = int(np.prod(o.shape, dtype=np.int64))
+    if n == 0:
+        return None
+    cots = [
+        _wrap(np.eye(n, dtype=o.dtype).reshape((n, *o.shape)))
+        if i == k
+        else _wrap(np.zeros_like(x._data))
+        for i, x in enumerate(leaves)
+    ]
+    dims = unflatten([0 if i == k else None for i in range(len(leaves))], spec)
+    with _graph_unneeded(top):
+        got: tuple[Any, ...] = vmap(vjp_fn, in_dims=(dims,))(unflatten(cots, spec))
+    return got
+
+
+def _rows_to_jacobian(
+    rows: Any, m: int, out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any
+) -> Tensor:
+    """Leaf `m` of one primal's stacked vjp rows as Jacobian entries J[out..., in...]."""
+    shape = tuple(out_shape) + tuple(in_shape)
+    if rows is None:
+        return _wrap(np.zeros(shape, dtype=dtype))
+    leaf: Tensor = flatten(rows)[0][m]
+    return leaf.reshape(shape)
+
+
 def jacfwd(
     func: Callable[..., Any],
     argnums: Argnums = 0,
@@ -324,8 +339,9 @@ def jacfwd(
     *,
     randomness: str = "error",
 ) -> Callable[..., Any]:
-    """The Jacobian of `func` with respect to argument(s) `argnums`, in forward mode (one
-    Jacobian-vector product per input element); the same layout as `jacrev`.
+    """The Jacobian of `func` with respect to argument(s) `argnums`, in forward mode (the
+    Jacobian-vector products of every input element, by one `vmap` of `jvp`; `randomness`
+    is that vmap's); the same layout as `jacrev`.
 
     >>> tg.func.jacfwd(lambda x: x ** 2)(tg.tensor([1.0, 2.0]))
     tensor([[2., 0.],
@@ -336,11 +352,17 @@ def jacfwd(
             "jacfwd: Only allowed values for randomness are 'error', 'different', or 'same'. "
             f"Got {randomness}"
         )
-    transformed: Callable[..., Any] = _jacfwd(func, argnums, has_aux, "jacfwd")
+    transformed: Callable[..., Any] = _jacfwd(func, argnums, has_aux, "jacfwd", randomness)
     return transformed
 
 
-def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str) -> Any:
+def _jacfwd(
+    func: Callable[..., Any],
+    argnums: Argnums,
+    has_aux: bool,
+    what: str,
+    randomness: str = "error",
+) -> Any:
     single, nums = argnums_tuple(argnums, what)
 
     @functools.wraps(func)
@@ -357,52 +379,109 @@ def _jacfwd(func: Callable[..., Any], argnums: Argnums, has_aux: bool, what: str
         ]
         top = _top_level([leaf for _, _, leaf in flat])
         f = _partial(func, args, nums, kwargs)
-        columns: dict[tuple[int, int], list[list[Tensor]]] = {}  # per primal leaf: per basis
+        sizes = [int(np.prod(p.shape, dtype=np.int64)) for _, _, p in flat]
+        total = sum(sizes)
         spec: Any = None
         aux: Any = None
-        leaves_shape: list[tuple[tuple[int, ...], Any]] | None = None
-        for j, m, p in flat:
-            cols: list[list[Tensor]] = []
-            for e in _basis(p.shape, p.dtype):
-                ts = tuple(
-                    unflatten(
-                        [
-                            e if (i, n) == (j, m) else _wrap(np.zeros_like(q._data))
-                            for n, q in enumerate(q_leaves)
-                        ],
-                        q_spec,
-                    )
-                    for i, (q_leaves, q_spec) in enumerate(trees)
-                )
-                res = jvp_as(f, primals, ts, has_aux, what)
-                out_leaves, spec = flatten(res[0])
-                leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
-                cols.append(flatten(res[1])[0])
-                if has_aux:
-                    aux = res[2]
-            columns[(j, m)] = cols
-        if leaves_shape is None:  # every primal is empty: evaluate once for the layout
+        columns: list[Tensor | None]
+        if total == 0:  # every primal is empty: evaluate once for the layout
             res = _evaluate(f, primals, has_aux, what)
             out_leaves, spec = flatten(res[0])
-            leaves_shape = [(o.shape, o.dtype) for o in out_leaves]
+            columns = [None] * len(out_leaves)
             aux = res[1]
-        jacs: list[Any] = []
-        for k, (shape, dtype) in enumerate(leaves_shape):
-            per_arg = tuple(
-                unflatten(
-                    [
-                        _stack_last([c[k] for c in columns[(j, m)]], shape, leaf.shape, dtype)
-                        for m, leaf in enumerate(p_leaves)
-                    ],
-                    p_spec,
-                )
-                for j, (p_leaves, p_spec) in enumerate(trees)
+        else:
+            # one vmapped jvp over every primal element's unit tangent, as torch.func.jacfwd
+            out_leaves, spec, mapped, aux = _mapped_jvp(
+                f, primals, trees, sizes, has_aux, what, randomness, top
             )
-            jacs.append(per_arg[0] if single else per_arg)
+            columns = list(mapped)
+        jacs: list[Any] = []
+        for k, o in enumerate(out_leaves):
+            per_arg = []
+            start = 0
+            for p_leaves, p_spec in trees:
+                per_leaf = []
+                for leaf in p_leaves:
+                    n = int(np.prod(leaf.shape, dtype=np.int64))
+                    per_leaf.append(_columns_to_jacobian(columns[k], start, n, o, leaf))
+                    start += n
+                per_arg.append(unflatten(per_leaf, p_spec))
+            jacs.append(per_arg[0] if single else tuple(per_arg))
         jac = _detached(unflatten(jacs, spec), top)
         return (jac, _detached(aux, top)) if has_aux else jac
 
     return jac_fn
+
+
+def _mapped_jvp(
+    f: Callable[..., Any],
+    primals: tuple[Any, ...],
+    trees: list[tuple[list[Tensor], Any]],
+    sizes: list[int],
+    has_aux: bool,
+    what: str,
+    randomness: str,
+    top: bool,
+) -> tuple[list[Tensor], Any, list[Tensor], Any]:
+    """`f`'s output leaves, their spec, per output leaf its tangents for every unit tangent
+    of the primals (stacked first: row r is the r-th element over all primal leaves) and
+    the aux; the jvps by one `vmap`."""
+    from .vmap import vmap
+
+    total = sum(sizes)
+    tangents: list[Tensor] = []
+    start = 0
+    for (_, _, p), n in zip(
+        ((j, m, p) for j, (ps, _) in enumerate(trees) for m, p in enumerate(ps)), sizes
+    ):
+        basis = np.zeros((total, n), dtype=p._data.dtype)
+        basis[start : start + n] = np.eye(n, dtype=p._data.dtype)
+        tangents.append(_wrap(basis.reshape((total, *p.shape))))
+        start += n
+
+    # the output and aux are the same for every tangent: one run's (the vmap's first)
+    seen: list[Any] = []
+
+    def one(*flat: Tensor) -> Any:
+        ts, i = [], 0
+        for p_leaves, p_spec in trees:
+            ts.append(unflatten(flat[i : i + len(p_leaves)], p_spec))
+            i += len(p_leaves)
+        res = jvp_as(f, primals, tuple(ts), has_aux, what)
+        if not seen:
+            seen.append((res[0], res[2] if has_aux else None))
+        return res[1]
+
+    try:
+        with _graph_unneeded(top):
+            got = vmap(one, randomness=randomness)(*tangents)
+    except RuntimeError as e:
+        if "randomness error mode" not in str(e):
+            raise
+        fix = (
+            "pass jacfwd(..., randomness='same') for the same numbers for every tangent, "
+            "'different' for fresh ones, or draw them outside"
+            if what == "jacfwd"
+            else "draw the random numbers outside the function and pass them in"
+        )
+        raise RuntimeError(
+            f"{what}: the function called a random operation while randomness='error' (it "
+            f"runs once per tangent under vmap); {fix}"
+        ) from None
+    out_leaves, spec = flatten(seen[0][0])
+    return out_leaves, spec, flatten(got)[0], seen[0][1]
+
+
+def _columns_to_jacobian(
+    columns: Tensor | None, start: int, n: int, out: Tensor, leaf: Tensor
+) -> Tensor:
+    """Entries J[out..., in...] for one primal leaf: rows `start:start+n` of the stacked
+    tangents (one per element of the leaf) moved last."""
+    shape = tuple(out.shape) + tuple(leaf.shape)
+    if columns is None or n == 0:
+        return _wrap(np.zeros(shape, dtype=out.dtype))
+    rows = columns[start : start + n].reshape(n, -1)
+    return rows.transpose(0, 1).reshape(shape)
 
 
 def _evaluate(

@@ -8,7 +8,8 @@ Two ways to run, the same results:
   (`func/batching.py`). Taken when every traced op has a rule, nothing read a tensor's
   value (Python control flow could then differ per sample), no random numbers were drawn
   (unless `randomness="same"`) and no input or captured tensor is tracked by a tape
-  outside (the replay records no graph).
+  outside that may want its graph (the replay records none; a graph to the fresh inputs
+  of returned transform calls, as a `vjp_fn` holds, is nobody's).
 - **Per sample** (the fallback, always correct): `func` runs once per sample and the
   results are stacked.
 """

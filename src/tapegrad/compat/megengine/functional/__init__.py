@@ -118,6 +118,50 @@ def normalize(inp, ord=None, axis=None, eps=1e-12):
     return inp / clip(norm(inp, ord, axis, keepdims=True), lower=eps)
 
 
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    """The cross product of 3-vectors along `axisa` of `a` and `axisb` of `b` (the other axes
+    broadcast), placed along `axisc` of the result; `axis` sets all three (NumPy's `cross`, as
+    MegEngine's). A 1-D `a` or `b` of 2 elements gets a third, 0 (MegEngine pads those only).
+    Differentiable.
+
+    >>> import tapegrad.compat.megengine.functional as F
+    >>> F.cross(mge.tensor([1.0, 2.0, 3.0]), mge.tensor([4.0, 5.0, 6.0])).numpy().tolist()
+    [-3.0, 6.0, -3.0]
+    """
+    tg = _tg()
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    vectors = []
+    for name, x, ax in (("a", a, axisa), ("b", b, axisb)):
+        if not isinstance(x, tg.Tensor):
+            x = _tensor(x)
+        if x.ndim == 1 and x.shape[0] == 2:
+            x = tg.cat([x, tg.zeros(1, dtype=x.dtype)])
+        if x.ndim == 0 or not -x.ndim <= ax < x.ndim:
+            raise ValueError(
+                f"F.cross: axis{name}={ax} is out of range for {name} of shape "
+                f"{tuple(x.shape)}; pass an axis in [-{x.ndim}, {x.ndim})"
+            )
+        if x.shape[ax] != 3:
+            raise ValueError(
+                f"F.cross: {name} has {x.shape[ax]} components along axis{name}={ax} (shape "
+                f"{tuple(x.shape)}); the vectors need 3 (only a 1-D 2-vector is padded)"
+            )
+        vectors.append(tg.movedim(x, ax, -1))
+    try:
+        c = tg.cross(vectors[0], vectors[1], dim=-1)
+    except RuntimeError as e:  # the other axes do not broadcast
+        raise ValueError(
+            f"F.cross: the shapes {tuple(vectors[0].shape[:-1])} and "
+            f"{tuple(vectors[1].shape[:-1])} (without the vector axes) do not broadcast"
+        ) from e
+    if not -c.ndim <= axisc < c.ndim:
+        raise ValueError(
+            f"F.cross: axisc={axisc} is out of range for the result of {c.ndim} dimensions"
+        )
+    return tg.movedim(c, -1, axisc)
+
+
 def softmax(inp, axis=None):
     """Softmax over `axis` (default: 0 for 0-, 1- and 3-D inputs, else 1, as MegEngine)."""
     if axis is None:

@@ -1,4 +1,5 @@
-"""`F.vision`: `interpolate` (nearest and bilinear resizing of NCHW tensors).
+"""`F.vision`: `interpolate` (nearest and bilinear resizing of NCHW tensors), and `flip` and
+`rot90` of NHWC images.
 
 >>> import tapegrad.compat.megengine.functional as F
 >>> F.vision.interpolate(mge.tensor(np.ones((1, 1, 2, 2))), scale_factor=2).shape
@@ -11,7 +12,51 @@ import numpy as np
 
 from ..._facade import facade_getattr
 
-__all__ = ["interpolate"]
+__all__ = ["flip", "interpolate", "rot90"]
+
+
+def _nhwc(what: str, inp):
+    import tapegrad as tg
+
+    if not isinstance(inp, tg.Tensor):
+        inp = tg.tensor(inp)
+    if inp.ndim != 4:
+        raise ValueError(
+            f"F.vision.{what}: expected a 4-D NHWC image batch, got shape {tuple(inp.shape)}; "
+            "add the missing axes (x[None] for one image, x[..., None] for one channel)"
+        )
+    return inp
+
+
+def flip(inp, vertical: bool = True, horizontal: bool = True):
+    """MegEngine's `F.vision.flip`: NHWC images reversed top-bottom (`vertical`, the H axis)
+    and/or left-right (`horizontal`, the W axis); differentiable.
+
+    >>> import tapegrad.compat.megengine.functional as F
+    >>> x = mge.tensor(np.arange(4, dtype=np.float32).reshape(1, 2, 2, 1))
+    >>> F.vision.flip(x).numpy()[0, :, :, 0].tolist()
+    [[3.0, 2.0], [1.0, 0.0]]
+    """
+    inp = _nhwc("flip", inp)
+    axes = tuple(a for a, on in ((1, vertical), (2, horizontal)) if on)
+    return inp.clone() if not axes else inp.flip(axes)
+
+
+def rot90(inp, clockwise: bool = True):
+    """MegEngine's `F.vision.rot90`: NHWC images turned a quarter turn, clockwise by default
+    (the result is NWHC); differentiable.
+
+    >>> import tapegrad.compat.megengine.functional as F
+    >>> x = mge.tensor(np.arange(4, dtype=np.float32).reshape(1, 2, 2, 1))
+    >>> F.vision.rot90(x).numpy()[0, :, :, 0].tolist()
+    [[2.0, 0.0], [3.0, 1.0]]
+    """
+    inp = _nhwc("rot90", inp)
+    # clockwise: new row i is old column i read bottom-up; counterclockwise: old column
+    # W-1-i read top-down
+    if clockwise:
+        return inp.flip(1).permute(0, 2, 1, 3)
+    return inp.flip(2).permute(0, 2, 1, 3)
 
 
 def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corners=None):
