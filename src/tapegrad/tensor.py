@@ -162,6 +162,29 @@ class Tensor(_Surface):
         """False: tapegrad tensors are dense (no sparse layouts)."""
         return False
 
+    def to_dense(self) -> Tensor:
+        """The dense tensor: itself, as PyTorch's `to_dense` of a strided tensor.
+
+        >>> x = tg.tensor([1.0, 0.0]); x.to_dense() is x
+        True
+        """
+        return self
+
+    def to_sparse(self, sparse_dim: int | None = None, **kwargs: Any) -> Tensor:
+        """PyTorch's conversion to a sparse layout: tapegrad has none, so a dense copy (the
+        same values, in the graph: `sparse @ dense`, `torch.spmm` and sums then agree with
+        PyTorch's values, not its memory use). `is_sparse` stays False.
+
+        >>> tg.eye(2).to_sparse().is_sparse
+        False
+        """
+        if sparse_dim is not None and not 0 < int(sparse_dim) <= self.ndim:
+            raise ValueError(
+                f"to_sparse: sparse_dim={sparse_dim} must be in 1..{self.ndim} (the tensor's "
+                "number of dimensions)"
+            )
+        return self.clone()  # torch's result is a new tensor, in the graph
+
     @property
     def _version(self) -> int:
         """How many times the storage was changed in place (PyTorch's `t._version`)."""
