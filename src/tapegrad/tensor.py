@@ -488,7 +488,39 @@ class Tensor(_Surface):
         }
         fields.update(getattr(self, "__dict__", {}))
         values = backend.to_device(self._data, "cpu")
+        from . import shared_memory
+
+        path = shared_memory.shared_file(self._data)
+        if path is not None:  # share_memory_(): the other process maps the same memory
+            values = (path, self._data.dtype.str, tuple(self._data.shape))
+            return (_unpickle_shared, (type(self), values, bool(self._tapes & AMBIENT), fields))
         return (_unpickle, (type(self), values, self.device, bool(self._tapes & AMBIENT), fields))
+
+    def share_memory_(self: _T) -> _T:
+        """Move the values into memory shared between processes, in place (PyTorch's
+        `share_memory_`): pickling the tensor into another process (a `multiprocessing`
+        Process's arguments) then maps the same memory, so in-place writes there show here.
+        A no-op when already shared; CPU tensors only. See `tapegrad.shared_memory`.
+
+        >>> t = tg.zeros(2).share_memory_(); t.is_shared()
+        True
+        """
+        if self.device != "cpu":
+            raise RuntimeError(
+                f"share_memory_: only CPU tensors can be shared, this one is on "
+                f"{self.device}; move it with .cpu() first"
+            )
+        from . import shared_memory
+
+        if shared_memory.shared_file(self._data) is None:
+            self._data = shared_memory.shared_copy(np.ascontiguousarray(self._data))
+        return self
+
+    def is_shared(self) -> bool:
+        """True when the values are in memory shared between processes (`share_memory_`)."""
+        from . import shared_memory
+
+        return shared_memory.is_shared_array(self._data)
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, tracked by no tape."""
@@ -525,6 +557,18 @@ def _unpickle(
     for name, value in fields.items():
         setattr(t, name, value)
     return t
+
+
+def _unpickle_shared(
+    cls: type[Tensor],
+    where: tuple[str, str, tuple[int, ...]],
+    requires_grad: bool,
+    fields: dict[str, Any],
+) -> Tensor:
+    """The shared tensor `Tensor.__reduce_ex__` describes: the same memory, mapped here."""
+    from .shared_memory import rebuild_shared
+
+    return _unpickle(cls, rebuild_shared(*where), "cpu", requires_grad, fields)
 
 
 def _init(t: Tensor, arr: Any, tapes: int = 0) -> None:

@@ -196,3 +196,75 @@ def test_pickle_module_makes_the_default_load_everything_as_torch(array_file, mo
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(ft.load(array_file, pickle_module=pickle), [0.0, 1.0, 2.0])
+
+
+# ------------------------------------------------------------------ shared memory, Hogwild
+
+
+def test_share_memory_keeps_values_and_pickles_to_the_same_memory(torch):
+    t = ft.tensor([1.0, 2.0, 3.0])
+    assert not t.is_shared()
+    assert t.share_memory_() is t and t.is_shared()
+    assert t.tolist() == [1.0, 2.0, 3.0]
+    other = pickle.loads(pickle.dumps(t))
+    other.add_(10.0)  # the other "process" writes in place: this one sees it
+    assert t.tolist() == [11.0, 12.0, 13.0]
+    ref = torch.tensor([1.0, 2.0, 3.0])
+    assert not ref.is_shared() and ref.share_memory_().is_shared()  # torch's flags agree
+
+
+def test_unshared_tensors_still_pickle_by_value():
+    t = ft.tensor([1.0, 2.0])
+    other = pickle.loads(pickle.dumps(t))
+    other.add_(1.0)
+    assert t.tolist() == [1.0, 2.0] and not other.is_shared()
+
+
+def test_module_share_memory_shares_parameters_through_pickle():
+    model = ft.nn.Linear(3, 2)
+    assert model.share_memory() is model
+    assert all(p.is_shared() for p in model.parameters())
+    copy = pickle.loads(pickle.dumps(model))
+    opt = ft.optim.SGD(copy.parameters(), lr=0.5)
+    copy(ft.ones(1, 3)).sum().backward()
+    opt.step()  # in place on the shared memory
+    np.testing.assert_array_equal(model.weight.detach().numpy(), copy.weight.detach().numpy())
+    np.testing.assert_array_equal(model.bias.detach().numpy(), copy.bias.detach().numpy())
+    assert isinstance(copy.weight, ft.nn.Parameter) and copy.weight.requires_grad
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_child_process_updates_a_shared_tensor_in_place(method):
+    mp = pytest.importorskip("tapegrad.compat.torch.multiprocessing")
+    if method not in mp.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    t = ft.zeros(4).share_memory_()
+    p = mp.get_context(method).Process(target=t.add_, args=(2.5,))
+    p.start()
+    p.join(timeout=120)
+    assert p.exitcode == 0
+    assert t.tolist() == [2.5] * 4
+
+
+def test_spawned_children_start_with_the_facade():
+    import multiprocessing.spawn as spawn
+
+    import tapegrad.compat.torch.multiprocessing as mp
+
+    cmd = spawn.get_command_line(tracker_fd=3, pipe_handle=4)
+    assert cmd[cmd.index("-c") + 1].startswith(mp._PRELUDE)
+
+
+def test_multiprocessing_spawn_runs_and_reports_failures():
+    import tapegrad.compat.torch.multiprocessing as mp
+
+    t = ft.zeros(2).share_memory_()
+    mp.spawn(t.add_, nprocs=0)
+    with pytest.raises(ValueError, match="spawn: nprocs=-1"):
+        mp.spawn(t.add_, nprocs=-1)
+    with pytest.raises(mp.ProcessRaisedException, match="process 0 terminated with exit code"):
+        mp.spawn(_fails, nprocs=1, start_method="fork")
+
+
+def _fails(i):
+    raise SystemExit(3)
