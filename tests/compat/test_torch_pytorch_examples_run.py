@@ -246,13 +246,18 @@ def test_a_child_process_updates_a_shared_tensor_in_place(method):
     assert t.tolist() == [2.5] * 4
 
 
-def test_spawned_children_start_with_the_facade():
+def test_spawned_children_start_with_the_facade_while_it_is_torch(monkeypatch):
     import multiprocessing.spawn as spawn
+    import sys
 
     import tapegrad.compat.torch.multiprocessing as mp
 
+    monkeypatch.setitem(sys.modules, "torch", ft)  # as tapegrad.compat.run torch leaves it
     cmd = spawn.get_command_line(tracker_fd=3, pipe_handle=4)
     assert cmd[cmd.index("-c") + 1].startswith(mp._PRELUDE)
+    monkeypatch.delitem(sys.modules, "torch")  # a program without the facade: plain children
+    cmd = spawn.get_command_line(tracker_fd=3, pipe_handle=4)
+    assert not cmd[cmd.index("-c") + 1].startswith(mp._PRELUDE)
 
 
 def test_multiprocessing_spawn_runs_and_reports_failures():

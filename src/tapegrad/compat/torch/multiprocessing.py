@@ -6,9 +6,10 @@ Everything here is the standard library's (`Process`, `Queue`, `Pool`, `set_star
 - tensors and modules put in shared memory (`t.share_memory_()`, `model.share_memory()`)
   reach a child process as the same memory, so Hogwild training (several processes updating
   one model in place) works with every start method; other tensors are copied;
-- a child started with "spawn" or "forkserver" imports `torch` as this facade too (a plain
-  interpreter would find the real PyTorch, or nothing), so the script's own modules load in
-  the child as in the parent;
+- while `torch` is this facade (`python -m tapegrad.compat.run torch`), a child started with
+  "spawn" or "forkserver" imports `torch` as the facade too (a plain interpreter would find
+  the real PyTorch, or nothing), so the script's own modules load in the child as in the
+  parent;
 - `spawn(fn, args, nprocs)` runs `fn(i, *args)` in `nprocs` processes and raises when one
   fails.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing as _mp
 import multiprocessing.spawn as _spawn
+import sys
 from collections.abc import Callable
 from multiprocessing import (  # noqa: F401  (the standard library's names, as torch's)
     Array,
@@ -82,6 +84,11 @@ __all__ = [
 _PRELUDE = "import tapegrad.compat.alias as _tg_alias; _tg_alias.install('torch'); "
 
 
+def _facade_is_torch() -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and getattr(torch, "__name__", "") == "tapegrad.compat.torch"
+
+
 def _facade_in_children() -> None:
     """Make spawn/forkserver children start with `import torch` meaning this facade: their
     command line (`python -c "from multiprocessing.spawn import spawn_main; ..."`) gets the
@@ -92,7 +99,9 @@ def _facade_in_children() -> None:
 
     def get_command_line(**kwds: Any) -> list[str]:
         cmd = list(original(**kwds))
-        if "-c" in cmd:
+        # only while `torch` is this facade (python -m tapegrad.compat.run torch, or
+        # alias.install): a program using the real torch keeps plain children
+        if "-c" in cmd and _facade_is_torch():
             i = cmd.index("-c") + 1
             cmd[i] = _PRELUDE + cmd[i]
         return cmd
