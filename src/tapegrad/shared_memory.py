@@ -1,9 +1,10 @@
 """Tensors in memory shared between processes (`Tensor.share_memory_`, `Module.share_memory`).
 
 A shared tensor's values live in a file-backed memory map (in /dev/shm where it exists), and
-pickling it (what `multiprocessing` does to a Process's arguments, with any start method)
-sends the file's name instead of the values: the other process maps the same memory, so an
-in-place update there (an optimizer step) is seen here. That is PyTorch's Hogwild pattern:
+`multiprocessing`'s pickler (a Process's arguments with any start method, a Queue) sends
+the file's name instead of the values: the other process maps the same memory, so an
+in-place update there (an optimizer step) is seen here. Plain `pickle` and `copy.deepcopy`
+copy the values, as PyTorch's do. That is PyTorch's Hogwild pattern:
 `model.share_memory()`, then `Process(target=train, args=(model,))` in several processes.
 The creating process removes the file when it exits; processes that mapped it keep their
 mapping.
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_shared_array", "rebuild_shared", "shared_copy", "shared_file"]
+__all__ = ["is_shared_array", "rebuild_shared", "register_reducer", "shared_copy", "shared_file"]
 
 _OWNED: list[str] = []  # files this process created, removed at exit
 _OWNER = os.getpid()
@@ -101,3 +102,34 @@ def rebuild_shared(path: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
             "workers before it ends)"
         ) from None
     return mapped.view(np.ndarray)
+
+
+_REDUCED: set[type] = set()
+
+
+def _reduce(t: Any) -> tuple[Any, ...]:
+    """multiprocessing's pickling of a tensor: by file name when shared, else as pickle's."""
+    from .nn import parameter
+    from .tensor import _unpickle, _unpickle_shared
+
+    fn, args = t.__reduce_ex__(4)[:2]
+    path = shared_file(t._data)
+    if path is None:
+        return (fn, args)
+    where = (path, t._data.dtype.str, tuple(t._data.shape))
+    if fn is _unpickle:  # (cls, values, device, requires_grad, fields)
+        return (_unpickle_shared, (args[0], where, args[3], args[4]))
+    if fn is parameter._rebuild_parameter:  # (values, requires_grad, grad_req, is_lazy)
+        return (parameter._rebuild_shared_parameter, (where, args[1], args[2]))
+    return (fn, args)  # a class with its own pickling: by value
+
+
+def register_reducer(cls: type) -> None:
+    """Make multiprocessing send shared tensors of class `cls` by file name (its pickler
+    looks reducers up by exact class, so each class is registered when first shared)."""
+    if cls in _REDUCED:
+        return
+    from multiprocessing.reduction import ForkingPickler
+
+    ForkingPickler.register(cls, _reduce)
+    _REDUCED.add(cls)

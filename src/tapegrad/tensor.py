@@ -488,18 +488,13 @@ class Tensor(_Surface):
         }
         fields.update(getattr(self, "__dict__", {}))
         values = backend.to_device(self._data, "cpu")
-        from . import shared_memory
-
-        path = shared_memory.shared_file(self._data)
-        if path is not None:  # share_memory_(): the other process maps the same memory
-            values = (path, self._data.dtype.str, tuple(self._data.shape))
-            return (_unpickle_shared, (type(self), values, bool(self._tapes & AMBIENT), fields))
         return (_unpickle, (type(self), values, self.device, bool(self._tapes & AMBIENT), fields))
 
     def share_memory_(self: _T) -> _T:
         """Move the values into memory shared between processes, in place (PyTorch's
-        `share_memory_`): pickling the tensor into another process (a `multiprocessing`
-        Process's arguments) then maps the same memory, so in-place writes there show here.
+        `share_memory_`): sending the tensor to another process through `multiprocessing`
+        (a Process's arguments, a Queue) then maps the same memory, so in-place writes there
+        show here; plain `pickle` and `copy.deepcopy` still copy the values.
         A no-op when already shared; CPU tensors only. See `tapegrad.shared_memory`.
 
         >>> t = tg.zeros(2).share_memory_(); t.is_shared()
@@ -514,6 +509,7 @@ class Tensor(_Surface):
 
         if shared_memory.shared_file(self._data) is None:
             self._data = shared_memory.shared_copy(np.ascontiguousarray(self._data))
+        shared_memory.register_reducer(type(self))
         return self
 
     def is_shared(self) -> bool:

@@ -4,8 +4,10 @@ weights_only switches (time_sequence_prediction)."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import warnings
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 import pytest
@@ -206,16 +208,19 @@ def test_share_memory_keeps_values_and_pickles_to_the_same_memory(torch):
     assert not t.is_shared()
     assert t.share_memory_() is t and t.is_shared()
     assert t.tolist() == [1.0, 2.0, 3.0]
-    other = pickle.loads(pickle.dumps(t))
+    other = pickle.loads(ForkingPickler.dumps(t))  # as multiprocessing sends it
     other.add_(10.0)  # the other "process" writes in place: this one sees it
     assert t.tolist() == [11.0, 12.0, 13.0]
+    for copied in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):  # plain pickle: values
+        copied.add_(1.0)
+        assert t.tolist() == [11.0, 12.0, 13.0] and copied.tolist() == [12.0, 13.0, 14.0]
     ref = torch.tensor([1.0, 2.0, 3.0])
     assert not ref.is_shared() and ref.share_memory_().is_shared()  # torch's flags agree
 
 
 def test_unshared_tensors_still_pickle_by_value():
     t = ft.tensor([1.0, 2.0])
-    other = pickle.loads(pickle.dumps(t))
+    other = pickle.loads(ForkingPickler.dumps(t))
     other.add_(1.0)
     assert t.tolist() == [1.0, 2.0] and not other.is_shared()
 
@@ -224,13 +229,15 @@ def test_module_share_memory_shares_parameters_through_pickle():
     model = ft.nn.Linear(3, 2)
     assert model.share_memory() is model
     assert all(p.is_shared() for p in model.parameters())
-    copy = pickle.loads(pickle.dumps(model))
-    opt = ft.optim.SGD(copy.parameters(), lr=0.5)
-    copy(ft.ones(1, 3)).sum().backward()
+    before = model.weight.detach().numpy().copy()
+    child = pickle.loads(ForkingPickler.dumps(model))
+    opt = ft.optim.SGD(child.parameters(), lr=0.5)
+    child(ft.ones(1, 3)).sum().backward()
     opt.step()  # in place on the shared memory
-    np.testing.assert_array_equal(model.weight.detach().numpy(), copy.weight.detach().numpy())
-    np.testing.assert_array_equal(model.bias.detach().numpy(), copy.bias.detach().numpy())
-    assert isinstance(copy.weight, ft.nn.Parameter) and copy.weight.requires_grad
+    assert not np.array_equal(model.weight.detach().numpy(), before)
+    np.testing.assert_array_equal(model.weight.detach().numpy(), child.weight.detach().numpy())
+    np.testing.assert_array_equal(model.bias.detach().numpy(), child.bias.detach().numpy())
+    assert isinstance(child.weight, ft.nn.Parameter) and child.weight.requires_grad
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])

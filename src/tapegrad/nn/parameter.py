@@ -52,12 +52,6 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        from ..shared_memory import shared_file
-
-        path = shared_file(self._data)
-        if path is not None:  # share_memory_(): the other process maps the same memory
-            where = (path, self._data.dtype.str, tuple(self._data.shape))
-            return (_rebuild_shared_parameter, (where, self.requires_grad, self._grad_req))
         return (
             _rebuild_parameter,
             (self.asnumpy(), self.requires_grad, self._grad_req, self.is_lazy),
@@ -65,6 +59,7 @@ class Parameter(Tensor):
 
 
 def _rebuild_shared_parameter(where, requires_grad, grad_req):
+    """A Parameter on the shared memory `where` names (tapegrad.shared_memory's reducer)."""
     from ..shared_memory import rebuild_shared
 
     p = Parameter(np.zeros(0), requires_grad=requires_grad, grad_req=grad_req)
