@@ -162,6 +162,29 @@ class Tensor(_Surface):
         """False: tapegrad tensors are dense (no sparse layouts)."""
         return False
 
+    def to_dense(self) -> Tensor:
+        """The dense tensor: itself, as PyTorch's `to_dense` of a strided tensor.
+
+        >>> x = tg.tensor([1.0, 0.0]); x.to_dense() is x
+        True
+        """
+        return self
+
+    def to_sparse(self, sparse_dim: int | None = None, **kwargs: Any) -> Tensor:
+        """PyTorch's conversion to a sparse layout: tapegrad has none, so a dense copy (the
+        same values, in the graph: `sparse @ dense`, `torch.spmm` and sums then agree with
+        PyTorch's values, not its memory use). `is_sparse` stays False.
+
+        >>> tg.eye(2).to_sparse().is_sparse
+        False
+        """
+        if sparse_dim is not None and not 0 < int(sparse_dim) <= self.ndim:
+            raise ValueError(
+                f"to_sparse: sparse_dim={sparse_dim} must be in 1..{self.ndim} (the tensor's "
+                "number of dimensions)"
+            )
+        return self.clone()  # torch's result is a new tensor, in the graph
+
     @property
     def _version(self) -> int:
         """How many times the storage was changed in place (PyTorch's `t._version`)."""
@@ -467,6 +490,34 @@ class Tensor(_Surface):
         values = backend.to_device(self._data, "cpu")
         return (_unpickle, (type(self), values, self.device, bool(self._tapes & AMBIENT), fields))
 
+    def share_memory_(self: _T) -> _T:
+        """Move the values into memory shared between processes, in place (PyTorch's
+        `share_memory_`): sending the tensor to another process through `multiprocessing`
+        (a Process's arguments, a Queue) then maps the same memory, so in-place writes there
+        show here; plain `pickle` and `copy.deepcopy` still copy the values.
+        A no-op when already shared; CPU tensors only. See `tapegrad.shared_memory`.
+
+        >>> t = tg.zeros(2).share_memory_(); t.is_shared()
+        True
+        """
+        if self.device != "cpu":
+            raise RuntimeError(
+                f"share_memory_: only CPU tensors can be shared, this one is on "
+                f"{self.device}; move it with .cpu() first"
+            )
+        from . import shared_memory
+
+        if shared_memory.shared_file(self._data) is None:
+            self._data = shared_memory.shared_copy(np.ascontiguousarray(self._data))
+        shared_memory.register_reducer(type(self))
+        return self
+
+    def is_shared(self) -> bool:
+        """True when the values are in memory shared between processes (`share_memory_`)."""
+        from . import shared_memory
+
+        return shared_memory.is_shared_array(self._data)
+
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, tracked by no tape."""
         return as_class(self, array_class(self))
@@ -502,6 +553,18 @@ def _unpickle(
     for name, value in fields.items():
         setattr(t, name, value)
     return t
+
+
+def _unpickle_shared(
+    cls: type[Tensor],
+    where: tuple[str, str, tuple[int, ...]],
+    requires_grad: bool,
+    fields: dict[str, Any],
+) -> Tensor:
+    """The shared tensor `Tensor.__reduce_ex__` describes: the same memory, mapped here."""
+    from .shared_memory import rebuild_shared
+
+    return _unpickle(cls, rebuild_shared(*where), "cpu", requires_grad, fields)
 
 
 def _init(t: Tensor, arr: Any, tapes: int = 0) -> None:

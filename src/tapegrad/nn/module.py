@@ -324,6 +324,18 @@ class Module(_StateDictMixin):
 
         return self._convert(convert)
 
+    def share_memory(self):
+        """Put every parameter and buffer in memory shared between processes
+        (`Tensor.share_memory_`), so a copy pickled into another process (a
+        `multiprocessing` Process's argument) trains the same weights; returns self.
+
+        >>> m = tg.nn.Linear(2, 1).share_memory(); m.weight.is_shared()
+        True
+        """
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+        return self
+
     def cpu(self):
         """Move every parameter and buffer to the CPU, in place; returns self."""
         return self.to("cpu")

@@ -58,6 +58,15 @@ class Parameter(Tensor):
         )
 
 
+def _rebuild_shared_parameter(where, requires_grad, grad_req):
+    """A Parameter on the shared memory `where` names (tapegrad.shared_memory's reducer)."""
+    from ..shared_memory import rebuild_shared
+
+    p = Parameter(np.zeros(0), requires_grad=requires_grad, grad_req=grad_req)
+    p._data = rebuild_shared(*where)  # the memory itself, not a copy
+    return p
+
+
 def _rebuild_parameter(arr, requires_grad, grad_req, is_lazy=False):
     p = Parameter(arr, requires_grad=requires_grad, grad_req=grad_req)
     p.is_lazy = is_lazy

@@ -54,6 +54,7 @@ from ._runtime import (  # noqa: F401
     set_default_device,
     set_num_threads,
 )
+from ._sparse import sparse_coo_tensor, spmm  # noqa: F401  (stored dense)
 from ._tensor_type import Tensor  # noqa: F401  (torch.Tensor(data): default dtype)
 from .amp import autocast, is_autocast_enabled  # noqa: F401
 from .serialization import load, save  # noqa: F401  (PyTorch's objects, not tg.save's)

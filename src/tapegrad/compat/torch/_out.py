@@ -57,6 +57,11 @@ CREATION_OUT = {
 }
 
 
+# the factories whose sizes PyTorch also takes as `size=` (full's and randint's core
+# signatures already name it so)
+_SIZE_KEYWORD = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+
+
 def _tracked(values) -> bool:
     for v in values:
         if isinstance(v, Tensor) and v.requires_grad:
@@ -118,12 +123,18 @@ def with_out(name: str, fn):
 
 
 def with_creation_out(name: str, fn):
-    """The factory `fn` with PyTorch's `out=`: the values are made in `out`'s dtype and on
-    its device (a `dtype=` that differs is an error) and written into `out`, which is
-    resized silently when its shape differs, as PyTorch's factories do."""
+    """The factory `fn` with PyTorch's `out=` (and `size=` for the sizes): the values are
+    made in `out`'s dtype and on its device (a `dtype=` that differs is an error) and
+    written into `out`, which is resized silently when its shape differs, as PyTorch's
+    factories do."""
 
     @functools.wraps(fn)
     def function(*args, out=None, **kwargs):
+        if name in _SIZE_KEYWORD and "size" in kwargs:
+            # torch.zeros(size=(2, 3)): PyTorch's keyword for the sizes given positionally
+            if args:
+                raise TypeError(f"{name}(): got the sizes both positionally and as size=; pass one")
+            args = (kwargs.pop("size"),)
         if out is None:
             return fn(*args, **kwargs)
         if not isinstance(out, Tensor):

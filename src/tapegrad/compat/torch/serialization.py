@@ -34,7 +34,9 @@ import collections
 import contextlib
 import io
 import json
+import os
 import pickle
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -378,23 +380,30 @@ def load(
             containers, numbers, strings and the types `torch.load` allows by default (see
             `add_safe_globals`); any other class raises `pickle.UnpicklingError` naming it.
             False unpickles everything: only for files you trust.
-        pickle_module, mmap: accepted and ignored.
+        pickle_module: a module other than None makes the default weights_only False,
+            as in torch (the facade's own unpickler still reads the file).
+        mmap: accepted and ignored.
+
+    The environment variables torch reads override weights_only as in torch:
+    TORCH_FORCE_WEIGHTS_ONLY_LOAD=1 forces True; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 makes it
+    False when the call did not pass it (with torch's UserWarning); both set is an error.
 
     >>> import io, tapegrad.compat.torch as torch
     >>> buf = io.BytesIO(); torch.save([torch.ones(2), {"lr": 0.1}], buf); _ = buf.seek(0)
     >>> torch.load(buf, map_location="cpu")
     [tensor([1., 1.]), {'lr': 0.1}]
     """
+    weights_only = _weights_only(weights_only, pickle_module)
     data = _Bytes(f)
     from . import _torch_zip
 
     if _torch_zip.is_torch_zip(data.getvalue()):  # written by PyTorch itself
-        placer = _Loader([], {}, map_location, weights_only is not False)
+        placer = _Loader([], {}, map_location, weights_only)
         return _torch_zip.load_zip(
             data.getvalue(),
             data.name,
             placer._placed,
-            weights_only is not False,
+            weights_only,
             lambda module, name: (module, name) in _DEFAULT_SAFE or (module, name) in _user_safe,
             _refused,
         )
@@ -406,7 +415,7 @@ def load(
         info = json.loads(meta[_META_KEY])
         if info.get("format") != _FORMAT:
             raise ValueError(f"format {info.get('format')!r}, this tapegrad reads {_FORMAT}")
-        loader = _Loader(info["tensors"], arrays, map_location, weights_only is not False)
+        loader = _Loader(info["tensors"], arrays, map_location, weights_only)
         return loader.decode(info["object"])
     except pickle.UnpicklingError:
         raise
@@ -414,6 +423,34 @@ def load(
         raise ValueError(
             f"torch.load: '{name}' has damaged metadata ({type(e).__name__}: {e})"
         ) from None
+
+
+_TRUE = ("1", "y", "yes", "true")  # the spellings torch accepts for its switches
+
+
+def _weights_only(weights_only: bool | None, pickle_module: Any) -> bool:
+    """torch.load's weights_only after the default and the two environment overrides."""
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if force and force_no:
+        raise RuntimeError(
+            "torch.load: only one of TORCH_FORCE_WEIGHTS_ONLY_LOAD or "
+            "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD should be set, but both were set; unset one"
+        )
+    if force:
+        return True
+    if weights_only is None and force_no:
+        warnings.warn(
+            "Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the "
+            "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+            "weights_only=False.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return False
+    if weights_only is None:
+        return pickle_module is None  # torch: an explicit pickle_module loads everything
+    return bool(weights_only)
 
 
 class _Bytes(io.BytesIO):
