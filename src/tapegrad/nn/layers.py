@@ -270,8 +270,14 @@ class LogSoftmax(Softmax):
 
 
 # ================================================================= dropout
-class Dropout(Module):
-    """Zeroes elements with probability p while training (see `Module.is_training_now`)."""
+class _DropoutNd(Module):
+    """The body every dropout layer shares (Dropout, Dropout1d/2d/3d, AlphaDropout,
+    FeatureAlphaDropout): the same `p` check, attributes and repr, with `_fn` (a
+    staticmethod `fn(input, p, training, inplace)`) naming the functional form. Not a base
+    of Dropout's public siblings in the type sense: `isinstance(m, Dropout)` stays as
+    PyTorch's."""
+
+    _fn = staticmethod(F.dropout)
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -280,10 +286,14 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.is_training_now, self.inplace)
+        return type(self)._fn(input, self.p, self.is_training_now, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zeroes elements with probability p while training (see `Module.is_training_now`)."""
 
 
 # ================================================================= normalisation
