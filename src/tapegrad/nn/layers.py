@@ -272,10 +272,10 @@ class LogSoftmax(Softmax):
 # ================================================================= dropout
 class _DropoutNd(Module):
     """The body every dropout layer shares (Dropout, Dropout1d/2d/3d, AlphaDropout,
-    FeatureAlphaDropout): the same `p` check, attributes and repr, with `_fn` (a
-    staticmethod `fn(input, p, training, inplace)`) naming the functional form. Not a base
-    of Dropout's public siblings in the type sense: `isinstance(m, Dropout)` stays as
-    PyTorch's."""
+    FeatureAlphaDropout): one `p` check, the attributes and the repr; `_fn`, a staticmethod
+    `fn(input, p, training, inplace)`, is each layer's functional form. The others derive
+    from this class rather than from Dropout, so `isinstance(m, Dropout)` answers as in
+    PyTorch (ONNX export relies on it)."""
 
     _fn = staticmethod(F.dropout)
 
