@@ -123,6 +123,19 @@ def _check_v(v: Any, outputs: Sequence[Tensor], fn: str, what: str = "v") -> tup
     return vs
 
 
+def _scalar_gradient(func: Func, args: Sequence[Tensor], fn: str) -> tuple[Tensor, Grads]:
+    """`func`'s one-element output at `args` and its gradient, kept differentiable: the
+    first derivative that hessian, vhp and hvp all differentiate once more."""
+    outs, _ = _outputs(func, args, fn)
+    if len(outs) != 1 or outs[0]._data.size != 1:
+        raise RuntimeError(
+            f"{fn}: func must return a single tensor with one element, got shapes "
+            f"{[tuple(o.shape) for o in outs]}"
+        )
+    out = outs[0]
+    return out, _grad_of([out], args, [_wrap(np.ones_like(out._data))], create_graph=True)
+
+
 def _finish(ts: Grads, single: bool, create_graph: bool) -> Any:
     done = tuple(t if create_graph or t is None else t.detach() for t in ts)
     return done[0] if single else done
@@ -301,14 +314,7 @@ def hessian(
     ins, single_in = _as_tuple(inputs, "inputs", "hessian")
 
     def first(*args: Tensor) -> Any:
-        outs, _ = _outputs(func, args, "hessian")
-        if len(outs) != 1 or outs[0]._data.size != 1:
-            raise RuntimeError(
-                "hessian: func must return a single tensor with one element, got shapes "
-                f"{[tuple(o.shape) for o in outs]}"
-            )
-        out = outs[0]
-        found = _grad_of([out], args, [_wrap(np.ones_like(out._data))], create_graph=True)
+        _, found = _scalar_gradient(func, args, "hessian")
         gs = _fill_none(found, args, strict, "hessian", "input")
         return gs[0] if single_in else gs
 
@@ -357,14 +363,7 @@ def _second_order(
         vs = _check_v(v, ins, fn)
     with enable_grad():  # the transforms record whatever the caller's mode
         args = _prepare(ins, create_graph)
-        outs, _ = _outputs(func, args, fn)
-        if len(outs) != 1 or outs[0]._data.size != 1:
-            raise RuntimeError(
-                f"{fn}: func must return a single tensor with one element, got shapes "
-                f"{[tuple(o.shape) for o in outs]}"
-            )
-        out = outs[0]
-        jac = _grad_of([out], args, [_wrap(np.ones_like(out._data))], create_graph=True)
+        out, jac = _scalar_gradient(func, args, fn)
         live = [
             (j, a, vi) for j, a, vi in zip(jac, args, vs, strict=True) if j is not None and j._tapes
         ]

@@ -124,10 +124,10 @@ def worker_loop(
         _info = WorkerInfo(worker_id, num_workers, seed, dataset)
         init_error: Exception | None = None
         fetcher: Fetcher | None = None
-        try:
-            if worker_init_fn is not None:
-                worker_init_fn(worker_id)
-            fetcher = _make_fetcher(
+
+        def new_fetcher() -> Fetcher:
+            # built at start-up and again on each RESUME (a new epoch), from the same arguments
+            return _make_fetcher(
                 dataset,
                 is_iterable,
                 auto_collation,
@@ -136,6 +136,11 @@ def worker_loop(
                 drop_last,
                 fast_batches,
             )
+
+        try:
+            if worker_init_fn is not None:
+                worker_init_fn(worker_id)
+            fetcher = new_fetcher()
         except Exception as e:
             _note_init(e)
             init_error = e
@@ -151,15 +156,7 @@ def worker_loop(
             if task == RESUME:
                 if init_error is None:
                     try:
-                        fetcher = _make_fetcher(
-                            dataset,
-                            is_iterable,
-                            auto_collation,
-                            collate_fn,
-                            batch_size,
-                            drop_last,
-                            fast_batches,
-                        )
+                        fetcher = new_fetcher()
                     except Exception as e:
                         init_error = e
                 continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..creation import full
 from . import functional_activations as FA
 from . import functional_core as F
+from .layers import _DropoutNd
 from .module import Module, Parameter
 
 __all__ = [
@@ -226,20 +227,8 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class _ChannelDropout(Module):
+class _ChannelDropout(_DropoutNd):
     _fn = staticmethod(FA.dropout2d)
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.p, self.is_training_now, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_ChannelDropout):

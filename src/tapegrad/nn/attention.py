@@ -256,7 +256,44 @@ def _activation(name, cls):
     raise ValueError(f"{cls}: activation must be 'relu', 'gelu' or a callable, got {name!r}")
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: the feed-forward block, one LayerNorm and
+    one Dropout per residual sublayer, and the self-attention sublayer. One copy keeps the
+    two layers' submodule names and registration order (PyTorch's, so state dicts load)
+    in step."""
+
+    def _add_feedforward(self, n, d_model, dim_feedforward, dropout, norm_eps, bias, kw):
+        """Register linear1, dropout, linear2, norm1..norm{n}, dropout1..dropout{n}, in
+        PyTorch's order, after the attention modules the layer registered itself."""
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        for i in range(1, n + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=norm_eps, **kw))
+        for i in range(1, n + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout1(x)
+
+
+def _clones(layer, num_layers, cls, arg):
+    """`num_layers` independent deep copies of `layer` (the encoder and decoder stacks)."""
+    if not isinstance(layer, Module):
+        raise TypeError(f"{cls}: {arg} must be a Module, got {type(layer).__name__}")
+    return ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with a residual and LayerNorm (PyTorch's).
 
     Args: d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu' ('gelu' or a
@@ -283,27 +320,9 @@ class TransformerEncoderLayer(Module):
         self.self_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
         )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        self._add_feedforward(2, d_model, dim_feedforward, dropout, layer_norm_eps, bias, kw)
         self.activation = _activation(activation, "TransformerEncoderLayer")
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
 
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -328,12 +347,7 @@ class TransformerEncoder(Module):
         self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
     ):
         super().__init__()
-        if not isinstance(encoder_layer, Module):
-            raise TypeError(
-                "TransformerEncoder: encoder_layer must be a Module, got "
-                f"{type(encoder_layer).__name__}"
-            )
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.layers = _clones(encoder_layer, num_layers, "TransformerEncoder", "encoder_layer")
         self.num_layers = num_layers
         self.norm = norm
 

@@ -270,8 +270,14 @@ class LogSoftmax(Softmax):
 
 
 # ================================================================= dropout
-class Dropout(Module):
-    """Zeroes elements with probability p while training (see `Module.is_training_now`)."""
+class _DropoutNd(Module):
+    """The body every dropout layer shares (Dropout, Dropout1d/2d/3d, AlphaDropout,
+    FeatureAlphaDropout): one `p` check, the attributes and the repr; `_fn`, a staticmethod
+    `fn(input, p, training, inplace)`, is each layer's functional form. The others derive
+    from this class rather than from Dropout, so `isinstance(m, Dropout)` answers as in
+    PyTorch (ONNX export relies on it)."""
+
+    _fn = staticmethod(F.dropout)
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -280,10 +286,14 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.is_training_now, self.inplace)
+        return type(self)._fn(input, self.p, self.is_training_now, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zeroes elements with probability p while training (see `Module.is_training_now`)."""
 
 
 # ================================================================= normalisation

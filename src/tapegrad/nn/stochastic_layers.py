@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from . import functional_stochastic as _fs
+from .layers import _DropoutNd
 from .module import Module
 
 __all__ = ["RReLU", "AlphaDropout", "FeatureAlphaDropout"]
@@ -35,20 +36,8 @@ class RReLU(Module):
         )
 
 
-class _AlphaDropoutNd(Module):
+class _AlphaDropoutNd(_DropoutNd):
     _fn = staticmethod(_fs.alpha_dropout)
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.p, self.is_training_now, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class AlphaDropout(_AlphaDropoutNd):

@@ -12,22 +12,26 @@ mask conventions and initialisation (Xavier-uniform for every matrix of a `Trans
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from .. import dtypes
 from ..creation import tensor
 from . import init
-from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer, _activation
-from .containers import ModuleList
-from .layers import Dropout, LayerNorm, Linear
+from .attention import (
+    MultiheadAttention,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+    _activation,
+    _clones,
+    _TransformerLayer,
+)
+from .layers import LayerNorm
 from .module import Module
 
 __all__ = ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Masked self-attention, attention over the encoder's `memory`, then a feed-forward
     block; each with a residual and LayerNorm (after it, or before with norm_first=True).
 
@@ -56,29 +60,9 @@ class TransformerDecoderLayer(Module):
         attn = dict(dropout=dropout, bias=bias, batch_first=batch_first, **kw)
         self.self_attn = MultiheadAttention(d_model, nhead, **attn)
         self.multihead_attn = MultiheadAttention(d_model, nhead, **attn)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        self._add_feedforward(3, d_model, dim_feedforward, dropout, layer_norm_eps, bias, kw)
         self.activation = _activation(activation, "TransformerDecoderLayer")
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(
@@ -130,12 +114,7 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        if not isinstance(decoder_layer, Module):
-            raise TypeError(
-                "TransformerDecoder: decoder_layer must be a Module, got "
-                f"{type(decoder_layer).__name__}"
-            )
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.layers = _clones(decoder_layer, num_layers, "TransformerDecoder", "decoder_layer")
         self.num_layers = num_layers
         self.norm = norm
 

@@ -53,6 +53,21 @@ def _class_coefficients(
     return coef.astype(dtype, copy=False)
 
 
+def _logit_coefficients(xp, x, target, weight, ignore_index, label_smoothing, reduction):
+    """The coefficients of cross-entropy on logits `x` (N, C, d...): one call for the loss
+    and its gradient, so the two weigh the classes alike."""
+    return _class_coefficients.forward(
+        xp,
+        target,
+        num_classes=x.shape[1],
+        dtype=x.dtype,
+        weight=weight,
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+        reduction=reduction,
+    )
+
+
 def _nothing_counted(target, ignore_index, reduction):
     """A 'mean' over no counted target (every one ignored, or an empty batch): the loss is
     nan, as in PyTorch, while its gradient is zero."""
@@ -73,16 +88,7 @@ def _cross_entropy(
             return _picked_loss(xp, logp, target, weight, ignore_index, reduction)
         if _nothing_counted(target, ignore_index, reduction):
             return xp.full((), np.nan, dtype=x.dtype)
-        coef = _class_coefficients.forward(
-            xp,
-            target,
-            num_classes=x.shape[1],
-            dtype=x.dtype,
-            weight=weight,
-            ignore_index=ignore_index,
-            label_smoothing=label_smoothing,
-            reduction=reduction,
-        )
+        coef = _logit_coefficients(xp, x, target, weight, ignore_index, label_smoothing, reduction)
         return _reduce_rows(xp, coef * logp, reduction)
 
 
@@ -120,16 +126,7 @@ def _cross_entropy_backward(
                 scale = scale / x.dtype.type(count)
             gx *= scale
             return gx
-        coef = _class_coefficients.forward(
-            xp,
-            target,
-            num_classes=x.shape[1],
-            dtype=x.dtype,
-            weight=weight,
-            ignore_index=ignore_index,
-            label_smoothing=label_smoothing,
-            reduction=reduction,
-        )
+        coef = _logit_coefficients(xp, x, target, weight, ignore_index, label_smoothing, reduction)
         gx *= coef.sum(axis=1, keepdims=True)
         gx -= coef
         gx *= scale

@@ -18,6 +18,23 @@ def plain_grad(g: Array, p: Array, group: Group, weight_decay: float) -> Array:
     return g
 
 
+def adam_moments(
+    g: Array, p: Array, st: ParamState, group: Group, decoupled: bool
+) -> tuple[Array, Array, Array]:
+    """The start of NAdam's and RAdam's step, shared so the two stay PyTorch's: weight decay
+    (decoupled, AdamW's `p *= 1 - lr * wd`, or as the L2 term), then Adam's moment averages
+    `exp_avg` and `exp_avg_sq` updated in place. Returns (gradient, exp_avg, exp_avg_sq)."""
+    lr, wd, (b1, b2) = group["lr"], group["weight_decay"], group["betas"]
+    if wd and decoupled:
+        p *= 1 - lr * wd
+    g = plain_grad(g, p, group, 0.0 if decoupled else wd)
+    m, v = st["exp_avg"], st["exp_avg_sq"]
+    m += (1 - b1) * (g - m)
+    v *= b2
+    v += (1 - b2) * (g * g)
+    return g, m, v
+
+
 class Adadelta(Optimizer):
     """Adadelta (Zeiler): steps scaled by the ratio of running RMS of updates and gradients.
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .adadelta import plain_grad
+from .adadelta import adam_moments
 from .optimizer import Array, Group, Optimizer, Params, ParamState, check_adam_options
 
 __all__ = ["NAdam"]
@@ -62,7 +62,7 @@ class NAdam(Optimizer):
     def _update(
         self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
     ) -> None:
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
         psi, decoupled = group["momentum_decay"], group["decoupled_weight_decay"]
         for p, g, st in zip(params, grads, states, strict=False):
             if not st:
@@ -72,17 +72,11 @@ class NAdam(Optimizer):
                 st["exp_avg_sq"] = np.zeros_like(p)
             st["step"] += 1
             t = st["step"]
-            if wd and decoupled:
-                p *= 1 - lr * wd
-            g = plain_grad(g, p, group, 0.0 if decoupled else wd)
+            g, m, v = adam_moments(g, p, st, group, decoupled)
             mu = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
             mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
             st["mu_product"] *= mu
             mu_product = st["mu_product"]
-            m, v = st["exp_avg"], st["exp_avg_sq"]
-            m += (1 - b1) * (g - m)
-            v *= b2
-            v += (1 - b2) * (g * g)
             denom = np.sqrt(v / (1 - b2**t))
             denom += eps
             p -= (lr * (1.0 - mu) / (1.0 - mu_product)) * (g / denom)

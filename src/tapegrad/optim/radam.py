@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .adadelta import plain_grad
+from .adadelta import adam_moments
 from .optimizer import Array, Group, Optimizer, Params, ParamState, check_adam_options
 
 __all__ = ["RAdam"]
@@ -57,7 +57,7 @@ class RAdam(Optimizer):
     def _update(
         self, group: Group, params: list[Array], grads: list[Array], states: list[ParamState]
     ) -> None:
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
         decoupled = group["decoupled_weight_decay"]
         rho_inf = 2 / (1 - b2) - 1
         for p, g, st in zip(params, grads, states, strict=False):
@@ -67,13 +67,7 @@ class RAdam(Optimizer):
                 st["exp_avg_sq"] = np.zeros_like(p)
             st["step"] += 1
             t = st["step"]
-            if wd and decoupled:
-                p *= 1 - lr * wd
-            g = plain_grad(g, p, group, 0.0 if decoupled else wd)
-            m, v = st["exp_avg"], st["exp_avg_sq"]
-            m += (1 - b1) * (g - m)
-            v *= b2
-            v += (1 - b2) * (g * g)
+            _, m, v = adam_moments(g, p, st, group, decoupled)
             correction2 = 1 - b2**t
             m_hat = m / (1 - b1**t)
             rho_t = rho_inf - 2 * t * b2**t / correction2

@@ -19,7 +19,14 @@ from ...autograd.modes import no_grad
 from ...tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
-from .parametrizations import _TRANSPOSED, _dim, _normalize, norm_except_dim, weight_norm_dim
+from .parametrizations import (
+    _TRANSPOSED,
+    _dim,
+    _normalize,
+    _weight_matrix,
+    norm_except_dim,
+    weight_norm_dim,
+)
 
 __all__ = ["weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
@@ -51,10 +58,7 @@ class SpectralNormHook:
         self.eps = eps
 
     def matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            order = (self.dim, *[a for a in range(weight.ndim) if a != self.dim])
-            weight = weight.permute(*order)
-        return weight.reshape(weight.shape[0], -1)
+        return _weight_matrix(weight, self.dim)
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
         weight = getattr(module, self.name + "_orig")

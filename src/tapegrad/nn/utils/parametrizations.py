@@ -91,10 +91,7 @@ class _SpectralNorm(Module):
             self._power_method(matrix, 15)  # start close to the top singular vectors
 
     def _matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            order = (self.dim, *[a for a in range(weight.ndim) if a != self.dim])
-            weight = weight.permute(*order)
-        return weight.reshape(weight.shape[0], -1)
+        return _weight_matrix(weight, self.dim)
 
     def _power_method(self, matrix: Tensor, iterations: int) -> None:
         with no_grad():
@@ -115,6 +112,14 @@ class _SpectralNorm(Module):
 
     def right_inverse(self, value: Tensor) -> Tensor:
         return value  # any weight is its own original: sigma is recomputed from it
+
+
+def _weight_matrix(weight: Tensor, dim: int) -> Tensor:
+    """`weight` as the matrix whose top singular value spectral norm divides by: axis `dim`
+    first, the rest flattened (one definition for this module and the hook API's)."""
+    if dim != 0:
+        weight = weight.permute(dim, *[a for a in range(weight.ndim) if a != dim])
+    return weight.reshape(weight.shape[0], -1)
 
 
 def _normalize(x: Tensor, eps: float) -> Tensor:

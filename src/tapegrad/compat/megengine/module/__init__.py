@@ -17,30 +17,12 @@ recorded outside `with gm:`. Layer arguments are MegEngine's (`Dropout(drop_prob
 from __future__ import annotations
 
 from ..._facade import facade_getattr
-from . import init  # noqa: F401
+from . import init, layers  # noqa: F401
 from .module import Module  # noqa: F401
 
-_LAYERS = (
-    "Linear",
-    "Conv2d",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "Dropout",
-    "Sequential",
-    "Embedding",
-    "MaxPool2d",
-    "AvgPool2d",
-    "ReLU",
-    "Sigmoid",
-    "Tanh",
-    "LeakyReLU",
-    "GELU",
-    "SiLU",
-    "Softmax",
-    "Identity",
-    "LayerNorm",
-)
-_ALIASES = {name: f"{__name__}.layers:{name}" for name in _LAYERS}
+# the layer names come from layers.__all__, so the two lists cannot drift apart (importing
+# layers costs little: the core nn and mge.functional it builds on are loaded already)
+_ALIASES = {name: f"{__name__}.layers:{name}" for name in layers.__all__}
 __getattr__ = facade_getattr(
     __name__,
     "the MegEngine facade (mge.module)",

@@ -72,7 +72,24 @@ class Conv2d(Module, _nn.Conv2d):
         )
 
 
-class BatchNorm2d(Module, _nn.BatchNorm2d):
+class _BatchNorm(Module):
+    """MegEngine's BatchNorm arguments on the core BatchNorm that follows this class in the
+    MRO: one place for the momentum convention and the state dict keys of BatchNorm1d and
+    BatchNorm2d."""
+
+    def __init__(self, num_features, eps, momentum, affine, track_running_stats, name) -> None:
+        super().__init__(
+            num_features,
+            eps=eps,
+            momentum=1.0 - momentum,
+            affine=affine,
+            track_running_stats=track_running_stats,
+            name=name,
+        )
+        _no_batch_count(self)
+
+
+class BatchNorm2d(_BatchNorm, _nn.BatchNorm2d):
     """Batch normalization of NCHW input; `momentum=0.9` keeps 90% of the running statistics
     (PyTorch's momentum is the share of the new batch: 1 - 0.9)."""
 
@@ -87,16 +104,8 @@ class BatchNorm2d(Module, _nn.BatchNorm2d):
         name=None,
         **kwargs,
     ) -> None:
-        super().__init__(
-            num_features,
-            eps=eps,
-            momentum=1.0 - momentum,
-            affine=affine,
-            track_running_stats=track_running_stats,
-            name=name,
-        )
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, name)
         self._freeze = freeze
-        _no_batch_count(self)
 
     def forward(self, x):
         if self._freeze:
@@ -109,7 +118,7 @@ class BatchNorm2d(Module, _nn.BatchNorm2d):
         return super().forward(x)
 
 
-class BatchNorm1d(Module, _nn.BatchNorm1d):
+class BatchNorm1d(_BatchNorm, _nn.BatchNorm1d):
     def __init__(
         self,
         num_features,
@@ -120,15 +129,7 @@ class BatchNorm1d(Module, _nn.BatchNorm1d):
         name=None,
         **kwargs,
     ) -> None:
-        super().__init__(
-            num_features,
-            eps=eps,
-            momentum=1.0 - momentum,
-            affine=affine,
-            track_running_stats=track_running_stats,
-            name=name,
-        )
-        _no_batch_count(self)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, name)
 
 
 def _no_batch_count(bn) -> None:

@@ -43,6 +43,31 @@ def _materialize(param: Parameter, shape) -> None:
         param._finish_deferred_init()
 
 
+def _scale_shift(
+    block: HybridBlock, shape, scale, center, gamma_initializer, beta_initializer
+) -> tuple[Parameter, Parameter]:
+    """The learned scale (gamma) and shift (beta) of a norm layer, gamma registered first.
+
+    LayerNorm, InstanceNorm and GroupNorm declare the same pair (deferred, trainable only
+    where `scale` / `center` ask); one declaration keeps their parameter sets in step.
+    """
+    gamma = block.params.get(
+        "gamma",
+        shape=shape,
+        init=gamma_initializer,
+        allow_deferred_init=True,
+        differentiable=scale,
+    )
+    beta = block.params.get(
+        "beta",
+        shape=shape,
+        init=beta_initializer,
+        allow_deferred_init=True,
+        differentiable=center,
+    )
+    return gamma, beta
+
+
 class Dense(HybridBlock):
     """A fully connected layer: `activation(x @ weight.T + bias)`.
 
@@ -289,19 +314,8 @@ class LayerNorm(HybridBlock):
         if axis != -1:
             raise ValueError("LayerNorm: only axis=-1 is supported by the MXNet facade")
         self._eps = epsilon
-        self.gamma = self.params.get(
-            "gamma",
-            shape=(in_channels,),
-            init=gamma_initializer,
-            allow_deferred_init=True,
-            differentiable=scale,
-        )
-        self.beta = self.params.get(
-            "beta",
-            shape=(in_channels,),
-            init=beta_initializer,
-            allow_deferred_init=True,
-            differentiable=center,
+        self.gamma, self.beta = _scale_shift(
+            self, (in_channels,), scale, center, gamma_initializer, beta_initializer
         )
 
     def forward(self, x):
@@ -337,19 +351,8 @@ class InstanceNorm(HybridBlock):
     ) -> None:
         super().__init__(**block_args(kwargs))
         self._axis, self._eps = axis, epsilon
-        self.gamma = self.params.get(
-            "gamma",
-            shape=(in_channels,),
-            init=gamma_initializer,
-            allow_deferred_init=True,
-            differentiable=scale,
-        )
-        self.beta = self.params.get(
-            "beta",
-            shape=(in_channels,),
-            init=beta_initializer,
-            allow_deferred_init=True,
-            differentiable=center,
+        self.gamma, self.beta = _scale_shift(
+            self, (in_channels,), scale, center, gamma_initializer, beta_initializer
         )
 
     def forward(self, x):
@@ -378,19 +381,8 @@ class GroupNorm(HybridBlock):
     ) -> None:
         super().__init__(**block_args(kwargs))
         self._groups, self._eps = num_groups, epsilon
-        self.gamma = self.params.get(
-            "gamma",
-            shape=(num_groups,),
-            init=gamma_initializer,
-            allow_deferred_init=True,
-            differentiable=scale,
-        )
-        self.beta = self.params.get(
-            "beta",
-            shape=(num_groups,),
-            init=beta_initializer,
-            allow_deferred_init=True,
-            differentiable=center,
+        self.gamma, self.beta = _scale_shift(
+            self, (num_groups,), scale, center, gamma_initializer, beta_initializer
         )
 
     def forward(self, x):
