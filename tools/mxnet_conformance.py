@@ -39,6 +39,7 @@ FILES = (
     "test_gluon_save.py",
     "test_gluon_data.py",
     "test_numpy_gluon.py",
+    "test_gluon_contrib.py",
 )
 HELPERS = ("common.py",)
 
@@ -90,6 +91,10 @@ SYMBOLIC_SHAPES = (
     "leaves a parameter's input size to MXNet's symbolic shape inference through "
     "x.dot(w1) in hybrid_forward (tapegrad's layers infer their own deferred shapes; a "
     "hand-written params.get needs the full shape)"
+)
+CONTRIB_SYMBOLS = (
+    "unrolls the cells on symbols (mx.sym.Variable, list_outputs, infer_shape); the same cells "
+    "on arrays are test_rnn_cells' and tests/compat/test_mxnet_contrib_rnn.py's"
 )
 OPTIMIZER_OBJECTS = "mx.optimizer objects and Updater are not provided (Trainer takes names)"
 KVSTORE = "kvstores (mx.kv, update_on_kvstore) are not provided"
@@ -220,6 +225,21 @@ DESELECTED: dict[str, dict[str, str]] = {
     "test_numpy_gluon.py": {
         "test_optimizer_with_np_ndarrays": SYMBOLIC_SHAPES,
         "test_optimizer_backward_compat": OPTIMIZER_OBJECTS,
+    },
+    "test_gluon_contrib.py": {
+        **{
+            name: CONTRIB_SYMBOLS
+            for name in (
+                "test_convrnn",
+                "test_convlstm",
+                "test_convgru",
+                "test_lstmp",
+                "test_vardrop",
+            )
+        },
+        "test_concurrent": "calls the blocks on a symbol (mx.sym.var) before the arrays",
+        "test_datasets": "downloads WikiText-2 (no network; contrib.data.text not provided)",
+        "test_ModulatedDeformableConvolution": "deformable convolutions are not provided",
     },
     "test_gluon_data.py": {
         "test_recordimage_dataset": DOWNLOAD_RECORDIO,

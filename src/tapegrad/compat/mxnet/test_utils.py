@@ -115,6 +115,12 @@ def assert_almost_equal(
         ) from None
 
 
+def assert_allclose(a, b, rtol=1e-07, atol=0, equal_nan=True) -> None:
+    """NumPy's assert_allclose on arrays of any kind (MXNet's tolerances: rtol 1e-7,
+    atol 0, NaN equal to NaN)."""
+    np.testing.assert_allclose(_numpy(a), _numpy(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
 def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")) -> None:
     """`assert_almost_equal` where NaN in either input is ignored."""
     a_np, b_np = np.copy(_numpy(a)), np.copy(_numpy(b))

@@ -1,9 +1,10 @@
-"""`mx.gluon.contrib`: the contrib layers MXNet 1.x code uses (`contrib.nn`, `contrib.rnn`)."""
+"""`mx.gluon.contrib`: the contrib layers MXNet 1.x code uses (`contrib.nn`, `contrib.rnn`,
+`contrib.data`)."""
 
 from __future__ import annotations
 
 from ...._facade import facade_getattr
-from . import nn, rnn  # noqa: F401
+from . import data, nn, rnn  # noqa: F401
 
 __getattr__ = facade_getattr(
     __name__,
@@ -11,7 +12,6 @@ __getattr__ = facade_getattr(
     {},
     {
         "estimator": "not provided; write the training loop",
-        "data": "use mx.gluon.data",
         "cnn": "deformable convolutions are not provided",
     },
 )

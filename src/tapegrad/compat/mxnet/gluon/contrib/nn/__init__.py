@@ -1,16 +1,39 @@
-"""`mx.gluon.contrib.nn`: Concurrent containers, Identity, SyncBatchNorm.
+"""`mx.gluon.contrib.nn`: Concurrent containers, Identity, SyncBatchNorm, PixelShuffle1D/2D/3D,
+SparseEmbedding.
 
 `Concurrent` / `HybridConcurrent` run every child on the same input and concatenate the
 outputs along `axis`. `SyncBatchNorm` is BatchNorm: tapegrad has one device per process,
-so there is nothing to synchronize (`num_devices` is accepted).
+so there is nothing to synchronize (`num_devices` is accepted). `SparseEmbedding` is
+Embedding with its gradient stored dense (tapegrad has no row_sparse storage; the values
+are the same).
 """
 
 from __future__ import annotations
 
 from ...block import HybridSequential, Sequential
-from ...nn.basic_layers import BatchNorm, Identity
+from ...nn.basic_layers import BatchNorm, Embedding, Identity
+from ._pixel_shuffle import PixelShuffle1D, PixelShuffle2D, PixelShuffle3D
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm"]
+__all__ = [
+    "Concurrent",
+    "HybridConcurrent",
+    "Identity",
+    "SyncBatchNorm",
+    "PixelShuffle1D",
+    "PixelShuffle2D",
+    "PixelShuffle3D",
+    "SparseEmbedding",
+]
+
+
+class SparseEmbedding(Embedding):
+    """Embedding whose weight gradient MXNet keeps row_sparse; here it is dense (the same
+    values: ones where the looked-up rows are, zeros elsewhere)."""
+
+    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None, **kwargs):
+        super().__init__(
+            input_dim, output_dim, dtype, weight_initializer, sparse_grad=True, **kwargs
+        )
 
 
 class Concurrent(Sequential):

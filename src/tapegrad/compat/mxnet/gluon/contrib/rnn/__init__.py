@@ -1,162 +1,35 @@
-"""`mx.gluon.contrib.rnn`: the projected LSTM cell and variational dropout (MXNet 1.9.1).
-
-- `LSTMPCell(hidden_size, projection_size)`: an LSTM cell whose output and recurrent
-  state is r = W_hr h (Sak et al., 2014); states [r (N, projection), c (N, hidden)]. The
-  fused `rnn.LSTM(..., projection_size=P)` is a stack of these.
-- `VariationalDropoutCell(base_cell, drop_inputs, drop_states, drop_outputs)`: dropout with
-  one mask per sequence (the same at every step) on the inputs, the first state (h) and
-  the outputs (Gal and Ghahramani, 2016). The masks are drawn at the first step and kept
-  until `reset()` (which `unroll` calls).
-
-    >>> cell = mx.gluon.contrib.rnn.LSTMPCell(8, 3)
-    >>> cell.initialize()
-    >>> out, (r, c) = cell.unroll(4, mx.nd.ones((2, 4, 5)), merge_outputs=True)
-    >>> out.shape, r.shape, c.shape
-    ((2, 4, 3), (2, 3), (2, 8))
-"""
+"""`mx.gluon.contrib.rnn`: `LSTMPCell`, `VariationalDropoutCell`, `dynamic_unroll`
+(rnn_cell.py) and the convolutional cells Conv{1,2,3}D{RNN,LSTM,GRU}Cell (conv_rnn_cell.py)."""
 
 from __future__ import annotations
 
-from ...rnn import _sequence as seq
-from ...rnn.rnn_cell import BidirectionalCell, LSTMCell, ModifierCell, dropout
+from . import conv_rnn_cell, rnn_cell
+from .conv_rnn_cell import (
+    Conv1DGRUCell,
+    Conv1DLSTMCell,
+    Conv1DRNNCell,
+    Conv2DGRUCell,
+    Conv2DLSTMCell,
+    Conv2DRNNCell,
+    Conv3DGRUCell,
+    Conv3DLSTMCell,
+    Conv3DRNNCell,
+)
+from .rnn_cell import LSTMPCell, VariationalDropoutCell, dynamic_unroll
 
-__all__ = ["LSTMPCell", "VariationalDropoutCell"]
-
-
-def _tg():
-    import tapegrad
-
-    return tapegrad
-
-
-class LSTMPCell(LSTMCell):
-    """LSTM cell with a projection: gates from x and the projected r, c' = f c + i g,
-    h = o tanh(c'), r' = h @ h2r_weight.T (no bias); returns r', [r', c']."""
-
-    def __init__(
-        self,
-        hidden_size,
-        projection_size,
-        i2h_weight_initializer=None,
-        h2h_weight_initializer=None,
-        h2r_weight_initializer=None,
-        i2h_bias_initializer="zeros",
-        h2h_bias_initializer="zeros",
-        input_size=0,
-        prefix=None,
-        params=None,
-    ) -> None:
-        super(LSTMCell, self).__init__(
-            hidden_size,
-            i2h_weight_initializer,
-            h2h_weight_initializer,
-            i2h_bias_initializer,
-            h2h_bias_initializer,
-            input_size,
-            prefix,
-            params,
-            recurrent_size=projection_size,
-        )
-        self._activation, self._recurrent_activation = "tanh", "sigmoid"
-        self._projection_size = projection_size
-        self.h2r_weight = self.params.get(
-            "h2r_weight",
-            shape=(projection_size, hidden_size),
-            init=h2r_weight_initializer,
-            allow_deferred_init=True,
-        )
-
-    @classmethod
-    def _alias(cls) -> str:
-        return "lstmp"
-
-    def state_info(self, batch_size=0):
-        return [
-            {"shape": (batch_size, self._projection_size), "__layout__": "NC"},
-            {"shape": (batch_size, self._hidden_size), "__layout__": "NC"},
-        ]
-
-    def forward(self, inputs, states):
-        h, (_, c) = super().forward(inputs, states)
-        self.h2r_weight._finish_deferred_init()
-        r = _tg().matmul(h, self.h2r_weight.data().T)
-        return r, [r, c]
-
-    def _repr_body(self) -> str:
-        return f"{super()._repr_body()} -> {self._projection_size}"
-
-
-class VariationalDropoutCell(ModifierCell):
-    """Dropout with one mask per sequence on the inputs, the first state and the outputs
-    of `base_cell` (rates 0: no dropout there)."""
-
-    def __init__(self, base_cell, drop_inputs=0.0, drop_states=0.0, drop_outputs=0.0) -> None:
-        if drop_states and isinstance(base_cell, BidirectionalCell):
-            raise TypeError(
-                "VariationalDropoutCell: a BidirectionalCell takes no state dropout; wrap the "
-                "cells inside it instead"
-            )
-        super().__init__(base_cell)
-        self.drop_inputs, self.drop_states, self.drop_outputs = (
-            drop_inputs,
-            drop_states,
-            drop_outputs,
-        )
-        self._masks: dict[str, object] = {}
-
-    @classmethod
-    def _alias(cls) -> str:
-        return "vardrop"
-
-    def hybridize(self, active=True, **kwargs) -> None:
-        """Hybridizes the base cell only: the masks live in Python from step to step."""
-        self.base_cell.hybridize(active, **kwargs)
-
-    def reset(self) -> None:
-        super().reset()
-        self._masks = {}
-
-    def _mask(self, kind: str, rate: float, like):
-        """The sequence's mask for `kind`, drawn at its first step (ones outside training)."""
-        mask = self._masks.get(kind)
-        if mask is None:
-            mask = self._masks[kind] = dropout(_tg().ones_like(like), rate)
-        return mask
-
-    def forward(self, inputs, states):
-        states = list(states)
-        if self.drop_states:  # h only: the first state
-            states[0] = states[0] * self._mask("states", self.drop_states, states[0])
-        if self.drop_inputs:
-            inputs = inputs * self._mask("inputs", self.drop_inputs, inputs)
-        out, next_states = self._step(inputs, states)
-        if self.drop_outputs:
-            out = out * self._mask("outputs", self.drop_outputs, out)
-        return out, next_states
-
-    def unroll(
-        self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None, valid_length=None
-    ):
-        if self.drop_states:  # step by step: the state mask applies inside the recurrence
-            return super().unroll(length, inputs, begin_state, layout, merge_outputs, valid_length)
-        # without state dropout, the input and output masks apply to whole sequences
-        seq.check_layout(layout, "VariationalDropoutCell.unroll")
-        self.reset()
-        inputs, axis, _ = seq.format_sequence(length, inputs, layout, True)
-        inputs = dropout(inputs, self.drop_inputs, (axis,))
-        self.base_cell._modified = False
-        try:
-            outputs, states = self.base_cell.unroll(
-                length, inputs, begin_state, layout, True, valid_length
-            )
-        finally:
-            self.base_cell._modified = True
-        outputs = dropout(outputs, self.drop_outputs, (axis,))
-        if valid_length is not None:
-            outputs = seq.sequence_mask(outputs, valid_length, axis)
-        if merge_outputs is False:
-            outputs = seq.as_steps(outputs, axis)
-        return outputs, states
-
-    def _repr_body(self) -> str:
-        return f"p_out = {self.drop_outputs}, p_state = {self.drop_states}"
+__all__ = [
+    "LSTMPCell",
+    "VariationalDropoutCell",
+    "dynamic_unroll",
+    "Conv1DRNNCell",
+    "Conv2DRNNCell",
+    "Conv3DRNNCell",
+    "Conv1DLSTMCell",
+    "Conv2DLSTMCell",
+    "Conv3DLSTMCell",
+    "Conv1DGRUCell",
+    "Conv2DGRUCell",
+    "Conv3DGRUCell",
+    "conv_rnn_cell",
+    "rnn_cell",
+]
