@@ -411,11 +411,8 @@ class SequentialRNNCell(RecurrentCell):
         return len(self._children)
 
 
-HybridSequentialRNNCell = type(
-    "HybridSequentialRNNCell",
-    (SequentialRNNCell,),
-    {"__doc__": SequentialRNNCell.__doc__, "__module__": __name__},
-)
+class HybridSequentialRNNCell(SequentialRNNCell):
+    """SequentialRNNCell; both may be hybridized here (MXNet keeps this one for that)."""
 
 
 class DropoutCell(RecurrentCell):

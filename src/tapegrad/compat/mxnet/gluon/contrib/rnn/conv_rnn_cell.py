@@ -17,7 +17,17 @@ from __future__ import annotations
 
 from ...rnn.rnn_cell import RecurrentCell, _activation
 
-__all__ = [f"Conv{d}D{kind}Cell" for d in (1, 2, 3) for kind in ("RNN", "LSTM", "GRU")]
+__all__ = [
+    "Conv1DRNNCell",
+    "Conv2DRNNCell",
+    "Conv3DRNNCell",
+    "Conv1DLSTMCell",
+    "Conv2DLSTMCell",
+    "Conv3DLSTMCell",
+    "Conv1DGRUCell",
+    "Conv2DGRUCell",
+    "Conv3DGRUCell",
+]
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
@@ -159,25 +169,64 @@ class _ConvCell(RecurrentCell):
         return f"{mapping}, {self._activation}, {self._conv_layout}"
 
 
-def _cell_class(dims: int, mode: str):
-    kind = {"rnn": "RNN", "lstm": "LSTM", "gru": "GRU"}[mode]
-    doc = (
-        f"{dims}D convolutional {kind} cell: input (N, C, {', '.join('DHW'[3 - dims :])}), "
-        f"states {'[h, c]' if mode == 'lstm' else '[h]'} of (N, hidden_channels, *spatial)."
-    )
-    return type(
-        f"Conv{dims}D{kind}Cell",
-        (_ConvCell,),
-        {"_dims": dims, "_mode": mode, "__doc__": doc, "__module__": __name__},
-    )
+class Conv1DRNNCell(_ConvCell):
+    """1D convolutional RNN cell: input (N, C, W); states [h], each
+    (N, hidden_channels, W of the i2h convolution's output)."""
+
+    _dims, _mode = 1, "rnn"
 
 
-Conv1DRNNCell = _cell_class(1, "rnn")
-Conv2DRNNCell = _cell_class(2, "rnn")
-Conv3DRNNCell = _cell_class(3, "rnn")
-Conv1DLSTMCell = _cell_class(1, "lstm")
-Conv2DLSTMCell = _cell_class(2, "lstm")
-Conv3DLSTMCell = _cell_class(3, "lstm")
-Conv1DGRUCell = _cell_class(1, "gru")
-Conv2DGRUCell = _cell_class(2, "gru")
-Conv3DGRUCell = _cell_class(3, "gru")
+class Conv2DRNNCell(_ConvCell):
+    """2D convolutional RNN cell: input (N, C, H, W); states [h], each
+    (N, hidden_channels, H, W of the i2h convolution's output)."""
+
+    _dims, _mode = 2, "rnn"
+
+
+class Conv3DRNNCell(_ConvCell):
+    """3D convolutional RNN cell: input (N, C, D, H, W); states [h], each
+    (N, hidden_channels, D, H, W of the i2h convolution's output)."""
+
+    _dims, _mode = 3, "rnn"
+
+
+class Conv1DLSTMCell(_ConvCell):
+    """1D convolutional LSTM cell: input (N, C, W); states [h, c], each
+    (N, hidden_channels, W of the i2h convolution's output)."""
+
+    _dims, _mode = 1, "lstm"
+
+
+class Conv2DLSTMCell(_ConvCell):
+    """2D convolutional LSTM cell: input (N, C, H, W); states [h, c], each
+    (N, hidden_channels, H, W of the i2h convolution's output)."""
+
+    _dims, _mode = 2, "lstm"
+
+
+class Conv3DLSTMCell(_ConvCell):
+    """3D convolutional LSTM cell: input (N, C, D, H, W); states [h, c], each
+    (N, hidden_channels, D, H, W of the i2h convolution's output)."""
+
+    _dims, _mode = 3, "lstm"
+
+
+class Conv1DGRUCell(_ConvCell):
+    """1D convolutional GRU cell: input (N, C, W); states [h], each
+    (N, hidden_channels, W of the i2h convolution's output)."""
+
+    _dims, _mode = 1, "gru"
+
+
+class Conv2DGRUCell(_ConvCell):
+    """2D convolutional GRU cell: input (N, C, H, W); states [h], each
+    (N, hidden_channels, H, W of the i2h convolution's output)."""
+
+    _dims, _mode = 2, "gru"
+
+
+class Conv3DGRUCell(_ConvCell):
+    """3D convolutional GRU cell: input (N, C, D, H, W); states [h], each
+    (N, hidden_channels, D, H, W of the i2h convolution's output)."""
+
+    _dims, _mode = 3, "gru"
