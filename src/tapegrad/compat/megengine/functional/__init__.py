@@ -206,7 +206,6 @@ ALIASES = core_aliases(
     "zeros_like",
     "ones_like",
     "full_like",
-    "equal",
     "not_equal",
     "isnan",
     "isinf",
@@ -216,6 +215,8 @@ ALIASES = core_aliases(
     "logical_or",
     "logical_not",
     "dot",
+    # elementwise, as MegEngine (tg.equal is PyTorch's whole-tensor torch.equal: one bool)
+    equal="eq",
     floor_div="floor_divide",
     mod="remainder",
     less="lt",
