@@ -72,3 +72,55 @@ def test_comparisons_are_elementwise():
         out = op(x, y)
         assert type(out) is mge.Tensor and out.dtype == np.bool_
         np.testing.assert_array_equal(out.numpy(), ref(_X, y.numpy()))
+
+
+def test_round_takes_halves_away_from_zero():
+    # MegEngine's documented examples: round(1.5) = 2, round([1.5, 2.5, 3.5, 4.5]) = [2, 3, 4,
+    # 5]; NumPy's and PyTorch's round go to the even neighbour (2.5 -> 2)
+    x = np.array([1.5, 2.5, 3.5, 4.5, -0.5, -2.5, 0.49999997, -1.2, 7.0], dtype=np.float32)
+    want = np.sign(x) * np.floor(np.abs(x.astype(np.float64)) + 0.5)
+    np.testing.assert_array_equal(F.round(mge.tensor(x)).numpy(), want.astype(np.float32))
+    np.testing.assert_array_equal(F.round(mge.tensor(x)).numpy()[:4], [2, 3, 4, 5])
+    np.testing.assert_array_equal(F.round(mge.tensor([3, -4])).numpy(), [3, -4])  # ints as-is
+    assert F.round(mge.tensor(x)).dtype == np.float32
+
+
+def test_elemwise_names_take_python_numbers_and_match_numpy():
+    np.testing.assert_allclose(F.abs(-3.0).numpy(), 3.0)
+    np.testing.assert_allclose(F.mul(-3.0, -4.0).numpy(), 12.0)
+    np.testing.assert_allclose(F.mul(4.0, mge.tensor([3.0, 4.0])).numpy(), [12.0, 16.0])
+    x = np.random.default_rng(0).uniform(-0.9, 0.9, 20).astype(np.float32)
+    y = np.random.default_rng(1).uniform(0.5, 3.0, 20).astype(np.float32)
+    for name, ref in (
+        ("acos", np.arccos),
+        ("asin", np.arcsin),
+        ("atan", np.arctan),
+        ("asinh", np.arcsinh),
+        ("atanh", np.arctanh),
+        ("sinh", np.sinh),
+        ("cosh", np.cosh),
+        ("expm1", np.expm1),
+        ("log1p", np.log1p),
+    ):
+        np.testing.assert_allclose(getattr(F, name)(mge.tensor(x)).numpy(), ref(x), rtol=2e-6)
+    np.testing.assert_allclose(F.acosh(mge.tensor(y + 1)).numpy(), np.arccosh(y + 1), rtol=2e-6)
+    np.testing.assert_allclose(F.atan2(mge.tensor(x), mge.tensor(y)).numpy(), np.arctan2(x, y))
+    np.testing.assert_allclose(
+        F.logaddexp(mge.tensor(x), mge.tensor(y)).numpy(), np.logaddexp(x, y), rtol=1e-6
+    )
+    a, b = np.array([True, False, True]), np.array([True, True, False])
+    np.testing.assert_array_equal(F.logical_xor(mge.tensor(a), mge.tensor(b)).numpy(), a ^ b)
+    ints = np.array([-7, -1, 0, 5, 12], dtype=np.int32)
+    np.testing.assert_array_equal(F.left_shift(mge.tensor(ints), 2).numpy(), ints << 2)
+    np.testing.assert_array_equal(F.right_shift(mge.tensor(ints), 1).numpy(), ints >> 1)
+    with pytest.raises(TypeError, match="left_shift"):
+        F.left_shift(mge.tensor([1.0]), 1)
+
+
+def test_elemwise_gradients_by_finite_differences():
+    x = tg.tensor(np.random.default_rng(2).uniform(-0.8, 0.8, 5), requires_grad=True)
+    y = tg.tensor(np.random.default_rng(3).uniform(0.5, 2.0, 5), requires_grad=True)
+    for fn in (F.acos, F.asinh, F.atanh, F.sinh, F.cosh, F.expm1, F.log1p):
+        assert tg.autograd.gradcheck(lambda t, f=fn: f(t).sum(), (x,)), fn.__name__
+    assert tg.autograd.gradcheck(lambda a, b: F.logaddexp(a, b).sum(), (x, y))
+    assert tg.autograd.gradcheck(lambda a, b: F.atan2(a, b).sum(), (x, y))

@@ -19,7 +19,7 @@ from ... import _numpy_style as _np_style
 from ..._facade import core_aliases, facade_dir, facade_getattr
 from .._tensor import Tensor
 from .._tensor import tensor as _tensor
-from . import nn, vision  # noqa: F401
+from . import elemwise, nn, vision  # noqa: F401
 from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
 from .extra import (  # noqa: F401
     argsort,
@@ -223,6 +223,12 @@ ALIASES = core_aliases(
     less_equal="le",
     greater="gt",
     greater_equal="ge",
+)
+# F's elementwise functions are F.elemwise's: they take Python numbers as MegEngine's do
+# (F.abs(-3.0)), have the names the core lacks (acos, logaddexp, the shifts...), and round
+# halves away from zero as MegEngine does (the core rounds them to even)
+ALIASES.update(
+    {name: f"{__name__}.elemwise:{name}" for name in elemwise.__all__ if name not in vars()}
 )
 # every F.nn name is also at F's top level, as in MegEngine
 ALIASES.update({name: f"{__name__}.nn:{name}" for name in nn.__all__ if name not in vars()})
