@@ -6,13 +6,11 @@ signatures (`F.elemwise.add(x, y)`, `F.elemwise.clip(x, lower, upper)`), each al
     >>> import tapegrad.compat.megengine.functional as F
     >>> F.elemwise.round(mge.tensor([0.5, 1.5, 2.5, -2.5])).numpy().tolist()
     [1.0, 2.0, 3.0, -3.0]
-    >>> round(F.elemwise.logaddexp(mge.tensor(0.0), mge.tensor(0.0)).item(), 4)
-    0.6931
+    >>> f"{F.elemwise.logaddexp(mge.tensor(0.0), mge.tensor(0.0)).item():.4f}"  # log 2
+    '0.6931'
 """
 
 from __future__ import annotations
-
-import builtins
 
 import numpy as np
 
@@ -261,4 +259,3 @@ for _name in __all__:  # each defined function under its MegEngine name
     if _fn.__name__ == "fn":
         _fn.__name__ = _fn.__qualname__ = _name
 del _name, _fn
-_ = builtins  # (the module shadows abs / round / pow; builtins stays reachable)
