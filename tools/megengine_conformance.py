@@ -49,6 +49,7 @@ FILES = [
     "unit/data/test_transform.py",
     "unit/module/test_elemwise.py",
     "unit/functional/test_elemwise.py",
+    "unit/data/test_dataset.py",
 ]
 # files the upstream tests import as modules (copied next to them, not run)
 HELPERS = ["helpers/utils.py"]
