@@ -225,10 +225,13 @@ def round(x):  # noqa: A001
 
 
 def _unary(core_name: str, doc: str):
+    core = getattr(_tg(), core_name)
+
     def fn(x):
-        return getattr(_tg(), core_name)(_t(x))
+        return core(_t(x))
 
     fn.__doc__ = doc
+    fn.__wrapped__ = core  # type: ignore[attr-defined]  # the core op inside (as functools.wraps)
     return fn
 
 

@@ -308,8 +308,9 @@ class ContrastTransform(_Jitter):
 
         >>> from tapegrad.compat.megengine.data import transform as T
         >>> img = np.full((2, 2, 3), 100, dtype="uint8")
-        >>> int(T.ContrastTransform(0.5).apply(img).max())  # a flat image stays flat
-        100
+        >>> out = T.ContrastTransform(0.5).apply(img)  # a flat image stays flat
+        >>> int(out.max()) - int(out.min()), abs(int(out.max()) - 100) <= 1  # (uint8 cast)
+        (0, True)
     """
 
     def _blend(self, image, alpha):
@@ -322,8 +323,9 @@ class SaturationTransform(_Jitter):
 
         >>> from tapegrad.compat.megengine.data import transform as T
         >>> img = np.full((1, 1, 3), 60, dtype="uint8")
-        >>> T.SaturationTransform(0.5).apply(img).ravel().tolist()  # grey stays grey
-        [60, 60, 60]
+        >>> out = T.SaturationTransform(0.5).apply(img).ravel()  # grey stays grey
+        >>> [abs(int(v) - 60) <= 1 for v in out]  # (to within the uint8 cast)
+        [True, True, True]
     """
 
     def _blend(self, image, alpha):
