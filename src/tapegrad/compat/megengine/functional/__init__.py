@@ -68,8 +68,26 @@ def stack(inps, axis=0, device=None):
 
 
 def split(inp, nsplits_or_sections, axis=0):
-    """An int: that many equal parts; a list: the split points."""
-    return _np_style.split(inp, nsplits_or_sections, axis)
+    """An int n: n parts as even as can be (the first `size % n` one longer: 20 into 3 is
+    7, 7, 6, as MegEngine); a list: the split points, which must not decrease."""
+    size = inp.shape[axis]
+    if isinstance(nsplits_or_sections, int) or (
+        hasattr(nsplits_or_sections, "__index__") and not hasattr(nsplits_or_sections, "__len__")
+    ):
+        n = int(nsplits_or_sections)
+        if n <= 0:
+            raise ValueError(f"split: the number of sections must be larger than 0, got {n}")
+        if n > size:
+            raise ValueError(
+                f"split: the size {size} at axis {axis} cannot be split into {n} sections"
+            )
+        sizes = [size // n + (1 if i < size % n else 0) for i in range(n)]
+        return list(_tg().split(inp, sizes, dim=axis))
+    points = [int(p) for p in nsplits_or_sections]
+    bounds = [0, *points, size]
+    if any(a > b for a, b in zip(bounds[:-1], bounds[1:])):
+        raise ValueError(f"Invalid nsplits_or_secions: {list(nsplits_or_sections)!r}")
+    return _np_style.split(inp, points, axis)
 
 
 def squeeze(inp, axis=None):
@@ -142,7 +160,11 @@ def ones(shape, dtype="float32", device=None):
     return _tensor(_tg().ones(_shape(shape), dtype=dtype), device=device)
 
 
-def full(shape, value, dtype="float32", device=None):
+def full(shape, value, dtype=None, device=None):
+    """`shape` filled with `value`; the dtype by default is `mge.tensor(value)`'s, as in
+    MegEngine (bool for True, int32 for 4, float32 for 5.0)."""
+    if dtype is None:
+        dtype = _tensor(value).dtype
     return _tensor(_tg().full(_shape(shape), value, dtype=dtype), device=device)
 
 
