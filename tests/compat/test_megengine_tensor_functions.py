@@ -53,3 +53,34 @@ def test_full_takes_the_values_dtype(value, dtype):
     assert out.dtype == dtype == mge.tensor(value).dtype
     np.testing.assert_array_equal(out.numpy(), np.full((2, 3), value))
     assert F.full((2,), 4, dtype="float32").dtype == np.float32  # an explicit dtype wins
+
+
+def test_roll_swapaxes_diag_eye_tile_broadcast_to_against_numpy():
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = mge.tensor(data)
+    np.testing.assert_array_equal(F.roll(x, 5).numpy(), np.roll(data, 5))
+    np.testing.assert_array_equal(F.roll(x, -1, axis=2).numpy(), np.roll(data, -1, axis=2))
+    np.testing.assert_array_equal(
+        F.roll(x, (1, -2), axis=(0, 2)).numpy(), np.roll(data, (1, -2), axis=(0, 2))
+    )
+    np.testing.assert_array_equal(F.swapaxes(x, 0, 2).numpy(), np.swapaxes(data, 0, 2))
+    m = data[0]
+    for k in (-1, 0, 2):
+        np.testing.assert_array_equal(F.diag(mge.tensor(m), k=k).numpy(), np.diag(m, k))
+        v = np.arange(3, dtype=np.float32)
+        np.testing.assert_array_equal(F.diag(mge.tensor(v), k=k).numpy(), np.diag(v, k))
+    np.testing.assert_array_equal(F.eye(3).numpy(), np.eye(3, dtype=np.float32))
+    np.testing.assert_array_equal(F.eye(2, 4).numpy(), np.eye(2, 4))
+    np.testing.assert_array_equal(F.eye((3, 2)).numpy(), np.eye(3, 2))
+    assert F.eye(2, dtype="int32").dtype == np.int32 and type(F.eye(2)) is mge.Tensor
+    np.testing.assert_array_equal(F.tile(x, (2, 1, 3)).numpy(), np.tile(data, (2, 1, 3)))
+    np.testing.assert_array_equal(
+        F.broadcast_to(mge.tensor(m[:1]), shape=(5, 4)).numpy(), np.broadcast_to(m[:1], (5, 4))
+    )
+
+
+def test_roll_gradient_by_finite_differences():
+    x = tg.tensor(np.random.default_rng(2).random((3, 4)), requires_grad=True)
+    w = tg.tensor(np.arange(12.0).reshape(3, 4))
+    assert tg.autograd.gradcheck(lambda t: (F.roll(t, (1, 3), axis=(0, 1)) * w).sum(), (x,))
+    assert tg.autograd.gradcheck(lambda t: (F.swapaxes(t, 0, 1) * w.T).sum(), (x,))

@@ -160,6 +160,39 @@ def ones(shape, dtype="float32", device=None):
     return _tensor(_tg().ones(_shape(shape), dtype=dtype), device=device)
 
 
+def broadcast_to(inp, shape):
+    """`inp` broadcast to `shape` (MegEngine's argument names)."""
+    return _tg().broadcast_to(inp, _shape(shape))
+
+
+def tile(inp, reps):
+    """`inp` repeated `reps` times along each axis (NumPy's tile)."""
+    return _tg().tile(inp, tuple(reps) if not isinstance(reps, int) else (reps,))
+
+
+def roll(inp, shift, axis=None):
+    """Elements shifted by `shift` along `axis` (the flattened tensor when None), wrapping
+    around; `shift` and `axis` may be tuples of the same length."""
+    return _tg().roll(inp, shift, axis)
+
+
+def swapaxes(inp, axis1, axis2):
+    """`inp` with axes `axis1` and `axis2` interchanged."""
+    return _tg().swapaxes(inp, axis1, axis2)
+
+
+def diag(inp, k=0):
+    """A 1-D `inp`: the square matrix with it on diagonal `k`; a 2-D one: its diagonal `k`."""
+    return _tg().diag(inp, k)
+
+
+def eye(N, M=None, *, dtype="float32", device=None):  # noqa: N803  (MegEngine's names)
+    """The N x M (N x N) matrix with ones on its diagonal; `N` may be the shape (N, M)."""
+    if not isinstance(N, int) and hasattr(N, "__len__"):
+        N, M = _shape(N)  # noqa: N806
+    return _tensor(_tg().eye(int(N), None if M is None else int(M), dtype=dtype), device=device)
+
+
 def full(shape, value, dtype=None, device=None):
     """`shape` filled with `value`; the dtype by default is `mge.tensor(value)`'s, as in
     MegEngine (bool for True, int32 for 4, float32 for 5.0)."""
@@ -216,8 +249,6 @@ ALIASES = core_aliases(
     "argmin",
     "cumsum",
     "logsumexp",
-    "broadcast_to",
-    "tile",
     "gather",
     "scatter",
     "add",
