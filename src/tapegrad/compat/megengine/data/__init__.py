@@ -18,7 +18,7 @@ from ..._facade import facade_getattr
 from . import transform  # noqa: F401
 from .collator import Collator
 from .dataloader import DataLoader
-from .dataset import ArrayDataset, Dataset, StreamDataset
+from .dataset import ArrayDataset, ConcatDataset, Dataset, StreamDataset
 from .sampler import Infinite, RandomSampler, ReplacementSampler, Sampler, SequentialSampler
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Dataset",
     "ArrayDataset",
     "StreamDataset",
+    "ConcatDataset",
     "Sampler",
     "SequentialSampler",
     "RandomSampler",

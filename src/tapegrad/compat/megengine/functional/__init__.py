@@ -19,7 +19,7 @@ from ... import _numpy_style as _np_style
 from ..._facade import core_aliases, facade_dir, facade_getattr
 from .._tensor import Tensor
 from .._tensor import tensor as _tensor
-from . import nn, vision  # noqa: F401
+from . import elemwise, nn, vision  # noqa: F401
 from . import nn as loss  # noqa: F401  (MegEngine 1.x also has F.loss)
 from .extra import (  # noqa: F401
     argsort,
@@ -68,8 +68,26 @@ def stack(inps, axis=0, device=None):
 
 
 def split(inp, nsplits_or_sections, axis=0):
-    """An int: that many equal parts; a list: the split points."""
-    return _np_style.split(inp, nsplits_or_sections, axis)
+    """An int n: n parts as even as can be (the first `size % n` one longer: 20 into 3 is
+    7, 7, 6, as MegEngine); a list: the split points, which must not decrease."""
+    size = inp.shape[axis]
+    if isinstance(nsplits_or_sections, int) or (
+        hasattr(nsplits_or_sections, "__index__") and not hasattr(nsplits_or_sections, "__len__")
+    ):
+        n = int(nsplits_or_sections)
+        if n <= 0:
+            raise ValueError(f"split: the number of sections must be larger than 0, got {n}")
+        if n > size:
+            raise ValueError(
+                f"split: the size {size} at axis {axis} cannot be split into {n} sections"
+            )
+        sizes = [size // n + (1 if i < size % n else 0) for i in range(n)]
+        return list(_tg().split(inp, sizes, dim=axis))
+    points = [int(p) for p in nsplits_or_sections]
+    bounds = [0, *points, size]
+    if any(a > b for a, b in zip(bounds[:-1], bounds[1:])):
+        raise ValueError(f"Invalid nsplits_or_secions: {list(nsplits_or_sections)!r}")
+    return _np_style.split(inp, points, axis)
 
 
 def squeeze(inp, axis=None):
@@ -186,7 +204,44 @@ def ones(shape, dtype="float32", device=None):
     return _tensor(_tg().ones(_shape(shape), dtype=dtype), device=device)
 
 
-def full(shape, value, dtype="float32", device=None):
+def broadcast_to(inp, shape):
+    """`inp` broadcast to `shape` (MegEngine's argument names)."""
+    return _tg().broadcast_to(inp, _shape(shape))
+
+
+def tile(inp, reps):
+    """`inp` repeated `reps` times along each axis (NumPy's tile)."""
+    return _tg().tile(inp, tuple(reps) if not isinstance(reps, int) else (reps,))
+
+
+def roll(inp, shift, axis=None):
+    """Elements shifted by `shift` along `axis` (the flattened tensor when None), wrapping
+    around; `shift` and `axis` may be tuples of the same length."""
+    return _tg().roll(inp, shift, axis)
+
+
+def swapaxes(inp, axis1, axis2):
+    """`inp` with axes `axis1` and `axis2` interchanged."""
+    return _tg().swapaxes(inp, axis1, axis2)
+
+
+def diag(inp, k=0):
+    """A 1-D `inp`: the square matrix with it on diagonal `k`; a 2-D one: its diagonal `k`."""
+    return _tg().diag(inp, k)
+
+
+def eye(N, M=None, *, dtype="float32", device=None):  # noqa: N803  (MegEngine's names)
+    """The N x M (N x N) matrix with ones on its diagonal; `N` may be the shape (N, M)."""
+    if not isinstance(N, int) and hasattr(N, "__len__"):
+        N, M = _shape(N)  # noqa: N806
+    return _tensor(_tg().eye(int(N), None if M is None else int(M), dtype=dtype), device=device)
+
+
+def full(shape, value, dtype=None, device=None):
+    """`shape` filled with `value`; the dtype by default is `mge.tensor(value)`'s, as in
+    MegEngine (bool for True, int32 for 4, float32 for 5.0)."""
+    if dtype is None:
+        dtype = _tensor(value).dtype
     return _tensor(_tg().full(_shape(shape), value, dtype=dtype), device=device)
 
 
@@ -238,8 +293,6 @@ ALIASES = core_aliases(
     "argmin",
     "cumsum",
     "logsumexp",
-    "broadcast_to",
-    "tile",
     "gather",
     "scatter",
     "add",
@@ -250,7 +303,6 @@ ALIASES = core_aliases(
     "zeros_like",
     "ones_like",
     "full_like",
-    "equal",
     "not_equal",
     "isnan",
     "isinf",
@@ -260,12 +312,20 @@ ALIASES = core_aliases(
     "logical_or",
     "logical_not",
     "dot",
+    # elementwise, as MegEngine (tg.equal is PyTorch's whole-tensor torch.equal: one bool)
+    equal="eq",
     floor_div="floor_divide",
     mod="remainder",
     less="lt",
     less_equal="le",
     greater="gt",
     greater_equal="ge",
+)
+# F's elementwise functions are F.elemwise's: they take Python numbers as MegEngine's do
+# (F.abs(-3.0)), have the names the core lacks (acos, logaddexp, the shifts...), and round
+# halves away from zero as MegEngine does (the core rounds them to even)
+ALIASES.update(
+    {name: f"{__name__}.elemwise:{name}" for name in elemwise.__all__ if name not in vars()}
 )
 # every F.nn name is also at F's top level, as in MegEngine
 ALIASES.update({name: f"{__name__}.nn:{name}" for name in nn.__all__ if name not in vars()})

@@ -41,22 +41,31 @@ def expand_dims(inp, axis):
     return inp
 
 
+def _indices(indices):
+    """The core's index results (made from raw arrays, so plain `tg.Tensor`s) as int32
+    `mge.Tensor`s, as MegEngine returns them."""
+    from ..._facade import returning
+    from .._tensor import Tensor
+
+    return returning(Tensor, lambda: indices.astype("int32"))()
+
+
 def sort(inp, descending=False):
     """Sort along the last axis: `(values, indices)`."""
     values, indices = _tg().sort(inp, dim=-1, descending=descending)
-    return values, indices.astype("int32")
+    return values, _indices(indices)
 
 
 def argsort(inp, descending=False):
     """The indices that sort `inp` along the last axis (int32)."""
-    return _tg().argsort(inp, dim=-1, descending=descending).astype("int32")
+    return _indices(_tg().argsort(inp, dim=-1, descending=descending))
 
 
 def topk(inp, k, descending=False, kth_only=False, no_sort=False):
     """The `k` smallest (largest with `descending=True`) values along the last axis and
     their indices; `kth_only`: the k-th value and its index only."""
     values, indices = _tg().topk(inp, int(k), dim=-1, largest=descending, sorted=True)
-    indices = indices.astype("int32")
+    indices = _indices(indices)
     if kth_only:
         return values[..., -1], indices[..., -1]
     return values, indices

@@ -32,7 +32,6 @@ __getattr__ = facade_getattr(
         "Conv1d": "not provided by the facade; use Conv2d on (N, C, 1, W) inputs",
         "QuantStub": "quantization is not supported",
         "DeQuantStub": "quantization is not supported",
-        "Elemwise": "write the computation in forward() with F",
         "Concat": "use F.concat in forward()",
     },
 )

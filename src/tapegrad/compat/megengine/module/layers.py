@@ -27,6 +27,7 @@ __all__ = [
     "Softmax",
     "Identity",
     "LayerNorm",
+    "Elemwise",
 ]
 
 
@@ -267,3 +268,65 @@ class Softmax(Module):
 class LayerNorm(Module, _nn.LayerNorm):
     def __init__(self, normalized_shape, eps=1e-5, affine=True, name=None, **kwargs) -> None:
         super().__init__(normalized_shape, eps=eps, elementwise_affine=affine, name=name)
+
+
+def _elemwise_modes() -> dict:
+    """MegEngine's Elemwise mode names (upper case) -> the facade function they compute."""
+    from .. import functional as F
+
+    def relu(x):
+        return _Fnn.relu(x)
+
+    return {
+        "ADD": F.add,
+        "SUB": F.sub,
+        "MUL": F.mul,
+        "TRUE_DIV": F.div,
+        "FLOOR_DIV": F.floor_div,
+        "MOD": F.mod,
+        "POW": F.pow,
+        "MAX": F.maximum,
+        "MIN": F.minimum,
+        "NEGATE": F.neg,
+        "ABS": F.abs,
+        "EXP": F.exp,
+        "LOG": F.log,
+        "SIN": F.sin,
+        "COS": F.cos,
+        "TANH": F.tanh,
+        "SIGMOID": _Fnn.sigmoid,
+        "RELU": relu,
+        "H_SWISH": _Fnn.hswish,
+        "LT": F.less,
+        "LEQ": F.less_equal,
+        "EQ": F.equal,
+        "FUSE_ADD_RELU": lambda x, y: relu(x + y),
+        "FUSE_ADD_SIGMOID": lambda x, y: _Fnn.sigmoid(x + y),
+        "FUSE_ADD_TANH": lambda x, y: F.tanh(x + y),
+        "FUSE_MUL_ADD3": lambda x, y, z: x * y + z,
+    }
+
+
+class Elemwise(Module):
+    """One elementwise op named by MegEngine's mode (`"add"`, `"h_swish"`,
+    `"fuse_add_relu"`..., any case) as a module: `Elemwise("add")(x, y)`.
+
+        >>> import tapegrad.compat.megengine.module as M
+        >>> M.Elemwise("fuse_add_relu")(mge.tensor([1.0, -3.0]), mge.tensor([1.0, 1.0]))
+        Tensor([2. 0.], device=cpu)
+    """
+
+    def __init__(self, method: str, name=None) -> None:
+        super().__init__(name=name)
+        modes = _elemwise_modes()
+        mode = str(method).upper()
+        if mode not in modes:
+            raise ValueError(
+                f"Elemwise: mode {method!r} is not supported; use one of "
+                f"{', '.join(m.lower() for m in sorted(modes))}"
+            )
+        self.method = mode
+        self._op = modes[mode]
+
+    def forward(self, *inps):
+        return self._op(*inps)
