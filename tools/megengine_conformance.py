@@ -50,6 +50,7 @@ FILES = [
     "unit/module/test_elemwise.py",
     "unit/functional/test_elemwise.py",
     "unit/data/test_dataset.py",
+    "unit/module/test_rnn.py",
 ]
 # files the upstream tests import as modules (copied next to them, not run)
 HELPERS = ["helpers/utils.py"]

@@ -17,12 +17,13 @@ recorded outside `with gm:`. Layer arguments are MegEngine's (`Dropout(drop_prob
 from __future__ import annotations
 
 from ..._facade import facade_getattr
-from . import init, layers  # noqa: F401
+from . import init, layers, rnn  # noqa: F401
 from .module import Module  # noqa: F401
 
 # the layer names come from layers.__all__, so the two lists cannot drift apart (importing
 # layers costs little: the core nn and mge.functional it builds on are loaded already)
 _ALIASES = {name: f"{__name__}.layers:{name}" for name in layers.__all__}
+_ALIASES.update({name: f"{__name__}.rnn:{name}" for name in rnn.__all__})
 __getattr__ = facade_getattr(
     __name__,
     "the MegEngine facade (mge.module)",
