@@ -140,3 +140,20 @@ def test_misuse_raises_naming_the_sampler():
         random.shuffle(mge.tensor(3.0))
     with pytest.raises(AttributeError, match="multinomial"):
         random.multinomial  # noqa: B018
+
+
+@pytest.mark.parametrize("seeded", [True, False])
+def test_traced_functions_keep_drawing_fresh_samples(seeded):
+    import warnings
+
+    r = random.RNG(seed=8) if seeded else random
+
+    @mge.jit.trace(symbolic=True)
+    def noisy(x):
+        return x + r.normal(size=(4,))
+
+    x = mge.tensor(np.zeros(4, "float32"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the run-eagerly notice of tg.compile
+        a, b, c = (noisy(x).numpy() for _ in range(3))
+    assert not (a == b).all() and not (b == c).all()

@@ -99,6 +99,11 @@ class RNG:
 
     def _rng(self) -> np.random.Generator:
         if self._own is not None:
+            from ...random import _note_draw
+
+            # tg.compile (mge.jit.trace) watches the thread generator; a draw from a stream
+            # of our own must be reported, or a replay would repeat frozen samples
+            _note_draw()
             return self._own
         from ...random import generator
 
