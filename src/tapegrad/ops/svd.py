@@ -62,6 +62,11 @@ def _is_zero(block) -> bool:
     return not bool(data.any())
 
 
+def _svd_of_finite(xp, x, full_matrices):
+    with np.errstate(all="ignore"):  # overflow in the factors stays in the values, as in PyTorch
+        return xp.linalg.svd(x, full_matrices=full_matrices)
+
+
 @defop(saves=("x", "out"), array_twin=True)
 def _svd_packed(xp, x, *, full_matrices=False):
     if x.ndim < 2:
@@ -75,8 +80,22 @@ def _svd_packed(xp, x, *, full_matrices=False):
             "convert it with .double() or .float()"
         )
     m, n = x.shape[-2:]
-    with np.errstate(all="ignore"):  # NaN/Inf stay in the values silently, as in PyTorch
-        u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
+    finite = xp.isfinite(x).all(axis=(-2, -1))
+    if not finite.all():
+        if xp.isnan(x).any():  # PyTorch's refusal (LAPACK's gesdd does not converge on NaN)
+            raise RuntimeError(
+                "linalg.svd: The algorithm failed to converge because the input matrix "
+                "contained non-finite values (a NaN); check the input with tg.isfinite"
+            )
+        # an inf: gesdd never returns (NumPy 2.4's OpenBLAS build spins forever); PyTorch's
+        # S is NaN then and its U, Vh carry no information, so such matrices go in as zeros
+        # and all three factors come out NaN
+        u, s, vh = _svd_of_finite(xp, xp.where(finite[..., None, None], x, 0.0), full_matrices)
+        u = xp.where(finite[..., None, None], u, xp.nan)
+        s = xp.where(finite[..., None], s, xp.nan)
+        vh = xp.where(finite[..., None, None], vh, xp.nan)
+    else:
+        u, s, vh = _svd_of_finite(xp, x, full_matrices)
     batch = x.shape[:-2]
     parts = [u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))]
     return xp.concatenate([a.astype(x.dtype, copy=False) for a in parts], axis=-1)
