@@ -1,4 +1,5 @@
-"""Run Apache MXNet 1.9.1's own autograd, Gluon and optimizer tests, unchanged, on the MXNet facade.
+"""Run Apache MXNet 1.9.1's own autograd, Gluon and optimizer tests, unchanged, on the
+MXNet facade.
 
     python tools/mxnet_conformance.py /path/to/mxnet            # a checkout of tag 1.9.1
     python tools/mxnet_conformance.py /path/to/tests/python/unittest

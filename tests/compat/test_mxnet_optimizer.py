@@ -545,3 +545,28 @@ def test_trainer_errors():
 def test_mx_optimizer_is_provided():
     assert mx.optimizer.SGD is mx.optimizer.optimizer.SGD
     assert sorted(mx.optimizer.Optimizer.opt_registry) >= sorted(NAMES)
+
+
+def test_nd_clip_and_square_write_into_out():
+    x = mx.nd.array([[-2.0, 0.5], [3.0, -0.1]])
+    out = mx.nd.zeros((2, 2))
+    assert mx.nd.clip(x, -1.0, 1.0, out=out) is out
+    np.testing.assert_allclose(out.asnumpy(), [[-1.0, 0.5], [1.0, -0.1]], rtol=1e-6)
+    row = x[1]
+    mx.nd.square(row, out=row)
+    np.testing.assert_allclose(x.asnumpy(), [[-2.0, 0.5], [9.0, 0.01]], rtol=1e-6)
+    np.testing.assert_allclose(mx.nd.square(x).asnumpy()[0], [4.0, 0.25])
+
+
+def test_compare_optimizer_checks_states_and_weights():
+    from tapegrad.compat.mxnet.test_utils import compare_optimizer
+
+    compare_optimizer(mx.optimizer.Adam(wd=0.1), mx.optimizer.Adam(wd=0.1), (3, 2), "float32")
+    with pytest.raises(AssertionError):
+        compare_optimizer(
+            mx.optimizer.Adam(), mx.optimizer.Adam(learning_rate=0.1), (3, 2), "float32"
+        )
+    with pytest.raises(ValueError, match="compare_optimizer: w_stype='row_sparse'"):
+        compare_optimizer(
+            mx.optimizer.SGD(), mx.optimizer.SGD(), (3, 2), "float32", w_stype="row_sparse"
+        )
