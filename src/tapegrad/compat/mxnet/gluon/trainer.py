@@ -1,10 +1,15 @@
-"""`mx.gluon.Trainer`: MXNet's update rule on tapegrad's optimizers.
+"""`mx.gluon.Trainer`: MXNet's update rule on tapegrad's optimizers, or on `mx.optimizer`.
 
-The update is `tapegrad.optim.SGD` / `Adam` with options that say where MXNet differs from
-PyTorch: `grad_scale` (`rescale_grad / batch_size`), `clip_value` (`clip_gradient`),
-`clip_after_decay` (Adam adds the weight decay before clipping), `eps_before_correction`
-(Adam's epsilon) and `lr_in_momentum` (SGD's momentum buffer holds `lr * grad`). Parameter
-gradients are left as backward wrote them (MXNet rescales inside its update kernels too),
+"sgd", "nag" and "adam" given by name run on tapegrad.optim (below). Any other registered
+name, and any `mx.optimizer.Optimizer` object, runs MXNet's own Trainer loop: the object
+(its `param_dict` the Trainer's parameters, `rescale_grad` set to scale / batch_size at
+each step) updates each parameter with a fresh gradient through an `mx.optimizer.Updater`.
+
+For the three names, the update is `tapegrad.optim.SGD` / `Adam` with options that say
+where MXNet differs from PyTorch: `grad_scale` (`rescale_grad / batch_size`),
+`clip_value` (`clip_gradient`), `clip_after_decay` (Adam adds the weight decay before
+clipping), `eps_before_correction` (Adam's epsilon) and `lr_in_momentum` (SGD's momentum
+buffer holds `lr * grad`). Parameter gradients are left as backward wrote them (MXNet rescales inside its update kernels too),
 and with `grad_req="write"` there is nothing to zero between steps.
 
     >>> net, loss_fn = mx.gluon.nn.Dense(1), mx.gluon.loss.L2Loss()
