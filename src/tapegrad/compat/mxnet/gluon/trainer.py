@@ -9,8 +9,9 @@ For the three names, the update is `tapegrad.optim.SGD` / `Adam` with options th
 where MXNet differs from PyTorch: `grad_scale` (`rescale_grad / batch_size`),
 `clip_value` (`clip_gradient`), `clip_after_decay` (Adam adds the weight decay before
 clipping), `eps_before_correction` (Adam's epsilon) and `lr_in_momentum` (SGD's momentum
-buffer holds `lr * grad`). Parameter gradients are left as backward wrote them (MXNet rescales inside its update kernels too),
-and with `grad_req="write"` there is nothing to zero between steps.
+buffer holds `lr * grad`). Parameter gradients are left as backward wrote them (MXNet
+rescales inside its update kernels too), and with `grad_req="write"` there is nothing to
+zero between steps.
 
     >>> net, loss_fn = mx.gluon.nn.Dense(1), mx.gluon.loss.L2Loss()
     >>> net.initialize()
