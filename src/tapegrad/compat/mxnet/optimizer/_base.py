@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from ....backend import array_module
 from ....tensor import Tensor, as_class, write_data
 
 __all__ = ["Optimizer", "register", "create", "Updater", "get_updater"]
@@ -294,12 +293,14 @@ def _check(name: str, weight, grad) -> None:
 
 
 def _raw(t: Tensor) -> Any:
-    """The array under `t` (NumPy or CuPy), read-only by convention."""
-    return t._data
+    """The values of `t` as a NumPy array (its storage on the CPU, a copy from a GPU), read
+    again after each `write_data` of `t`."""
+    return t.detach().numpy()
 
 
 def _xp(t: Tensor) -> Any:
-    return array_module(t._data)
+    """The array module of `_raw(t)` (NumPy: the updates compute on the host)."""
+    return np
 
 
 def _zeros(weight: Tensor, dtype=None) -> Tensor:
