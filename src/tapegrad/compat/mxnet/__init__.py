@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     ndarray,
     numpy,
     numpy_extension,
+    optimizer,
     random,  # noqa: F401
     symbol,
     util,
@@ -48,7 +49,6 @@ _HINTS = {
     "module": "the Module API is not provided; use mx.gluon",
     "kv": "kvstores are not provided; see tapegrad.distributed",
     "kvstore": "kvstores are not provided; see tapegrad.distributed",
-    "optimizer": "pass the optimizer by name to gluon.Trainer ('sgd', 'nag', 'adam')",
     "metric": "not provided; compute metrics with mx.np operations",
     "io": "not provided; use mx.gluon.data",
     "recordio": "RecordIO is not supported",

@@ -204,6 +204,71 @@ def rand_ndarray(
     return mx.nd.array(values, ctx=ctx, dtype=dtype or default_dtype())
 
 
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None) -> None:
+    """`assert_almost_equal` over two optimizer states (arrays, nested tuples, or None:
+    nothing to compare)."""
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2, strict=False):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def compare_optimizer(
+    opt1,
+    opt2,
+    shape,
+    dtype,
+    w_stype="default",
+    g_stype="default",
+    rtol=1e-4,
+    atol=1e-5,
+    compare_states=True,
+    ntensors=1,
+) -> None:
+    """One update of the same random weight and gradient by two `mx.optimizer` objects:
+    their states (before and after) and weights must agree. Dense storage only; a list of
+    shapes (MXNet's multi-tensor form, `ntensors`) updates `opt2` with lists of indices.
+
+    >>> from tapegrad.compat.mxnet.test_utils import compare_optimizer
+    >>> # without momentum, NAG's update is SGD's
+    >>> compare_optimizer(mx.optimizer.SGD(wd=0.1), mx.optimizer.NAG(wd=0.1), (2, 3), "float32")
+    """
+    if w_stype != "default" or g_stype != "default":
+        raise ValueError(
+            f"compare_optimizer: w_stype={w_stype!r}, g_stype={g_stype!r}: sparse storage "
+            "is not supported; only dense ('default') arrays exist in tapegrad"
+        )
+    ctx = default_context()
+    shapes = shape if isinstance(shape, list) else [shape]
+    if not isinstance(shape, list) and ntensors != 1:
+        raise ValueError("compare_optimizer: ntensors > 1 needs a list of shapes")
+    w2 = [mx.random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shapes]
+    g2 = [mx.random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shapes]
+    w1, g1 = [w.copy() for w in w2], [g.copy() for g in g2]
+    if not isinstance(shape, list):
+        state1 = opt1.create_state_multi_precision(0, w1[0])
+        state2 = opt2.create_state_multi_precision(0, w2[0])
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1[0], g1[0], state1)
+        opt2.update_multi_precision(0, w2[0], g2[0], state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1[0], w2[0], rtol=rtol, atol=atol)
+        return
+    states2 = [opt2.create_state_multi_precision(0, w) for w in w2]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, states2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, states2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
 @contextlib.contextmanager
 def environment(*args):
     """Set environment variables inside the block, restoring them after:

@@ -1,11 +1,17 @@
-"""`mx.gluon.Trainer`: MXNet's update rule on tapegrad's optimizers.
+"""`mx.gluon.Trainer`: MXNet's update rule on tapegrad's optimizers, or on `mx.optimizer`.
 
-The update is `tapegrad.optim.SGD` / `Adam` with options that say where MXNet differs from
-PyTorch: `grad_scale` (`rescale_grad / batch_size`), `clip_value` (`clip_gradient`),
-`clip_after_decay` (Adam adds the weight decay before clipping), `eps_before_correction`
-(Adam's epsilon) and `lr_in_momentum` (SGD's momentum buffer holds `lr * grad`). Parameter
-gradients are left as backward wrote them (MXNet rescales inside its update kernels too),
-and with `grad_req="write"` there is nothing to zero between steps.
+"sgd", "nag" and "adam" given by name run on tapegrad.optim (below). Any other registered
+name, and any `mx.optimizer.Optimizer` object, runs MXNet's own Trainer loop: the object
+(its `param_dict` the Trainer's parameters, `rescale_grad` set to scale / batch_size at
+each step) updates each parameter with a fresh gradient through an `mx.optimizer.Updater`.
+
+For the three names, the update is `tapegrad.optim.SGD` / `Adam` with options that say
+where MXNet differs from PyTorch: `grad_scale` (`rescale_grad / batch_size`),
+`clip_value` (`clip_gradient`), `clip_after_decay` (Adam adds the weight decay before
+clipping), `eps_before_correction` (Adam's epsilon) and `lr_in_momentum` (SGD's momentum
+buffer holds `lr * grad`). Parameter gradients are left as backward wrote them (MXNet
+rescales inside its update kernels too), and with `grad_req="write"` there is nothing to
+zero between steps.
 
     >>> net, loss_fn = mx.gluon.nn.Dense(1), mx.gluon.loss.L2Loss()
     >>> net.initialize()
@@ -25,9 +31,12 @@ from .parameter import Parameter
 
 if TYPE_CHECKING:  # tapegrad.optim loads at the first step
     from ....optim import Optimizer
+    from ..optimizer import Optimizer as MXOptimizer
 
 __all__ = ["Trainer"]
 
+# given by name, these run on tapegrad.optim (one fused update for all parameters)
+_FAST = ("sgd", "nag", "adam")
 # MXNet option -> (tapegrad option, default)
 _SGD = {"momentum": ("momentum", 0.0)}
 _ADAM = {"beta1": None, "beta2": None, "epsilon": ("eps", 1e-8)}
@@ -49,10 +58,13 @@ class Trainer:
 
     Args:
         params: `net.collect_params()` (a dict), or a list of Parameters.
-        optimizer: "sgd", "nag" or "adam".
-        optimizer_params: MXNet's options: `learning_rate` (default 0.01, Adam 0.001), `wd`,
-            `momentum` (sgd/nag), `beta1`, `beta2`, `epsilon` (adam), `clip_gradient`,
-            `rescale_grad`.
+        optimizer: a name registered in `mx.optimizer` ("sgd", "nag", "adam", "rmsprop",
+            "adagrad", ...) or an `mx.optimizer.Optimizer` object. "sgd", "nag" and "adam"
+            by name run on tapegrad.optim (MXNet's update as its options); every other
+            name, and any object, runs the object's `update_multi_precision` per parameter.
+        optimizer_params: MXNet's options, for a name: `learning_rate` (default 0.01,
+            Adam 0.001), `wd`, `momentum` (sgd/nag), `beta1`, `beta2`, `epsilon` (adam),
+            `clip_gradient`, `rescale_grad`, `lr_scheduler`, and each optimizer's own.
     """
 
     def __init__(
@@ -76,19 +88,15 @@ class Trainer:
                     f"Trainer: params must be Gluon Parameters (net.collect_params()), item {i} "
                     f"is a {type(p).__name__}"
                 )
-        if not isinstance(optimizer, str):
-            raise TypeError(
-                "Trainer: pass the optimizer by name ('sgd', 'nag' or 'adam') with its options "
-                "in optimizer_params; optimizer objects are not supported by the MXNet facade"
-            )
         self._params = params
+        self._opt: Optimizer | None = None  # made at the first step, when deferred parameters exist
+        # an mx.optimizer object and its Updater, for every optimizer but sgd/nag/adam by name
+        self._object: MXOptimizer | None = None
+        if not (isinstance(optimizer, str) and optimizer.lower() in _FAST):
+            self._init_object(optimizer, optimizer_params)
+            return
         self._name = optimizer.lower()
         opts = dict(optimizer_params or {})
-        if self._name not in ("sgd", "nag", "adam"):
-            raise ValueError(
-                f"Trainer: optimizer {optimizer!r} is not supported by the MXNet facade; use "
-                "'sgd', 'nag' or 'adam' (or tapegrad.optim directly)"
-            )
         known = set(_COMMON) | set(_SGD if self._name != "adam" else _ADAM)
         unknown = sorted(set(opts) - known)
         if unknown:
@@ -111,17 +119,54 @@ class Trainer:
         # updates made so far (MXNet's num_update): what the scheduler is asked about
         self._num_update = int(opts.get("begin_num_update", 0))
         self._opts = opts
-        self._opt: Optimizer | None = None  # made at the first step, when deferred parameters exist
+
+    def _init_object(self, optimizer, optimizer_params) -> None:
+        """The general path (MXNet's own Trainer): an `mx.optimizer` object whose
+        `param_dict` is this Trainer's parameters by index, updated per parameter by an
+        `Updater` with `rescale_grad = scale / batch_size`."""
+        from ..optimizer import Optimizer as MXOptimizer
+        from ..optimizer import Updater, create
+
+        param_dict = dict(enumerate(self._params))
+        if isinstance(optimizer, MXOptimizer):
+            if optimizer_params:
+                raise ValueError(
+                    "Trainer: optimizer_params must be None if optimizer is an instance of "
+                    "mx.optimizer.Optimizer instead of str (give the options to the optimizer)"
+                )
+            optimizer.param_dict = param_dict
+            obj = optimizer
+        elif isinstance(optimizer, str):
+            if optimizer.lower() not in MXOptimizer.opt_registry:
+                raise ValueError(
+                    f"Trainer: unknown optimizer {optimizer!r}; known: "
+                    f"{sorted(MXOptimizer.opt_registry)} (or pass an mx.optimizer object)"
+                )
+            obj = create(optimizer, param_dict=param_dict, **dict(optimizer_params or {}))
+        else:
+            raise TypeError(
+                "Trainer: optimizer must be a name ('sgd', 'adam', 'rmsprop', ...) or an "
+                f"mx.optimizer.Optimizer, got {type(optimizer).__name__}"
+            )
+        self._name = type(obj).__name__.lower()
+        self._object = obj
+        self._updater = Updater(obj)
+        self._scale = float(obj.rescale_grad)
 
     @property
     def learning_rate(self) -> float:
         """The current rate: the scheduler's at the current update count, when there is one."""
+        if self._object is not None:
+            return self._object.learning_rate
         if self._scheduler is not None:
             return float(self._scheduler(self._num_update))
         return self._lr
 
     def set_learning_rate(self, lr) -> None:
         """Set the rate (refused with an lr_scheduler, which owns the rate, as in MXNet)."""
+        if self._object is not None:
+            self._object.set_learning_rate(lr)
+            return
         if self._scheduler is not None:
             raise UserWarning(
                 "Trainer.set_learning_rate: this Trainer has an lr_scheduler, which sets the "
@@ -135,7 +180,9 @@ class Trainer:
 
     @property
     def optimizer(self):
-        return self._opt
+        """The `mx.optimizer` object; for sgd / nag / adam by name, the tapegrad.optim
+        optimizer that runs the update (made at the first step)."""
+        return self._object if self._object is not None else self._opt
 
     def _make_optimizer(self) -> Optimizer:
         """The core optimizer with MXNet's update expressed as its options: one parameter
@@ -202,6 +249,9 @@ class Trainer:
                 "iteration?); nothing was updated. If that is intended, call "
                 "step(batch_size, ignore_stale_grad=True) to skip the stale ones"
             )
+        if self._object is not None:
+            self._update_object(batch_size, stale)
+            return
         opt = self._opt if self._opt is not None else self._make_optimizer()
         self._num_update += 1
         lr = self._scheduler(self._num_update) if self._scheduler is not None else self._lr
@@ -225,6 +275,17 @@ class Trainer:
             if p not in stale:
                 p._grad_written.fresh = False
 
+    def _update_object(self, batch_size, stale: list) -> None:
+        """MXNet's Trainer._update: each parameter with a fresh gradient through the
+        Updater (its state made at the parameter's first update)."""
+        assert self._object is not None
+        self._object.rescale_grad = self._scale / batch_size
+        for i, p in enumerate(self._params):
+            if p.grad_req == "null" or any(p is q for q in stale):
+                continue
+            self._updater(i, p.grad(), p.data())
+            p._grad_written.fresh = False
+
     @staticmethod
     def _follow(opt: Optimizer, p: Parameter, group: dict) -> None:
         """Point `group` at the parameter's current array: `initialize(force_reinit=True)`,
@@ -244,11 +305,24 @@ class Trainer:
         opt._flat_cache, opt._flat_scratch = {}, {}  # they may hold the old array's state
 
     def save_states(self, fname) -> None:
+        """Save the optimizer states (and, for an optimizer object, the object itself:
+        MXNet's pickle of the Updater's states; the Parameters are not saved)."""
+        if self._object is not None:
+            with open(fname, "wb") as f:
+                f.write(self._updater.get_states(dump_optimizer=True))
+            return
         from .... import io
 
         io.save(self._opt.state_dict() if self._opt else {}, fname)
 
     def load_states(self, fname) -> None:
+        """Load what `save_states` wrote; the optimizer's `param_dict` is this Trainer's."""
+        if self._object is not None:
+            with open(fname, "rb") as f:
+                self._updater.set_states(f.read())
+            self._object = self._updater.optimizer
+            self._object.param_dict = dict(enumerate(self._params))
+            return
         from .... import io
 
         opt = self._opt if self._opt is not None else self._make_optimizer()

@@ -174,8 +174,24 @@ def min(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
     return amin(data, _axes(axis, exclude, data.ndim), keepdims=keepdims)
 
 
-def clip(data, a_min, a_max):
-    return _tg().clamp(data, a_min, a_max)
+def _into(result, out):
+    """MXNet's `out=`: write the result into `out` (in place, unrecorded) and return it."""
+    if out is None:
+        return result
+    from ....tensor import write_data
+
+    write_data(out, result)
+    return out
+
+
+def clip(data, a_min, a_max, out=None):
+    """`data` clipped into [a_min, a_max] (into `out` when given)."""
+    return _into(_tg().clamp(data, a_min, a_max), out)
+
+
+def square(data, out=None):
+    """`data ** 2` (into `out` when given)."""
+    return _into(_tg().square(data), out)
 
 
 def softmax(data, axis=-1, temperature=None, **_):
@@ -385,7 +401,6 @@ ALIASES = core_aliases(
     "exp",
     "log",
     "sqrt",
-    "square",
     "abs",
     "sign",
     "tanh",
