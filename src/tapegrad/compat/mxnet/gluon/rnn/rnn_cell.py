@@ -79,6 +79,26 @@ def dropout(x, rate: float, axes=()):
     return x * F.dropout(_tg().ones(shape, dtype=x.dtype), p=rate, training=True)
 
 
+def lstm_step(gates, c, dim=-1, activation="tanh", recurrent_activation="sigmoid"):
+    """One LSTM step from the summed i2h + h2h `gates` (i, f, g, o along `dim`) and the cell
+    state `c`: (h', c'). Shared by the cells, the convolutional cells and the fused layers."""
+    i, f, g, o = _tg().chunk(gates, 4, dim=dim)
+    c = _activation(recurrent_activation, f) * c + _activation(
+        recurrent_activation, i
+    ) * _activation(activation, g)
+    return _activation(recurrent_activation, o) * _activation(activation, c), c
+
+
+def gru_step(i2h, h2h, h, dim=-1, activation="tanh"):
+    """One GRU step (cuDNN's form: the reset gate after the recurrent product) from the
+    i2h and h2h products (r, z, n along `dim`) and the state `h`: h'."""
+    tg = _tg()
+    i_r, i_z, i_n = tg.chunk(i2h, 3, dim=dim)
+    h_r, h_z, h_n = tg.chunk(h2h, 3, dim=dim)
+    r, z = tg.sigmoid(i_r + h_r), tg.sigmoid(i_z + h_z)
+    return (1 - z) * _activation(activation, i_n + r * h_n) + z * h
+
+
 class RecurrentCell(HybridBlock):
     """Base class of the recurrent cells: override `state_info` and `forward(x, states)`.
 
@@ -313,12 +333,7 @@ class LSTMCell(_GatedCell):
 
     def forward(self, inputs, states):
         i2h, h2h = self._projections(inputs, states[0])
-        i, f, g, o = _tg().chunk(i2h + h2h, 4, dim=-1)
-        gate = self._recurrent_activation
-        c = _activation(gate, f) * states[1] + _activation(gate, i) * _activation(
-            self._activation, g
-        )
-        h = _activation(gate, o) * _activation(self._activation, c)
+        h, c = lstm_step(i2h + h2h, states[1], -1, self._activation, self._recurrent_activation)
         return h, [h, c]
 
 
@@ -333,15 +348,8 @@ class GRUCell(_GatedCell):
         return "gru"
 
     def forward(self, inputs, states):
-        tg = _tg()
-        h = states[0]
-        i2h, h2h = self._projections(inputs, h)
-        i_r, i_z, i_n = tg.chunk(i2h, 3, dim=-1)
-        h_r, h_z, h_n = tg.chunk(h2h, 3, dim=-1)
-        r = tg.sigmoid(i_r + h_r)
-        z = tg.sigmoid(i_z + h_z)
-        n = tg.tanh(i_n + r * h_n)
-        out = (1 - z) * n + z * h
+        i2h, h2h = self._projections(inputs, states[0])
+        out = gru_step(i2h, h2h, states[0])
         return out, [out]
 
 

@@ -205,14 +205,9 @@ class _RNNLayer(HybridBlock):
         h, c = states[0], states[1] if len(states) > 1 else None
         for t in steps:
             if gru:
-                x_r, x_z, x_n = tg.chunk(xw[t], 3, dim=-1)
-                h_r, h_z, h_n = tg.chunk(tg.matmul(h, wh.T) + bh, 3, dim=-1)
-                r, z = tg.sigmoid(x_r + h_r), tg.sigmoid(x_z + h_z)
-                h = (1 - z) * tg.tanh(x_n + r * h_n) + z * h
+                h = rnn_cell.gru_step(xw[t], tg.matmul(h, wh.T) + bh, h)
             elif c is not None:
-                i, f, g, o = tg.chunk(xw[t] + tg.matmul(h, wh.T), 4, dim=-1)
-                c = tg.sigmoid(f) * c + tg.sigmoid(i) * tg.tanh(g)
-                h = tg.sigmoid(o) * tg.tanh(c)
+                h, c = rnn_cell.lstm_step(xw[t] + tg.matmul(h, wh.T), c)
                 if wr is not None:  # LSTMP: the output and the recurrence are W_hr h
                     h = tg.matmul(h, wr.T)
             else:

@@ -15,7 +15,7 @@ layouts (NCW, NCHW, NCDHW) only.
 
 from __future__ import annotations
 
-from ...rnn.rnn_cell import RecurrentCell, _activation
+from ...rnn.rnn_cell import RecurrentCell, _activation, gru_step, lstm_step
 
 __all__ = [
     "Conv1DRNNCell",
@@ -146,21 +146,14 @@ class _ConvCell(RecurrentCell):
         return i2h, h2h
 
     def forward(self, inputs, states):
-        tg = _tg()
-        h = states[0]
-        i2h, h2h = self._convolutions(inputs, h)
+        i2h, h2h = self._convolutions(inputs, states[0])
         if self._mode == "rnn":
             out = _activation(self._activation, i2h + h2h)
             return out, [out]
-        if self._mode == "lstm":
-            i, f, g, o = tg.chunk(i2h + h2h, 4, dim=1)
-            c = tg.sigmoid(f) * states[1] + tg.sigmoid(i) * _activation(self._activation, g)
-            out = tg.sigmoid(o) * _activation(self._activation, c)
+        if self._mode == "lstm":  # the gates are along the channel axis
+            out, c = lstm_step(i2h + h2h, states[1], 1, self._activation)
             return out, [out, c]
-        i_r, i_z, i_n = tg.chunk(i2h, 3, dim=1)
-        h_r, h_z, h_n = tg.chunk(h2h, 3, dim=1)
-        r, z = tg.sigmoid(i_r + h_r), tg.sigmoid(i_z + h_z)
-        out = (1 - z) * _activation(self._activation, i_n + r * h_n) + z * h
+        out = gru_step(i2h, h2h, states[0], 1, self._activation)
         return out, [out]
 
     def _repr_body(self) -> str:

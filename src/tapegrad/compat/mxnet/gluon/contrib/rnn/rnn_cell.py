@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from ...rnn import _sequence as seq
-from ...rnn.rnn_cell import BidirectionalCell, LSTMCell, ModifierCell, dropout
+from ...rnn.rnn_cell import BidirectionalCell, ModifierCell, _GatedCell, dropout, lstm_step
 
 __all__ = ["LSTMPCell", "VariationalDropoutCell", "dynamic_unroll"]
 
@@ -30,9 +30,12 @@ def _tg():
     return tapegrad
 
 
-class LSTMPCell(LSTMCell):
+class LSTMPCell(_GatedCell):
     """LSTM cell with a projection: gates from x and the projected r, c' = f c + i g,
     h = o tanh(c'), r' = h @ h2r_weight.T (no bias); returns r', [r', c']."""
+
+    _gates = 4
+    _states = 2
 
     def __init__(
         self,
@@ -47,7 +50,7 @@ class LSTMPCell(LSTMCell):
         prefix=None,
         params=None,
     ) -> None:
-        super(LSTMCell, self).__init__(
+        super().__init__(
             hidden_size,
             i2h_weight_initializer,
             h2h_weight_initializer,
@@ -58,7 +61,6 @@ class LSTMPCell(LSTMCell):
             params,
             recurrent_size=projection_size,
         )
-        self._activation, self._recurrent_activation = "tanh", "sigmoid"
         self._projection_size = projection_size
         self.h2r_weight = self.params.get(
             "h2r_weight",
@@ -78,7 +80,8 @@ class LSTMPCell(LSTMCell):
         ]
 
     def forward(self, inputs, states):
-        h, (_, c) = super().forward(inputs, states)
+        i2h, h2r = self._projections(inputs, states[0])  # h2h acts on the projection r
+        h, c = lstm_step(i2h + h2r, states[1])
         self.h2r_weight._finish_deferred_init()
         r = _tg().matmul(h, self.h2r_weight.data().T)
         return r, [r, c]
